@@ -241,7 +241,16 @@ mod tests {
         assert_eq!(Duration::parse("1.5ms"), Ok(Duration::from_micros(1_500)));
         assert_eq!(Duration::parse(".5s"), Ok(Duration::from_millis(500)));
         assert_eq!(Duration::parse("0"), Ok(Duration::ZERO));
-        for nanos in [0, 1, 999, 1_000, 1_234_567, 10_000_000, 1_000_000_001, u64::MAX] {
+        for nanos in [
+            0,
+            1,
+            999,
+            1_000,
+            1_234_567,
+            10_000_000,
+            1_000_000_001,
+            u64::MAX,
+        ] {
             let d = Duration::from_nanos(nanos);
             assert_eq!(Duration::parse(&d.to_string()), Ok(d), "{d}");
         }
@@ -250,7 +259,15 @@ mod tests {
     #[test]
     fn rejects_malformed_durations_with_a_reason() {
         for bad in [
-            "", "10", "ms", "-1ms", "1.2.3ms", "1.5ns", "10 lightyears", "1h", "99999999999s",
+            "",
+            "10",
+            "ms",
+            "-1ms",
+            "1.2.3ms",
+            "1.5ns",
+            "10 lightyears",
+            "1h",
+            "99999999999s",
         ] {
             let e = Duration::parse(bad).expect_err(bad);
             assert!(!e.reason.is_empty());
@@ -261,10 +278,10 @@ mod tests {
     fn instant_arithmetic_is_exact() {
         let t = Instant::ZERO + Duration::from_millis(3);
         assert_eq!(t - Instant::from_nanos(1_000_000), Duration::from_millis(2));
-        assert_eq!(Instant::MAX.saturating_add(Duration::from_secs(1)), Instant::MAX);
         assert_eq!(
-            Instant::ZERO.saturating_duration_since(t),
-            Duration::ZERO
+            Instant::MAX.saturating_add(Duration::from_secs(1)),
+            Instant::MAX
         );
+        assert_eq!(Instant::ZERO.saturating_duration_since(t), Duration::ZERO);
     }
 }

@@ -1,0 +1,425 @@
+//! The run loop: pop the earliest event, advance the clock to it, hand it to the model, repeat,
+//! until the model is done, nothing is left to happen, or a budget runs out.
+//!
+//! Budgets exist because a simulator of fault-tolerance protocols must be able to run a buggy
+//! protocol (a livelock, a retry storm) and still come back with a report instead of hanging.
+//! Which limit stopped a run is part of its outcome ([`StopReason`]); it is never an error.
+//!
+//! A run is resumable: [`Simulation::run`] stops *before* the event that would break a budget,
+//! leaving it queued, so calling `run` again with a larger budget continues exactly where the
+//! first call left off, as if it had been given the larger budget from the start. (This is how a
+//! faulty phase can be followed by a healed phase on the same simulation.)
+
+use std::fmt;
+
+use crate::queue::{EventQueue, TieBreak};
+use crate::time::{Duration, Instant};
+
+/// What a simulation simulates. The kernel owns time and the queue; the model owns everything
+/// else and only ever learns the time from the `now` it is handed.
+pub trait Model {
+    type Event;
+
+    /// Reacts to `event`, delivered at `now`, scheduling any consequences through `sched`.
+    fn handle(&mut self, now: Instant, event: Self::Event, sched: &mut Scheduler<'_, Self::Event>);
+
+    /// Checked after every event; true ends the run with StopReason::Done.
+    /// It is also checked before the first event, so a model that starts out done runs nothing.
+    fn is_done(&self) -> bool {
+        false
+    }
+}
+
+/// What a handler may do to the future: schedule events, never in the past.
+pub struct Scheduler<'a, E> {
+    queue: &'a mut EventQueue<E>,
+    now: Instant,
+}
+
+impl<E> Scheduler<'_, E> {
+    /// The instant of the event being handled.
+    #[inline]
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// Schedules `event` at `at`. Panics if `at` is before now: a model that schedules into the
+    /// past has a bug, and letting time go backwards would hide it.
+    #[inline]
+    pub fn at(&mut self, at: Instant, event: E) {
+        assert!(
+            at >= self.now,
+            "scheduled an event at {at}, before now ({})",
+            self.now
+        );
+        self.queue.push(at, event);
+    }
+
+    /// Schedules `event` `delay` after now (a zero delay means later in this same instant).
+    #[inline]
+    pub fn after(&mut self, delay: Duration, event: E) {
+        let at = self.now + delay;
+        self.queue.push(at, event);
+    }
+}
+
+/// Limits on one run. Both are totals since the simulation began, not per call of
+/// [`Simulation::run`], so that resuming with the same budget stops again at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Stop once this many events have been handled.
+    pub max_events: u64,
+    /// Stop before handling any event later than this (events exactly at it are handled).
+    pub max_time: Instant,
+}
+
+impl Budget {
+    /// No limit at all: only for models that are known to finish (or become quiescent).
+    pub const UNLIMITED: Budget = Budget {
+        max_events: u64::MAX,
+        max_time: Instant::MAX,
+    };
+}
+
+/// Why [`Simulation::run`] returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// [`Model::is_done`] returned true.
+    Done,
+    /// The queue is empty: nothing can ever happen again.
+    Quiescent,
+    /// `max_events` events have been handled; more are pending.
+    EventBudget,
+    /// The next pending event is later than `max_time`.
+    TimeBudget,
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StopReason::Done => "the model reported that it is done",
+            StopReason::Quiescent => "no events are left to happen",
+            StopReason::EventBudget => "the event budget is exhausted",
+            StopReason::TimeBudget => "the next event is beyond the time budget",
+        })
+    }
+}
+
+/// How a call of [`Simulation::run`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOutcome {
+    pub reason: StopReason,
+    /// Events handled since the simulation began.
+    pub events: u64,
+    /// The simulated time: that of the last event handled.
+    pub now: Instant,
+    /// Events still queued.
+    pub pending: usize,
+    /// When the earliest queued event is due, if any.
+    pub next_pending_at: Option<Instant>,
+}
+
+/// The clock, the event queue and the event count of one run.
+#[derive(Clone, Debug)]
+pub struct Simulation<E> {
+    queue: EventQueue<E>,
+    now: Instant,
+    events: u64,
+}
+
+impl<E> Simulation<E> {
+    pub fn new(tie_break: TieBreak) -> Simulation<E> {
+        Simulation {
+            queue: EventQueue::new(tie_break),
+            now: Instant::ZERO,
+            events: 0,
+        }
+    }
+
+    /// Schedules `event` at `at` from outside the model: the initial events, or an injection
+    /// between two calls of [`Simulation::run`]. Panics if `at` is before now.
+    pub fn schedule(&mut self, at: Instant, event: E) {
+        assert!(
+            at >= self.now,
+            "scheduled an event at {at}, before now ({})",
+            self.now
+        );
+        self.queue.push(at, event);
+    }
+
+    /// Handles events in order until the model is done, the queue is empty, or the next event
+    /// would break `budget` (see [`StopReason`]). Call it again to resume.
+    pub fn run<M: Model<Event = E>>(&mut self, model: &mut M, budget: Budget) -> RunOutcome {
+        let reason = loop {
+            if model.is_done() {
+                break StopReason::Done;
+            }
+            let Some(next_at) = self.queue.peek_time() else {
+                break StopReason::Quiescent;
+            };
+            if next_at > budget.max_time {
+                break StopReason::TimeBudget;
+            }
+            if self.events >= budget.max_events {
+                break StopReason::EventBudget;
+            }
+            let (at, event) = self.queue.pop().expect("the queue was just peeked");
+            debug_assert!(at >= self.now, "time went backwards: {at} < {}", self.now);
+            self.now = at;
+            self.events += 1;
+            let mut sched = Scheduler {
+                queue: &mut self.queue,
+                now: at,
+            };
+            model.handle(at, event, &mut sched);
+        };
+        RunOutcome {
+            reason,
+            events: self.events,
+            now: self.now,
+            pending: self.queue.len(),
+            next_pending_at: self.queue.peek_time(),
+        }
+    }
+
+    /// The time of the last event handled (zero before the first).
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    /// Events handled since the simulation began, over every call of [`Simulation::run`].
+    pub fn events_processed(&self) -> u64 {
+        self.events
+    }
+
+    /// The pending events, for inspection (diagnostics, oracles at the end of a run).
+    pub fn queue(&self) -> &EventQueue<E> {
+        &self.queue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An event `(label, hops)`: handling it records it and, while `hops > 0`, schedules
+    /// `(label, hops - 1)` one `step` later.
+    type Hop = (u32, u32);
+
+    /// Records what it handles, as `(nanoseconds, event)`; done once it has seen `done_after`
+    /// events, if set.
+    struct Hopper {
+        step: Duration,
+        seen: Vec<(u64, Hop)>,
+        done_after: Option<usize>,
+    }
+
+    impl Hopper {
+        fn new(step: Duration) -> Hopper {
+            Hopper {
+                step,
+                seen: Vec::new(),
+                done_after: None,
+            }
+        }
+
+        fn labels(&self) -> Vec<u32> {
+            self.seen.iter().map(|&(_, (label, _))| label).collect()
+        }
+    }
+
+    impl Model for Hopper {
+        type Event = Hop;
+
+        fn handle(&mut self, now: Instant, event: Hop, sched: &mut Scheduler<'_, Hop>) {
+            assert_eq!(sched.now(), now);
+            self.seen.push((now.as_nanos(), event));
+            let (label, hops) = event;
+            if hops > 0 {
+                sched.after(self.step, (label, hops - 1));
+            }
+        }
+
+        fn is_done(&self) -> bool {
+            self.done_after.is_some_and(|n| self.seen.len() >= n)
+        }
+    }
+
+    fn ms(n: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(n)
+    }
+
+    const ONE_MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn quiescent_when_nothing_is_left() {
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        let mut model = Hopper::new(ONE_MS);
+        sim.schedule(ms(0), (7, 3));
+        let outcome = sim.run(&mut model, Budget::UNLIMITED);
+        assert_eq!(
+            outcome,
+            RunOutcome {
+                reason: StopReason::Quiescent,
+                events: 4,
+                now: ms(3),
+                pending: 0,
+                next_pending_at: None,
+            }
+        );
+        assert_eq!(
+            model.seen,
+            [
+                (0, (7, 3)),
+                (1_000_000, (7, 2)),
+                (2_000_000, (7, 1)),
+                (3_000_000, (7, 0))
+            ]
+        );
+        assert_eq!(outcome.reason.to_string(), "no events are left to happen");
+    }
+
+    #[test]
+    fn done_is_checked_before_the_first_event_and_after_each() {
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        let mut model = Hopper::new(ONE_MS);
+        model.done_after = Some(0);
+        sim.schedule(ms(0), (1, 5));
+        let outcome = sim.run(&mut model, Budget::UNLIMITED);
+        assert_eq!(outcome.reason, StopReason::Done);
+        assert_eq!((outcome.events, outcome.pending), (0, 1));
+
+        model.done_after = Some(2);
+        let outcome = sim.run(&mut model, Budget::UNLIMITED);
+        assert_eq!(outcome.reason, StopReason::Done);
+        assert_eq!((outcome.events, outcome.now), (2, ms(1)));
+        assert_eq!(outcome.next_pending_at, Some(ms(2)));
+    }
+
+    #[test]
+    fn event_budget_leaves_the_next_event_queued_and_resumes() {
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        let mut model = Hopper::new(ONE_MS);
+        sim.schedule(ms(0), (1, 9));
+        let small = Budget {
+            max_events: 3,
+            max_time: Instant::MAX,
+        };
+        let outcome = sim.run(&mut model, small);
+        assert_eq!(outcome.reason, StopReason::EventBudget);
+        assert_eq!((outcome.events, outcome.now), (3, ms(2)));
+        assert_eq!((outcome.pending, outcome.next_pending_at), (1, Some(ms(3))));
+
+        // The budget is a total: the same budget stops again at once.
+        assert_eq!(sim.run(&mut model, small), outcome);
+
+        let larger = Budget {
+            max_events: 10,
+            ..small
+        };
+        let outcome = sim.run(&mut model, larger);
+        assert_eq!(outcome.reason, StopReason::Quiescent);
+        assert_eq!((outcome.events, sim.events_processed()), (10, 10));
+        let expected: Vec<_> = (0..10)
+            .map(|i| (i * 1_000_000, (1, 9 - i as u32)))
+            .collect();
+        assert_eq!(model.seen, expected, "resuming is as if uninterrupted");
+    }
+
+    #[test]
+    fn time_budget_handles_events_at_the_limit_and_keeps_now() {
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        let mut model = Hopper::new(ONE_MS);
+        sim.schedule(ms(0), (1, 9));
+        let budget = Budget {
+            max_events: u64::MAX,
+            max_time: ms(4),
+        };
+        let outcome = sim.run(&mut model, budget);
+        assert_eq!(outcome.reason, StopReason::TimeBudget);
+        assert_eq!((outcome.events, outcome.now, sim.now()), (5, ms(4), ms(4)));
+        assert_eq!(outcome.next_pending_at, Some(ms(5)));
+        assert_eq!(sim.queue().len(), 1);
+
+        let later = Budget {
+            max_time: ms(6),
+            ..budget
+        };
+        let outcome = sim.run(&mut model, later);
+        assert_eq!(outcome.reason, StopReason::TimeBudget);
+        assert_eq!((outcome.events, outcome.now), (7, ms(6)));
+
+        let outcome = sim.run(&mut model, Budget::UNLIMITED);
+        assert_eq!(outcome.reason, StopReason::Quiescent);
+        assert_eq!((outcome.events, outcome.now), (10, ms(9)));
+    }
+
+    #[test]
+    fn same_instant_events_are_fifo_under_insertion() {
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        let mut model = Hopper::new(Duration::ZERO);
+        sim.schedule(ms(1), (99, 0));
+        for label in [10, 20, 30] {
+            sim.schedule(ms(0), (label, 1));
+        }
+        sim.run(&mut model, Budget::UNLIMITED);
+        // Zero-delay follow-ups queue up behind the events already due at the same instant.
+        assert_eq!(model.labels(), [10, 20, 30, 10, 20, 30, 99]);
+        assert_eq!(model.seen[3], (0, (10, 0)));
+    }
+
+    /// The delivery order of a run where labels 0..30 are due at 0 (each with one zero-delay
+    /// follow-up) and labels 100..130 at 1ms.
+    fn shuffled_order(seed: u64) -> Vec<(u64, Hop)> {
+        let mut sim = Simulation::new(TieBreak::Shuffled { seed });
+        let mut model = Hopper::new(Duration::ZERO);
+        for label in 0..30 {
+            sim.schedule(ms(1), (100 + label, 0));
+            sim.schedule(ms(0), (label, 1));
+        }
+        let outcome = sim.run(&mut model, Budget::UNLIMITED);
+        assert_eq!(
+            (outcome.reason, outcome.events),
+            (StopReason::Quiescent, 90)
+        );
+        model.seen
+    }
+
+    #[test]
+    fn shuffled_order_is_seeded_complete_and_time_ordered() {
+        let first = shuffled_order(1);
+        assert_eq!(first, shuffled_order(1), "same seed, same order");
+        assert_ne!(first, shuffled_order(2), "another seed, another order");
+
+        let roots: Vec<u32> = first
+            .iter()
+            .filter(|&&(_, (_, hops))| hops == 1)
+            .map(|&(_, (label, _))| label)
+            .collect();
+        assert_ne!(roots, (0..30).collect::<Vec<_>>(), "not the push order");
+
+        assert!(first.windows(2).all(|w| w[0].0 <= w[1].0), "time order");
+        let mut delivered: Vec<Hop> = first.iter().map(|&(_, event)| event).collect();
+        delivered.sort_unstable();
+        let mut expected: Vec<Hop> = (0..30)
+            .flat_map(|label| [(label, 0), (label, 1), (100 + label, 0)])
+            .collect();
+        expected.sort_unstable();
+        assert_eq!(delivered, expected, "every event exactly once");
+    }
+
+    #[test]
+    #[should_panic(expected = "before now")]
+    fn scheduling_into_the_past_is_a_bug() {
+        struct Backwards;
+        impl Model for Backwards {
+            type Event = ();
+            fn handle(&mut self, _: Instant, _: (), sched: &mut Scheduler<'_, ()>) {
+                sched.at(Instant::ZERO, ());
+            }
+        }
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        sim.schedule(ms(1), ());
+        sim.run(&mut Backwards, Budget::UNLIMITED);
+    }
+}
