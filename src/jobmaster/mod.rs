@@ -1,0 +1,108 @@
+//! The JobMaster: schedules the job, tracks its *view* of every execution (which lags the tasks
+//! by RPC latency) and decides the job's status.
+
+pub mod transitions;
+
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::scenario::Cluster;
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::{Address, Rpc, TraceEvent};
+use crate::world::Ctx;
+
+/// The JobMaster's record of one subtask's current attempt.
+#[derive(Clone, Copy, Debug)]
+struct Execution {
+    attempt: u32,
+    state: ExecutionState,
+}
+
+pub struct JobMaster {
+    status: JobStatus,
+    executions: Vec<Execution>,
+    /// Which TaskManager hosts each subtask: subtask `i` of every vertex shares slot `i`
+    /// (Flink's default slot sharing), and slots fill TaskManager after TaskManager.
+    placement: Vec<u32>,
+    finished: usize,
+}
+
+impl JobMaster {
+    pub fn new(graph: &ExecutionGraph, cluster: Cluster) -> JobMaster {
+        let placement = graph
+            .subtasks
+            .iter()
+            .map(|s| s.index / cluster.slots_per_task_manager)
+            .collect();
+        JobMaster {
+            status: JobStatus::Initializing,
+            executions: vec![
+                Execution {
+                    attempt: 0,
+                    state: ExecutionState::Created,
+                };
+                graph.subtasks.len()
+            ],
+            placement,
+            finished: 0,
+        }
+    }
+
+    pub fn status(&self) -> JobStatus {
+        self.status
+    }
+
+    /// Submission: initialize the job and deploy every subtask (streaming schedules all at
+    /// once, Flink's `PipelinedRegionSchedulingStrategy` with one region per pipelined job).
+    pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.set_status(ctx, JobStatus::Created);
+        self.set_status(ctx, JobStatus::Running);
+        for i in 0..self.executions.len() {
+            let subtask = SubtaskId(i as u32);
+            self.set_execution(ctx, subtask, ExecutionState::Scheduled);
+            self.set_execution(ctx, subtask, ExecutionState::Deploying);
+            ctx.send(
+                Address::JobMaster,
+                Address::TaskManager(self.placement[i]),
+                Rpc::SubmitTask {
+                    subtask,
+                    attempt: self.executions[i].attempt,
+                },
+            );
+        }
+    }
+
+    /// A TaskManager reported a task's new state (`updateTaskExecutionState`).
+    pub fn on_task_state(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        subtask: SubtaskId,
+        attempt: u32,
+        state: ExecutionState,
+    ) {
+        if self.executions[subtask.index()].attempt != attempt {
+            return; // a report about an attempt that has been replaced
+        }
+        self.set_execution(ctx, subtask, state);
+        if state == ExecutionState::Finished {
+            self.finished += 1;
+            if self.finished == self.executions.len() {
+                self.set_status(ctx, JobStatus::Finished);
+            }
+        }
+    }
+
+    fn set_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {
+        let from = std::mem::replace(&mut self.status, to);
+        ctx.record(TraceEvent::JobStatus { from, to });
+    }
+
+    fn set_execution(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, to: ExecutionState) {
+        let execution = &mut self.executions[subtask.index()];
+        let from = std::mem::replace(&mut execution.state, to);
+        ctx.record(TraceEvent::ExecutionState {
+            subtask,
+            attempt: execution.attempt,
+            from,
+            to,
+        });
+    }
+}

@@ -1,0 +1,32 @@
+//! flinksim: a deterministic discrete-event simulator of Apache Flink's fault-tolerance
+//! protocols.
+//!
+//! A run is a pure function of (scenario, seed): the kernel (crate `sim`) supplies virtual
+//! time, the event queue and seeded random streams; this crate supplies the model.
+//!
+//! Module map (see ARCHITECTURE.md for the whole picture):
+//! - [`scenario`]: the scenario file: schema, defaults, validation with JSON-path errors.
+//! - [`graph`]: job graph → execution graph: subtasks, channels, routing.
+//! - [`record`]: records and channel elements.
+//! - [`net`]: data channels (FIFO, latency, credit) and RPC links.
+//! - [`task`], [`taskmanager`], [`jobmaster`]: the actors.
+//! - [`world`]: holds the actors and dispatches kernel events to them.
+//! - [`trace`]: the typed events a run records, hashed and rendered.
+//! - [`oracle`]: invariant checkers, read-only.
+//! - [`run`]: one run from scenario to report.
+//! - [`report`]: what people read: timeline, JSON Lines, summary, expectations.
+//! - [`status`]: Flink's job and execution status names.
+
+pub mod graph;
+pub mod jobmaster;
+pub mod net;
+pub mod oracle;
+pub mod record;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod status;
+pub mod task;
+pub mod taskmanager;
+pub mod trace;
+pub mod world;

@@ -1,0 +1,244 @@
+//! The `flinksim` command.
+//!
+//! Exit codes: 0 the run met its expectations, 1 an expectation or invariant failed, 2 bad
+//! input or usage. A closed stdout (`flinksim run … | head`) is not an error.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use flinksim::report::{
+    self, check_expectations, event_json, event_line, summary_json, summary_text,
+};
+use flinksim::run::{run, RunOptions};
+use flinksim::scenario::{self, Scenario};
+use flinksim::trace::{Retain, FORMAT_VERSION};
+use serde_json::json;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "flinksim",
+    version,
+    about = "A deterministic simulator of Apache Flink's fault-tolerance protocols"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario: the seed first, then a timeline, then a summary.
+    Run {
+        /// The scenario file (JSON).
+        scenario: PathBuf,
+        /// Use this seed instead of the scenario's.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write the whole trace as JSON Lines to this file.
+        #[arg(long, value_name = "FILE.jsonl")]
+        trace: Option<PathBuf>,
+        /// Write the summary as one JSON object to this file.
+        #[arg(long, value_name = "FILE.json")]
+        summary: Option<PathBuf>,
+        /// Print only the summary.
+        #[arg(long)]
+        quiet: bool,
+        /// Which events the timeline shows.
+        #[arg(long, value_enum, default_value_t = Timeline::Protocol)]
+        timeline: Timeline,
+    },
+    /// Check scenario files without running them.
+    Validate {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Timeline {
+    /// Everything but record-level events (records sent, arrived, taken; back-pressure).
+    Protocol,
+    /// Every event.
+    All,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            scenario,
+            seed,
+            trace,
+            summary,
+            quiet,
+            timeline,
+        } => cmd_run(
+            &scenario,
+            seed,
+            trace.as_deref(),
+            summary.as_deref(),
+            quiet,
+            timeline,
+        ),
+        Command::Validate { files } => cmd_validate(&files),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn load_or_report(path: &Path) -> Option<Scenario> {
+    match scenario::load(path) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!("error: {e}");
+            None
+        }
+    }
+}
+
+fn cmd_validate(files: &[PathBuf]) -> io::Result<ExitCode> {
+    let mut ok = true;
+    let mut out = io::stdout().lock();
+    for file in files {
+        match load_or_report(file) {
+            Some(s) => {
+                let graph = flinksim::graph::ExecutionGraph::build(&s.job);
+                writeln!(
+                    out,
+                    "ok: {} ({}: {} vertices, {} subtasks, {} channels)",
+                    file.display(),
+                    s.name,
+                    graph.vertices.len(),
+                    graph.subtasks.len(),
+                    graph.channels.len()
+                )?;
+            }
+            None => ok = false,
+        }
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
+}
+
+fn cmd_run(
+    path: &Path,
+    seed: Option<u64>,
+    trace_path: Option<&Path>,
+    summary_path: Option<&Path>,
+    quiet: bool,
+    timeline: Timeline,
+) -> io::Result<ExitCode> {
+    let Some(scenario) = load_or_report(path) else {
+        return Ok(ExitCode::from(2));
+    };
+    let seed_used = seed.unwrap_or(scenario.seed);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    writeln!(
+        out,
+        "flinksim {}: scenario {} ({}), seed {seed_used}",
+        env!("CARGO_PKG_VERSION"),
+        scenario.name,
+        path.display()
+    )?;
+    if !scenario.description.is_empty() {
+        writeln!(out, "{}", scenario.description)?;
+    }
+    out.flush()?;
+
+    let retain = if trace_path.is_some() || (!quiet && timeline == Timeline::All) {
+        Retain::Everything
+    } else if quiet {
+        Retain::Nothing
+    } else {
+        Retain::Protocol
+    };
+    let report = run(&scenario, &RunOptions { seed, retain });
+
+    if !quiet {
+        writeln!(out)?;
+        let mut hidden = 0u64;
+        for (_, time, event) in report.trace.kept() {
+            if timeline == Timeline::Protocol && event.is_data() {
+                hidden += 1;
+                continue;
+            }
+            let (actor, text) = event_line(&report.graph, event);
+            writeln!(out, "{:>14}  {actor:<18} {text}", time.to_string())?;
+        }
+        let data_events = report.trace.len() - report.trace.kept().len() as u64 + hidden;
+        if timeline == Timeline::Protocol && data_events > 0 {
+            writeln!(
+                out,
+                "({data_events} record-level events not shown; --timeline all shows them)"
+            )?;
+        }
+    }
+
+    let failures = check_expectations(&scenario.expect, &report);
+    let reproduce = format!("flinksim run {} --seed {seed_used}", path.display());
+    if let Some(trace_path) = trace_path {
+        report::write_atomically(trace_path, |w| {
+            let header = json!({
+                "type": "header",
+                "format": FORMAT_VERSION,
+                "flinksim": env!("CARGO_PKG_VERSION"),
+                "seed": seed_used,
+                "scenario": scenario.document,
+            });
+            serde_json::to_writer(&mut *w, &header)?;
+            writeln!(w)?;
+            for (index, time, event) in report.trace.kept() {
+                serde_json::to_writer(&mut *w, &event_json(&report.graph, *index, *time, event))?;
+                writeln!(w)?;
+            }
+            let end = json!({
+                "type": "end",
+                "trace_hash": format!("{:#018x}", report.trace_hash),
+                "trace_events": report.trace.len(),
+                "status": report.status.name(),
+            });
+            serde_json::to_writer(&mut *w, &end)?;
+            writeln!(w)
+        })
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", trace_path.display()),
+            )
+        })?;
+    }
+    if let Some(summary_path) = summary_path {
+        let summary = summary_json(&scenario.name, &report, &failures);
+        report::write_atomically(summary_path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &summary)?;
+            writeln!(w)
+        })
+        .map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot write {}: {e}", summary_path.display()),
+            )
+        })?;
+    }
+    write!(
+        out,
+        "{}",
+        summary_text(&scenario.name, &report, &failures, &reproduce)
+    )?;
+    out.flush()?;
+    Ok(if failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,174 @@
+//! Data channels and RPC links: latency, FIFO order and back-pressure, but no meaning.
+//!
+//! A **channel** is a FIFO from one producer subtask to one consumer subtask. Each element
+//! travels with a latency drawn from the `network.channel` stream, but never overtakes the
+//! element before it: its arrival time is at least the previous arrival's. The channel's queue
+//! holds both the elements still on the wire and those that arrived and wait in the consumer's
+//! input buffer; `arrived` splits the two. Records need a credit: a producer may push a record
+//! only while fewer than `capacity` records are in the channel (on the wire or buffered), which
+//! is how a slow consumer back-pressures its producers. Credit comes back the instant the
+//! consumer dequeues a record (a simplification: Flink announces credit over the network).
+//!
+//! An **RPC link** is the ordered connection between the JobMaster and one TaskManager, one per
+//! direction; an RPC's latency is drawn from `network.rpc`, and like Pekko's actor messaging a
+//! link never reorders.
+
+use crate::graph::{ChannelId, ExecutionGraph};
+use crate::record::Element;
+use crate::scenario::{DurationRange, Network};
+use crate::trace::Address;
+use sim::{Instant, RandomStreams, Stream};
+use std::collections::VecDeque;
+
+/// Runtime state of one channel. Kept small: a million of them must fit comfortably in memory.
+#[derive(Debug, Default)]
+pub struct Channel {
+    /// Elements in FIFO order; the first `arrived` are in the consumer's input buffer, the
+    /// rest on the wire.
+    queue: VecDeque<Element>,
+    arrived: u32,
+    /// Records in `queue` (each holds one credit).
+    records: u32,
+    /// When the newest element arrives (or arrived): the next one may not arrive earlier.
+    last_arrival: Instant,
+    /// The producer tried to push a record while the channel was full and waits for credit.
+    producer_waiting: bool,
+}
+
+/// Every channel of the job, plus the latency stream they draw from.
+pub struct DataPlane {
+    channels: Vec<Channel>,
+    capacity: u32,
+    latency: DurationRange,
+    rng: Stream,
+}
+
+impl DataPlane {
+    pub fn new(graph: &ExecutionGraph, network: &Network, streams: &RandomStreams) -> DataPlane {
+        DataPlane {
+            channels: (0..graph.channels.len())
+                .map(|_| Channel::default())
+                .collect(),
+            capacity: network.channel_capacity,
+            latency: network.channel_latency,
+            rng: streams.stream("network.channel"),
+        }
+    }
+
+    /// True when a record pushed now would have to wait for credit.
+    #[inline]
+    pub fn is_full(&self, channel: ChannelId) -> bool {
+        self.channels[channel.index()].records >= self.capacity
+    }
+
+    /// Remembers that the producer is waiting for credit on `channel`.
+    pub fn wait_for_credit(&mut self, channel: ChannelId) {
+        self.channels[channel.index()].producer_waiting = true;
+    }
+
+    /// Puts `element` on the wire and returns when it will arrive. The caller schedules the
+    /// arrival. Records must have credit (`!is_full`).
+    #[inline]
+    pub fn push(&mut self, now: Instant, channel: ChannelId, element: Element) -> Instant {
+        let latency = draw(&mut self.rng, self.latency);
+        let c = &mut self.channels[channel.index()];
+        if element.needs_credit() {
+            assert!(c.records < self.capacity, "pushed a record without credit");
+            c.records += 1;
+        }
+        c.queue.push_back(element);
+        let arrival = (now + latency).max(c.last_arrival);
+        c.last_arrival = arrival;
+        arrival
+    }
+
+    /// The oldest element on the wire reaches the consumer's buffer. Returns it and whether the
+    /// buffer was empty before (the consumer may need waking).
+    #[inline]
+    pub fn arrive(&mut self, channel: ChannelId) -> (Element, bool) {
+        let c = &mut self.channels[channel.index()];
+        let element = c.queue[c.arrived as usize];
+        let was_empty = c.arrived == 0;
+        c.arrived += 1;
+        (element, was_empty)
+    }
+
+    /// Elements in the consumer's input buffer of `channel`.
+    #[inline]
+    pub fn buffered(&self, channel: ChannelId) -> u32 {
+        self.channels[channel.index()].arrived
+    }
+
+    /// The next buffered element, without taking it.
+    pub fn peek(&self, channel: ChannelId) -> Option<Element> {
+        let c = &self.channels[channel.index()];
+        (c.arrived > 0).then(|| c.queue[0])
+    }
+
+    /// Takes the oldest buffered element, returning its credit. The flag says the producer was
+    /// waiting for that credit and must be woken.
+    #[inline]
+    pub fn take(&mut self, channel: ChannelId) -> (Element, bool) {
+        let c = &mut self.channels[channel.index()];
+        assert!(c.arrived > 0, "took from a channel with nothing buffered");
+        let element = c.queue.pop_front().expect("arrived elements are queued");
+        c.arrived -= 1;
+        let mut wake_producer = false;
+        if element.needs_credit() {
+            c.records -= 1;
+            wake_producer = std::mem::take(&mut c.producer_waiting);
+        }
+        (element, wake_producer)
+    }
+
+    /// Records and events on the wire or buffered, for diagnostics.
+    pub fn occupancy(&self, channel: ChannelId) -> (usize, u32) {
+        let c = &self.channels[channel.index()];
+        (c.queue.len(), c.records)
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+}
+
+/// The JobMaster↔TaskManager links: per-direction FIFO order and latency.
+pub struct RpcLinks {
+    /// `last_arrival[2*tm]`: JobMaster → TaskManager `tm`; `[2*tm + 1]`: the way back.
+    last_arrival: Vec<Instant>,
+    latency: DurationRange,
+    rng: Stream,
+}
+
+impl RpcLinks {
+    pub fn new(task_managers: u32, network: &Network, streams: &RandomStreams) -> RpcLinks {
+        RpcLinks {
+            last_arrival: vec![Instant::ZERO; 2 * task_managers as usize],
+            latency: network.rpc_latency,
+            rng: streams.stream("network.rpc"),
+        }
+    }
+
+    /// When an RPC sent now from `from` to `to` arrives.
+    pub fn delivery_time(&mut self, now: Instant, from: Address, to: Address) -> Instant {
+        let link = match (from, to) {
+            (Address::JobMaster, Address::TaskManager(tm)) => 2 * tm as usize,
+            (Address::TaskManager(tm), Address::JobMaster) => 2 * tm as usize + 1,
+            _ => unreachable!("RPCs run between the JobMaster and TaskManagers: {from:?} → {to:?}"),
+        };
+        let arrival = (now + draw(&mut self.rng, self.latency)).max(self.last_arrival[link]);
+        self.last_arrival[link] = arrival;
+        arrival
+    }
+}
+
+/// A duration from `range`, without consuming a draw when the range is a single value (so a
+/// fixed latency costs nothing and does not depend on the stream).
+#[inline]
+pub fn draw(rng: &mut Stream, range: DurationRange) -> sim::Duration {
+    if range.min == range.max {
+        range.min
+    } else {
+        rng.duration_between(range.min, range.max)
+    }
+}

@@ -1,0 +1,65 @@
+//! The stable ids of everything the oracles check (`protocols.md` P4).
+
+use std::fmt;
+
+/// One checked property. The id (`Invariant::id`) is stable: scenarios name it in
+/// `expect.violations`, the fuzzer groups failures by it, and users grep for it.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Invariant {
+    /// Sinks hold exactly the records a failure-free run produces, each exactly once.
+    ExactlyOnceOutput,
+    /// Every completed checkpoint is a consistent cut on every channel.
+    ConsistentCut,
+    /// A subtask recorded finished in a restored checkpoint never processes a record again.
+    FinishedNotRerun,
+    /// Every job and execution status change is in its transition table.
+    LegalTransition,
+    /// After a batch JobManager failover exactly the required subtasks run again.
+    MinimalRerun,
+    /// Every RPC refused while reconciling is eventually applied exactly once.
+    NoLostRpc,
+    /// A triggered checkpoint completes or is aborted within its timeout.
+    CheckpointProgress,
+    /// Once faults stop, the job reaches a terminal status within its budget.
+    JobTerminates,
+    /// The same run twice gives the same trace hash.
+    Determinism,
+}
+
+impl Invariant {
+    pub const ALL: [Invariant; 9] = [
+        Invariant::ExactlyOnceOutput,
+        Invariant::ConsistentCut,
+        Invariant::FinishedNotRerun,
+        Invariant::LegalTransition,
+        Invariant::MinimalRerun,
+        Invariant::NoLostRpc,
+        Invariant::CheckpointProgress,
+        Invariant::JobTerminates,
+        Invariant::Determinism,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Invariant::ExactlyOnceOutput => "exactly-once-output",
+            Invariant::ConsistentCut => "consistent-cut",
+            Invariant::FinishedNotRerun => "finished-not-rerun",
+            Invariant::LegalTransition => "legal-transition",
+            Invariant::MinimalRerun => "minimal-rerun",
+            Invariant::NoLostRpc => "no-lost-rpc",
+            Invariant::CheckpointProgress => "checkpoint-progress",
+            Invariant::JobTerminates => "job-terminates",
+            Invariant::Determinism => "determinism",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Invariant> {
+        Invariant::ALL.into_iter().find(|i| i.id() == id)
+    }
+}
+
+impl fmt::Display for Invariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}

@@ -1,0 +1,34 @@
+//! What people read: the timeline, the JSON Lines trace, the summary, and the verdict on a
+//! scenario's expectations. Nothing here influences a run; everything renders a finished one.
+
+mod expect;
+mod render;
+mod summary;
+
+pub use expect::check_expectations;
+pub use render::{event_json, event_line};
+pub use summary::{summary_json, summary_text};
+
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Writes a file completely or not at all: the content goes to a temporary file beside the
+/// target, which is renamed over it only once everything was written. A failure (or a crash)
+/// leaves no partial file behind.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    {
+        let mut out = io::BufWriter::new(file.as_file_mut());
+        write(&mut out)?;
+        out.flush()?;
+    }
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -1,0 +1,124 @@
+//! One run: build the world from a scenario, drive the kernel to the end or a budget, let the
+//! oracles judge, and gather what the reports need.
+
+use crate::graph::ExecutionGraph;
+use crate::oracle::invariant::Invariant;
+use crate::oracle::Violation;
+use crate::scenario::{Scenario, TieBreak};
+use crate::status::JobStatus;
+use crate::trace::{Retain, Trace};
+use crate::world::{Event, World};
+use sim::{Budget, Instant, Simulation, StopReason};
+
+/// How to run a scenario, beyond what the scenario says.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    /// Overrides the scenario's `seed`.
+    pub seed: Option<u64>,
+    /// Which trace events to keep for rendering after the run.
+    pub retain: Retain,
+}
+
+/// Everything a run produced.
+pub struct RunReport {
+    pub seed: u64,
+    pub status: JobStatus,
+    pub stop: StopReason,
+    /// Kernel events processed (what `budget.max_events` counts).
+    pub events: u64,
+    pub sim_time: Instant,
+    pub trace_hash: u64,
+    /// Records each sink vertex received, in vertex order.
+    pub sinks: Vec<(String, u64)>,
+    pub violations: Vec<Violation>,
+    /// When the run stopped before the job ended: what was still going on.
+    pub diagnosis: Vec<String>,
+    pub trace: Trace,
+    pub graph: ExecutionGraph,
+}
+
+impl RunReport {
+    pub fn sink_records(&self) -> u64 {
+        self.sinks.iter().map(|(_, n)| n).sum()
+    }
+}
+
+/// Runs `scenario` to completion or to its budget. Deterministic: the same scenario and seed
+/// give the same report, trace and hash.
+pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    let seed = options.seed.unwrap_or(scenario.seed);
+    let mut world = World::new(scenario, seed, options.retain);
+    let tie_break = match scenario.tie_break {
+        TieBreak::Insertion => sim::TieBreak::Insertion,
+        TieBreak::Shuffled => sim::TieBreak::Shuffled {
+            seed: sim::RandomStreams::new(seed).stream("tie-break").next_u64(),
+        },
+    };
+    let mut simulation: Simulation<Event> = Simulation::new(tie_break);
+    simulation.schedule(Instant::ZERO, Event::Start);
+    let budget = Budget {
+        max_events: scenario.budget.max_events,
+        max_time: Instant::ZERO.saturating_add(scenario.budget.max_time),
+    };
+    let outcome = simulation.run(&mut world, budget);
+
+    let status = world.jobmaster.status();
+    let mut diagnosis = Vec::new();
+    let stalled = matches!(outcome.reason, StopReason::Quiescent) && !status.is_terminal();
+    if !matches!(outcome.reason, StopReason::Done) {
+        diagnosis.push(format!(
+            "the run stopped at {} after {} events: {}; the job is {status}",
+            outcome.now, outcome.events, outcome.reason
+        ));
+        if let Some(next) = outcome.next_pending_at {
+            diagnosis.push(format!(
+                "{} event(s) still pending, the next at {next}",
+                outcome.pending
+            ));
+        }
+        for task in world.tasks.iter().flatten() {
+            if !task.state().is_terminal() {
+                diagnosis.push(task.describe(&world.graph));
+            }
+        }
+        for (i, task) in world.tasks.iter().enumerate() {
+            if task.is_none() {
+                let id = crate::graph::SubtaskId(i as u32);
+                diagnosis.push(format!(
+                    "{} was never deployed",
+                    world.graph.subtask_name(id)
+                ));
+            }
+        }
+    }
+
+    let World { graph, io, .. } = world;
+    let trace_len = io.trace.len();
+    let sinks = io.oracles.sink_counts(&graph);
+    let mut violations =
+        io.oracles
+            .finish(&graph, status, outcome.now, trace_len.saturating_sub(1));
+    if stalled {
+        // Nothing is left to happen, yet the job has not ended: it never will.
+        violations.push(Violation {
+            invariant: Invariant::JobTerminates,
+            time: outcome.now,
+            actors: vec!["JobMaster".to_owned()],
+            event_index: trace_len.saturating_sub(1),
+            message: format!("no event is pending but the job is still {status}: it is stuck"),
+        });
+    }
+    RunReport {
+        seed,
+        status,
+        stop: outcome.reason,
+        events: outcome.events,
+        sim_time: outcome.now,
+        trace_hash: io.trace.hash(),
+        sinks,
+        violations,
+        diagnosis,
+        trace: io.trace,
+        graph,
+    }
+}

@@ -1,0 +1,110 @@
+//! The operators a task runs (`protocols.md` P0), with the state each keeps.
+
+use crate::graph::SubtaskId;
+use crate::record::{map_value, Record};
+use crate::scenario::{self, DurationRange, Records};
+use std::collections::BTreeMap;
+
+pub enum Operator {
+    /// Emits records `0..limit` (or forever when unbounded), one per `interval`.
+    Source {
+        next: u64,
+        limit: Option<u64>,
+        interval: DurationRange,
+    },
+    Map,
+    /// Sums values per key (`key % keys`) and emits the totals at end of input. A `BTreeMap` so
+    /// totals come out in key order, whatever order the records came in.
+    KeyedSum {
+        keys: u32,
+        sums: BTreeMap<u32, i64>,
+    },
+    /// Collects records; what it received is the run's output (the oracles read it from the
+    /// trace).
+    Sink,
+}
+
+impl Operator {
+    /// The operator of subtask `index` of a vertex with this specification.
+    pub fn new(spec: &scenario::Operator, index: u32) -> Operator {
+        match spec {
+            scenario::Operator::Source {
+                records,
+                record_interval,
+            } => Operator::Source {
+                next: 0,
+                limit: match records[index as usize] {
+                    Records::Bounded(n) => Some(n),
+                    Records::Unbounded => None,
+                },
+                interval: *record_interval,
+            },
+            scenario::Operator::Map => Operator::Map,
+            scenario::Operator::KeyedSum { keys } => Operator::KeyedSum {
+                keys: *keys,
+                sums: BTreeMap::new(),
+            },
+            scenario::Operator::Sink { .. } => Operator::Sink,
+        }
+    }
+
+    pub fn is_source(&self) -> bool {
+        matches!(self, Operator::Source { .. })
+    }
+
+    /// The sequence number of the next record a source emits, or `None` at its end.
+    pub fn next_source_seq(&mut self) -> Option<u64> {
+        match self {
+            Operator::Source { next, limit, .. } => {
+                if limit.is_some_and(|limit| *next >= limit) {
+                    return None;
+                }
+                *next += 1;
+                Some(*next - 1)
+            }
+            _ => unreachable!("only sources emit on their own"),
+        }
+    }
+
+    pub fn source_interval(&self) -> DurationRange {
+        match self {
+            Operator::Source { interval, .. } => *interval,
+            _ => unreachable!("only sources have a pace"),
+        }
+    }
+
+    /// Processes one input record; returns the record to emit, if any.
+    #[inline]
+    pub fn process(&mut self, record: Record) -> Option<Record> {
+        match self {
+            Operator::Source { .. } => unreachable!("sources have no input"),
+            Operator::Map => Some(Record {
+                value: map_value(record.value),
+                ..record
+            }),
+            Operator::KeyedSum { keys, sums } => {
+                let total = sums.entry(record.key % *keys).or_insert(0);
+                *total = total.wrapping_add(record.value);
+                None
+            }
+            Operator::Sink => None,
+        }
+    }
+
+    /// What the operator emits when its input ends: a keyed sum's totals, one record per key,
+    /// identified by `(this subtask, key)`.
+    pub fn end_of_input(&mut self, me: SubtaskId) -> Vec<Record> {
+        match self {
+            Operator::KeyedSum { sums, .. } => sums
+                .iter()
+                .map(|(&key, &value)| Record {
+                    origin: me,
+                    key,
+                    seq: u64::from(key),
+                    value,
+                })
+                .collect(),
+            Operator::Source { .. } | Operator::Map | Operator::Sink => Vec::new(),
+        }
+    }
+}
