@@ -7,7 +7,7 @@
 
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::JobMaster;
-use crate::net::{DataPlane, RpcLinks};
+use crate::net::{DataPlane, LinkId, RpcLinks};
 use crate::oracle::Oracles;
 use crate::record::Element;
 use crate::scenario::Scenario;
@@ -21,13 +21,8 @@ use sim::{Duration, Instant, Model, RandomStreams, Scheduler, Stream};
 pub enum Event {
     /// The JobMaster starts: the job is submitted at time zero.
     Start,
-    /// An RPC reaches its destination.
-    Rpc {
-        from: Address,
-        to: Address,
-        sent_at: Instant,
-        rpc: Rpc,
-    },
+    /// The oldest RPC in flight on `link` reaches its destination.
+    Rpc { link: LinkId },
     /// The oldest in-flight element of `channel` reaches its consumer's input buffer.
     Arrive { channel: ChannelId },
     /// The consumer of `channel` dequeued a record: the producer may push again.
@@ -66,16 +61,9 @@ impl Ctx<'_, '_> {
     /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
     /// same link.
     pub fn send(&mut self, from: Address, to: Address, rpc: Rpc) {
-        let at = self.io.rpc.delivery_time(self.now, from, to);
-        self.sched.at(
-            at,
-            Event::Rpc {
-                from,
-                to,
-                sent_at: self.now,
-                rpc,
-            },
-        );
+        let link = LinkId::between(from, to);
+        let at = self.io.rpc.send(self.now, link, rpc);
+        self.sched.at(at, Event::Rpc { link });
     }
 
     /// Puts an element on a channel's wire (the caller has checked credit for records).
@@ -144,12 +132,9 @@ impl Model for World {
         };
         match event {
             Event::Start => jobmaster.start(&mut ctx),
-            Event::Rpc {
-                from,
-                to,
-                sent_at,
-                rpc,
-            } => {
+            Event::Rpc { link } => {
+                let (sent_at, rpc) = ctx.io.rpc.deliver(link);
+                let (from, to) = (link.from(), link.to());
                 ctx.record(TraceEvent::Rpc {
                     from,
                     to,

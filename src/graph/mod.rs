@@ -265,8 +265,8 @@ fn connect(pattern: Pattern, up: u32, down: u32) -> Vec<(u32, u32)> {
         }
         Pattern::Forward => (0..up)
             .flat_map(|i| {
-                let start = (u64::from(i) * down64 + up64 - 1) / up64;
-                let end = ((u64::from(i) + 1) * down64 + up64 - 1) / up64;
+                let start = (u64::from(i) * down64).div_ceil(up64);
+                let end = ((u64::from(i) + 1) * down64).div_ceil(up64);
                 (start..end).map(move |j| (i, j as u32))
             })
             .collect(),

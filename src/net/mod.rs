@@ -16,7 +16,7 @@
 use crate::graph::{ChannelId, ExecutionGraph};
 use crate::record::Element;
 use crate::scenario::{DurationRange, Network};
-use crate::trace::Address;
+use crate::trace::{Address, Rpc};
 use sim::{Instant, RandomStreams, Stream};
 use std::collections::VecDeque;
 
@@ -133,32 +133,78 @@ impl DataPlane {
 }
 
 /// The JobMaster↔TaskManager links: per-direction FIFO order and latency.
+///
+/// Like a channel, a link keeps its in-flight RPCs in a queue and the kernel event only says
+/// "the next RPC on this link arrives": a seeded permutation of same-instant events may then
+/// reorder deliveries across links, never within one.
 pub struct RpcLinks {
-    /// `last_arrival[2*tm]`: JobMaster → TaskManager `tm`; `[2*tm + 1]`: the way back.
-    last_arrival: Vec<Instant>,
+    links: Vec<Link>,
     latency: DurationRange,
     rng: Stream,
+}
+
+#[derive(Default)]
+struct Link {
+    in_flight: VecDeque<(Instant, Rpc)>,
+    last_arrival: Instant,
+}
+
+/// One direction of one JobMaster↔TaskManager connection.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LinkId(u32);
+
+impl LinkId {
+    /// `2·tm` is JobMaster → TaskManager `tm`, `2·tm + 1` the way back.
+    pub fn between(from: Address, to: Address) -> LinkId {
+        match (from, to) {
+            (Address::JobMaster, Address::TaskManager(tm)) => LinkId(2 * tm),
+            (Address::TaskManager(tm), Address::JobMaster) => LinkId(2 * tm + 1),
+            _ => unreachable!("RPCs run between the JobMaster and TaskManagers: {from:?} → {to:?}"),
+        }
+    }
+
+    pub fn from(self) -> Address {
+        if self.0 % 2 == 0 {
+            Address::JobMaster
+        } else {
+            Address::TaskManager(self.0 / 2)
+        }
+    }
+
+    pub fn to(self) -> Address {
+        if self.0 % 2 == 0 {
+            Address::TaskManager(self.0 / 2)
+        } else {
+            Address::JobMaster
+        }
+    }
 }
 
 impl RpcLinks {
     pub fn new(task_managers: u32, network: &Network, streams: &RandomStreams) -> RpcLinks {
         RpcLinks {
-            last_arrival: vec![Instant::ZERO; 2 * task_managers as usize],
+            links: (0..2 * task_managers).map(|_| Link::default()).collect(),
             latency: network.rpc_latency,
             rng: streams.stream("network.rpc"),
         }
     }
 
-    /// When an RPC sent now from `from` to `to` arrives.
-    pub fn delivery_time(&mut self, now: Instant, from: Address, to: Address) -> Instant {
-        let link = match (from, to) {
-            (Address::JobMaster, Address::TaskManager(tm)) => 2 * tm as usize,
-            (Address::TaskManager(tm), Address::JobMaster) => 2 * tm as usize + 1,
-            _ => unreachable!("RPCs run between the JobMaster and TaskManagers: {from:?} → {to:?}"),
-        };
-        let arrival = (now + draw(&mut self.rng, self.latency)).max(self.last_arrival[link]);
-        self.last_arrival[link] = arrival;
+    /// Sends `rpc` on `link` now; returns when it arrives (the caller schedules that).
+    pub fn send(&mut self, now: Instant, link: LinkId, rpc: Rpc) -> Instant {
+        let latency = draw(&mut self.rng, self.latency);
+        let l = &mut self.links[link.0 as usize];
+        let arrival = (now + latency).max(l.last_arrival);
+        l.last_arrival = arrival;
+        l.in_flight.push_back((now, rpc));
         arrival
+    }
+
+    /// The oldest in-flight RPC on `link` arrives: returns when it was sent and what it is.
+    pub fn deliver(&mut self, link: LinkId) -> (Instant, Rpc) {
+        self.links[link.0 as usize]
+            .in_flight
+            .pop_front()
+            .expect("an arrival event per RPC sent")
     }
 }
 

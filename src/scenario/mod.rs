@@ -1,0 +1,193 @@
+//! The scenario file: a JSON document that describes one situation to simulate and what its run
+//! is expected to show. [`load`] and [`parse`] turn it into a [`Scenario`] with every default
+//! filled in, or into one [`ScenarioError`] that names the JSON path of the first problem and
+//! what was expected there. Nothing here knows how a run executes.
+//!
+//! Module map:
+//! - `raw`: the serde schema, the defaults, and the parsing of single values (durations, ...).
+//! - `validate`: the rules between values (ids, graph shape, slots) and `reject_unsupported`.
+//! - `types`: the validated [`Scenario`] the model reads.
+//! - `error`: [`ScenarioError`].
+//!
+//! # Format
+//!
+//! Unknown fields are errors everywhere, so a typo never silently falls back to a default.
+//! Durations are strings with a unit, `ns`, `us` (or `µs`), `ms` or `s`, read exactly by
+//! [`sim::Duration::parse`]: `"250us"`, `"1.5ms"`, `"2s"`. Where a field takes a *range*, it
+//! also accepts `"min..max"` (with `min <= max`), a delay drawn uniformly from it; a single
+//! duration there is a fixed delay.
+//!
+//! ```json
+//! {
+//!   "name": "keyed-sum",
+//!   "description": "Two sources feed a keyed sum that feeds one sink.",
+//!   "seed": 7,
+//!   "mode": "streaming",
+//!   "job": {
+//!     "vertices": [
+//!       {"id": "src",  "operator": "source", "parallelism": 2, "records": [100, 400], "record_interval": "1ms"},
+//!       {"id": "sum",  "operator": "keyed_sum", "parallelism": 2, "keys": 16, "process_time": "20us..200us"},
+//!       {"id": "sink", "operator": "sink", "parallelism": 1}
+//!     ],
+//!     "edges": [
+//!       {"from": "src", "to": "sum", "pattern": "all_to_all"},
+//!       {"from": "sum", "to": "sink", "pattern": "all_to_all", "partitioner": "round_robin"}
+//!     ]
+//!   },
+//!   "cluster": {"task_managers": 2, "slots_per_task_manager": 1},
+//!   "network": {"channel_latency": "50us..500us", "rpc_latency": "200us..2ms", "channel_capacity": 8},
+//!   "budget": {"max_events": 5000000, "max_time": "60s"},
+//!   "tie_break": "insertion",
+//!   "expect": {"status": "FINISHED", "violations": [], "sink_records": 500, "sinks": {"sink": 500}}
+//! }
+//! ```
+//!
+//! Top level (only `name`, `mode` and `job` are required):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `name` | non-empty; how traces and reports refer to the scenario | required |
+//! | `description` | free text | `""` |
+//! | `seed` | the master seed (unsigned 64-bit integer) of every random stream | `0` |
+//! | `mode` | `"streaming"` or `"batch"` (batch is not implemented yet) | required |
+//! | `job` | `{"vertices": [...], "edges": [...]}`; `edges` defaults to `[]` | required |
+//! | `cluster`, `network`, `budget`, `expect` | objects, below | all defaults |
+//! | `tie_break` | order of events at the same instant: `"insertion"` or `"shuffled"` (a seeded permutation) | `"insertion"` |
+//!
+//! `job.vertices[]` (at least one; their order is the vertex index):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `id` | non-empty, unique; edges and `expect.sinks` use it | required |
+//! | `operator` | `"source"`, `"map"`, `"keyed_sum"` or `"sink"` | required |
+//! | `parallelism` | number of subtasks, 1 to 100000 | required |
+//! | `process_time` | duration or range: simulated cost of one record | `"10us"` |
+//! | `records` | source only: records each subtask emits before its input ends: one number for every subtask, a list with exactly one number per subtask, or `"unbounded"` (also allowed as a list entry) | `100` |
+//! | `record_interval` | source only: duration or range between two records of a subtask | `"100us"` |
+//! | `keys` | keyed_sum only: number of distinct record keys, at least 1 | `16` |
+//! | `delivery` | sink only: `"at_least_once"` or `"two_phase_commit"` (not implemented yet) | `"at_least_once"` |
+//!
+//! An operator-specific field on another operator is an error. A source has no input edge,
+//! every other vertex has at least one, and a sink has no output edge.
+//!
+//! `job.edges[]` (the graph must be acyclic, at most one edge per pair of vertices):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `from`, `to` | vertex ids | required |
+//! | `pattern` | `"forward"` (pointwise: subtask i feeds subtask i when both ends have the same parallelism, else contiguous ranges as in Flink) or `"all_to_all"` | required |
+//! | `exchange` | `"pipelined"` or `"blocking"` (blocking in streaming mode is not implemented yet) | `"pipelined"` in streaming mode, `"blocking"` in batch mode |
+//! | `partitioner` | all_to_all only: `"key_hash"` or `"round_robin"` | `"key_hash"` |
+//!
+//! Every input edge of a keyed_sum must be all_to_all with `key_hash`, as Flink's `keyBy`.
+//!
+//! `cluster`:
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `task_managers` | at least 1 | `2` |
+//! | `slots_per_task_manager` | at least 1; with Flink's default slot sharing the job needs as many slots in all as its largest parallelism | just enough: ceil(largest parallelism / task_managers) |
+//!
+//! `network`:
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `channel_latency` | duration or range: delay of a buffer on a data channel | `"50us..500us"` |
+//! | `rpc_latency` | duration or range: delay of an RPC | `"200us..2ms"` |
+//! | `channel_capacity` | buffers per channel before back-pressure, at least 1 | `8` |
+//!
+//! `budget` (reaching a cap ends the run and is reported):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `max_events` | events the run may process, at least 1 | `10000000` |
+//! | `max_time` | one duration (not a range), above 0: simulated time the run may last | `"3600s"` (one hour) |
+//!
+//! `expect` (only what is listed is checked, except `violations`):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `status` | the final job status, a Flink name such as `"FINISHED"`, `"RUNNING"`, `"FAILED"` | not checked |
+//! | `violations` | ids of the invariants expected to be violated, such as `"exactly-once-output"` | `[]`: no violation |
+//! | `sink_records` | records delivered by all sink subtasks together | not checked |
+//! | `sinks` | object from sink vertex id to the records that sink delivered | `{}` |
+//! | `trace_hash` | `"0x"` and 16 hex digits, as a summary prints it | not checked |
+//!
+//! # Errors
+//!
+//! Loading stops at the first problem. A file that is not JSON is reported at `line:column`.
+//! Then the schema is read in the order of the text: wrong types, unknown fields, missing
+//! required fields and unreadable values (durations, status names, invariant ids) are reported
+//! at their JSON path, like `job.vertices[2].parallelism`. Then the rules between values are
+//! checked in the order of the tables above; and last, a fully valid scenario that uses a feature
+//! not implemented yet is refused by `validate::reject_unsupported`, which says so.
+
+mod error;
+mod raw;
+mod types;
+mod validate;
+
+pub use error::ScenarioError;
+pub use types::{
+    Budget, Cluster, Delivery, DurationRange, Edge, Exchange, Expect, Job, Mode, Network, Operator,
+    Partitioner, Pattern, Records, Scenario, TieBreak, Vertex,
+};
+
+use std::path::Path;
+
+/// Reads and parses the scenario file at `path`; a file that cannot be read is a
+/// [`ScenarioError`] too, so the CLI reports every bad input the same way.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::new(&file, "$", format!("cannot read the file: {e}")))?;
+    parse(&text, &file)
+}
+
+/// Parses and validates a scenario held in memory; `file` is only used in messages.
+pub fn parse(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    let scenario = parse_valid(text, file)?;
+    validate::reject_unsupported(&scenario).map_err(|p| p.in_file(file))?;
+    Ok(scenario)
+}
+
+/// Everything [`parse`] does except refusing features that are not implemented yet, so the
+/// tests can see how such a scenario reads once they are.
+fn parse_valid(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
+    let document: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        ScenarioError::new(
+            file,
+            format!("{}:{}", e.line(), e.column()),
+            format!("invalid JSON: {}", without_position(&e)),
+        )
+    })?;
+    // Read the schema from the text rather than from `document`: a key written twice is an
+    // error in the text, but already collapsed into one in a `Value`.
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let raw::Object(raw): raw::Object<raw::RawScenario> =
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|e| schema_error(file, e))?;
+    validate::validate(raw, document).map_err(|p| p.in_file(file))
+}
+
+/// Turns a serde error into a [`ScenarioError`] at the JSON path serde was reading.
+fn schema_error(file: &str, e: serde_path_to_error::Error<serde_json::Error>) -> ScenarioError {
+    let path = match e.path().to_string() {
+        root if root == "." => "$".to_owned(),
+        path => path,
+    };
+    ScenarioError::new(file, path, without_position(e.inner()))
+}
+
+/// serde_json's message without its trailing " at line L column C": the error already names
+/// where it is, and the path is what a user can search for in the file.
+fn without_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match message.strip_suffix(&suffix) {
+        Some(bare) => bare.to_owned(),
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests;

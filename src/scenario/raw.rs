@@ -1,0 +1,508 @@
+//! The serde schema of the scenario file: the shape of the JSON, its defaults, and the parsing of
+//! single values (durations, record counts, status and invariant names, hashes).
+//!
+//! Everything that can be judged from one value alone is judged here, so serde reports it with
+//! the JSON path of that value. Rules that relate values to each other (ids that must exist,
+//! a graph that must be acyclic, enough slots) live in `validate.rs`. Fields whose meaning depends
+//! on other fields (operator-specific settings, an edge's exchange, the slot count) stay `Option`
+//! here so validation can tell "absent" from "written".
+
+use super::types::{
+    Delivery, DurationRange, Exchange, Mode, Partitioner, Pattern, Records, TieBreak,
+};
+use crate::oracle::invariant::Invariant;
+use crate::status::JobStatus;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use sim::Duration;
+use std::fmt;
+use std::marker::PhantomData;
+
+// The defaults, in one place so serde and validation cannot disagree. The format table in the
+// module doc lists them too: change both together.
+pub(super) const DEFAULT_PROCESS_TIME: DurationRange =
+    DurationRange::fixed(Duration::from_micros(10));
+pub(super) const DEFAULT_RECORDS: Records = Records::Bounded(100);
+pub(super) const DEFAULT_RECORD_INTERVAL: DurationRange =
+    DurationRange::fixed(Duration::from_micros(100));
+pub(super) const DEFAULT_KEYS: u32 = 16;
+pub(super) const DEFAULT_TASK_MANAGERS: u32 = 2;
+pub(super) const DEFAULT_CHANNEL_LATENCY: DurationRange = DurationRange {
+    min: Duration::from_micros(50),
+    max: Duration::from_micros(500),
+};
+pub(super) const DEFAULT_RPC_LATENCY: DurationRange = DurationRange {
+    min: Duration::from_micros(200),
+    max: Duration::from_millis(2),
+};
+pub(super) const DEFAULT_CHANNEL_CAPACITY: u32 = 8;
+pub(super) const DEFAULT_MAX_EVENTS: u64 = 10_000_000;
+/// One hour. `Duration::parse` has no `h` unit, so a file writes this as `"3600s"`.
+pub(super) const DEFAULT_MAX_TIME: Duration = Duration::from_secs(3600);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub seed: u64,
+    pub mode: Mode,
+    #[serde(deserialize_with = "object")]
+    pub job: RawJob,
+    #[serde(default, deserialize_with = "object")]
+    pub cluster: RawCluster,
+    #[serde(default, deserialize_with = "object")]
+    pub network: RawNetwork,
+    #[serde(default, deserialize_with = "object")]
+    pub budget: RawBudget,
+    #[serde(default = "default_tie_break")]
+    pub tie_break: TieBreak,
+    #[serde(default, deserialize_with = "object")]
+    pub expect: RawExpect,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJob {
+    #[serde(deserialize_with = "objects")]
+    pub vertices: Vec<RawVertex>,
+    #[serde(default, deserialize_with = "objects")]
+    pub edges: Vec<RawEdge>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawVertex {
+    pub id: String,
+    pub operator: OperatorKind,
+    pub parallelism: u32,
+    #[serde(default = "default_process_time")]
+    pub process_time: DurationRange,
+    // Operator-specific: absent means "the default", present on the wrong operator is an error.
+    pub records: Option<RawRecords>,
+    pub record_interval: Option<DurationRange>,
+    pub keys: Option<u32>,
+    pub delivery: Option<Delivery>,
+}
+
+/// The `operator` field: which [`super::Operator`] variant to build.
+#[derive(Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum OperatorKind {
+    Source,
+    Map,
+    KeyedSum,
+    Sink,
+}
+
+impl OperatorKind {
+    /// The name as written in the file, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            OperatorKind::Source => "source",
+            OperatorKind::Map => "map",
+            OperatorKind::KeyedSum => "keyed_sum",
+            OperatorKind::Sink => "sink",
+        }
+    }
+}
+
+/// A source's `records`: one value for every subtask, or a list with one per subtask (its length
+/// is checked against the parallelism in validation).
+pub(super) enum RawRecords {
+    Every(Records),
+    PerSubtask(Vec<Records>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEdge {
+    pub from: String,
+    pub to: String,
+    pub pattern: Pattern,
+    pub exchange: Option<Exchange>,
+    pub partitioner: Option<Partitioner>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCluster {
+    #[serde(default = "default_task_managers")]
+    pub task_managers: u32,
+    pub slots_per_task_manager: Option<u32>,
+}
+
+impl Default for RawCluster {
+    fn default() -> Self {
+        RawCluster {
+            task_managers: DEFAULT_TASK_MANAGERS,
+            slots_per_task_manager: None,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNetwork {
+    #[serde(default = "default_channel_latency")]
+    pub channel_latency: DurationRange,
+    #[serde(default = "default_rpc_latency")]
+    pub rpc_latency: DurationRange,
+    #[serde(default = "default_channel_capacity")]
+    pub channel_capacity: u32,
+}
+
+impl Default for RawNetwork {
+    fn default() -> Self {
+        RawNetwork {
+            channel_latency: DEFAULT_CHANNEL_LATENCY,
+            rpc_latency: DEFAULT_RPC_LATENCY,
+            channel_capacity: DEFAULT_CHANNEL_CAPACITY,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBudget {
+    #[serde(default = "default_max_events")]
+    pub max_events: u64,
+    #[serde(default = "default_max_time", deserialize_with = "single_duration")]
+    pub max_time: Duration,
+}
+
+impl Default for RawBudget {
+    fn default() -> Self {
+        RawBudget {
+            max_events: DEFAULT_MAX_EVENTS,
+            max_time: DEFAULT_MAX_TIME,
+        }
+    }
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExpect {
+    pub status: Option<StatusName>,
+    #[serde(default)]
+    pub violations: Vec<InvariantId>,
+    pub sink_records: Option<u64>,
+    #[serde(default)]
+    pub sinks: RawSinks,
+    pub trace_hash: Option<TraceHash>,
+}
+
+/// `expect.status`, read with [`JobStatus::from_name`] so the file uses Flink's own names.
+pub(super) struct StatusName(pub JobStatus);
+
+/// One entry of `expect.violations`, read with [`Invariant::from_id`].
+pub(super) struct InvariantId(pub Invariant);
+
+/// `expect.trace_hash`: `"0x"` and 16 hex digits, the form summaries print.
+pub(super) struct TraceHash(pub u64);
+
+/// `expect.sinks` in file order. Kept as a list, not a map, so that a sink named twice is
+/// reported instead of silently keeping the last count.
+#[derive(Default)]
+pub(super) struct RawSinks(pub Vec<(String, u64)>);
+
+fn default_tie_break() -> TieBreak {
+    TieBreak::Insertion
+}
+fn default_process_time() -> DurationRange {
+    DEFAULT_PROCESS_TIME
+}
+fn default_task_managers() -> u32 {
+    DEFAULT_TASK_MANAGERS
+}
+fn default_channel_latency() -> DurationRange {
+    DEFAULT_CHANNEL_LATENCY
+}
+fn default_rpc_latency() -> DurationRange {
+    DEFAULT_RPC_LATENCY
+}
+fn default_channel_capacity() -> u32 {
+    DEFAULT_CHANNEL_CAPACITY
+}
+fn default_max_events() -> u64 {
+    DEFAULT_MAX_EVENTS
+}
+fn default_max_time() -> Duration {
+    DEFAULT_MAX_TIME
+}
+
+const DURATION_EXPECTED: &str = r#"a duration like "250us", "10ms" or "2s""#;
+const RANGE_EXPECTED: &str =
+    r#"a duration like "250us", "10ms" or "2s", or a range like "1ms..5ms""#;
+const RECORDS_EXPECTED: &str =
+    r#"a record count, "unbounded", or a list with one of those per subtask"#;
+const RECORD_EXPECTED: &str = r#"a record count or "unbounded""#;
+
+/// Reads a single duration such as `"10ms"`; a range is refused by name, because `Duration::parse`
+/// would only complain about a strange unit.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    if text.contains("..") {
+        return Err(format!(
+            "{text:?} is a range, but this field takes one duration; expected {DURATION_EXPECTED}"
+        ));
+    }
+    Duration::parse(text).map_err(|e| format!("{e}; expected {DURATION_EXPECTED}"))
+}
+
+/// Reads `"1ms"` (a fixed delay) or `"1ms..5ms"` (a range with `min <= max`).
+fn parse_range(text: &str) -> Result<DurationRange, String> {
+    let Some((min, max)) = text.split_once("..") else {
+        return Duration::parse(text)
+            .map(DurationRange::fixed)
+            .map_err(|e| format!("{e}; expected {RANGE_EXPECTED}"));
+    };
+    // "1us...2ms" would otherwise read as 1us..0.2ms.
+    if max.starts_with('.') {
+        return Err(format!(
+            "{text:?} is not a range: write it with two dots, like \"1ms..5ms\""
+        ));
+    }
+    let bound = |part: &str| {
+        Duration::parse(part)
+            .map_err(|e| format!("{text:?} is not a range: {e}; expected {RANGE_EXPECTED}"))
+    };
+    let (min, max) = (bound(min)?, bound(max)?);
+    if min > max {
+        return Err(format!(
+            "{text:?} is not a range: its minimum {min} is above its maximum {max}; \
+             write the smaller duration first"
+        ));
+    }
+    Ok(DurationRange { min, max })
+}
+
+fn parse_status(text: &str) -> Result<StatusName, String> {
+    JobStatus::from_name(text).map(StatusName).ok_or_else(|| {
+        let names: Vec<&str> = JobStatus::ALL.iter().map(|s| s.name()).collect();
+        format!(
+            "unknown job status {text:?}; expected one of Flink's job statuses: {}",
+            names.join(", ")
+        )
+    })
+}
+
+fn parse_invariant(text: &str) -> Result<InvariantId, String> {
+    Invariant::from_id(text).map(InvariantId).ok_or_else(|| {
+        let ids: Vec<&str> = Invariant::ALL.iter().map(|i| i.id()).collect();
+        format!(
+            "unknown invariant {text:?}; expected one of: {}",
+            ids.join(", ")
+        )
+    })
+}
+
+fn parse_trace_hash(text: &str) -> Result<TraceHash, String> {
+    text.strip_prefix("0x")
+        .filter(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+        .map(TraceHash)
+        .ok_or_else(|| {
+            format!(
+                "{text:?} is not a trace hash; expected \"0x\" and 16 hex digits, \
+                 as a summary prints it, like \"0x00c0ffee00c0ffee\""
+            )
+        })
+}
+
+/// A visitor for the string-valued fields: one place that turns "wrong JSON type" and
+/// "unreadable text" into messages that say what was expected.
+struct StrVisitor<T> {
+    expected: &'static str,
+    parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T> Visitor<'_> for StrVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.expected)
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        (self.parse)(v).map_err(E::custom)
+    }
+}
+
+fn from_str_with<'de, D: Deserializer<'de>, T>(
+    d: D,
+    expected: &'static str,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<T, D::Error> {
+    d.deserialize_str(StrVisitor { expected, parse })
+}
+
+fn single_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    from_str_with(d, DURATION_EXPECTED, parse_duration)
+}
+
+impl<'de> Deserialize<'de> for DurationRange {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_str_with(d, RANGE_EXPECTED, parse_range)
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_str_with(d, r#"a Flink job status like "FINISHED""#, parse_status)
+    }
+}
+
+impl<'de> Deserialize<'de> for InvariantId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_str_with(
+            d,
+            r#"an invariant id like "exactly-once-output""#,
+            parse_invariant,
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for TraceHash {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_str_with(d, r#"a hash like "0x00c0ffee00c0ffee""#, parse_trace_hash)
+    }
+}
+
+/// Reads a struct only from a JSON object. serde's derived structs also accept an array of the
+/// fields in declaration order, which would let `"cluster": [2, 4]` through unchecked by name.
+fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_map(ObjectVisitor(PhantomData))
+}
+
+/// [`object`] for every element of a list, so each element's errors still name its index.
+fn objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    let list = Vec::<Object<T>>::deserialize(d)?;
+    Ok(list.into_iter().map(|element| element.0).collect())
+}
+
+/// A `T` read with [`object`]; also how the document itself is read.
+pub(super) struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        object(d).map(Object)
+    }
+}
+
+/// Hands the map to `T`'s own (derived) visitor, and refuses everything else.
+struct ObjectVisitor<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map))
+    }
+}
+
+/// The word that stands for [`Records::Unbounded`].
+const UNBOUNDED: &str = "unbounded";
+
+/// Reads the only string a record count may be, `"unbounded"`; `expected` is what the field
+/// takes as a whole, for the message.
+fn parse_unbounded(text: &str, expected: &str) -> Result<Records, String> {
+    if text == UNBOUNDED {
+        Ok(Records::Unbounded)
+    } else {
+        Err(format!(
+            "{text:?} is not a record count; expected {expected}"
+        ))
+    }
+}
+
+/// One record count: a number or `"unbounded"`.
+struct RecordsVisitor;
+
+impl Visitor<'_> for RecordsVisitor {
+    type Value = Records;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(RECORD_EXPECTED)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Records, E> {
+        Ok(Records::Bounded(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Records, E> {
+        parse_unbounded(v, RECORD_EXPECTED).map_err(E::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for Records {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RecordsVisitor)
+    }
+}
+
+/// `records`: a number or `"unbounded"` for every subtask, or a list of them. The list elements
+/// go through `next_element`, so an error names its index (`records[1]`).
+struct RawRecordsVisitor;
+
+impl<'de> Visitor<'de> for RawRecordsVisitor {
+    type Value = RawRecords;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(RECORDS_EXPECTED)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawRecords, E> {
+        Ok(RawRecords::Every(Records::Bounded(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawRecords, E> {
+        parse_unbounded(v, RECORDS_EXPECTED)
+            .map(RawRecords::Every)
+            .map_err(E::custom)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawRecords, A::Error> {
+        let mut list = Vec::new();
+        while let Some(records) = seq.next_element::<Records>()? {
+            list.push(records);
+        }
+        Ok(RawRecords::PerSubtask(list))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawRecords {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RawRecordsVisitor)
+    }
+}
+
+/// `expect.sinks`: an object read entry by entry, so a bad count names its key.
+struct SinksVisitor;
+
+impl<'de> Visitor<'de> for SinksVisitor {
+    type Value = RawSinks;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(r#"an object from sink vertex id to record count, like {"sink": 500}"#)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawSinks, A::Error> {
+        let mut sinks = Vec::new();
+        while let Some((id, count)) = map.next_entry::<String, u64>()? {
+            sinks.push((id, count));
+        }
+        Ok(RawSinks(sinks))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawSinks {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(SinksVisitor)
+    }
+}

@@ -1,0 +1,260 @@
+//! Bad input reaches the user as one clear message and exit code 2, never as a panic or a
+//! half-written output file. These tests drive the `flinksim` binary only, the way a user does.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs the binary with `args` and returns what it did.
+fn flinksim<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(env!("CARGO_BIN_EXE_flinksim"))
+        .args(args)
+        .output()
+        .expect("the flinksim binary starts")
+}
+
+/// Asserts exit code 2, no panic, and every phrase in stderr.
+#[track_caller]
+fn assert_bad_input(out: &Output, phrases: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit code; stderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "panicked:\n{stderr}");
+    for phrase in phrases {
+        assert!(
+            stderr.contains(phrase),
+            "stderr lacks {phrase:?}:\n{stderr}"
+        );
+    }
+}
+
+/// Asserts that the scenario `json` is refused at the JSON path `path` with a message containing
+/// `phrase`, both by `validate` and by `run`, and that `run` wrote neither its trace nor its
+/// summary.
+#[track_caller]
+fn reject(json: &str, path: &str, phrase: &str) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("bad.json");
+    std::fs::write(&file, json).expect("the scenario is written");
+    let at = format!("at {path}: ");
+
+    assert_bad_input(&flinksim([Path::new("validate"), &file]), &[&at, phrase]);
+
+    let trace = dir.path().join("trace.jsonl");
+    let summary = dir.path().join("summary.json");
+    let out = flinksim([
+        Path::new("run"),
+        &file,
+        Path::new("--trace"),
+        &trace,
+        Path::new("--summary"),
+        &summary,
+    ]);
+    assert_bad_input(&out, &[&at, phrase]);
+    assert!(!trace.exists(), "a trace was written for bad input");
+    assert!(!summary.exists(), "a summary was written for bad input");
+}
+
+/// A streaming job `src` (source, 2) -> `sum` (keyed_sum, 2) -> `sink` (sink, 1) with the
+/// given edges and extra top-level fields (`""` for none).
+fn scenario(edges: &str, extra: &str) -> String {
+    format!(
+        r#"{{"name": "bad", "mode": "streaming", "job": {{
+            "vertices": [
+                {{"id": "src", "operator": "source", "parallelism": 2, "records": 10}},
+                {{"id": "sum", "operator": "keyed_sum", "parallelism": 2}},
+                {{"id": "sink", "operator": "sink", "parallelism": 1}}
+            ],
+            "edges": [{edges}]
+        }}{extra}}}"#
+    )
+}
+
+const GOOD_EDGES: &str = r#"{"from": "src", "to": "sum", "pattern": "all_to_all"},
+                            {"from": "sum", "to": "sink", "pattern": "all_to_all"}"#;
+
+/// The good job with `extra` (starting with a comma) added at the top level.
+fn with(extra: &str) -> String {
+    scenario(GOOD_EDGES, extra)
+}
+
+#[test]
+fn malformed_json() {
+    reject(
+        r#"{"name": "t" "mode": "streaming"}"#,
+        "1:14",
+        "invalid JSON",
+    );
+    reject("", "1:0", "invalid JSON");
+}
+
+#[test]
+fn wrong_shape() {
+    reject("[]", "$", "expected a JSON object");
+    reject(r#"{"name": "t"}"#, "$", "missing field `mode`");
+    reject(
+        &with(r#", "cluster": [2, 4]"#),
+        "cluster",
+        "expected a JSON object",
+    );
+}
+
+#[test]
+fn unknown_field() {
+    reject(&with(r#", "sead": 7"#), "sead", "unknown field `sead`");
+    reject(
+        &with(r#", "network": {"latency": "1ms"}"#),
+        "network.latency",
+        "unknown field `latency`",
+    );
+}
+
+#[test]
+fn unknown_vertex() {
+    reject(
+        &scenario(
+            r#"{"from": "src", "to": "summ", "pattern": "all_to_all"}"#,
+            "",
+        ),
+        "job.edges[0].to",
+        r#"unknown vertex "summ""#,
+    );
+}
+
+#[test]
+fn cycle() {
+    let json = r#"{"name": "cycle", "mode": "streaming", "job": {
+        "vertices": [
+            {"id": "src", "operator": "source", "parallelism": 1},
+            {"id": "a", "operator": "map", "parallelism": 1},
+            {"id": "b", "operator": "map", "parallelism": 1}
+        ],
+        "edges": [
+            {"from": "src", "to": "a", "pattern": "forward"},
+            {"from": "a", "to": "b", "pattern": "forward"},
+            {"from": "b", "to": "a", "pattern": "forward"}
+        ]}}"#;
+    reject(json, "job.edges[2]", "the edges form a cycle: a -> b -> a");
+}
+
+#[test]
+fn zero_parallelism() {
+    let json = scenario(GOOD_EDGES, "").replacen(r#""parallelism": 1"#, r#""parallelism": 0"#, 1);
+    reject(&json, "job.vertices[2].parallelism", "between 1 and 100000");
+}
+
+#[test]
+fn bad_duration() {
+    reject(
+        &with(r#", "network": {"channel_latency": "10 lightyears"}"#),
+        "network.channel_latency",
+        r#""10 lightyears" is not a duration"#,
+    );
+    reject(
+        &with(r#", "network": {"rpc_latency": "5ms..1ms"}"#),
+        "network.rpc_latency",
+        "its minimum 5ms is above its maximum 1ms",
+    );
+    reject(
+        &with(r#", "budget": {"max_time": "1ms..2ms"}"#),
+        "budget.max_time",
+        "takes one duration",
+    );
+}
+
+#[test]
+fn forward_edge_problems() {
+    reject(
+        &scenario(
+            r#"{"from": "src", "to": "sum", "pattern": "all_to_all"},
+               {"from": "sum", "to": "sink", "pattern": "forward", "partitioner": "round_robin"}"#,
+            "",
+        ),
+        "job.edges[1].partitioner",
+        "`partitioner` only applies to all_to_all edges",
+    );
+    reject(
+        &scenario(
+            r#"{"from": "src", "to": "sum", "pattern": "forward"},
+               {"from": "sum", "to": "sink", "pattern": "all_to_all"}"#,
+            "",
+        ),
+        "job.edges[0].pattern",
+        "every input edge must be all_to_all with partitioner key_hash",
+    );
+}
+
+#[test]
+fn too_few_slots() {
+    reject(
+        &with(r#", "cluster": {"task_managers": 1, "slots_per_task_manager": 1}"#),
+        "cluster.slots_per_task_manager",
+        "the job needs 2",
+    );
+}
+
+#[test]
+fn unknown_expected_status_or_invariant() {
+    reject(
+        &with(r#", "expect": {"status": "DONE"}"#),
+        "expect.status",
+        r#"unknown job status "DONE""#,
+    );
+    reject(
+        &with(r#", "expect": {"violations": ["exactly-once"]}"#),
+        "expect.violations[0]",
+        r#"unknown invariant "exactly-once""#,
+    );
+}
+
+#[test]
+fn unsupported_feature() {
+    reject(
+        &with("").replacen(r#""mode": "streaming""#, r#""mode": "batch""#, 1),
+        "mode",
+        "not implemented yet",
+    );
+}
+
+#[test]
+fn unreadable_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let missing = dir.path().join("missing.json");
+    assert_bad_input(
+        &flinksim([Path::new("validate"), &missing]),
+        &["at $: ", "cannot read the file"],
+    );
+}
+
+#[test]
+fn unknown_cli_flag() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("ok.json");
+    std::fs::write(&file, with("")).expect("the scenario is written");
+    let trace = dir.path().join("trace.jsonl");
+    let summary = dir.path().join("summary.json");
+    let out = flinksim([
+        Path::new("run"),
+        &file,
+        Path::new("--trace"),
+        &trace,
+        Path::new("--summary"),
+        &summary,
+        Path::new("--frobnicate"),
+    ]);
+    assert_bad_input(&out, &["--frobnicate"]);
+    assert!(
+        !trace.exists(),
+        "a trace was written for a bad command line"
+    );
+    assert!(
+        !summary.exists(),
+        "a summary was written for a bad command line"
+    );
+    assert_bad_input(
+        &flinksim([Path::new("validate"), Path::new("--frobnicate"), &file]),
+        &["--frobnicate"],
+    );
+}

@@ -1,0 +1,43 @@
+//! Every scenario in `scenarios/` is a test: it must meet its `expect` block, and running it
+//! twice must give the same trace hash.
+
+use flinksim::report::check_expectations;
+use flinksim::run::{run, RunOptions};
+use flinksim::scenario;
+use flinksim::trace::Retain;
+use std::path::PathBuf;
+
+fn scenario_files() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("scenarios/ exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_scenario_meets_its_expectations_twice_with_equal_hashes() {
+    let files = scenario_files();
+    assert!(files.len() >= 5, "the shipped scenarios are missing");
+    for file in files {
+        let scenario = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        let options = RunOptions {
+            seed: None,
+            retain: Retain::Nothing,
+        };
+        let first = run(&scenario, &options);
+        let failures = check_expectations(&scenario.expect, &first);
+        assert!(failures.is_empty(), "{}: {failures:#?}", file.display());
+        let second = run(&scenario, &options);
+        assert_eq!(
+            first.trace_hash,
+            second.trace_hash,
+            "{}: two runs diverged",
+            file.display()
+        );
+        assert_eq!(first.events, second.events);
+    }
+}
