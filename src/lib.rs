@@ -16,7 +16,9 @@
 //! - [`run`]: one run from scenario to report.
 //! - [`report`]: what people read: timeline, JSON Lines, summary, expectations.
 //! - [`status`]: Flink's job and execution status names.
+//! - [`bug`]: the catalogue of injected bugs (`--bug NAME`).
 
+pub mod bug;
 pub mod graph;
 pub mod jobmaster;
 pub mod net;

@@ -1,0 +1,109 @@
+//! Injected bugs: each deliberately breaks one protocol rule, so a test can prove that the
+//! oracle guarding that rule notices (`architecture.md`, "Variants and bugs are different
+//! things"). A variant is a design choice and is correct; a bug is a mistake on purpose.
+
+use crate::oracle::invariant::Invariant;
+use std::fmt;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Bug {
+    /// A channel's processed EndOfPartition does not count as aligned, and no barrier is
+    /// inserted before it: alignment waits forever for a barrier that never comes.
+    EopNotAligned,
+    /// The handler counts a channel as aligned as soon as it *enqueues* EndOfPartition (the
+    /// priority notice), instead of inserting a barrier before it: records still queued before
+    /// EndOfPartition are processed after the snapshot.
+    NoBarrierBeforeEop,
+    /// A finishing task declines every pending checkpoint it takes part in (the pre-FLIP-147
+    /// behaviour) although its variant says not to.
+    CancelPendingOnFinish,
+    /// A task that must wait for a checkpoint covering its final state (a two-phase-commit
+    /// sink; every task in the `flink` variant) finishes without it.
+    FinishBeforeFinalCheckpoint,
+    /// Under `option1`, a trigger that missed a finished task is not re-sent to its
+    /// descendants.
+    SkipRetriggerDescendants,
+    /// The trigger plan counts FAILED and CANCELED subtasks as finished (FLINK-40482).
+    TerminalCountsAsFinished,
+}
+
+impl Bug {
+    pub const ALL: [Bug; 6] = [
+        Bug::EopNotAligned,
+        Bug::NoBarrierBeforeEop,
+        Bug::CancelPendingOnFinish,
+        Bug::FinishBeforeFinalCheckpoint,
+        Bug::SkipRetriggerDescendants,
+        Bug::TerminalCountsAsFinished,
+    ];
+
+    /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Bug::EopNotAligned => "eop-not-aligned",
+            Bug::NoBarrierBeforeEop => "no-barrier-before-eop",
+            Bug::CancelPendingOnFinish => "cancel-pending-on-finish",
+            Bug::FinishBeforeFinalCheckpoint => "finish-before-final-checkpoint",
+            Bug::SkipRetriggerDescendants => "skip-retrigger-descendants",
+            Bug::TerminalCountsAsFinished => "terminal-counts-as-finished",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Bug> {
+        Bug::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// The rule it breaks, by section of `protocols.md` / `flink-reference.md`.
+    pub fn rule(self) -> &'static str {
+        match self {
+            Bug::EopNotAligned => "P1.3 step 4, P1.4 (EndOfPartition counts as aligned)",
+            Bug::NoBarrierBeforeEop => "P1.3 steps 1-3 (barriers go right before EndOfPartition)",
+            Bug::CancelPendingOnFinish => "P1.6 (do not cancel pending checkpoints on finish)",
+            Bug::FinishBeforeFinalCheckpoint => "P1.7, F1.5 step 3 (wait for the final checkpoint)",
+            Bug::SkipRetriggerDescendants => "P1.2 option1 (re-trigger descendants of a missed trigger)",
+            Bug::TerminalCountsAsFinished => "P1.1, F1.1 (only FINISHED subtasks are finished)",
+        }
+    }
+
+    /// The oracle that catches it.
+    pub fn caught_by(self) -> Invariant {
+        match self {
+            Bug::EopNotAligned => Invariant::CheckpointProgress,
+            Bug::NoBarrierBeforeEop => Invariant::ConsistentCut,
+            Bug::CancelPendingOnFinish => Invariant::CheckpointProgress,
+            Bug::FinishBeforeFinalCheckpoint => Invariant::ExactlyOnceOutput,
+            Bug::SkipRetriggerDescendants => Invariant::CheckpointProgress,
+            Bug::TerminalCountsAsFinished => Invariant::ConsistentCut,
+        }
+    }
+
+    /// What goes wrong, in a sentence.
+    pub fn description(self) -> &'static str {
+        match self {
+            Bug::EopNotAligned => {
+                "EndOfPartition never counts as aligned: alignment stalls until the checkpoint expires"
+            }
+            Bug::NoBarrierBeforeEop => {
+                "a channel counts as aligned when EndOfPartition is enqueued, so records before it land after the snapshot"
+            }
+            Bug::CancelPendingOnFinish => {
+                "a finishing task declines its pending checkpoints, so checkpoints fail whenever a task finishes"
+            }
+            Bug::FinishBeforeFinalCheckpoint => {
+                "a task finishes before a checkpoint covers its final state: the last transaction is never committed"
+            }
+            Bug::SkipRetriggerDescendants => {
+                "descendants of a finished task never learn of the checkpoint, which stalls"
+            }
+            Bug::TerminalCountsAsFinished => {
+                "FAILED and CANCELED subtasks count as finished, so a checkpoint claims output they never produced"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Bug {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
