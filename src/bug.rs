@@ -60,7 +60,9 @@ impl Bug {
             Bug::NoBarrierBeforeEop => "P1.3 steps 1-3 (barriers go right before EndOfPartition)",
             Bug::CancelPendingOnFinish => "P1.6 (do not cancel pending checkpoints on finish)",
             Bug::FinishBeforeFinalCheckpoint => "P1.7, F1.5 step 3 (wait for the final checkpoint)",
-            Bug::SkipRetriggerDescendants => "P1.2 option1 (re-trigger descendants of a missed trigger)",
+            Bug::SkipRetriggerDescendants => {
+                "P1.2 option1 (re-trigger descendants of a missed trigger)"
+            }
             Bug::TerminalCountsAsFinished => "P1.1, F1.1 (only FINISHED subtasks are finished)",
         }
     }

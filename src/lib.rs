@@ -19,6 +19,7 @@
 //! - [`bug`]: the catalogue of injected bugs (`--bug NAME`).
 
 pub mod bug;
+pub mod checkpoint;
 pub mod graph;
 pub mod jobmaster;
 pub mod net;

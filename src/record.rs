@@ -23,13 +23,18 @@ pub struct Record {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Element {
     Record(Record),
+    /// Checkpoint barrier `n`: everything before it belongs to checkpoint `n`'s cut.
+    Barrier(u64),
+    /// `flink` variant (F1.5): the producer emits no more records; barriers and
+    /// EndOfPartition may still follow.
+    EndOfData,
     /// The producer's result partition ended: no element follows on this channel.
     EndOfPartition,
 }
 
 impl Element {
     /// Records occupy a network buffer and so count against a channel's capacity; events
-    /// (EndOfPartition) are tiny and never wait for credit.
+    /// (barriers, EndOfData, EndOfPartition) are tiny and never wait for credit.
     pub fn needs_credit(&self) -> bool {
         matches!(self, Element::Record(_))
     }

@@ -6,9 +6,9 @@
 //! only produced when something is rendered (`crate::report`).
 
 use crate::graph::{ChannelId, SubtaskId};
-use crate::record::Element;
+use crate::record::{Element, Record};
 use crate::status::{ExecutionState, JobStatus};
-use sim::{Instant, TraceHasher};
+use sim::{Duration, Instant, TraceHasher};
 
 /// Who sends and receives RPCs.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -17,24 +17,164 @@ pub enum Address {
     TaskManager(u32),
 }
 
-/// An RPC's payload. Data never travels by RPC, only through channels.
+/// An RPC's payload. Data never travels by RPC, only through channels. Every RPC concerns one
+/// attempt of one subtask; the TaskManager routes it to that task (or answers for it).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Rpc {
-    /// JobMaster → TaskManager: deploy attempt `attempt` of `subtask` into its slot.
-    SubmitTask { subtask: SubtaskId, attempt: u32 },
-    /// TaskManager → JobMaster: a task's state changed (Flink's `updateTaskExecutionState`).
-    UpdateTaskExecutionState {
-        subtask: SubtaskId,
-        attempt: u32,
-        state: ExecutionState,
+pub struct Rpc {
+    pub subtask: SubtaskId,
+    pub attempt: u32,
+    pub call: Call,
+}
+
+/// What an RPC asks or tells.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Call {
+    /// JobMaster → TaskManager: deploy this attempt into its slot.
+    SubmitTask,
+    /// TaskManager → JobMaster: the task's state changed (Flink's `updateTaskExecutionState`).
+    UpdateTaskExecutionState(ExecutionState),
+    /// CheckpointCoordinator → task: start checkpoint `n` (P1.1: sources, and tasks whose
+    /// inputs all finished).
+    TriggerCheckpoint(u64),
+    /// CheckpointCoordinator → task: checkpoint `n` completed (commit, P1.7).
+    NotifyCheckpointComplete(u64),
+    /// CheckpointCoordinator → task: checkpoint `n` was aborted.
+    NotifyCheckpointAborted(u64),
+    /// Task → CheckpointCoordinator: the snapshot for checkpoint `n` is in durable storage.
+    /// `finished` marks a snapshot taken after the task's end of input (F1.5 step 2).
+    AcknowledgeCheckpoint { checkpoint: u64, finished: bool },
+    /// Task → CheckpointCoordinator: the task will not take part in checkpoint `n`.
+    DeclineCheckpoint {
+        checkpoint: u64,
+        reason: DeclineReason,
     },
+    /// TaskManager → CheckpointCoordinator: a trigger for `n` reached a task that has already
+    /// finished (P1.2: the race every finish protocol handles differently).
+    TriggerMissed(u64),
+    /// Task → CheckpointCoordinator (`option2`): about to emit EndOfPartition.
+    Finishing,
+    /// CheckpointCoordinator → task (`option2`): the pending checkpoints it has not yet taken
+    /// part in, which it performs before EndOfPartition.
+    FinishingAnswer(CheckpointSet),
+}
+
+/// A set of checkpoint ids within a window of 64 (`max_concurrent` is at most 64), small and
+/// `Copy` so it can ride in an RPC.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct CheckpointSet {
+    base: u64,
+    mask: u64,
+}
+
+impl CheckpointSet {
+    pub fn insert(&mut self, id: u64) {
+        if self.mask == 0 {
+            self.base = id;
+        }
+        let shift = id.checked_sub(self.base).filter(|&d| d < 64);
+        let shift = shift.expect("pending checkpoint ids span less than 64");
+        self.mask |= 1 << shift;
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = u64> {
+        (0..64u64)
+            .filter(move |i| self.mask & (1 << i) != 0)
+            .map(move |i| self.base + i)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.mask == 0
+    }
+}
+
+/// Why a task declines a checkpoint (Flink's `CheckpointFailureReason` names, where it has one).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum DeclineReason {
+    /// A newer checkpoint's barrier arrived during alignment (`CHECKPOINT_DECLINED_SUBSUMED`).
+    Subsumed,
+    /// The task has begun closing (`CHECKPOINT_DECLINED_TASK_CLOSING`, F1.5 step 4).
+    TaskClosing,
+    /// The task is not running yet (`CHECKPOINT_DECLINED_TASK_NOT_READY`).
+    TaskNotReady,
+    /// EndOfPartition during alignment (`CHECKPOINT_DECLINED_INPUT_END_OF_STREAM`, legacy).
+    InputEndOfStream,
+    /// A finishing task cancels its pending checkpoints (legacy P1.6).
+    TaskFinishing,
+}
+
+impl DeclineReason {
+    pub fn id(self) -> &'static str {
+        match self {
+            DeclineReason::Subsumed => "declined_subsumed",
+            DeclineReason::TaskClosing => "declined_task_closing",
+            DeclineReason::TaskNotReady => "declined_task_not_ready",
+            DeclineReason::InputEndOfStream => "declined_input_end_of_stream",
+            DeclineReason::TaskFinishing => "declined_task_finishing",
+        }
+    }
+}
+
+/// Why the CheckpointCoordinator aborted a pending checkpoint.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum AbortReason {
+    /// Not completed within `timeout`.
+    Expired,
+    /// A newer checkpoint completed first.
+    Subsumed,
+    /// A task declined.
+    Declined(DeclineReason),
+    /// A trigger reached a finished task (`flink`, `legacy`: F1.2).
+    TriggerMissed,
+    /// The job reached a terminal status with the checkpoint still pending.
+    JobEnded,
+}
+
+impl AbortReason {
+    /// The stable id used in summaries and in `expect.checkpoints[].abort_reason`.
+    pub fn id(self) -> &'static str {
+        match self {
+            AbortReason::Expired => "expired",
+            AbortReason::Subsumed => "subsumed",
+            AbortReason::Declined(d) => d.id(),
+            AbortReason::TriggerMissed => "trigger_missed_finished_task",
+            AbortReason::JobEnded => "job_ended",
+        }
+    }
+}
+
+/// Why the CheckpointCoordinator did not trigger a checkpoint when its time came.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TriggerFailure {
+    /// Some subtask of the plan is not RUNNING, or (legacy) some subtask finished:
+    /// `NOT_ALL_REQUIRED_TASKS_RUNNING`.
+    NotAllRequiredTasksRunning,
+    /// `max_concurrent` checkpoints are already pending.
+    TooManyConcurrent,
+    /// Less than `min_pause` since the last completion.
+    MinPause,
+    /// Nothing is left running (P1.1).
+    NothingRunning,
+}
+
+impl TriggerFailure {
+    pub fn id(self) -> &'static str {
+        match self {
+            TriggerFailure::NotAllRequiredTasksRunning => "not_all_required_tasks_running",
+            TriggerFailure::TooManyConcurrent => "too_many_concurrent_checkpoints",
+            TriggerFailure::MinPause => "min_pause",
+            TriggerFailure::NothingRunning => "nothing_running",
+        }
+    }
 }
 
 /// One thing that happened. Names are low-cardinality; ids are fields.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum TraceEvent {
     /// The JobMaster changed the job's status.
-    JobStatus { from: JobStatus, to: JobStatus },
+    JobStatus {
+        from: JobStatus,
+        to: JobStatus,
+    },
     /// The JobMaster's view of an execution changed (it lags the task by RPC latency).
     ExecutionState {
         subtask: SubtaskId,
@@ -78,8 +218,75 @@ pub enum TraceEvent {
         channel: ChannelId,
     },
     /// A task reached the end of its input: a source ran out of records, or every input
-    /// channel delivered EndOfPartition.
-    EndOfInput { subtask: SubtaskId },
+    /// channel delivered EndOfPartition (EndOfData in the `flink` variant).
+    EndOfInput {
+        subtask: SubtaskId,
+    },
+    /// The CheckpointCoordinator triggered checkpoint `checkpoint` (its plan is in the
+    /// summary).
+    CheckpointTriggered {
+        checkpoint: u64,
+    },
+    /// The CheckpointCoordinator's time to trigger came but it did not.
+    CheckpointNotTriggered {
+        reason: TriggerFailure,
+    },
+    /// A task learned of checkpoint `checkpoint`, by trigger RPC or by its first barrier.
+    CheckpointSeen {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        by_trigger: bool,
+    },
+    /// P1.3 steps 2-3: a barrier was inserted right before a buffered EndOfPartition.
+    BarrierInserted {
+        subtask: SubtaskId,
+        channel: ChannelId,
+        checkpoint: u64,
+    },
+    /// Every input channel delivered the barrier (or EndOfPartition): the task snapshots.
+    AlignmentDone {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        alignment: Duration,
+    },
+    /// The task captured its state for `checkpoint` and wrote it to durable storage.
+    /// `finished` marks a snapshot taken after end of input.
+    Snapshot {
+        subtask: SubtaskId,
+        attempt: u32,
+        checkpoint: u64,
+        finished: bool,
+    },
+    /// The CheckpointCoordinator re-triggered a descendant of a finished task (`option1`).
+    Retrigger {
+        checkpoint: u64,
+        finished: SubtaskId,
+        descendant: SubtaskId,
+    },
+    CheckpointCompleted {
+        checkpoint: u64,
+    },
+    CheckpointAborted {
+        checkpoint: u64,
+        reason: AbortReason,
+    },
+    /// A two-phase-commit sink committed one record of the transaction of `checkpoint`.
+    Commit {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        record: Record,
+    },
+    /// A two-phase-commit sink committed the transaction pre-committed at `checkpoint`.
+    TransactionCommitted {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        records: u64,
+    },
+    /// `flink` (F1.5 step 1): the consumer of `channel` dequeued EndOfData and tells the
+    /// producer that all its records were processed.
+    AllRecordsProcessed {
+        channel: ChannelId,
+    },
 }
 
 impl TraceEvent {
@@ -95,6 +302,18 @@ impl TraceEvent {
             TraceEvent::Take { .. } => "take",
             TraceEvent::Blocked { .. } => "blocked",
             TraceEvent::EndOfInput { .. } => "end_of_input",
+            TraceEvent::CheckpointTriggered { .. } => "checkpoint_triggered",
+            TraceEvent::CheckpointNotTriggered { .. } => "checkpoint_not_triggered",
+            TraceEvent::CheckpointSeen { .. } => "checkpoint_seen",
+            TraceEvent::BarrierInserted { .. } => "barrier_inserted",
+            TraceEvent::AlignmentDone { .. } => "alignment_done",
+            TraceEvent::Snapshot { .. } => "snapshot",
+            TraceEvent::Retrigger { .. } => "retrigger",
+            TraceEvent::CheckpointCompleted { .. } => "checkpoint_completed",
+            TraceEvent::CheckpointAborted { .. } => "checkpoint_aborted",
+            TraceEvent::Commit { .. } => "commit",
+            TraceEvent::TransactionCommitted { .. } => "transaction_committed",
+            TraceEvent::AllRecordsProcessed { .. } => "all_records_processed",
         }
     }
 
@@ -105,12 +324,23 @@ impl TraceEvent {
             TraceEvent::Push { element, .. }
             | TraceEvent::Arrive { element, .. }
             | TraceEvent::Take { element, .. } => matches!(element, Element::Record(_)),
-            TraceEvent::Blocked { .. } => true,
+            TraceEvent::Blocked { .. } | TraceEvent::Commit { .. } => true,
             TraceEvent::JobStatus { .. }
             | TraceEvent::ExecutionState { .. }
             | TraceEvent::TaskState { .. }
             | TraceEvent::Rpc { .. }
-            | TraceEvent::EndOfInput { .. } => false,
+            | TraceEvent::EndOfInput { .. }
+            | TraceEvent::CheckpointTriggered { .. }
+            | TraceEvent::CheckpointNotTriggered { .. }
+            | TraceEvent::CheckpointSeen { .. }
+            | TraceEvent::BarrierInserted { .. }
+            | TraceEvent::AlignmentDone { .. }
+            | TraceEvent::Snapshot { .. }
+            | TraceEvent::Retrigger { .. }
+            | TraceEvent::CheckpointCompleted { .. }
+            | TraceEvent::CheckpointAborted { .. }
+            | TraceEvent::TransactionCommitted { .. }
+            | TraceEvent::AllRecordsProcessed { .. } => false,
         }
     }
 
@@ -118,66 +348,56 @@ impl TraceEvent {
     /// every field in declaration order. Changing this changes every recorded hash, so it is
     /// part of the trace format (`FORMAT_VERSION`).
     fn hash_into(&self, h: &mut TraceHasher) {
+        let id = |s: SubtaskId| u64::from(s.0);
+        let ch = |c: ChannelId| u64::from(c.0);
         match *self {
-            TraceEvent::JobStatus { from, to } => {
-                h.write_u64(1);
-                h.write_u64(from as u64);
-                h.write_u64(to as u64);
-            }
+            TraceEvent::JobStatus { from, to } => words(h, 1, &[from as u64, to as u64]),
             TraceEvent::ExecutionState {
                 subtask,
                 attempt,
                 from,
                 to,
-            } => {
-                h.write_u64(2);
-                hash_state_change(h, subtask, attempt, from, to);
-            }
+            } => words(
+                h,
+                2,
+                &[id(subtask), u64::from(attempt), from as u64, to as u64],
+            ),
             TraceEvent::TaskState {
                 subtask,
                 attempt,
                 from,
                 to,
-            } => {
-                h.write_u64(3);
-                hash_state_change(h, subtask, attempt, from, to);
-            }
+            } => words(
+                h,
+                3,
+                &[id(subtask), u64::from(attempt), from as u64, to as u64],
+            ),
             TraceEvent::Rpc {
                 from,
                 to,
                 sent_at,
                 rpc,
             } => {
-                h.write_u64(4);
-                hash_address(h, from);
-                hash_address(h, to);
-                h.write_u64(sent_at.as_nanos());
-                match rpc {
-                    Rpc::SubmitTask { subtask, attempt } => {
-                        h.write_u64(1);
-                        h.write_u64(u64::from(subtask.0));
-                        h.write_u64(u64::from(attempt));
-                    }
-                    Rpc::UpdateTaskExecutionState {
-                        subtask,
-                        attempt,
-                        state,
-                    } => {
-                        h.write_u64(2);
-                        h.write_u64(u64::from(subtask.0));
-                        h.write_u64(u64::from(attempt));
-                        h.write_u64(state as u64);
-                    }
-                }
+                words(
+                    h,
+                    4,
+                    &[
+                        address_word(from),
+                        address_word(to),
+                        sent_at.as_nanos(),
+                        id(rpc.subtask),
+                        u64::from(rpc.attempt),
+                    ],
+                );
+                let (tag, a, b) = call_words(rpc.call);
+                words(h, tag, &[a, b]);
             }
             TraceEvent::Push { channel, element } => {
-                h.write_u64(5);
-                h.write_u64(u64::from(channel.0));
+                words(h, 5, &[ch(channel)]);
                 hash_element(h, element);
             }
             TraceEvent::Arrive { channel, element } => {
-                h.write_u64(6);
-                h.write_u64(u64::from(channel.0));
+                words(h, 6, &[ch(channel)]);
                 hash_element(h, element);
             }
             TraceEvent::Take {
@@ -185,54 +405,125 @@ impl TraceEvent {
                 channel,
                 element,
             } => {
-                h.write_u64(7);
-                h.write_u64(u64::from(subtask.0));
-                h.write_u64(u64::from(channel.0));
+                words(h, 7, &[id(subtask), ch(channel)]);
                 hash_element(h, element);
             }
-            TraceEvent::Blocked { subtask, channel } => {
-                h.write_u64(8);
-                h.write_u64(u64::from(subtask.0));
-                h.write_u64(u64::from(channel.0));
+            TraceEvent::Blocked { subtask, channel } => words(h, 8, &[id(subtask), ch(channel)]),
+            TraceEvent::EndOfInput { subtask } => words(h, 9, &[id(subtask)]),
+            TraceEvent::CheckpointTriggered { checkpoint } => words(h, 10, &[checkpoint]),
+            TraceEvent::CheckpointNotTriggered { reason } => words(h, 11, &[reason as u64]),
+            TraceEvent::CheckpointSeen {
+                subtask,
+                checkpoint,
+                by_trigger,
+            } => words(h, 12, &[id(subtask), checkpoint, u64::from(by_trigger)]),
+            TraceEvent::BarrierInserted {
+                subtask,
+                channel,
+                checkpoint,
+            } => words(h, 13, &[id(subtask), ch(channel), checkpoint]),
+            TraceEvent::AlignmentDone {
+                subtask,
+                checkpoint,
+                alignment,
+            } => words(h, 14, &[id(subtask), checkpoint, alignment.as_nanos()]),
+            TraceEvent::Snapshot {
+                subtask,
+                attempt,
+                checkpoint,
+                finished,
+            } => words(
+                h,
+                15,
+                &[
+                    id(subtask),
+                    u64::from(attempt),
+                    checkpoint,
+                    u64::from(finished),
+                ],
+            ),
+            TraceEvent::Retrigger {
+                checkpoint,
+                finished,
+                descendant,
+            } => words(h, 16, &[checkpoint, id(finished), id(descendant)]),
+            TraceEvent::CheckpointCompleted { checkpoint } => words(h, 17, &[checkpoint]),
+            TraceEvent::CheckpointAborted { checkpoint, reason } => {
+                let (a, b) = match reason {
+                    AbortReason::Expired => (1, 0),
+                    AbortReason::Subsumed => (2, 0),
+                    AbortReason::Declined(d) => (3, d as u64),
+                    AbortReason::TriggerMissed => (4, 0),
+                    AbortReason::JobEnded => (5, 0),
+                };
+                words(h, 18, &[checkpoint, a, b]);
             }
-            TraceEvent::EndOfInput { subtask } => {
-                h.write_u64(9);
-                h.write_u64(u64::from(subtask.0));
+            TraceEvent::Commit {
+                subtask,
+                checkpoint,
+                record,
+            } => {
+                words(h, 19, &[id(subtask), checkpoint]);
+                hash_element(h, Element::Record(record));
             }
+            TraceEvent::TransactionCommitted {
+                subtask,
+                checkpoint,
+                records,
+            } => words(h, 20, &[id(subtask), checkpoint, records]),
+            TraceEvent::AllRecordsProcessed { channel } => words(h, 21, &[ch(channel)]),
         }
     }
 }
 
-fn hash_state_change(
-    h: &mut TraceHasher,
-    subtask: SubtaskId,
-    attempt: u32,
-    from: ExecutionState,
-    to: ExecutionState,
-) {
-    h.write_u64(u64::from(subtask.0));
-    h.write_u64(u64::from(attempt));
-    h.write_u64(from as u64);
-    h.write_u64(to as u64);
+fn words(h: &mut TraceHasher, tag: u64, fields: &[u64]) {
+    h.write_u64(tag);
+    for &w in fields {
+        h.write_u64(w);
+    }
 }
 
-fn hash_address(h: &mut TraceHasher, address: Address) {
-    h.write_u64(match address {
+/// An RPC call as `(tag, word, word)` for the hash.
+fn call_words(call: Call) -> (u64, u64, u64) {
+    match call {
+        Call::SubmitTask => (1, 0, 0),
+        Call::UpdateTaskExecutionState(state) => (2, state as u64, 0),
+        Call::TriggerCheckpoint(n) => (3, n, 0),
+        Call::NotifyCheckpointComplete(n) => (4, n, 0),
+        Call::NotifyCheckpointAborted(n) => (5, n, 0),
+        Call::AcknowledgeCheckpoint {
+            checkpoint,
+            finished,
+        } => (6, checkpoint, u64::from(finished)),
+        Call::DeclineCheckpoint { checkpoint, reason } => (7, checkpoint, reason as u64),
+        Call::TriggerMissed(n) => (8, n, 0),
+        Call::Finishing => (9, 0, 0),
+        Call::FinishingAnswer(set) => (10, set.base, set.mask),
+    }
+}
+
+fn address_word(address: Address) -> u64 {
+    match address {
         Address::JobMaster => u64::MAX,
         Address::TaskManager(i) => u64::from(i),
-    });
+    }
 }
 
 fn hash_element(h: &mut TraceHasher, element: Element) {
     match element {
-        Element::Record(r) => {
-            h.write_u64(1);
-            h.write_u64(u64::from(r.origin.0));
-            h.write_u64(u64::from(r.key));
-            h.write_u64(r.seq);
-            h.write_i64(r.value);
-        }
-        Element::EndOfPartition => h.write_u64(2),
+        Element::Record(r) => words(
+            h,
+            1,
+            &[
+                u64::from(r.origin.0),
+                u64::from(r.key),
+                r.seq,
+                r.value as u64,
+            ],
+        ),
+        Element::EndOfPartition => words(h, 2, &[]),
+        Element::Barrier(n) => words(h, 3, &[n]),
+        Element::EndOfData => words(h, 4, &[]),
     }
 }
 

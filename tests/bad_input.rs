@@ -210,6 +210,49 @@ fn unknown_expected_status_or_invariant() {
 }
 
 #[test]
+fn unknown_bug() {
+    reject(
+        &with(r#", "bug": "eop-not-alligned""#),
+        "bug",
+        r#"unknown bug "eop-not-alligned"; expected null or one of: eop-not-aligned"#,
+    );
+}
+
+#[test]
+fn two_phase_commit_without_checkpointing() {
+    let json = with("").replacen(
+        r#""sink", "parallelism": 1"#,
+        r#""sink", "parallelism": 1, "delivery": "two_phase_commit""#,
+        1,
+    );
+    reject(
+        &json,
+        "job.vertices[2].delivery",
+        "so it needs a `checkpointing` block",
+    );
+}
+
+#[test]
+fn max_concurrent_zero() {
+    reject(
+        &with(r#", "checkpointing": {"max_concurrent": 0}"#),
+        "checkpointing.max_concurrent",
+        "must be between 1 and 64",
+    );
+}
+
+#[test]
+fn unknown_subtask_in_expected_checkpoints() {
+    reject(
+        &with(
+            r#", "checkpointing": {}, "expect": {"checkpoints": [{"id": 1, "triggered": ["src[0]", "src[2]"]}]}"#,
+        ),
+        "expect.checkpoints[0].triggered[1]",
+        r#""src" has parallelism 2"#,
+    );
+}
+
+#[test]
 fn unsupported_feature() {
     reject(
         &with("").replacen(r#""mode": "streaming""#, r#""mode": "batch""#, 1),

@@ -3,17 +3,19 @@
 
 pub mod transitions;
 
+use crate::bug::Bug;
+use crate::checkpoint::CheckpointCoordinator;
 use crate::graph::{ExecutionGraph, SubtaskId};
-use crate::scenario::Cluster;
+use crate::scenario::{Checkpointing, Cluster};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{Address, Rpc, TraceEvent};
+use crate::trace::{Address, Call, Rpc, TraceEvent};
 use crate::world::Ctx;
 
-/// The JobMaster's record of one subtask's current attempt.
+/// The JobMaster's record of one subtask's current attempt: its *view*, which lags the task.
 #[derive(Clone, Copy, Debug)]
-struct Execution {
-    attempt: u32,
-    state: ExecutionState,
+pub struct Execution {
+    pub attempt: u32,
+    pub state: ExecutionState,
 }
 
 pub struct JobMaster {
@@ -23,10 +25,16 @@ pub struct JobMaster {
     /// (Flink's default slot sharing), and slots fill TaskManager after TaskManager.
     placement: Vec<u32>,
     finished: usize,
+    checkpoints: Option<CheckpointCoordinator>,
 }
 
 impl JobMaster {
-    pub fn new(graph: &ExecutionGraph, cluster: Cluster) -> JobMaster {
+    pub fn new(
+        graph: &ExecutionGraph,
+        cluster: Cluster,
+        checkpointing: Option<Checkpointing>,
+        bug: Option<Bug>,
+    ) -> JobMaster {
         let placement = graph
             .subtasks
             .iter()
@@ -43,6 +51,8 @@ impl JobMaster {
             ],
             placement,
             finished: 0,
+            checkpoints: checkpointing
+                .map(|c| CheckpointCoordinator::new(c, bug, graph.subtasks.len())),
         }
     }
 
@@ -62,11 +72,54 @@ impl JobMaster {
             ctx.send(
                 Address::JobMaster,
                 Address::TaskManager(self.placement[i]),
-                Rpc::SubmitTask {
+                Rpc {
                     subtask,
                     attempt: self.executions[i].attempt,
+                    call: Call::SubmitTask,
                 },
             );
+        }
+        if let Some(cc) = &mut self.checkpoints {
+            cc.start(ctx);
+        }
+    }
+
+    /// An RPC from a TaskManager.
+    pub fn on_rpc(&mut self, ctx: &mut Ctx<'_, '_>, rpc: Rpc) {
+        let (view, placement) = (&self.executions[..], &self.placement[..]);
+        match (rpc.call, &mut self.checkpoints) {
+            (Call::UpdateTaskExecutionState(state), _) => {
+                self.on_task_state(ctx, rpc.subtask, rpc.attempt, state)
+            }
+            (Call::AcknowledgeCheckpoint { checkpoint, .. }, Some(cc)) => {
+                cc.on_acknowledge(ctx, view, placement, rpc, checkpoint)
+            }
+            (Call::DeclineCheckpoint { checkpoint, reason }, Some(cc)) => {
+                cc.on_decline(ctx, view, placement, checkpoint, reason)
+            }
+            (Call::TriggerMissed(checkpoint), Some(cc)) => {
+                cc.on_trigger_missed(ctx, view, placement, rpc.subtask, checkpoint)
+            }
+            (Call::Finishing, Some(cc)) => cc.on_finishing(ctx, view, placement, rpc.subtask),
+            (call, _) => unreachable!("{call:?} is never sent to the JobMaster here"),
+        }
+    }
+
+    pub fn on_checkpoint_tick(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if let (Some(cc), JobStatus::Running) = (&mut self.checkpoints, self.status) {
+            cc.on_tick(ctx, &self.executions, &self.placement);
+        }
+    }
+
+    pub fn on_checkpoint_trigger_at(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if let (Some(cc), JobStatus::Running) = (&mut self.checkpoints, self.status) {
+            cc.on_trigger_at(ctx, &self.executions, &self.placement);
+        }
+    }
+
+    pub fn on_checkpoint_expired(&mut self, ctx: &mut Ctx<'_, '_>, checkpoint: u64) {
+        if let Some(cc) = &mut self.checkpoints {
+            cc.on_expired(ctx, &self.executions, &self.placement, checkpoint);
         }
     }
 
@@ -86,6 +139,9 @@ impl JobMaster {
             self.finished += 1;
             if self.finished == self.executions.len() {
                 self.set_status(ctx, JobStatus::Finished);
+                if let Some(cc) = &mut self.checkpoints {
+                    cc.on_job_ended(ctx);
+                }
             }
         }
     }

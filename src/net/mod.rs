@@ -99,10 +99,26 @@ impl DataPlane {
         self.channels[channel.index()].arrived
     }
 
-    /// The next buffered element, without taking it.
-    pub fn peek(&self, channel: ChannelId) -> Option<Element> {
+    /// The newest buffered element, without taking it.
+    pub fn last_buffered(&self, channel: ChannelId) -> Option<Element> {
         let c = &self.channels[channel.index()];
-        (c.arrived > 0).then(|| c.queue[0])
+        (c.arrived > 0).then(|| c.queue[c.arrived as usize - 1])
+    }
+
+    /// Puts `element` into the consumer's buffer right before the buffered EndOfPartition
+    /// (P1.3 steps 2-3). EndOfPartition is the last element a channel ever carries, so it is the
+    /// last in the queue.
+    pub fn insert_before_eop(&mut self, channel: ChannelId, element: Element) {
+        let c = &mut self.channels[channel.index()];
+        assert_eq!(
+            c.arrived as usize,
+            c.queue.len(),
+            "nothing follows EndOfPartition"
+        );
+        assert_eq!(c.queue.back(), Some(&Element::EndOfPartition));
+        assert!(!element.needs_credit(), "only events are inserted");
+        c.queue.insert(c.queue.len() - 1, element);
+        c.arrived += 1;
     }
 
     /// Takes the oldest buffered element, returning its credit. The flag says the producer was

@@ -8,14 +8,17 @@
 pub mod invariant;
 mod reference;
 
-use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::checkpoint::storage::CheckpointStorage;
+use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::transitions;
 use crate::record::{Element, Record};
-use crate::scenario::Operator;
-use crate::status::JobStatus;
-use crate::trace::TraceEvent;
+use crate::scenario::{Delivery, FinishProtocol, Operator};
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::{AbortReason, DeclineReason, TraceEvent};
+use crate::world::Config;
 use invariant::Invariant;
 use sim::Instant;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
@@ -28,7 +31,8 @@ pub struct Violation {
     pub message: String,
 }
 
-/// A record that reached a sink: which sink vertex, the record, and the trace event.
+/// A record that became a sink's output (received by an at-least-once sink, committed by a
+/// two-phase-commit sink): which sink vertex, the record, and the trace event.
 #[derive(Clone, Copy, Debug)]
 struct Sunk {
     vertex: u32,
@@ -36,32 +40,64 @@ struct Sunk {
     event_index: u64,
 }
 
+/// Where each channel stood when its endpoints took their snapshots for one checkpoint.
+struct Cut {
+    /// Per channel: records the producer had sent when it snapshotted (`u64::MAX`: no
+    /// snapshot yet).
+    sent: Vec<u64>,
+    /// Per channel: records the consumer had processed when it snapshotted.
+    processed: Vec<u64>,
+    /// Subtasks that snapshotted after their end of input.
+    final_snapshots: Vec<SubtaskId>,
+}
+
+const UNSET: u64 = u64::MAX;
+
 pub struct Oracles {
-    /// `true` for subtasks of sink vertices.
-    is_sink: Vec<bool>,
+    protocol: Option<FinishProtocol>,
+    /// How each subtask's output counts: `None` for non-sinks.
+    sink: Vec<Option<Delivery>>,
     is_source: Vec<bool>,
     /// Records each source subtask emitted (sources emit sequence numbers in order).
     emitted: Vec<u64>,
     sunk: Vec<Sunk>,
+    /// Per channel, records pushed and records taken so far.
+    sent: Vec<u64>,
+    processed: Vec<u64>,
+    cuts: BTreeMap<u64, Cut>,
+    /// Per subtask: its attempt really reached FINISHED.
+    finished: Vec<bool>,
+    /// Per subtask: a completed checkpoint holds a snapshot taken after its end of input.
+    final_covered: Vec<bool>,
     violations: Vec<Violation>,
 }
 
 impl Oracles {
-    pub fn new(graph: &ExecutionGraph) -> Oracles {
+    pub fn new(graph: &ExecutionGraph, config: Config) -> Oracles {
         let kind = |s: &crate::graph::Subtask| &graph.vertices[s.vertex.index()].operator;
+        let n = graph.subtasks.len();
         Oracles {
-            is_sink: graph
+            protocol: config.protocol,
+            sink: graph
                 .subtasks
                 .iter()
-                .map(|s| matches!(kind(s), Operator::Sink { .. }))
+                .map(|s| match kind(s) {
+                    Operator::Sink { delivery } => Some(*delivery),
+                    _ => None,
+                })
                 .collect(),
             is_source: graph
                 .subtasks
                 .iter()
                 .map(|s| matches!(kind(s), Operator::Source { .. }))
                 .collect(),
-            emitted: vec![0; graph.subtasks.len()],
+            emitted: vec![0; n],
             sunk: Vec::new(),
+            sent: vec![0; graph.channels.len()],
+            processed: vec![0; graph.channels.len()],
+            cuts: BTreeMap::new(),
+            finished: vec![false; n],
+            final_covered: vec![false; n],
             violations: Vec::new(),
         }
     }
@@ -71,6 +107,7 @@ impl Oracles {
     pub fn observe(
         &mut self,
         graph: &ExecutionGraph,
+        storage: &CheckpointStorage,
         index: u64,
         now: Instant,
         event: &TraceEvent,
@@ -80,6 +117,7 @@ impl Oracles {
                 channel,
                 element: Element::Record(record),
             } => {
+                self.sent[channel.index()] += 1;
                 let from = graph.channels[channel.index()].from;
                 if self.is_source[from.index()] && record.origin == from {
                     let emitted = &mut self.emitted[from.index()];
@@ -88,13 +126,53 @@ impl Oracles {
             }
             TraceEvent::Take {
                 subtask,
+                channel,
                 element: Element::Record(record),
-                ..
-            } if self.is_sink[subtask.index()] => self.sunk.push(Sunk {
+            } => {
+                self.processed[channel.index()] += 1;
+                if self.sink[subtask.index()] == Some(Delivery::AtLeastOnce) {
+                    self.sunk.push(Sunk {
+                        vertex: graph.subtasks[subtask.index()].vertex.0,
+                        record,
+                        event_index: index,
+                    });
+                }
+            }
+            TraceEvent::Commit {
+                subtask, record, ..
+            } => self.sunk.push(Sunk {
                 vertex: graph.subtasks[subtask.index()].vertex.0,
                 record,
                 event_index: index,
             }),
+            TraceEvent::Snapshot {
+                subtask,
+                checkpoint,
+                finished,
+                ..
+            } => self.snapshot(graph, subtask, checkpoint, finished),
+            TraceEvent::CheckpointCompleted { checkpoint } => {
+                let completed = storage
+                    .latest()
+                    .filter(|c| c.id == checkpoint)
+                    .expect("a completed checkpoint is in storage before it is announced");
+                self.check_cut(graph, checkpoint, &completed.finished, index, now);
+            }
+            TraceEvent::CheckpointAborted { checkpoint, reason } => {
+                self.cuts.remove(&checkpoint);
+                self.check_abort(checkpoint, reason, index, now);
+            }
+            TraceEvent::TaskState {
+                subtask,
+                to: ExecutionState::Finished,
+                ..
+            } => {
+                self.finished[subtask.index()] = true;
+                self.check_final_checkpoint(graph, subtask, index, now);
+            }
+            _ => {}
+        }
+        match *event {
             TraceEvent::JobStatus { from, to } if !transitions::job(from, to) => {
                 self.violate(Violation {
                     invariant: Invariant::LegalTransition,
@@ -132,6 +210,180 @@ impl Oracles {
                 })
             }
             _ => {}
+        }
+    }
+
+    /// Remembers where every channel of `subtask` stood when it snapshotted `checkpoint`.
+    fn snapshot(
+        &mut self,
+        graph: &ExecutionGraph,
+        subtask: SubtaskId,
+        checkpoint: u64,
+        finished: bool,
+    ) {
+        let channels = graph.channels.len();
+        let cut = self.cuts.entry(checkpoint).or_insert_with(|| Cut {
+            sent: vec![UNSET; channels],
+            processed: vec![UNSET; channels],
+            final_snapshots: Vec::new(),
+        });
+        let s = &graph.subtasks[subtask.index()];
+        for gate in &s.outputs {
+            for &c in &gate.channels {
+                cut.sent[c.index()] = self.sent[c.index()];
+            }
+        }
+        for &c in &s.inputs {
+            cut.processed[c.index()] = self.processed[c.index()];
+        }
+        if finished {
+            cut.final_snapshots.push(subtask);
+        }
+    }
+
+    /// `consistent-cut`: in a completed checkpoint, every channel's producer has sent exactly
+    /// the records its consumer has processed (aligned checkpoints capture no channel state).
+    /// A subtask recorded finished stands for everything it ever sent or processed, so it must
+    /// really have finished.
+    fn check_cut(
+        &mut self,
+        graph: &ExecutionGraph,
+        checkpoint: u64,
+        finished: &[SubtaskId],
+        index: u64,
+        now: Instant,
+    ) {
+        let cut = self.cuts.remove(&checkpoint).unwrap_or_else(|| Cut {
+            sent: vec![UNSET; graph.channels.len()],
+            processed: vec![UNSET; graph.channels.len()],
+            final_snapshots: Vec::new(),
+        });
+        for &s in &cut.final_snapshots {
+            self.final_covered[s.index()] = true;
+        }
+        let mut is_finished = vec![false; graph.subtasks.len()];
+        for &s in finished {
+            is_finished[s.index()] = true;
+            if !self.finished[s.index()] {
+                let name = graph.subtask_name(s).to_string();
+                return self.violate(Violation {
+                    invariant: Invariant::ConsistentCut,
+                    time: now,
+                    actors: vec![name.clone()],
+                    event_index: index,
+                    message: format!(
+                        "checkpoint {checkpoint} records {name} as finished, but it has not finished: the cut claims output it never produced"
+                    ),
+                });
+            }
+        }
+        for (c, info) in graph.channels.iter().enumerate() {
+            let side = |cut_value: u64, live: u64, subtask: SubtaskId| {
+                if cut_value != UNSET {
+                    Some(cut_value)
+                } else if is_finished[subtask.index()] {
+                    Some(live)
+                } else {
+                    None
+                }
+            };
+            let sent = side(cut.sent[c], self.sent[c], info.from);
+            let processed = side(cut.processed[c], self.processed[c], info.to);
+            let channel = graph.channel_name(ChannelId(c as u32)).to_string();
+            let message = match (sent, processed) {
+                (Some(a), Some(b)) if a == b => continue,
+                (Some(a), Some(b)) => format!(
+                    "checkpoint {checkpoint}, channel {channel}: the producer's state covers {a} records sent, the consumer's {b} records processed, and no channel state holds the difference"
+                ),
+                (None, _) | (_, None) => format!(
+                    "checkpoint {checkpoint} completed without the state of an endpoint of {channel}"
+                ),
+            };
+            return self.violate(Violation {
+                invariant: Invariant::ConsistentCut,
+                time: now,
+                actors: vec![
+                    graph.subtask_name(info.from).to_string(),
+                    graph.subtask_name(info.to).to_string(),
+                ],
+                event_index: index,
+                message,
+            });
+        }
+    }
+
+    /// `checkpoint-progress`: with no fault injected, a checkpoint is aborted only for a reason
+    /// its finish protocol allows, and never by expiring.
+    fn check_abort(&mut self, checkpoint: u64, reason: AbortReason, index: u64, now: Instant) {
+        let protocol = self.protocol;
+        let allowed = match reason {
+            AbortReason::Subsumed | AbortReason::JobEnded => true,
+            AbortReason::Declined(DeclineReason::Subsumed) => true,
+            AbortReason::Expired => false,
+            // F1.2: a missed trigger fails the checkpoint in Flink and before FLIP-147.
+            AbortReason::TriggerMissed => {
+                matches!(
+                    protocol,
+                    Some(FinishProtocol::Flink | FinishProtocol::Legacy)
+                )
+            }
+            AbortReason::Declined(DeclineReason::TaskClosing | DeclineReason::TaskNotReady) => {
+                protocol == Some(FinishProtocol::Flink)
+            }
+            // Legacy P1.6 and F1.3 with the feature off.
+            AbortReason::Declined(
+                DeclineReason::InputEndOfStream | DeclineReason::TaskFinishing,
+            ) => protocol == Some(FinishProtocol::Legacy),
+        };
+        if allowed {
+            return;
+        }
+        let why = match reason {
+            AbortReason::Expired => {
+                "it expired without completing, with no fault injected: the protocol stalled".to_owned()
+            }
+            other => format!(
+                "it was aborted ({}), which {} does not allow: finishing tasks must not fail checkpoints (P1.6)",
+                other.id(),
+                protocol.map_or("a run without checkpointing", |p| p.name())
+            ),
+        };
+        self.violate(Violation {
+            invariant: Invariant::CheckpointProgress,
+            time: now,
+            actors: vec!["CheckpointCoordinator".to_owned()],
+            event_index: index,
+            message: format!("checkpoint {checkpoint}: {why}"),
+        });
+    }
+
+    /// `checkpoint-progress`: a task that must wait for a checkpoint covering its final state
+    /// (two-phase-commit sinks, P1.7; every task in `flink`, F1.5) does not finish without it.
+    fn check_final_checkpoint(
+        &mut self,
+        graph: &ExecutionGraph,
+        subtask: SubtaskId,
+        index: u64,
+        now: Instant,
+    ) {
+        let needs = match self.protocol {
+            Some(FinishProtocol::Flink) => true,
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
+                self.sink[subtask.index()] == Some(Delivery::TwoPhaseCommit)
+            }
+            Some(FinishProtocol::Legacy) | None => false,
+        };
+        if needs && !self.final_covered[subtask.index()] {
+            let name = graph.subtask_name(subtask).to_string();
+            self.violate(Violation {
+                invariant: Invariant::CheckpointProgress,
+                time: now,
+                actors: vec![name.clone()],
+                event_index: index,
+                message: format!(
+                    "{name} finished before a checkpoint covering its final state completed (P1.7, F1.5 step 3)"
+                ),
+            });
         }
     }
 

@@ -1,8 +1,8 @@
 //! One trace event as a timeline line or a JSON object.
 
 use crate::graph::ExecutionGraph;
-use crate::record::Element;
-use crate::trace::{Address, Rpc, TraceEvent};
+use crate::record::{Element, Record};
+use crate::trace::{Address, Call, Rpc, TraceEvent};
 use serde_json::{json, Value};
 use sim::Instant;
 
@@ -13,55 +13,111 @@ fn address(a: Address) -> String {
     }
 }
 
+fn record_text(graph: &ExecutionGraph, r: &Record) -> String {
+    format!(
+        "record {}#{} (key {}, value {})",
+        graph.subtask_name(r.origin),
+        r.seq,
+        r.key,
+        r.value
+    )
+}
+
 fn element_text(graph: &ExecutionGraph, element: &Element) -> String {
     match element {
-        Element::Record(r) => format!(
-            "record {}#{} (key {}, value {})",
-            graph.subtask_name(r.origin),
-            r.seq,
-            r.key,
-            r.value
-        ),
+        Element::Record(r) => record_text(graph, r),
+        Element::Barrier(n) => format!("barrier {n}"),
+        Element::EndOfData => "EndOfData".to_owned(),
         Element::EndOfPartition => "EndOfPartition".to_owned(),
     }
 }
 
+fn record_json(graph: &ExecutionGraph, r: &Record) -> Value {
+    json!({
+        "kind": "record",
+        "origin": graph.subtask_name(r.origin).to_string(),
+        "seq": r.seq,
+        "key": r.key,
+        "value": r.value,
+    })
+}
+
 fn element_json(graph: &ExecutionGraph, element: &Element) -> Value {
     match element {
-        Element::Record(r) => json!({
-            "kind": "record",
-            "origin": graph.subtask_name(r.origin).to_string(),
-            "seq": r.seq,
-            "key": r.key,
-            "value": r.value,
-        }),
+        Element::Record(r) => record_json(graph, r),
+        Element::Barrier(n) => json!({"kind": "barrier", "checkpoint": n}),
+        Element::EndOfData => json!({"kind": "end_of_data"}),
         Element::EndOfPartition => json!({"kind": "end_of_partition"}),
     }
 }
 
-fn rpc_text(graph: &ExecutionGraph, rpc: &Rpc) -> String {
-    match *rpc {
-        Rpc::SubmitTask { subtask, attempt } => {
-            format!(
-                "submitTask({}, attempt {attempt})",
-                graph.subtask_name(subtask)
+/// `(method name, arguments as text, arguments as JSON)` of an RPC call.
+fn call_parts(call: &Call) -> (&'static str, String, Value) {
+    match *call {
+        Call::SubmitTask => ("submitTask", String::new(), json!({})),
+        Call::UpdateTaskExecutionState(state) => (
+            "updateTaskExecutionState",
+            state.to_string(),
+            json!({"state": state.name()}),
+        ),
+        Call::TriggerCheckpoint(n) => {
+            ("triggerCheckpoint", n.to_string(), json!({"checkpoint": n}))
+        }
+        Call::NotifyCheckpointComplete(n) => (
+            "notifyCheckpointComplete",
+            n.to_string(),
+            json!({"checkpoint": n}),
+        ),
+        Call::NotifyCheckpointAborted(n) => (
+            "notifyCheckpointAborted",
+            n.to_string(),
+            json!({"checkpoint": n}),
+        ),
+        Call::AcknowledgeCheckpoint {
+            checkpoint,
+            finished,
+        } => (
+            "acknowledgeCheckpoint",
+            if finished {
+                format!("{checkpoint}, final")
+            } else {
+                checkpoint.to_string()
+            },
+            json!({"checkpoint": checkpoint, "finished": finished}),
+        ),
+        Call::DeclineCheckpoint { checkpoint, reason } => (
+            "declineCheckpoint",
+            format!("{checkpoint}, {}", reason.id()),
+            json!({"checkpoint": checkpoint, "reason": reason.id()}),
+        ),
+        Call::TriggerMissed(n) => ("triggerMissed", n.to_string(), json!({"checkpoint": n})),
+        Call::Finishing => ("finishing", String::new(), json!({})),
+        Call::FinishingAnswer(set) => {
+            let ids: Vec<u64> = set.iter().collect();
+            (
+                "finishingAnswer",
+                format!("pending {ids:?}"),
+                json!({"pending": ids}),
             )
         }
-        Rpc::UpdateTaskExecutionState {
-            subtask,
-            attempt,
-            state,
-        } => format!(
-            "updateTaskExecutionState({}, attempt {attempt}, {state})",
-            graph.subtask_name(subtask)
-        ),
     }
+}
+
+fn rpc_text(graph: &ExecutionGraph, rpc: &Rpc) -> String {
+    let (method, args, _) = call_parts(&rpc.call);
+    let sep = if args.is_empty() { "" } else { ", " };
+    format!(
+        "{method}({} attempt {}{sep}{args})",
+        graph.subtask_name(rpc.subtask),
+        rpc.attempt
+    )
 }
 
 /// `(actor, what happened)` for the timeline.
 pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String) {
     let name = |s| graph.subtask_name(s).to_string();
     let channel = |c| graph.channel_name(c).to_string();
+    const CC: &str = "Checkpointing";
     match event {
         TraceEvent::JobStatus { from, to } => ("JobMaster".into(), format!("job {from} → {to}")),
         TraceEvent::ExecutionState {
@@ -137,6 +193,108 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
         TraceEvent::EndOfInput { subtask } => {
             (name(*subtask), "reached the end of its input".into())
         }
+        TraceEvent::CheckpointTriggered { checkpoint } => {
+            (CC.into(), format!("triggered checkpoint {checkpoint}"))
+        }
+        TraceEvent::CheckpointNotTriggered { reason } => (
+            CC.into(),
+            format!("did not trigger a checkpoint: {}", reason.id()),
+        ),
+        TraceEvent::CheckpointSeen {
+            subtask,
+            checkpoint,
+            by_trigger,
+        } => (
+            name(*subtask),
+            format!(
+                "learned of checkpoint {checkpoint} by {}",
+                if *by_trigger {
+                    "trigger RPC"
+                } else {
+                    "barrier"
+                }
+            ),
+        ),
+        TraceEvent::BarrierInserted {
+            subtask,
+            channel: c,
+            checkpoint,
+        } => (
+            name(*subtask),
+            format!(
+                "inserted barrier {checkpoint} before EndOfPartition on {} (P1.3)",
+                channel(*c)
+            ),
+        ),
+        TraceEvent::AlignmentDone {
+            subtask,
+            checkpoint,
+            alignment,
+        } => (
+            name(*subtask),
+            format!("aligned checkpoint {checkpoint} in {alignment}"),
+        ),
+        TraceEvent::Snapshot {
+            subtask,
+            checkpoint,
+            finished,
+            ..
+        } => (
+            name(*subtask),
+            format!(
+                "snapshot for checkpoint {checkpoint}{}",
+                if *finished {
+                    " (final: after end of input)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        TraceEvent::Retrigger {
+            checkpoint,
+            finished,
+            descendant,
+        } => (
+            CC.into(),
+            format!(
+                "re-triggers {} for checkpoint {checkpoint}: its input {} had finished (option1)",
+                name(*descendant),
+                name(*finished)
+            ),
+        ),
+        TraceEvent::CheckpointCompleted { checkpoint } => {
+            (CC.into(), format!("checkpoint {checkpoint} COMPLETED"))
+        }
+        TraceEvent::CheckpointAborted { checkpoint, reason } => (
+            CC.into(),
+            format!("checkpoint {checkpoint} ABORTED: {}", reason.id()),
+        ),
+        TraceEvent::Commit {
+            subtask,
+            checkpoint,
+            record,
+        } => (
+            name(*subtask),
+            format!(
+                "committed {} (transaction of checkpoint {checkpoint})",
+                record_text(graph, record)
+            ),
+        ),
+        TraceEvent::TransactionCommitted {
+            subtask,
+            checkpoint,
+            records,
+        } => (
+            name(*subtask),
+            format!("committed the transaction of checkpoint {checkpoint}: {records} records"),
+        ),
+        TraceEvent::AllRecordsProcessed { channel: c } => {
+            let from = graph.channels[c.index()].from;
+            (
+                name(from),
+                format!("consumer processed all records on {}", channel(*c)),
+            )
+        }
     }
 }
 
@@ -173,27 +331,16 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             sent_at,
             rpc,
         } => {
-            let (method, detail) = match *rpc {
-                Rpc::SubmitTask { subtask, attempt } => (
-                    "submit_task",
-                    json!({"task": name(subtask), "attempt": attempt}),
-                ),
-                Rpc::UpdateTaskExecutionState {
-                    subtask,
-                    attempt,
-                    state,
-                } => (
-                    "update_task_execution_state",
-                    json!({"task": name(subtask), "attempt": attempt, "state": state.name()}),
-                ),
-            };
+            let (method, _, args) = call_parts(&rpc.call);
             json!({
                 "from": address(*from),
                 "to": address(*to),
                 "sent_at": sent_at.to_string(),
                 "sent_at_ns": sent_at.as_nanos(),
                 "method": method,
-                "args": detail,
+                "task": name(rpc.subtask),
+                "attempt": rpc.attempt,
+                "args": args,
             })
         }
         TraceEvent::Push {
@@ -220,6 +367,57 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             json!({"task": name(*subtask), "channel": channel(*c)})
         }
         TraceEvent::EndOfInput { subtask } => json!({"task": name(*subtask)}),
+        TraceEvent::CheckpointTriggered { checkpoint }
+        | TraceEvent::CheckpointCompleted { checkpoint } => json!({"checkpoint": checkpoint}),
+        TraceEvent::CheckpointNotTriggered { reason } => json!({"reason": reason.id()}),
+        TraceEvent::CheckpointSeen {
+            subtask,
+            checkpoint,
+            by_trigger,
+        } => json!({"task": name(*subtask), "checkpoint": checkpoint,
+                    "by": if *by_trigger { "trigger" } else { "barrier" }}),
+        TraceEvent::BarrierInserted {
+            subtask,
+            channel: c,
+            checkpoint,
+        } => json!({"task": name(*subtask), "channel": channel(*c), "checkpoint": checkpoint}),
+        TraceEvent::AlignmentDone {
+            subtask,
+            checkpoint,
+            alignment,
+        } => json!({"task": name(*subtask), "checkpoint": checkpoint,
+                    "alignment": alignment.to_string(), "alignment_ns": alignment.as_nanos()}),
+        TraceEvent::Snapshot {
+            subtask,
+            attempt,
+            checkpoint,
+            finished,
+        } => {
+            json!({"task": name(*subtask), "attempt": attempt, "checkpoint": checkpoint, "finished": finished})
+        }
+        TraceEvent::Retrigger {
+            checkpoint,
+            finished,
+            descendant,
+        } => {
+            json!({"checkpoint": checkpoint, "finished": name(*finished), "task": name(*descendant)})
+        }
+        TraceEvent::CheckpointAborted { checkpoint, reason } => {
+            json!({"checkpoint": checkpoint, "reason": reason.id()})
+        }
+        TraceEvent::Commit {
+            subtask,
+            checkpoint,
+            record,
+        } => {
+            json!({"task": name(*subtask), "checkpoint": checkpoint, "record": record_json(graph, record)})
+        }
+        TraceEvent::TransactionCommitted {
+            subtask,
+            checkpoint,
+            records,
+        } => json!({"task": name(*subtask), "checkpoint": checkpoint, "records": records}),
+        TraceEvent::AllRecordsProcessed { channel: c } => json!({"channel": channel(*c)}),
     };
     if let (Value::Object(o), Value::Object(f)) = (&mut object, fields) {
         o.extend(f);

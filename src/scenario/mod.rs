@@ -52,7 +52,9 @@
 //! | `mode` | `"streaming"` or `"batch"` (batch is not implemented yet) | required |
 //! | `job` | `{"vertices": [...], "edges": [...]}`; `edges` defaults to `[]` | required |
 //! | `cluster`, `network`, `budget`, `expect` | objects, below | all defaults |
+//! | `checkpointing` | object, below; absent (or `null`) disables checkpointing | absent |
 //! | `tie_break` | order of events at the same instant: `"insertion"` or `"shuffled"` (a seeded permutation) | `"insertion"` |
+//! | `bug` | `null`, or the name of one injected bug (`crate::bug::Bug`): `"eop-not-aligned"`, `"no-barrier-before-eop"`, `"cancel-pending-on-finish"`, `"finish-before-final-checkpoint"`, `"skip-retrigger-descendants"`, `"terminal-counts-as-finished"` | `null`: no bug |
 //!
 //! `job.vertices[]` (at least one; their order is the vertex index):
 //!
@@ -65,7 +67,7 @@
 //! | `records` | source only: records each subtask emits before its input ends: one number for every subtask, a list with exactly one number per subtask, or `"unbounded"` (also allowed as a list entry) | `100` |
 //! | `record_interval` | source only: duration or range between two records of a subtask | `"100us"` |
 //! | `keys` | keyed_sum only: number of distinct record keys, at least 1 | `16` |
-//! | `delivery` | sink only: `"at_least_once"` or `"two_phase_commit"` (not implemented yet) | `"at_least_once"` |
+//! | `delivery` | sink only: `"at_least_once"` or `"two_phase_commit"` (pre-commits per checkpoint and commits when it completes, so it needs a `checkpointing` block) | `"at_least_once"` |
 //!
 //! An operator-specific field on another operator is an error. A source has no input edge,
 //! every other vertex has at least one, and a sink has no output edge.
@@ -96,6 +98,38 @@
 //! | `rpc_latency` | duration or range: delay of an RPC | `"200us..2ms"` |
 //! | `channel_capacity` | buffers per channel before back-pressure, at least 1 | `8` |
 //!
+//! `checkpointing` (P1 of `protocols.md`; every duration here is one duration, not a range):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `interval` | duration above 0 between two periodic triggers of the CheckpointCoordinator; `null`: no periodic trigger, only `trigger_at` | `"20ms"` |
+//! | `trigger_at` | list of durations since the start of the run, each one extra trigger; any order (kept sorted), no instant twice | `[]` |
+//! | `timeout` | duration above 0: a checkpoint not completed this long after its trigger is aborted | `"1s"` |
+//! | `max_concurrent` | checkpoints pending at once, 1 to 64 (pending checkpoints are tracked in a 64-wide window) | `1` |
+//! | `min_pause` | duration: least time from the end of one checkpoint to the next trigger | `"0"` |
+//! | `mode` | barrier alignment (P1.4): `"aligned"` or `"unaligned"` (not implemented yet) | `"aligned"` |
+//! | `alignment_timeout` | duration, or `null`: an aligned checkpoint aligning longer switches to unaligned (P1.4; not implemented yet) | `null` |
+//! | `finish_protocol` | how checkpoints go on once subtasks finish (P1.2), one of the four below | `"flink"` |
+//! | `flush_before_finish` | `true`: a finishing subtask waits until its output is fully sent (P1.5; not implemented yet) | `false` |
+//!
+//! An `interval` of `null` with an empty `trigger_at` is an error: no checkpoint would ever be
+//! triggered. The finish protocols:
+//! - `"option1"`: the design's Option 1: the finished set is the FINISHED status, and a trigger
+//!   that missed a finished subtask is re-sent to its descendants through the JobMaster.
+//! - `"option2"`: the design's Option 2: a subtask reports "finishing" to the coordinator before
+//!   EndOfPartition, and takes part in the pending checkpoints first.
+//! - `"flink"`: what Flink 1.15+ ships (`flink-reference.md` F1): a missed trigger aborts the
+//!   checkpoint, and tasks finish through EndOfData and a final checkpoint.
+//! - `"legacy"`: before FLIP-147: no checkpoint is triggered once any subtask finished.
+//!
+//! ```json
+//! "checkpointing": {
+//!   "interval": null, "trigger_at": ["5ms", "40ms"], "timeout": "500ms", "max_concurrent": 2,
+//!   "min_pause": "1ms", "mode": "aligned", "alignment_timeout": null,
+//!   "finish_protocol": "option1", "flush_before_finish": false
+//! }
+//! ```
+//!
 //! `budget` (reaching a cap ends the run and is reported):
 //!
 //! | field | meaning | default |
@@ -112,6 +146,25 @@
 //! | `sink_records` | records delivered by all sink subtasks together | not checked |
 //! | `sinks` | object from sink vertex id to the records that sink delivered | `{}` |
 //! | `trace_hash` | `"0x"` and 16 hex digits, as a summary prints it | not checked |
+//! | `checkpoints` | list of expected checkpoints, below; needs a `checkpointing` block. Only the listed ids are checked, each only in the fields it gives | `[]` |
+//! | `completed_checkpoints` | count of checkpoints completed during the whole run; needs a `checkpointing` block | not checked |
+//! | `retrigger_rpcs` | count of re-trigger RPCs `option1` sent during the whole run; needs a `checkpointing` block | not checked |
+//! | `committed_records` | records committed by all two-phase-commit sinks together; needs such a sink | not checked |
+//!
+//! `expect.checkpoints[]` (subtasks are written `vertex[i]`, `i` 0-based and below the
+//! vertex's parallelism; a list is compared as a set, so its order does not matter and no entry
+//! may appear twice):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `id` | checkpoint id, at least 1; each id once in the list | required |
+//! | `outcome` | `"completed"`, `"aborted"`, or `"never_triggered"` (no checkpoint got this id) | not checked |
+//! | `abort_reason` | non-empty text compared exactly with the simulator's reason id; not with outcome `completed` or `never_triggered` | not checked |
+//! | `triggered` | subtasks the trigger plan sent the trigger RPC to (its `to_trigger`, P1.1), like `["src[0]", "src[1]"]` | not checked |
+//! | `finished` | subtasks the trigger plan recorded as finished | not checked |
+//! | `fully_finished` | vertex ids the trigger plan recorded as fully finished | not checked |
+//!
+//! A `never_triggered` checkpoint has no trigger plan, so it takes none of the last three.
 //!
 //! # Errors
 //!
@@ -129,7 +182,8 @@ mod validate;
 
 pub use error::ScenarioError;
 pub use types::{
-    Budget, Cluster, Delivery, DurationRange, Edge, Exchange, Expect, Job, Mode, Network, Operator,
+    Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, DurationRange,
+    Edge, Exchange, Expect, ExpectedCheckpoint, FinishProtocol, Job, Mode, Network, Operator,
     Partitioner, Pattern, Records, Scenario, TieBreak, Vertex,
 };
 

@@ -1,5 +1,5 @@
 //! The serde schema of the scenario file: the shape of the JSON, its defaults, and the parsing of
-//! single values (durations, record counts, status and invariant names, hashes).
+//! single values (durations, record counts, status, invariant and bug names, hashes).
 //!
 //! Everything that can be judged from one value alone is judged here, so serde reports it with
 //! the JSON path of that value. Rules that relate values to each other (ids that must exist,
@@ -8,8 +8,10 @@
 //! here so validation can tell "absent" from "written".
 
 use super::types::{
-    Delivery, DurationRange, Exchange, Mode, Partitioner, Pattern, Records, TieBreak,
+    CheckpointMode, CheckpointOutcome, Delivery, DurationRange, Exchange, FinishProtocol, Mode,
+    Partitioner, Pattern, Records, TieBreak,
 };
+use crate::bug::Bug;
 use crate::oracle::invariant::Invariant;
 use crate::status::JobStatus;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -39,6 +41,10 @@ pub(super) const DEFAULT_CHANNEL_CAPACITY: u32 = 8;
 pub(super) const DEFAULT_MAX_EVENTS: u64 = 10_000_000;
 /// One hour. `Duration::parse` has no `h` unit, so a file writes this as `"3600s"`.
 pub(super) const DEFAULT_MAX_TIME: Duration = Duration::from_secs(3600);
+pub(super) const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(20);
+pub(super) const DEFAULT_CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(1);
+pub(super) const DEFAULT_MAX_CONCURRENT: u32 = 1;
+pub(super) const DEFAULT_MIN_PAUSE: Duration = Duration::ZERO;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,10 +61,15 @@ pub(super) struct RawScenario {
     pub cluster: RawCluster,
     #[serde(default, deserialize_with = "object")]
     pub network: RawNetwork,
+    /// `null` reads as absent: checkpointing disabled.
+    #[serde(default)]
+    pub checkpointing: Option<Object<RawCheckpointing>>,
     #[serde(default, deserialize_with = "object")]
     pub budget: RawBudget,
     #[serde(default = "default_tie_break")]
     pub tie_break: TieBreak,
+    #[serde(default)]
+    pub bug: Option<BugName>,
     #[serde(default, deserialize_with = "object")]
     pub expect: RawExpect,
 }
@@ -166,6 +177,37 @@ impl Default for RawNetwork {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(super) struct RawCheckpointing {
+    /// Absent: the default interval; `null`: no periodic trigger.
+    #[serde(
+        default = "default_checkpoint_interval",
+        deserialize_with = "nullable_duration"
+    )]
+    pub interval: Option<Duration>,
+    /// In file order, so a duplicate can name both entries; sorted in validation.
+    #[serde(default)]
+    pub trigger_at: Vec<SingleDuration>,
+    #[serde(
+        default = "default_checkpoint_timeout",
+        deserialize_with = "single_duration"
+    )]
+    pub timeout: Duration,
+    #[serde(default = "default_max_concurrent")]
+    pub max_concurrent: u32,
+    #[serde(default = "default_min_pause", deserialize_with = "single_duration")]
+    pub min_pause: Duration,
+    #[serde(default = "default_checkpoint_mode")]
+    pub mode: CheckpointMode,
+    #[serde(default, deserialize_with = "nullable_duration")]
+    pub alignment_timeout: Option<Duration>,
+    #[serde(default = "default_finish_protocol")]
+    pub finish_protocol: FinishProtocol,
+    #[serde(default)]
+    pub flush_before_finish: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct RawBudget {
     #[serde(default = "default_max_events")]
     pub max_events: u64,
@@ -192,6 +234,23 @@ pub(super) struct RawExpect {
     #[serde(default)]
     pub sinks: RawSinks,
     pub trace_hash: Option<TraceHash>,
+    #[serde(default, deserialize_with = "objects")]
+    pub checkpoints: Vec<RawExpectedCheckpoint>,
+    pub completed_checkpoints: Option<u64>,
+    pub retrigger_rpcs: Option<u64>,
+    pub committed_records: Option<u64>,
+}
+
+/// One entry of `expect.checkpoints`; subtask and vertex names are checked in validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExpectedCheckpoint {
+    pub id: u64,
+    pub outcome: Option<CheckpointOutcome>,
+    pub abort_reason: Option<String>,
+    pub triggered: Option<Vec<String>>,
+    pub finished: Option<Vec<String>>,
+    pub fully_finished: Option<Vec<String>>,
 }
 
 /// `expect.status`, read with [`JobStatus::from_name`] so the file uses Flink's own names.
@@ -199,6 +258,13 @@ pub(super) struct StatusName(pub JobStatus);
 
 /// One entry of `expect.violations`, read with [`Invariant::from_id`].
 pub(super) struct InvariantId(pub Invariant);
+
+/// `bug`, read with [`Bug::from_name`] so the file uses the names of `--bug`.
+pub(super) struct BugName(pub Bug);
+
+/// One duration (not a range) where serde needs a type rather than a function, such as the
+/// elements of `trigger_at`, so an error names the element's index.
+pub(super) struct SingleDuration(pub Duration);
 
 /// `expect.trace_hash`: `"0x"` and 16 hex digits, the form summaries print.
 pub(super) struct TraceHash(pub u64);
@@ -231,6 +297,24 @@ fn default_max_events() -> u64 {
 }
 fn default_max_time() -> Duration {
     DEFAULT_MAX_TIME
+}
+fn default_checkpoint_interval() -> Option<Duration> {
+    Some(DEFAULT_CHECKPOINT_INTERVAL)
+}
+fn default_checkpoint_timeout() -> Duration {
+    DEFAULT_CHECKPOINT_TIMEOUT
+}
+fn default_max_concurrent() -> u32 {
+    DEFAULT_MAX_CONCURRENT
+}
+fn default_min_pause() -> Duration {
+    DEFAULT_MIN_PAUSE
+}
+fn default_checkpoint_mode() -> CheckpointMode {
+    CheckpointMode::Aligned
+}
+fn default_finish_protocol() -> FinishProtocol {
+    FinishProtocol::Flink
 }
 
 const DURATION_EXPECTED: &str = r#"a duration like "250us", "10ms" or "2s""#;
@@ -298,6 +382,16 @@ fn parse_invariant(text: &str) -> Result<InvariantId, String> {
     })
 }
 
+fn parse_bug(text: &str) -> Result<BugName, String> {
+    Bug::from_name(text).map(BugName).ok_or_else(|| {
+        let names: Vec<&str> = Bug::ALL.iter().map(|b| b.name()).collect();
+        format!(
+            "unknown bug {text:?}; expected null or one of: {}",
+            names.join(", ")
+        )
+    })
+}
+
 fn parse_trace_hash(text: &str) -> Result<TraceHash, String> {
     text.strip_prefix("0x")
         .filter(|hex| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -340,6 +434,23 @@ fn from_str_with<'de, D: Deserializer<'de>, T>(
 
 fn single_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     from_str_with(d, DURATION_EXPECTED, parse_duration)
+}
+
+/// One duration, or `null` for `None`.
+fn nullable_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    Option::<SingleDuration>::deserialize(d).map(|d| d.map(|d| d.0))
+}
+
+impl<'de> Deserialize<'de> for SingleDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        single_duration(d).map(SingleDuration)
+    }
+}
+
+impl<'de> Deserialize<'de> for BugName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        from_str_with(d, r#"null or a bug name like "eop-not-aligned""#, parse_bug)
+    }
 }
 
 impl<'de> Deserialize<'de> for DurationRange {

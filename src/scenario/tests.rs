@@ -155,6 +155,8 @@ fn full_example_reads_into_the_expected_values() {
         }
     );
     assert_eq!(s.tie_break, TieBreak::Insertion);
+    assert_eq!(s.checkpointing, None);
+    assert_eq!(s.bug, None);
     assert_eq!(
         s.expect,
         Expect {
@@ -163,6 +165,10 @@ fn full_example_reads_into_the_expected_values() {
             sink_records: Some(500),
             sinks: [("sink".to_owned(), 500)].into_iter().collect(),
             trace_hash: None,
+            checkpoints: vec![],
+            completed_checkpoints: None,
+            retrigger_rpcs: None,
+            committed_records: None,
         }
     );
     let document: serde_json::Value = serde_json::from_str(FULL).unwrap();
@@ -292,7 +298,8 @@ fn unsupported_features_read_correctly_before_they_are_refused() {
     let batch = r#"{"name": "t", "mode": "batch", "job": {
         "vertices": [{"id": "src", "operator": "source", "parallelism": 1},
                      {"id": "out", "operator": "sink", "parallelism": 1, "delivery": "two_phase_commit"}],
-        "edges": [{"from": "src", "to": "out", "pattern": "forward"}]}}"#;
+        "edges": [{"from": "src", "to": "out", "pattern": "forward"}]},
+        "checkpointing": {"mode": "unaligned", "alignment_timeout": "0", "flush_before_finish": true}}"#;
     let s = parse_valid(batch, "t.json").expect("valid apart from what is unsupported");
     assert_eq!(s.mode, Mode::Batch);
     assert_eq!(s.job.edges[0].exchange, Exchange::Blocking);
@@ -302,6 +309,10 @@ fn unsupported_features_read_correctly_before_they_are_refused() {
             delivery: Delivery::TwoPhaseCommit
         }
     );
+    let checkpointing = s.checkpointing.expect("a checkpointing block");
+    assert_eq!(checkpointing.mode, CheckpointMode::Unaligned);
+    assert_eq!(checkpointing.alignment_timeout, Some(Duration::ZERO));
+    assert!(checkpointing.flush_before_finish);
 }
 
 #[test]
@@ -773,13 +784,19 @@ fn rejects_what_is_not_implemented_yet_saying_so() {
         "blocking exchanges in streaming mode are not implemented yet",
     );
     reject(
-        &graph(
-            r#"{"id": "s", "operator": "source", "parallelism": 1},
-               {"id": "k", "operator": "sink", "parallelism": 1, "delivery": "two_phase_commit"}"#,
-            r#"{"from": "s", "to": "k", "pattern": "forward"}"#,
-        ),
-        "job.vertices[1].delivery",
-        "needs checkpointing, which is not implemented yet",
+        &with(r#""checkpointing": {"mode": "unaligned"}"#),
+        "checkpointing.mode",
+        "unaligned checkpoints (P1.4, P1.5) are not implemented yet",
+    );
+    reject(
+        &with(r#""checkpointing": {"alignment_timeout": "5ms"}"#),
+        "checkpointing.alignment_timeout",
+        "switches to unaligned checkpoints (P1.4), which are not implemented yet",
+    );
+    reject(
+        &with(r#""checkpointing": {"flush_before_finish": true}"#),
+        "checkpointing.flush_before_finish",
+        "which are not implemented yet",
     );
 }
 
@@ -791,4 +808,456 @@ fn reports_the_first_problem_only() {
         {"id": "s", "operator": "source", "parallelism": 0}]},
         "cluster": {"task_managers": 0}}"#;
     reject(text, "job.vertices[0].parallelism", "between 1 and 100000");
+}
+
+/// `src` (source, 2) -> `sum` (keyed_sum, 3) -> `sink` (sink, 1, two-phase commit), with the
+/// given extra top-level fields (`""` for none).
+fn two_phase(extra: &str) -> String {
+    let comma = if extra.is_empty() { "" } else { "," };
+    format!(
+        r#"{{"name": "t", "mode": "streaming", "job": {{
+            "vertices": [
+                {{"id": "src", "operator": "source", "parallelism": 2}},
+                {{"id": "sum", "operator": "keyed_sum", "parallelism": 3}},
+                {{"id": "sink", "operator": "sink", "parallelism": 1, "delivery": "two_phase_commit"}}
+            ],
+            "edges": [
+                {{"from": "src", "to": "sum", "pattern": "all_to_all"}},
+                {{"from": "sum", "to": "sink", "pattern": "all_to_all"}}
+            ]
+        }}{comma} {extra}}}"#
+    )
+}
+
+/// [`two_phase`] with an empty checkpointing block and the given `expect.checkpoints` list body.
+fn expect_checkpoints(list: &str) -> String {
+    two_phase(&format!(
+        r#""checkpointing": {{}}, "expect": {{"checkpoints": [{list}]}}"#
+    ))
+}
+
+#[test]
+fn an_empty_checkpointing_block_takes_every_default() {
+    let s = ok(&with(r#""checkpointing": {}"#));
+    assert_eq!(
+        s.checkpointing,
+        Some(Checkpointing {
+            interval: Some(Duration::from_millis(20)),
+            trigger_at: vec![],
+            timeout: Duration::from_secs(1),
+            max_concurrent: 1,
+            min_pause: Duration::ZERO,
+            mode: CheckpointMode::Aligned,
+            alignment_timeout: None,
+            finish_protocol: FinishProtocol::Flink,
+            flush_before_finish: false,
+        })
+    );
+    assert_eq!(s.bug, None);
+    // Absent and null both disable checkpointing.
+    assert_eq!(ok(&with("")).checkpointing, None);
+    assert_eq!(ok(&with(r#""checkpointing": null"#)).checkpointing, None);
+    assert_eq!(ok(&with(r#""bug": null"#)).bug, None);
+}
+
+#[test]
+fn a_full_checkpointing_block_and_its_expectations_read_back() {
+    // The checkpointing example of the module doc.
+    let block = r#""checkpointing": {
+          "interval": null, "trigger_at": ["40ms", "5ms"], "timeout": "500ms", "max_concurrent": 2,
+          "min_pause": "1ms", "mode": "aligned", "alignment_timeout": null,
+          "finish_protocol": "option1", "flush_before_finish": false
+        }"#;
+    let s = ok(&two_phase(&format!(
+        r#"{block}, "bug": "skip-retrigger-descendants",
+        "expect": {{
+          "checkpoints": [
+            {{"id": 1, "outcome": "completed", "triggered": ["src[1]", "src[0]"], "finished": [],
+              "fully_finished": []}},
+            {{"id": 2, "outcome": "aborted", "abort_reason": "CHECKPOINT_EXPIRED",
+              "triggered": ["sum[2]"], "finished": ["src[0]", "src[1]"], "fully_finished": ["src"]}},
+            {{"id": 7, "outcome": "never_triggered"}},
+            {{"id": 3}}
+          ],
+          "completed_checkpoints": 1, "retrigger_rpcs": 4, "committed_records": 200
+        }}"#
+    )));
+    assert_eq!(
+        s.checkpointing,
+        Some(Checkpointing {
+            interval: None,
+            // Sorted, whatever the order in the file.
+            trigger_at: vec![Duration::from_millis(5), Duration::from_millis(40)],
+            timeout: Duration::from_millis(500),
+            max_concurrent: 2,
+            min_pause: Duration::from_millis(1),
+            mode: CheckpointMode::Aligned,
+            alignment_timeout: None,
+            finish_protocol: FinishProtocol::Option1,
+            flush_before_finish: false,
+        })
+    );
+    assert_eq!(s.bug, Some(crate::bug::Bug::SkipRetriggerDescendants));
+    assert_eq!(
+        s.job.vertices[2].operator,
+        Operator::Sink {
+            delivery: Delivery::TwoPhaseCommit
+        }
+    );
+    let names = |list: &[&str]| Some(list.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        s.expect.checkpoints,
+        vec![
+            ExpectedCheckpoint {
+                id: 1,
+                outcome: Some(CheckpointOutcome::Completed),
+                abort_reason: None,
+                // As written: the checker compares them as sets.
+                triggered: names(&["src[1]", "src[0]"]),
+                finished: names(&[]),
+                fully_finished: names(&[]),
+            },
+            ExpectedCheckpoint {
+                id: 2,
+                outcome: Some(CheckpointOutcome::Aborted),
+                abort_reason: Some("CHECKPOINT_EXPIRED".into()),
+                triggered: names(&["sum[2]"]),
+                finished: names(&["src[0]", "src[1]"]),
+                fully_finished: names(&["src"]),
+            },
+            ExpectedCheckpoint {
+                id: 7,
+                outcome: Some(CheckpointOutcome::NeverTriggered),
+                abort_reason: None,
+                triggered: None,
+                finished: None,
+                fully_finished: None,
+            },
+            ExpectedCheckpoint {
+                id: 3,
+                outcome: None,
+                abort_reason: None,
+                triggered: None,
+                finished: None,
+                fully_finished: None,
+            },
+        ]
+    );
+    assert_eq!(s.expect.completed_checkpoints, Some(1));
+    assert_eq!(s.expect.retrigger_rpcs, Some(4));
+    assert_eq!(s.expect.committed_records, Some(200));
+}
+
+#[test]
+fn every_finish_protocol_and_bug_name_reads() {
+    let protocols = [
+        ("option1", FinishProtocol::Option1),
+        ("option2", FinishProtocol::Option2),
+        ("flink", FinishProtocol::Flink),
+        ("legacy", FinishProtocol::Legacy),
+    ];
+    for (name, protocol) in protocols {
+        let s = ok(&with(&format!(
+            r#""checkpointing": {{"finish_protocol": "{name}"}}"#
+        )));
+        assert_eq!(s.checkpointing.unwrap().finish_protocol, protocol);
+    }
+    for bug in crate::bug::Bug::ALL {
+        let s = ok(&with(&format!(r#""bug": "{}""#, bug.name())));
+        assert_eq!(s.bug, Some(bug));
+    }
+}
+
+#[test]
+fn rejects_bad_checkpointing_blocks() {
+    let block = |fields: &str| with(&format!(r#""checkpointing": {{{fields}}}"#));
+    reject(
+        &with(r#""checkpointing": true"#),
+        "checkpointing",
+        "expected a JSON object",
+    );
+    reject(
+        &block(r#""intervall": "1ms""#),
+        "checkpointing.intervall",
+        "unknown field `intervall`",
+    );
+    reject(
+        &block(r#""interval": "0ms""#),
+        "checkpointing.interval",
+        "must be longer than 0; use null for no periodic trigger",
+    );
+    reject(
+        &block(r#""interval": "1ms..2ms""#),
+        "checkpointing.interval",
+        "this field takes one duration",
+    );
+    reject(
+        &block(r#""interval": 20"#),
+        "checkpointing.interval",
+        "invalid type: integer `20`",
+    );
+    reject(
+        &block(r#""trigger_at": ["1ms", "2 fortnights"]"#),
+        "checkpointing.trigger_at[1]",
+        r#""2 fortnights" is not a duration"#,
+    );
+    reject(
+        &block(r#""trigger_at": ["10ms", "5ms", "10000us"]"#),
+        "checkpointing.trigger_at[2]",
+        "10ms is listed twice: checkpointing.trigger_at[0] is the same instant",
+    );
+    reject(
+        &block(r#""interval": null"#),
+        "checkpointing",
+        "no checkpoint would ever be triggered",
+    );
+    reject(
+        &block(r#""interval": null, "trigger_at": []"#),
+        "checkpointing",
+        "no checkpoint would ever be triggered",
+    );
+    reject(
+        &block(r#""timeout": "0""#),
+        "checkpointing.timeout",
+        "must be longer than 0",
+    );
+    reject(
+        &block(r#""timeout": null"#),
+        "checkpointing.timeout",
+        "invalid type: null",
+    );
+    reject(
+        &block(r#""max_concurrent": 0"#),
+        "checkpointing.max_concurrent",
+        "must be between 1 and 64, not 0: pending checkpoints are tracked in a 64-wide window",
+    );
+    reject(
+        &block(r#""max_concurrent": 65"#),
+        "checkpointing.max_concurrent",
+        "must be between 1 and 64, not 65",
+    );
+    reject(
+        &block(r#""min_pause": "1ms..2ms""#),
+        "checkpointing.min_pause",
+        "this field takes one duration",
+    );
+    reject(
+        &block(r#""alignment_timeout": "1ms..2ms""#),
+        "checkpointing.alignment_timeout",
+        "this field takes one duration",
+    );
+    reject(
+        &block(r#""mode": "semi_aligned""#),
+        "checkpointing.mode",
+        "unknown variant `semi_aligned`",
+    );
+    reject(
+        &block(r#""finish_protocol": "option3""#),
+        "checkpointing.finish_protocol",
+        "unknown variant `option3`",
+    );
+    reject(
+        &block(r#""flush_before_finish": "yes""#),
+        "checkpointing.flush_before_finish",
+        "expected a boolean",
+    );
+    // A periodic interval alone, or trigger instants alone, is enough.
+    let s = ok(&block(r#""interval": null, "trigger_at": ["0", "3ms"]"#));
+    let checkpointing = s.checkpointing.unwrap();
+    assert_eq!(checkpointing.interval, None);
+    assert_eq!(
+        checkpointing.trigger_at,
+        vec![Duration::ZERO, Duration::from_millis(3)]
+    );
+    assert_eq!(
+        ok(&block(r#""max_concurrent": 64"#))
+            .checkpointing
+            .unwrap()
+            .max_concurrent,
+        64
+    );
+}
+
+#[test]
+fn rejects_an_unknown_bug_listing_the_known_ones() {
+    let known: Vec<&str> = crate::bug::Bug::ALL.iter().map(|b| b.name()).collect();
+    reject(
+        &with(r#""bug": "eop-not-alligned""#),
+        "bug",
+        &format!(
+            r#"unknown bug "eop-not-alligned"; expected null or one of: {}"#,
+            known.join(", ")
+        ),
+    );
+    reject(&with(r#""bug": 3"#), "bug", "invalid type: integer `3`");
+}
+
+#[test]
+fn rejects_a_two_phase_commit_sink_without_checkpointing() {
+    let phrase = "a two_phase_commit sink commits on checkpoint completion, so it needs a \
+                  `checkpointing` block";
+    reject(&two_phase(""), "job.vertices[2].delivery", phrase);
+    reject(
+        &two_phase(r#""checkpointing": null"#),
+        "job.vertices[2].delivery",
+        phrase,
+    );
+}
+
+#[test]
+fn rejects_checkpoint_expectations_without_checkpointing() {
+    let phrase = "checkpointing is disabled (the scenario has no `checkpointing` block)";
+    reject(
+        &with(r#""expect": {"checkpoints": [{"id": 1}]}"#),
+        "expect.checkpoints",
+        phrase,
+    );
+    reject(
+        &with(r#""expect": {"completed_checkpoints": 0}"#),
+        "expect.completed_checkpoints",
+        phrase,
+    );
+    reject(
+        &with(r#""expect": {"retrigger_rpcs": 0}"#),
+        "expect.retrigger_rpcs",
+        phrase,
+    );
+    // An empty list checks nothing, so it needs nothing.
+    assert!(ok(&with(r#""expect": {"checkpoints": []}"#))
+        .expect
+        .checkpoints
+        .is_empty());
+    reject(
+        &with(r#""checkpointing": {}, "expect": {"committed_records": 5}"#),
+        "expect.committed_records",
+        r#"no sink has delivery "two_phase_commit", so no record is ever committed"#,
+    );
+}
+
+#[test]
+fn rejects_bad_expected_checkpoints() {
+    reject(
+        &expect_checkpoints(r#"{"outcome": "completed"}"#),
+        "expect.checkpoints[0]",
+        "missing field `id`",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 1, "state": "completed"}"#),
+        "expect.checkpoints[0].state",
+        "unknown field `state`",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 1}, {"id": 0}"#),
+        "expect.checkpoints[1].id",
+        "must be at least 1",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": -1}"#),
+        "expect.checkpoints[0].id",
+        "expected u64",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 2}, {"id": 3}, {"id": 2, "outcome": "aborted"}"#),
+        "expect.checkpoints[2].id",
+        "checkpoint 2 is already described by expect.checkpoints[0]",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 1, "outcome": "expired"}"#),
+        "expect.checkpoints[0].outcome",
+        "unknown variant `expired`",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 1, "outcome": "completed", "abort_reason": "EXPIRED"}"#),
+        "expect.checkpoints[0].abort_reason",
+        "only an aborted checkpoint has an abort reason, and this one is expected to be \
+         completed",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 1, "abort_reason": ""}"#),
+        "expect.checkpoints[0].abort_reason",
+        "must not be empty",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 1, "outcome": "never_triggered", "finished": []}"#),
+        "expect.checkpoints[0].finished",
+        "a checkpoint that is never triggered has no trigger plan",
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 1, "triggered": "src[0]"}"#),
+        "expect.checkpoints[0].triggered",
+        "invalid type: string \"src[0]\", expected a sequence",
+    );
+    // An abort reason alone implies nothing else.
+    let s = ok(&expect_checkpoints(
+        r#"{"id": 1, "abort_reason": "NOT_ALL_REQUIRED_TASKS_RUNNING"}"#,
+    ));
+    assert_eq!(s.expect.checkpoints[0].outcome, None);
+}
+
+#[test]
+fn rejects_expected_subtasks_and_vertices_that_do_not_exist() {
+    let triggered = |list: &str| {
+        expect_checkpoints(&format!(
+            r#"{{"id": 1}}, {{"id": 2}}, {{"id": 3, "triggered": [{list}]}}"#
+        ))
+    };
+    let at = "expect.checkpoints[2].triggered[1]";
+    reject(
+        &triggered(r#""src[0]", "src[2]""#),
+        at,
+        r#""src[2]" is not a subtask: "src" has parallelism 2, so its subtasks are src[0] to src[1]"#,
+    );
+    reject(
+        &triggered(r#""src[0]", "sink[1]""#),
+        at,
+        r#""sink" has parallelism 1, so its only subtask is sink[0]"#,
+    );
+    reject(
+        &triggered(r#""src[0]", "sum[99999999999999999999999]""#),
+        at,
+        r#""sum" has parallelism 3, so its subtasks are sum[0] to sum[2]"#,
+    );
+    reject(
+        &triggered(r#""src[0]", "map[0]""#),
+        at,
+        r#"unknown vertex "map" in "map[0]"; the vertices are "src", "sum", "sink""#,
+    );
+    for malformed in [
+        "src", "src0", "src[]", "[0]", "src[-1]", "src[01]", "src[ 1]", "src[1] ",
+    ] {
+        reject(
+            &triggered(&format!(r#""src[0]", "{malformed}""#)),
+            at,
+            &format!(
+                r#"{malformed:?} is not a subtask; expected a vertex id and a 0-based index, like "src[0]""#
+            ),
+        );
+    }
+    reject(
+        &triggered(r#""src[0]", "src[0]""#),
+        at,
+        r#""src[0]" is listed twice: expect.checkpoints[2].triggered[0] is the same; the list is compared as a set"#,
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 4, "finished": ["sum[3]"]}"#),
+        "expect.checkpoints[0].finished[0]",
+        r#""sum" has parallelism 3"#,
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 4, "fully_finished": ["src", "src[0]"]}"#),
+        "expect.checkpoints[0].fully_finished[1]",
+        r#"unknown vertex "src[0]"; fully_finished lists vertex ids, and the vertices are "src", "sum", "sink""#,
+    );
+    reject(
+        &expect_checkpoints(r#"{"id": 4, "fully_finished": ["src", "src"]}"#),
+        "expect.checkpoints[0].fully_finished[1]",
+        "listed twice",
+    );
+    // The largest index is a subtask, and a vertex id may itself contain brackets.
+    ok(&triggered(r#""src[1]", "sum[2]", "sink[0]""#));
+    let bracketed = r#"{"name": "t", "mode": "streaming",
+        "job": {"vertices": [{"id": "in[x]", "operator": "source", "parallelism": 2}]},
+        "checkpointing": {},
+        "expect": {"checkpoints": [{"id": 1, "triggered": ["in[x][1]"]}]}}"#;
+    ok(bracketed);
 }

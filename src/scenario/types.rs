@@ -5,6 +5,7 @@
 //! in its serde attributes; the format as a whole is documented in the module doc of
 //! [`crate::scenario`].
 
+use crate::bug::Bug;
 use crate::oracle::invariant::Invariant;
 use crate::status::JobStatus;
 use indexmap::IndexMap;
@@ -23,8 +24,12 @@ pub struct Scenario {
     pub job: Job,
     pub cluster: Cluster,
     pub network: Network,
+    /// `None`: checkpointing is disabled, no checkpoint is ever triggered.
+    pub checkpointing: Option<Checkpointing>,
     pub budget: Budget,
     pub tie_break: TieBreak,
+    /// The injected bug of the run, if any; `None` runs the protocols as designed.
+    pub bug: Option<Bug>,
     pub expect: Expect,
     /// The document as written (parsed JSON), embedded in trace headers so a trace can be replayed.
     pub document: serde_json::Value,
@@ -175,6 +180,54 @@ pub struct Network {
     pub channel_capacity: u32,
 }
 
+/// How the CheckpointCoordinator triggers checkpoints and how tasks take part (P1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpointing {
+    /// Time between two periodic triggers, above 0; `None`: no periodic trigger, only
+    /// `trigger_at`.
+    pub interval: Option<Duration>,
+    /// Instants (since the start of the run) of extra triggers; sorted ascending, no duplicates.
+    pub trigger_at: Vec<Duration>,
+    /// A pending checkpoint not completed this long after its trigger is aborted; above 0.
+    pub timeout: Duration,
+    /// Checkpoints pending at once, 1 to 64 (pending checkpoints are tracked in a 64-wide window).
+    pub max_concurrent: u32,
+    /// Least time between the end of one checkpoint and the trigger of the next.
+    pub min_pause: Duration,
+    pub mode: CheckpointMode,
+    /// An aligned checkpoint whose alignment lasts longer switches to unaligned (P1.4).
+    pub alignment_timeout: Option<Duration>,
+    pub finish_protocol: FinishProtocol,
+    /// A finishing subtask waits until its result partition is fully sent (P1.5).
+    pub flush_before_finish: bool,
+}
+
+/// How a subtask with several inputs lines up barriers (P1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointMode {
+    /// Blocks each channel after its barrier until all barriers arrived.
+    Aligned,
+    /// Snapshots at the first barrier and stores the overtaken buffers as channel state.
+    Unaligned,
+}
+
+/// How checkpoints keep working once some subtasks finished (P1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishProtocol {
+    /// The design's Option 1: the finished set is the FINISHED status; a trigger that missed a
+    /// finished subtask is re-sent to its descendants through the JobMaster.
+    Option1,
+    /// The design's Option 2: a subtask reports "finishing" before EndOfPartition and takes
+    /// part in the pending checkpoints first.
+    Option2,
+    /// What Flink 1.15+ ships (`flink-reference.md` F1).
+    Flink,
+    /// Before FLIP-147: no checkpoint once any subtask finished.
+    Legacy,
+}
+
 /// The caps that make every run end; reaching one is a reported outcome, never a hang.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
@@ -205,4 +258,38 @@ pub struct Expect {
     pub sinks: IndexMap<String, u64>,
     /// Written in JSON as a string `"0x"` + 16 hex digits.
     pub trace_hash: Option<u64>,
+    /// Only the listed checkpoints are checked, each only in what it lists; ids are unique.
+    pub checkpoints: Vec<ExpectedCheckpoint>,
+    /// Checkpoints completed during the whole run.
+    pub completed_checkpoints: Option<u64>,
+    /// Re-trigger RPCs `option1` sent during the whole run.
+    pub retrigger_rpcs: Option<u64>,
+    /// Records committed by all two-phase-commit sinks together.
+    pub committed_records: Option<u64>,
+}
+
+/// What one checkpoint must show; `None` means "not checked".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExpectedCheckpoint {
+    /// At least 1.
+    pub id: u64,
+    pub outcome: Option<CheckpointOutcome>,
+    /// The simulator's reason id, compared exactly.
+    pub abort_reason: Option<String>,
+    /// Subtask names such as `"src[0]"`, compared as a set.
+    pub triggered: Option<Vec<String>>,
+    /// Subtasks the trigger plan recorded as finished, compared as a set.
+    pub finished: Option<Vec<String>>,
+    /// Vertex ids the trigger plan recorded as fully finished, compared as a set.
+    pub fully_finished: Option<Vec<String>>,
+}
+
+/// How a checkpoint ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointOutcome {
+    Completed,
+    Aborted,
+    /// The id was never used: the run ended before a checkpoint got it.
+    NeverTriggered,
 }

@@ -2,17 +2,18 @@
 //! build a [`Scenario`] with every default filled in.
 //!
 //! The checks run in the order the format is documented (top-level fields, each vertex, each
-//! edge, the graph, cluster, network, budget, expect), and the first failure is returned, each
-//! with the JSON path of the value to fix.
+//! edge, the graph, cluster, network, checkpointing, budget, expect), and the first failure is
+//! returned, each with the JSON path of the value to fix.
 
 use super::error::ScenarioError;
 use super::raw::{
-    self, OperatorKind, RawBudget, RawCluster, RawEdge, RawExpect, RawJob, RawNetwork, RawRecords,
-    RawScenario, RawVertex,
+    self, OperatorKind, RawBudget, RawCheckpointing, RawCluster, RawEdge, RawExpect,
+    RawExpectedCheckpoint, RawJob, RawNetwork, RawRecords, RawScenario, RawVertex,
 };
 use super::types::{
-    Budget, Cluster, Delivery, Edge, Exchange, Expect, Job, Mode, Network, Operator, Partitioner,
-    Pattern, Scenario, Vertex,
+    Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange,
+    Expect, ExpectedCheckpoint, Job, Mode, Network, Operator, Partitioner, Pattern, Scenario,
+    Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -20,6 +21,10 @@ use std::collections::{BTreeMap, VecDeque};
 /// The largest parallelism a vertex may have. Every subtask is simulated as an actor, so this
 /// keeps a typo (an extra zero or three) from turning into a run that never ends.
 pub(super) const MAX_PARALLELISM: u32 = 100_000;
+
+/// The most checkpoints that may be pending at once: the coordinator tracks pending checkpoints
+/// in a 64-wide window (one bit each).
+pub(super) const MAX_CONCURRENT_CHECKPOINTS: u32 = 64;
 
 /// What validation found wrong: where, and what was expected. The caller adds the file name.
 #[derive(Debug)]
@@ -50,11 +55,16 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
             "must not be empty: traces, summaries and failure reports name a scenario by it",
         ));
     }
-    let job = check_job(raw.job, raw.mode)?;
+    let checkpointing_enabled = raw.checkpointing.is_some();
+    let job = check_job(raw.job, raw.mode, checkpointing_enabled)?;
     let cluster = check_cluster(raw.cluster, &job)?;
     let network = check_network(raw.network)?;
+    let checkpointing = raw
+        .checkpointing
+        .map(|block| check_checkpointing(block.0))
+        .transpose()?;
     let budget = check_budget(raw.budget)?;
-    let expect = check_expect(raw.expect, &job)?;
+    let expect = check_expect(raw.expect, &job, checkpointing.is_some())?;
     Ok(Scenario {
         name: raw.name,
         description: raw.description,
@@ -63,8 +73,10 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         job,
         cluster,
         network,
+        checkpointing,
         budget,
         tie_break: raw.tie_break,
+        bug: raw.bug.map(|b| b.0),
         expect,
         document,
     })
@@ -80,19 +92,6 @@ pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
             "batch execution (FLIP-383) is not implemented yet; use \"streaming\"",
         ));
     }
-    for (i, vertex) in scenario.job.vertices.iter().enumerate() {
-        if vertex.operator
-            == (Operator::Sink {
-                delivery: Delivery::TwoPhaseCommit,
-            })
-        {
-            return Err(problem(
-                format!("job.vertices[{i}].delivery"),
-                "delivery \"two_phase_commit\" needs checkpointing, which is not implemented \
-                 yet; use \"at_least_once\"",
-            ));
-        }
-    }
     for (k, edge) in scenario.job.edges.iter().enumerate() {
         if edge.exchange == Exchange::Blocking {
             return Err(problem(
@@ -101,10 +100,32 @@ pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
             ));
         }
     }
+    if let Some(checkpointing) = &scenario.checkpointing {
+        if checkpointing.mode == CheckpointMode::Unaligned {
+            return Err(problem(
+                "checkpointing.mode",
+                "unaligned checkpoints (P1.4, P1.5) are not implemented yet; use \"aligned\"",
+            ));
+        }
+        if checkpointing.alignment_timeout.is_some() {
+            return Err(problem(
+                "checkpointing.alignment_timeout",
+                "an alignment timeout switches to unaligned checkpoints (P1.4), which are not \
+                 implemented yet; use null",
+            ));
+        }
+        if checkpointing.flush_before_finish {
+            return Err(problem(
+                "checkpointing.flush_before_finish",
+                "flush_before_finish only matters for unaligned checkpoints (P1.5), which are \
+                 not implemented yet; use false",
+            ));
+        }
+    }
     Ok(())
 }
 
-fn check_job(raw: RawJob, mode: Mode) -> Result<Job, Problem> {
+fn check_job(raw: RawJob, mode: Mode, checkpointing: bool) -> Result<Job, Problem> {
     if raw.vertices.is_empty() {
         return Err(problem(
             "job.vertices",
@@ -115,7 +136,7 @@ fn check_job(raw: RawJob, mode: Mode) -> Result<Job, Problem> {
     let mut ids: IndexMap<String, usize> = IndexMap::new();
     let mut vertices = Vec::with_capacity(raw.vertices.len());
     for (i, raw_vertex) in raw.vertices.into_iter().enumerate() {
-        let vertex = check_vertex(i, raw_vertex, &ids)?;
+        let vertex = check_vertex(i, raw_vertex, &ids, checkpointing)?;
         ids.insert(vertex.id.clone(), i);
         vertices.push(vertex);
     }
@@ -141,6 +162,7 @@ fn check_vertex(
     i: usize,
     raw: RawVertex,
     ids: &IndexMap<String, usize>,
+    checkpointing: bool,
 ) -> Result<Vertex, Problem> {
     let at = |field: &str| format!("job.vertices[{i}].{field}");
     if raw.id.trim().is_empty() {
@@ -210,9 +232,17 @@ fn check_vertex(
             }
             Operator::KeyedSum { keys }
         }
-        OperatorKind::Sink => Operator::Sink {
-            delivery: raw.delivery.unwrap_or(Delivery::AtLeastOnce),
-        },
+        OperatorKind::Sink => {
+            let delivery = raw.delivery.unwrap_or(Delivery::AtLeastOnce);
+            if delivery == Delivery::TwoPhaseCommit && !checkpointing {
+                return Err(problem(
+                    at("delivery"),
+                    "a two_phase_commit sink commits on checkpoint completion, so it needs a \
+                     `checkpointing` block (or use \"at_least_once\")",
+                ));
+            }
+            Operator::Sink { delivery }
+        }
     };
     Ok(Vertex {
         id: raw.id,
@@ -439,6 +469,64 @@ fn check_network(raw: RawNetwork) -> Result<Network, Problem> {
     })
 }
 
+fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> {
+    if raw.interval == Some(sim::Duration::ZERO) {
+        return Err(problem(
+            "checkpointing.interval",
+            "must be longer than 0; use null for no periodic trigger (only `trigger_at`)",
+        ));
+    }
+    // Instant -> index in the file, to name the first of two equal instants.
+    let mut trigger_at: BTreeMap<sim::Duration, usize> = BTreeMap::new();
+    for (k, at) in raw.trigger_at.iter().enumerate() {
+        if let Some(first) = trigger_at.insert(at.0, k) {
+            return Err(problem(
+                format!("checkpointing.trigger_at[{k}]"),
+                format!(
+                    "{} is listed twice: checkpointing.trigger_at[{first}] is the same instant; \
+                     list each trigger once",
+                    at.0
+                ),
+            ));
+        }
+    }
+    if raw.interval.is_none() && trigger_at.is_empty() {
+        return Err(problem(
+            "checkpointing",
+            "no checkpoint would ever be triggered: `interval` is null and `trigger_at` is \
+             empty; give an interval, instants in `trigger_at`, or remove the block to disable \
+             checkpointing",
+        ));
+    }
+    if raw.timeout == sim::Duration::ZERO {
+        return Err(problem(
+            "checkpointing.timeout",
+            "must be longer than 0: a checkpoint with no time to complete would always expire",
+        ));
+    }
+    if !(1..=MAX_CONCURRENT_CHECKPOINTS).contains(&raw.max_concurrent) {
+        return Err(problem(
+            "checkpointing.max_concurrent",
+            format!(
+                "must be between 1 and {MAX_CONCURRENT_CHECKPOINTS}, not {}: pending checkpoints \
+                 are tracked in a {MAX_CONCURRENT_CHECKPOINTS}-wide window",
+                raw.max_concurrent
+            ),
+        ));
+    }
+    Ok(Checkpointing {
+        interval: raw.interval,
+        trigger_at: trigger_at.into_keys().collect(),
+        timeout: raw.timeout,
+        max_concurrent: raw.max_concurrent,
+        min_pause: raw.min_pause,
+        mode: raw.mode,
+        alignment_timeout: raw.alignment_timeout,
+        finish_protocol: raw.finish_protocol,
+        flush_before_finish: raw.flush_before_finish,
+    })
+}
+
 fn check_budget(raw: RawBudget) -> Result<Budget, Problem> {
     if raw.max_events == 0 {
         return Err(problem("budget.max_events", "must be at least 1"));
@@ -452,7 +540,7 @@ fn check_budget(raw: RawBudget) -> Result<Budget, Problem> {
     })
 }
 
-fn check_expect(raw: RawExpect, job: &Job) -> Result<Expect, Problem> {
+fn check_expect(raw: RawExpect, job: &Job, checkpointing: bool) -> Result<Expect, Problem> {
     let sink_ids: Vec<&str> = job
         .vertices
         .iter()
@@ -475,11 +563,211 @@ fn check_expect(raw: RawExpect, job: &Job) -> Result<Expect, Problem> {
             return Err(problem(at, "this sink is listed twice"));
         }
     }
+    let needs_checkpointing = [
+        ("checkpoints", !raw.checkpoints.is_empty()),
+        ("completed_checkpoints", raw.completed_checkpoints.is_some()),
+        ("retrigger_rpcs", raw.retrigger_rpcs.is_some()),
+    ];
+    for (field, present) in needs_checkpointing {
+        if present && !checkpointing {
+            return Err(problem(
+                format!("expect.{field}"),
+                "checkpointing is disabled (the scenario has no `checkpointing` block), so no \
+                 checkpoint is ever triggered; add the block or remove this expectation",
+            ));
+        }
+    }
+    // Checkpoint id -> index in the list, to name the first of two entries for one id.
+    let mut ids: BTreeMap<u64, usize> = BTreeMap::new();
+    let mut checkpoints = Vec::with_capacity(raw.checkpoints.len());
+    for (i, raw_checkpoint) in raw.checkpoints.into_iter().enumerate() {
+        // Before the entry's other fields, so problems are reported in field order.
+        if let Some(first) = ids.insert(raw_checkpoint.id, i) {
+            return Err(problem(
+                format!("expect.checkpoints[{i}].id"),
+                format!(
+                    "checkpoint {} is already described by expect.checkpoints[{first}]; \
+                     describe each checkpoint once",
+                    raw_checkpoint.id
+                ),
+            ));
+        }
+        checkpoints.push(check_expected_checkpoint(i, raw_checkpoint, job)?);
+    }
+    let two_phase_commit = job.vertices.iter().any(|v| {
+        v.operator
+            == Operator::Sink {
+                delivery: Delivery::TwoPhaseCommit,
+            }
+    });
+    if raw.committed_records.is_some() && !two_phase_commit {
+        return Err(problem(
+            "expect.committed_records",
+            "no sink has delivery \"two_phase_commit\", so no record is ever committed; \
+             expect sink_records instead",
+        ));
+    }
     Ok(Expect {
         status: raw.status.map(|s| s.0),
         violations: raw.violations.into_iter().map(|i| i.0).collect(),
         sink_records: raw.sink_records,
         sinks,
         trace_hash: raw.trace_hash.map(|h| h.0),
+        checkpoints,
+        completed_checkpoints: raw.completed_checkpoints,
+        retrigger_rpcs: raw.retrigger_rpcs,
+        committed_records: raw.committed_records,
     })
+}
+
+/// Checks `expect.checkpoints[i]` on its own; that its id is unique is the caller's check.
+fn check_expected_checkpoint(
+    i: usize,
+    raw: RawExpectedCheckpoint,
+    job: &Job,
+) -> Result<ExpectedCheckpoint, Problem> {
+    let at = |field: &str| format!("expect.checkpoints[{i}].{field}");
+    if raw.id == 0 {
+        return Err(problem(
+            at("id"),
+            "must be at least 1: checkpoint ids start at 1",
+        ));
+    }
+    if let Some(reason) = &raw.abort_reason {
+        if reason.is_empty() {
+            return Err(problem(
+                at("abort_reason"),
+                "must not be empty: it is compared exactly with the reason the checkpoint was \
+                 aborted for",
+            ));
+        }
+        if let Some(outcome @ (CheckpointOutcome::Completed | CheckpointOutcome::NeverTriggered)) =
+            raw.outcome
+        {
+            return Err(problem(
+                at("abort_reason"),
+                format!(
+                    "only an aborted checkpoint has an abort reason, and this one is expected \
+                     to be {}",
+                    outcome_name(outcome)
+                ),
+            ));
+        }
+    }
+    if raw.outcome == Some(CheckpointOutcome::NeverTriggered) {
+        let plan = [
+            ("triggered", raw.triggered.is_some()),
+            ("finished", raw.finished.is_some()),
+            ("fully_finished", raw.fully_finished.is_some()),
+        ];
+        if let Some((field, _)) = plan.into_iter().find(|(_, present)| *present) {
+            return Err(problem(
+                at(field),
+                "a checkpoint that is never triggered has no trigger plan to compare with; \
+                 remove this field or the outcome \"never_triggered\"",
+            ));
+        }
+    }
+    for (field, list) in [("triggered", &raw.triggered), ("finished", &raw.finished)] {
+        let list = list.as_deref().unwrap_or_default();
+        check_set(list, &at(field), |name| check_subtask(name, job))?;
+    }
+    let fully_finished = raw.fully_finished.as_deref().unwrap_or_default();
+    check_set(fully_finished, &at("fully_finished"), |id| {
+        if job.vertices.iter().any(|v| v.id == id) {
+            Ok(())
+        } else {
+            Err(format!(
+                "unknown vertex {id:?}; fully_finished lists vertex ids, and the vertices are {}",
+                quoted_ids(job)
+            ))
+        }
+    })?;
+    Ok(ExpectedCheckpoint {
+        id: raw.id,
+        outcome: raw.outcome,
+        abort_reason: raw.abort_reason,
+        triggered: raw.triggered,
+        finished: raw.finished,
+        fully_finished: raw.fully_finished,
+    })
+}
+
+/// Checks every entry of a list that is compared as a set (`path` is the list's): `entry` on
+/// its own, and that no entry is listed twice.
+fn check_set(
+    list: &[String],
+    path: &str,
+    entry: impl Fn(&str) -> Result<(), String>,
+) -> Result<(), Problem> {
+    // Entry -> index of its first occurrence.
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (k, name) in list.iter().enumerate() {
+        let at = || format!("{path}[{k}]");
+        entry(name).map_err(|message| problem(at(), message))?;
+        if let Some(first) = seen.insert(name, k) {
+            return Err(problem(
+                at(),
+                format!(
+                    "{name:?} is listed twice: {path}[{first}] is the same; the list is \
+                     compared as a set"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `name` is a subtask of the job, written `vertex[i]` as traces and summaries
+/// write it: the vertex id, and the 0-based index in decimal without leading zeros.
+fn check_subtask(name: &str, job: &Job) -> Result<(), String> {
+    let parsed = name
+        .strip_suffix(']')
+        .and_then(|rest| rest.rsplit_once('['))
+        .filter(|(id, index)| {
+            !id.is_empty()
+                && !index.is_empty()
+                && index.bytes().all(|b| b.is_ascii_digit())
+                && (index.len() == 1 || !index.starts_with('0'))
+        });
+    let Some((id, index)) = parsed else {
+        return Err(format!(
+            "{name:?} is not a subtask; expected a vertex id and a 0-based index, like \"{}[0]\"",
+            job.vertices[0].id
+        ));
+    };
+    let Some(vertex) = job.vertices.iter().find(|v| v.id == id) else {
+        return Err(format!(
+            "unknown vertex {id:?} in {name:?}; the vertices are {}",
+            quoted_ids(job)
+        ));
+    };
+    // Too many digits for a u64 is out of range too.
+    let index: u64 = index.parse().unwrap_or(u64::MAX);
+    let parallelism = vertex.parallelism;
+    if index >= u64::from(parallelism) {
+        let subtasks = if parallelism == 1 {
+            format!("its only subtask is {id}[0]")
+        } else {
+            format!("its subtasks are {id}[0] to {id}[{}]", parallelism - 1)
+        };
+        return Err(format!(
+            "{name:?} is not a subtask: {id:?} has parallelism {parallelism}, so {subtasks}"
+        ));
+    }
+    Ok(())
+}
+
+/// The vertex ids in file order, quoted, for messages.
+fn quoted_ids(job: &Job) -> String {
+    let quoted: Vec<String> = job.vertices.iter().map(|v| format!("{:?}", v.id)).collect();
+    quoted.join(", ")
+}
+
+fn outcome_name(outcome: CheckpointOutcome) -> &'static str {
+    match outcome {
+        CheckpointOutcome::Completed => "completed",
+        CheckpointOutcome::Aborted => "aborted",
+        CheckpointOutcome::NeverTriggered => "never_triggered",
+    }
 }

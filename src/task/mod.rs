@@ -1,39 +1,53 @@
 //! The task (Flink's `StreamTask`): one attempt of one subtask, running its operator on the
-//! records of its input channels and writing to its output channels.
+//! records of its input channels, taking part in checkpoints, and finishing by the rules of
+//! its finish protocol.
 //!
 //! A task does one thing at a time, like Flink's mailbox thread. A **step** takes one element
 //! from an input channel and processes it (or, for a source, emits the next record), pushes the
 //! outputs, and then the task is busy for the operator's processing time (or the source's
-//! pace) before its next step. When an output channel is full the task stops until the
-//! consumer returns credit; when no input is buffered it sleeps until some arrives.
+//! pace). When an output channel is full the task stops until the consumer returns credit; when
+//! no input is available it sleeps until some arrives.
 //!
-//! Lifecycle (`protocols.md` P0; execution states as in Flink's `Task`):
-//! CREATED → DEPLOYING → INITIALIZING → RUNNING, then at end of input the task emits
-//! EndOfPartition on every output and, once everything it wrote has been handed to the
-//! network, goes FINISHED and reports it to the JobMaster through its TaskManager.
+//! Lifecycle: CREATED → DEPLOYING → INITIALIZING → RUNNING; then the [`Phase`]s
+//! *processing* → *end of input* → *closing* → FINISHED. "End of input" is when a source ran
+//! out, or every input delivered EndOfPartition (EndOfData in `flink`); what the task waits
+//! for before *closing* (emitting EndOfPartition) is what the finish protocols differ in.
 
+mod barrier;
 mod operator;
 
+use crate::bug::Bug;
+use crate::checkpoint::storage::SubtaskSnapshot;
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
 use crate::record::{source_record, Element, Record};
-use crate::scenario::DurationRange;
+use crate::scenario::{DurationRange, FinishProtocol};
 use crate::status::ExecutionState;
-use crate::trace::{Address, Rpc, TraceEvent};
+use crate::trace::{Address, Call, CheckpointSet, DeclineReason, Rpc, TraceEvent};
 use crate::world::{Ctx, Event};
+use barrier::BarrierHandler;
 use operator::Operator;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 /// Where a running task is in its work.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
-    /// Consuming input (or, for a source, emitting records).
+    /// Consuming records (or, for a source, emitting them).
     Processing,
-    /// End of input reached: EndOfPartition is queued behind the last outputs; the task
-    /// finishes once they are all on the wire.
-    Draining,
-    /// Reported FINISHED; nothing more happens.
+    /// End of input: operators have emitted everything; the task still takes part in
+    /// checkpoints and waits until its finish protocol lets it close.
+    EndOfInput,
+    /// EndOfPartition is queued behind the last outputs; FINISHED once all are on the wire.
+    Closing,
     Finished,
+}
+
+/// `option2`'s "finishing" exchange with the CheckpointCoordinator (P1.2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Finishing {
+    NotAsked,
+    Asked,
+    Answered,
 }
 
 pub struct Task {
@@ -44,7 +58,15 @@ pub struct Task {
     phase: Phase,
     operator: Operator,
     process_time: DurationRange,
-    inputs: InputGate,
+    /// Input slots (positions in the subtask's `inputs`) with buffered elements that are not
+    /// blocked by alignment, in the order they became available (Flink's
+    /// `inputChannelsWithData`).
+    available: VecDeque<u32>,
+    /// Input channels that have not delivered EndOfPartition.
+    open_inputs: u32,
+    /// `flink`: input channels that have not delivered EndOfData.
+    data_inputs: u32,
+    barriers: BarrierHandler,
     /// Outputs not yet on the wire, in emission order. A full channel at the head blocks
     /// everything behind it, like Flink's record writer waiting for a buffer.
     pending_out: VecDeque<(ChannelId, Element)>,
@@ -54,16 +76,20 @@ pub struct Task {
     step_scheduled: bool,
     /// Waiting for credit on this channel before pushing more.
     blocked_on: Option<ChannelId>,
-}
-
-/// The consumer side of a task's input channels.
-struct InputGate {
-    /// Input slots (positions in the subtask's `inputs`) with buffered elements, in the order
-    /// they became available (Flink's `inputChannelsWithData`). A slot is here iff its channel
-    /// has something buffered.
-    available: VecDeque<u32>,
-    /// Channels that have not yet delivered EndOfPartition.
-    open: u32,
+    /// The highest checkpoint id this task has learned of.
+    latest_checkpoint: u64,
+    /// Checkpoints performed (acknowledged) and not yet notified complete or aborted.
+    unnotified: BTreeSet<u64>,
+    /// P1.6: the checkpoints it took part in when its input ended, which it waits for.
+    wait_at_end: BTreeSet<u64>,
+    /// The first checkpoint performed after end of input (F1.5 step 2; P1.7's "checkpoint that
+    /// includes its final state").
+    final_checkpoint: Option<u64>,
+    /// A checkpoint with id ≥ `final_checkpoint` was notified complete.
+    final_complete: bool,
+    /// `flink`: output channels whose consumer has not yet acknowledged all records processed.
+    unacknowledged_outputs: u32,
+    finishing: Finishing,
 }
 
 impl Task {
@@ -72,6 +98,8 @@ impl Task {
         let graph = ctx.graph;
         let vertex = graph.vertex_of(id);
         let subtask = &graph.subtasks[id.index()];
+        let inputs = subtask.inputs.len();
+        let outputs: usize = subtask.outputs.iter().map(|g| g.channels.len()).sum();
         Task {
             id,
             attempt,
@@ -80,14 +108,21 @@ impl Task {
             phase: Phase::Processing,
             operator: Operator::new(&vertex.operator, subtask.index),
             process_time: vertex.process_time,
-            inputs: InputGate {
-                available: VecDeque::new(),
-                open: subtask.inputs.len() as u32,
-            },
+            available: VecDeque::new(),
+            open_inputs: inputs as u32,
+            data_inputs: inputs as u32,
+            barriers: BarrierHandler::new(inputs),
             pending_out: VecDeque::new(),
             round_robin: vec![0; subtask.outputs.len()],
             step_scheduled: false,
             blocked_on: None,
+            latest_checkpoint: 0,
+            unnotified: BTreeSet::new(),
+            wait_at_end: BTreeSet::new(),
+            final_checkpoint: None,
+            final_complete: false,
+            unacknowledged_outputs: outputs as u32,
+            finishing: Finishing::NotAsked,
         }
     }
 
@@ -105,13 +140,22 @@ impl Task {
         let name = graph.subtask_name(self.id);
         let doing = if let Some(channel) = self.blocked_on {
             format!("waits for credit on {}", graph.channel_name(channel))
+        } else if let Some(a) = self.barriers.alignment() {
+            format!(
+                "is aligning checkpoint {} since {}",
+                a.checkpoint, a.started
+            )
         } else {
             match self.phase {
                 Phase::Finished => "has finished".to_owned(),
-                Phase::Draining => "waits for its outputs to drain".to_owned(),
+                Phase::Closing => "waits for its outputs to drain".to_owned(),
+                Phase::EndOfInput => format!(
+                    "reached end of input and waits to close (pending checkpoints {:?}, final checkpoint {:?} complete: {}, {} outputs unacknowledged)",
+                    self.unnotified, self.final_checkpoint, self.final_complete, self.unacknowledged_outputs
+                ),
                 Phase::Processing if self.step_scheduled => "is busy with a step".to_owned(),
                 Phase::Processing => {
-                    format!("waits for input on {} open channel(s)", self.inputs.open)
+                    format!("waits for input on {} open channel(s)", self.open_inputs)
                 }
             }
         };
@@ -126,8 +170,12 @@ impl Task {
         // Input may have arrived before the task existed: pick it up now.
         let inputs = &ctx.graph.subtasks[self.id.index()].inputs;
         for (slot, &channel) in inputs.iter().enumerate() {
-            if ctx.io.data.buffered(channel) > 0 {
-                self.inputs.available.push_back(slot as u32);
+            let buffered = ctx.io.data.buffered(channel);
+            if buffered > 0 {
+                self.available.push_back(slot as u32);
+                if ctx.io.data.last_buffered(channel) == Some(Element::EndOfPartition) {
+                    self.barriers.note_eop_enqueued(slot as u32);
+                }
             }
         }
         self.step(ctx);
@@ -135,27 +183,39 @@ impl Task {
 
     /// An element reached the input buffer of `channel`.
     #[inline]
-    pub fn on_input(&mut self, ctx: &mut Ctx<'_, '_>, channel: ChannelId, was_empty: bool) {
+    pub fn on_input(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        channel: ChannelId,
+        element: Element,
+        was_empty: bool,
+    ) {
         if self.state != ExecutionState::Running {
             return;
         }
-        if was_empty {
-            let slot = ctx.graph.channels[channel.index()].input_slot;
-            self.inputs.available.push_back(slot);
+        let slot = ctx.graph.channels[channel.index()].input_slot;
+        if was_empty && !self.barriers.is_blocked(slot) {
+            self.available.push_back(slot);
         }
-        if !self.step_scheduled && self.blocked_on.is_none() && self.phase == Phase::Processing {
-            self.step(ctx);
+        if element == Element::EndOfPartition {
+            self.on_eop_enqueued(ctx, slot);
         }
+        self.wake(ctx);
     }
 
     /// The consumer of `channel` returned a credit.
     pub fn on_credit(&mut self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) {
         if self.blocked_on == Some(channel) {
             self.blocked_on = None;
-            if !self.step_scheduled {
-                self.step(ctx);
-            }
+            self.wake(ctx);
         }
+    }
+
+    /// `flink` (F1.5 step 3): the consumer of `channel` processed every record sent on it.
+    pub fn on_all_records_processed(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.unacknowledged_outputs -= 1;
+        self.check_close(ctx);
+        self.wake(ctx);
     }
 
     /// The scheduled step is due.
@@ -163,6 +223,33 @@ impl Task {
         debug_assert!(self.step_scheduled);
         self.step_scheduled = false;
         if self.blocked_on.is_none() {
+            self.step(ctx);
+        }
+    }
+
+    /// An RPC for this attempt reached its TaskManager.
+    pub fn on_rpc(&mut self, ctx: &mut Ctx<'_, '_>, call: Call) {
+        match call {
+            Call::TriggerCheckpoint(n) => self.on_trigger(ctx, n),
+            Call::NotifyCheckpointComplete(n) => self.on_checkpoint_complete(ctx, n),
+            Call::NotifyCheckpointAborted(n) => self.on_checkpoint_aborted(ctx, n),
+            Call::FinishingAnswer(owed) => self.on_finishing_answer(ctx, owed),
+            Call::SubmitTask
+            | Call::UpdateTaskExecutionState(_)
+            | Call::AcknowledgeCheckpoint { .. }
+            | Call::DeclineCheckpoint { .. }
+            | Call::TriggerMissed(_)
+            | Call::Finishing => unreachable!("{call:?} is never sent to a task"),
+        }
+        // Whatever the call changed (outputs queued, channels unblocked, closing) is carried
+        // out by a step. Handlers reached from inside a step never wake: the step's own loop
+        // goes on.
+        self.wake(ctx);
+    }
+
+    /// Steps when idle: not in a step, not waiting for credit.
+    fn wake(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if !self.step_scheduled && self.blocked_on.is_none() && self.phase != Phase::Finished {
             self.step(ctx);
         }
     }
@@ -175,34 +262,38 @@ impl Task {
                 return;
             }
             match self.phase {
-                Phase::Processing => {}
-                Phase::Draining => return self.finish(ctx),
+                Phase::Processing | Phase::EndOfInput => {}
+                Phase::Closing => return self.finish(ctx),
                 Phase::Finished => return,
             }
             if self.operator.is_source() {
-                match self.operator.next_source_seq() {
-                    Some(seq) => {
-                        let record = source_record(self.id, seq);
-                        self.emit(ctx, record);
-                        self.flush(ctx);
-                        let pause = draw(&mut ctx.io.workload, self.operator.source_interval());
-                        self.schedule_step(ctx, pause);
-                        return;
-                    }
-                    None => {
-                        self.end_of_input(ctx);
-                        continue;
+                if self.phase == Phase::Processing {
+                    match self.operator.next_source_seq() {
+                        Some(seq) => {
+                            let record = source_record(self.id, seq);
+                            self.emit(ctx, record);
+                            self.flush(ctx);
+                            let pause = draw(&mut ctx.io.workload, self.operator.source_interval());
+                            self.schedule_step(ctx, pause);
+                        }
+                        None => {
+                            self.end_of_input(ctx);
+                            continue;
+                        }
                     }
                 }
+                return;
             }
-            let Some(slot) = self.inputs.available.pop_front() else {
+            let Some(slot) = self.available.pop_front() else {
                 return; // idle until input arrives
             };
             let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
-            let (element, wake_producer) = ctx.io.data.take(channel);
-            if ctx.io.data.buffered(channel) > 0 {
-                self.inputs.available.push_back(slot);
+            if self.barriers.is_blocked(slot) || ctx.io.data.buffered(channel) == 0 {
+                // Blocked by alignment since it was queued (it comes back when unblocked), or
+                // a second entry for a channel already drained.
+                continue;
             }
+            let (element, wake_producer) = ctx.io.data.take(channel);
             if wake_producer {
                 ctx.sched
                     .after(sim::Duration::ZERO, Event::Credit { channel });
@@ -212,8 +303,13 @@ impl Task {
                 channel,
                 element,
             });
+            let blocks = matches!(element, Element::Barrier(_));
+            if ctx.io.data.buffered(channel) > 0 && !blocks {
+                self.available.push_back(slot);
+            }
             match element {
                 Element::Record(record) => {
+                    debug_assert_eq!(self.phase, Phase::Processing, "a record after end of input");
                     if let Some(out) = self.operator.process(record) {
                         self.emit(ctx, out);
                     }
@@ -222,12 +318,19 @@ impl Task {
                     self.schedule_step(ctx, cost);
                     return;
                 }
-                Element::EndOfPartition => {
-                    self.inputs.open -= 1;
-                    if self.inputs.open == 0 {
+                Element::Barrier(n) => self.on_barrier(ctx, slot, n),
+                Element::EndOfData => {
+                    // F1.5 step 1: tell the producer at once that all its records were
+                    // processed (over the network, with a channel's latency).
+                    let latency = draw(&mut ctx.io.workload, ctx.config.channel_latency);
+                    ctx.sched
+                        .after(latency, Event::AllRecordsProcessed { channel });
+                    self.data_inputs -= 1;
+                    if self.data_inputs == 0 {
                         self.end_of_input(ctx);
                     }
                 }
+                Element::EndOfPartition => self.on_eop_processed(ctx, slot),
             }
         }
     }
@@ -244,6 +347,16 @@ impl Task {
             let channel = ctx.graph.route(gate, &record, &mut self.round_robin[g]);
             self.pending_out
                 .push_back((channel, Element::Record(record)));
+        }
+    }
+
+    /// Queues an event (barrier, EndOfData, EndOfPartition) on every output channel, behind
+    /// everything emitted before it.
+    fn broadcast(&mut self, ctx: &Ctx<'_, '_>, element: Element) {
+        for gate in &ctx.graph.subtasks[self.id.index()].outputs {
+            for &channel in &gate.channels {
+                self.pending_out.push_back((channel, element));
+            }
         }
     }
 
@@ -266,27 +379,420 @@ impl Task {
         true
     }
 
-    /// The source ran out of records, or every input channel delivered EndOfPartition: the
-    /// operator emits what it kept for the end (keyed totals), then EndOfPartition follows on
-    /// every output channel.
+    fn protocol(&self, ctx: &Ctx<'_, '_>) -> Option<FinishProtocol> {
+        ctx.config.protocol
+    }
+
+    // ---- barriers and EndOfPartition (P1.3, P1.4, F1.3) ----
+
+    /// P1.3 step 1: EndOfPartition was enqueued on `slot`; the priority notice reaches the
+    /// barrier handler at once.
+    fn on_eop_enqueued(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+        self.barriers.note_eop_enqueued(slot);
+        let Some(alignment) = self.barriers.alignment() else {
+            return;
+        };
+        // P1.3 step 3: insert the pending checkpoint's barrier right before it.
+        if matches!(
+            self.protocol(ctx),
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2)
+        ) {
+            self.insert_barriers(ctx, alignment.checkpoint);
+        }
+    }
+
+    /// P1.3 steps 2 and 3: a barrier for `checkpoint` goes right before every buffered
+    /// EndOfPartition that has not yet been processed.
+    fn insert_barriers(&mut self, ctx: &mut Ctx<'_, '_>, checkpoint: u64) {
+        let slots: Vec<u32> = self.barriers.slots_awaiting_insertion().collect();
+        for slot in slots {
+            if ctx.config.bug == Some(Bug::EopNotAligned) {
+                continue;
+            }
+            if ctx.config.bug == Some(Bug::NoBarrierBeforeEop) {
+                // The bug: the notice itself counts as the barrier, although records may still
+                // be queued before EndOfPartition.
+                if self.barriers.deliver(slot) {
+                    self.aligned(ctx);
+                    return;
+                }
+                continue;
+            }
+            let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
+            ctx.io
+                .data
+                .insert_before_eop(channel, Element::Barrier(checkpoint));
+            ctx.record(TraceEvent::BarrierInserted {
+                subtask: self.id,
+                channel,
+                checkpoint,
+            });
+        }
+    }
+
+    /// P1.3 step 4 (F1.3 in `flink`): EndOfPartition was processed on `slot`.
+    fn on_eop_processed(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+        self.open_inputs -= 1;
+        if self.barriers.note_eop_processed(slot) {
+            let checkpoint = self.barriers.alignment().map(|a| a.checkpoint).unwrap_or(0);
+            match (self.protocol(ctx), ctx.config.bug) {
+                // F1.3 with the feature off: EndOfPartition during alignment aborts it.
+                (Some(FinishProtocol::Legacy), _) => {
+                    self.abandon_alignment(ctx);
+                    self.decline(ctx, checkpoint, DeclineReason::InputEndOfStream);
+                }
+                (_, Some(Bug::EopNotAligned)) => {}
+                // The channel counts as aligned: every checkpoint needs one barrier fewer.
+                _ => {
+                    if self.barriers.deliver(slot) {
+                        self.aligned(ctx);
+                    }
+                }
+            }
+        }
+        // Without EndOfData (every variant but `flink`), end of input is the last
+        // EndOfPartition.
+        if self.open_inputs == 0 && self.phase == Phase::Processing {
+            self.end_of_input(ctx);
+        }
+    }
+
+    /// Barrier `n` was dequeued from `slot`.
+    fn on_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+        let aligning = self.barriers.alignment().map(|a| a.checkpoint);
+        if aligning != Some(n) {
+            if n <= self.latest_checkpoint {
+                // A barrier of a checkpoint already performed, declined or subsumed.
+                self.unblock_if_stale(ctx, slot);
+                return;
+            }
+            self.begin_checkpoint(ctx, n, false);
+        }
+        if self.barriers.deliver(slot) {
+            self.aligned(ctx);
+        }
+    }
+
+    /// A stale barrier blocks nothing: put its channel back in the queue.
+    fn unblock_if_stale(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+        let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
+        if ctx.io.data.buffered(channel) > 0 && !self.barriers.is_blocked(slot) {
+            self.available.push_back(slot);
+        }
+    }
+
+    /// The task learns of checkpoint `n` (barrier or trigger). A newer checkpoint subsumes one
+    /// still aligning (F1.3).
+    fn begin_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
+        if let Some(old) = self.barriers.alignment() {
+            self.abandon_alignment(ctx);
+            self.decline(ctx, old.checkpoint, DeclineReason::Subsumed);
+        }
+        self.latest_checkpoint = n;
+        ctx.record(TraceEvent::CheckpointSeen {
+            subtask: self.id,
+            checkpoint: n,
+            by_trigger,
+        });
+        self.barriers.start(n, ctx.now);
+        // P1.3 step 2.
+        if matches!(
+            self.protocol(ctx),
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2)
+        ) {
+            self.insert_barriers(ctx, n);
+        }
+    }
+
+    /// The trigger RPC for checkpoint `n` (P1.1: sources and tasks whose inputs all finished).
+    fn on_trigger(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        let protocol = self.protocol(ctx);
+        match self.phase {
+            Phase::Closing | Phase::Finished => {
+                match protocol {
+                    // P1.2 option2: a trigger after the finishing report is ignored.
+                    Some(FinishProtocol::Option2) | None => {}
+                    // F1.5 step 4: a closing task declines.
+                    Some(FinishProtocol::Flink) if self.phase == Phase::Closing => {
+                        self.decline(ctx, n, DeclineReason::TaskClosing)
+                    }
+                    // The task is gone (or as good as): the trigger missed (P1.2).
+                    Some(_) => self.send(ctx, Call::TriggerMissed(n)),
+                }
+                return;
+            }
+            Phase::Processing | Phase::EndOfInput => {}
+        }
+        if n <= self.latest_checkpoint {
+            return; // already learned of it from a barrier (or an earlier trigger)
+        }
+        if self.operator.is_source() {
+            self.latest_checkpoint = n;
+            ctx.record(TraceEvent::CheckpointSeen {
+                subtask: self.id,
+                checkpoint: n,
+                by_trigger: true,
+            });
+            self.perform_checkpoint(ctx, n);
+            return;
+        }
+        self.begin_checkpoint(ctx, n, true);
+        if self.barriers.all_ended() {
+            // P1.3 step 5 / F1.4: every input finished: snapshot at once.
+            self.aligned(ctx);
+        } else if protocol == Some(FinishProtocol::Flink) {
+            // F1.4: process the barrier as if it arrived on every still-open channel. Their
+            // producers acknowledged EndOfData already, so no record is left before it.
+            let slots = ctx.graph.subtasks[self.id.index()].inputs.len() as u32;
+            let mut done = false;
+            for slot in 0..slots {
+                done = self.barriers.deliver(slot) || done;
+            }
+            if done {
+                self.aligned(ctx);
+            }
+        }
+    }
+
+    /// Every channel delivered the barrier (or EndOfPartition): snapshot, forward, acknowledge.
+    fn aligned(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let alignment = self
+            .barriers
+            .alignment()
+            .expect("aligned without an alignment");
+        let took = ctx.now - alignment.started;
+        ctx.record(TraceEvent::AlignmentDone {
+            subtask: self.id,
+            checkpoint: alignment.checkpoint,
+            alignment: took,
+        });
+        if let Some(record) = ctx.io.stats.get_mut(alignment.checkpoint) {
+            record.alignments.push((self.id, took));
+        }
+        self.abandon_alignment(ctx);
+        self.perform_checkpoint(ctx, alignment.checkpoint);
+    }
+
+    /// Ends the alignment and unblocks its channels.
+    fn abandon_alignment(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let inputs = &ctx.graph.subtasks[self.id.index()].inputs;
+        for slot in self.barriers.finish() {
+            if ctx.io.data.buffered(inputs[slot as usize]) > 0 {
+                self.available.push_back(slot);
+            }
+        }
+    }
+
+    /// Takes the snapshot for checkpoint `n`, writes it to durable storage, forwards the
+    /// barrier and acknowledges.
+    fn perform_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        let finished = self.phase == Phase::EndOfInput;
+        if finished && self.final_checkpoint.is_none() {
+            self.final_checkpoint = Some(n);
+        }
+        let state = self.operator.snapshot(n);
+        ctx.io.storage.write_snapshot(
+            n,
+            self.id,
+            SubtaskSnapshot {
+                attempt: self.attempt,
+                finished,
+                state,
+            },
+        );
+        ctx.record(TraceEvent::Snapshot {
+            subtask: self.id,
+            attempt: self.attempt,
+            checkpoint: n,
+            finished,
+        });
+        self.broadcast(ctx, Element::Barrier(n));
+        self.send(
+            ctx,
+            Call::AcknowledgeCheckpoint {
+                checkpoint: n,
+                finished,
+            },
+        );
+        self.unnotified.insert(n);
+    }
+
+    fn decline(&mut self, ctx: &mut Ctx<'_, '_>, checkpoint: u64, reason: DeclineReason) {
+        self.send(ctx, Call::DeclineCheckpoint { checkpoint, reason });
+    }
+
+    fn on_checkpoint_complete(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        if self.phase == Phase::Finished {
+            return;
+        }
+        // A completed checkpoint settles every older one the task performed.
+        self.unnotified.retain(|&c| c > n);
+        for (checkpoint, records) in self.operator.commit(n) {
+            if records.is_empty() {
+                continue;
+            }
+            for &record in &records {
+                ctx.record(TraceEvent::Commit {
+                    subtask: self.id,
+                    checkpoint,
+                    record,
+                });
+            }
+            ctx.record(TraceEvent::TransactionCommitted {
+                subtask: self.id,
+                checkpoint,
+                records: records.len() as u64,
+            });
+        }
+        if self.final_checkpoint.is_some_and(|f| n >= f) {
+            self.final_complete = true;
+        }
+        self.check_close(ctx);
+    }
+
+    fn on_checkpoint_aborted(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        if self.phase == Phase::Finished {
+            return;
+        }
+        self.unnotified.remove(&n);
+        if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
+            self.abandon_alignment(ctx);
+        }
+        self.check_close(ctx);
+    }
+
+    // ---- finishing (P1.2, P1.6, P1.7, F1.5) ----
+
+    /// The source ran out of records, or every input channel ended: operators emit what they
+    /// kept for the end (keyed totals); then the task waits to close.
     fn end_of_input(&mut self, ctx: &mut Ctx<'_, '_>) {
         ctx.record(TraceEvent::EndOfInput { subtask: self.id });
         for record in self.operator.end_of_input(self.id) {
             self.emit(ctx, record);
         }
-        for gate in &ctx.graph.subtasks[self.id.index()].outputs {
-            for &channel in &gate.channels {
-                self.pending_out
-                    .push_back((channel, Element::EndOfPartition));
+        self.phase = Phase::EndOfInput;
+        let cancel = ctx.config.protocol == Some(FinishProtocol::Legacy)
+            || ctx.config.bug == Some(Bug::CancelPendingOnFinish);
+        match ctx.config.protocol {
+            // F1.5 step 1: EndOfData on every output, then keep running for the final
+            // checkpoint.
+            Some(FinishProtocol::Flink) => self.broadcast(ctx, Element::EndOfData),
+            // P1.6: wait for the checkpoints taken part in so far, not for later ones.
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
+                self.wait_at_end = self.unnotified.clone();
+            }
+            Some(FinishProtocol::Legacy) | None => {}
+        }
+        if cancel {
+            // Legacy P1.6: finishing declines every pending checkpoint.
+            let pending: Vec<u64> = self
+                .unnotified
+                .iter()
+                .copied()
+                .chain(self.barriers.alignment().map(|a| a.checkpoint))
+                .collect();
+            if self.barriers.alignment().is_some() {
+                self.abandon_alignment(ctx);
+            }
+            for checkpoint in pending {
+                self.decline(ctx, checkpoint, DeclineReason::TaskFinishing);
+            }
+            self.unnotified.clear();
+            self.wait_at_end.clear();
+        }
+        self.check_close(ctx);
+    }
+
+    /// Does this task have to wait for a checkpoint covering its final state? Two-phase-commit
+    /// sinks do (P1.7); in `flink` every task does (F1.5 step 3); nobody does without
+    /// checkpointing or before FLIP-147.
+    fn needs_final_checkpoint(&self, ctx: &Ctx<'_, '_>) -> bool {
+        match ctx.config.protocol {
+            Some(FinishProtocol::Flink) => true,
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
+                self.operator.needs_checkpoint_complete()
+            }
+            Some(FinishProtocol::Legacy) | None => false,
+        }
+    }
+
+    /// Closes the task once its finish protocol allows.
+    fn check_close(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if self.phase != Phase::EndOfInput || self.barriers.alignment().is_some() {
+            return;
+        }
+        let final_done = self.final_complete
+            || !self.needs_final_checkpoint(ctx)
+            || ctx.config.bug == Some(Bug::FinishBeforeFinalCheckpoint);
+        let ready = match ctx.config.protocol {
+            None | Some(FinishProtocol::Legacy) => true,
+            Some(FinishProtocol::Flink) => final_done && self.unacknowledged_outputs == 0,
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
+                let waited = self
+                    .wait_at_end
+                    .iter()
+                    .all(|c| !self.unnotified.contains(c));
+                waited && final_done
+            }
+        };
+        if !ready {
+            return;
+        }
+        if ctx.config.protocol == Some(FinishProtocol::Option2) {
+            match self.finishing {
+                Finishing::NotAsked => {
+                    // P1.2 option2: report "finishing" before EndOfPartition and wait.
+                    self.finishing = Finishing::Asked;
+                    self.send(ctx, Call::Finishing);
+                    return;
+                }
+                Finishing::Asked => return,
+                Finishing::Answered => {}
             }
         }
-        self.phase = Phase::Draining;
+        self.close(ctx);
+    }
+
+    /// `option2`: the coordinator counted this task finished and lists the pending checkpoints
+    /// it still owes: perform each (the snapshot is final), then close.
+    fn on_finishing_answer(&mut self, ctx: &mut Ctx<'_, '_>, owed: CheckpointSet) {
+        for n in owed.iter() {
+            if n > self.latest_checkpoint {
+                self.latest_checkpoint = n;
+                ctx.record(TraceEvent::CheckpointSeen {
+                    subtask: self.id,
+                    checkpoint: n,
+                    by_trigger: true,
+                });
+                self.perform_checkpoint(ctx, n);
+            }
+        }
+        self.finishing = Finishing::Answered;
+        self.close(ctx);
+    }
+
+    /// EndOfPartition on every output; FINISHED once everything is on the wire.
+    fn close(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.phase = Phase::Closing;
+        self.broadcast(ctx, Element::EndOfPartition);
     }
 
     /// Everything is on the wire: the task is FINISHED and tells the JobMaster.
     fn finish(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.phase = Phase::Finished;
         self.set_state(ctx, ExecutionState::Finished);
+    }
+
+    fn send(&self, ctx: &mut Ctx<'_, '_>, call: Call) {
+        ctx.send(
+            Address::TaskManager(self.task_manager),
+            Address::JobMaster,
+            Rpc {
+                subtask: self.id,
+                attempt: self.attempt,
+                call,
+            },
+        );
     }
 
     /// Changes the task's own state and, from INITIALIZING on, reports it to the JobMaster
@@ -300,15 +806,7 @@ impl Task {
             to,
         });
         if to != ExecutionState::Deploying {
-            ctx.send(
-                Address::TaskManager(self.task_manager),
-                Address::JobMaster,
-                Rpc::UpdateTaskExecutionState {
-                    subtask: self.id,
-                    attempt: self.attempt,
-                    state: to,
-                },
-            );
+            self.send(ctx, Call::UpdateTaskExecutionState(to));
         }
     }
 }

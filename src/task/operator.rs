@@ -1,8 +1,9 @@
 //! The operators a task runs (`protocols.md` P0), with the state each keeps.
 
+use crate::checkpoint::storage::OperatorState;
 use crate::graph::SubtaskId;
 use crate::record::{map_value, Record};
-use crate::scenario::{self, DurationRange, Records};
+use crate::scenario::{self, Delivery, DurationRange, Records};
 use std::collections::BTreeMap;
 
 pub enum Operator {
@@ -22,6 +23,14 @@ pub enum Operator {
     /// Collects records; what it received is the run's output (the oracles read it from the
     /// trace).
     Sink,
+    /// A two-phase-commit sink (P1.7): a transaction per checkpoint, pre-committed when the
+    /// snapshot is taken and committed when the checkpoint is notified complete. Records
+    /// become output only when committed.
+    TwoPhaseCommitSink {
+        open: Vec<Record>,
+        /// Pre-committed transactions by checkpoint id, oldest first.
+        precommitted: Vec<(u64, Vec<Record>)>,
+    },
 }
 
 impl Operator {
@@ -44,7 +53,57 @@ impl Operator {
                 keys: *keys,
                 sums: BTreeMap::new(),
             },
-            scenario::Operator::Sink { .. } => Operator::Sink,
+            scenario::Operator::Sink {
+                delivery: Delivery::AtLeastOnce,
+            } => Operator::Sink,
+            scenario::Operator::Sink {
+                delivery: Delivery::TwoPhaseCommit,
+            } => Operator::TwoPhaseCommitSink {
+                open: Vec::new(),
+                precommitted: Vec::new(),
+            },
+        }
+    }
+
+    /// Acts on `notifyCheckpointComplete`, so its task must wait for a checkpoint covering its
+    /// final state before finishing (P1.7).
+    pub fn needs_checkpoint_complete(&self) -> bool {
+        matches!(self, Operator::TwoPhaseCommitSink { .. })
+    }
+
+    /// The state to write for checkpoint `n`. A two-phase-commit sink pre-commits its open
+    /// transaction as the transaction of `n`.
+    pub fn snapshot(&mut self, n: u64) -> OperatorState {
+        match self {
+            Operator::Source { next, .. } => OperatorState::Source { offset: *next },
+            Operator::Map | Operator::Sink => OperatorState::Stateless,
+            Operator::KeyedSum { sums, .. } => OperatorState::KeyedSum {
+                sums: sums.iter().map(|(&k, &v)| (k, v)).collect(),
+            },
+            Operator::TwoPhaseCommitSink { open, precommitted } => {
+                precommitted.push((n, std::mem::take(open)));
+                OperatorState::TwoPhaseCommitSink {
+                    pending: precommitted.clone(),
+                }
+            }
+        }
+    }
+
+    /// Checkpoint `n` completed: commits every pre-committed transaction up to `n` (later ones
+    /// wait for their own checkpoint). Returns the committed transactions, oldest first.
+    pub fn commit(&mut self, n: u64) -> Vec<(u64, Vec<Record>)> {
+        match self {
+            Operator::TwoPhaseCommitSink { precommitted, .. } => {
+                let keep = precommitted
+                    .iter()
+                    .position(|(c, _)| *c > n)
+                    .unwrap_or(precommitted.len());
+                precommitted.drain(..keep).collect()
+            }
+            Operator::Source { .. }
+            | Operator::Map
+            | Operator::KeyedSum { .. }
+            | Operator::Sink => Vec::new(),
         }
     }
 
@@ -88,6 +147,10 @@ impl Operator {
                 None
             }
             Operator::Sink => None,
+            Operator::TwoPhaseCommitSink { open, .. } => {
+                open.push(record);
+                None
+            }
         }
     }
 
@@ -104,7 +167,10 @@ impl Operator {
                     value,
                 })
                 .collect(),
-            Operator::Source { .. } | Operator::Map | Operator::Sink => Vec::new(),
+            Operator::Source { .. }
+            | Operator::Map
+            | Operator::Sink
+            | Operator::TwoPhaseCommitSink { .. } => Vec::new(),
         }
     }
 }

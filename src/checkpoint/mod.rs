@@ -1,0 +1,396 @@
+//! The CheckpointCoordinator (`protocols.md` P1.1, P1.2; `flink-reference.md` F1.1, F1.2).
+//!
+//! It lives in the JobMaster and sees tasks only through the JobMaster's view of execution
+//! states and through RPCs: trigger plans are computed from that lagging view, so a trigger can
+//! reach a task that has already finished. What happens then is the finish protocol's business
+//! (`checkpointing.finish_protocol`):
+//! - `option1`: the miss is recorded as a finished marker and the task's descendants are
+//!   triggered through the JobMaster (which may miss again, one level down: the cascade);
+//! - `option2`: cannot happen, since a task reports "finishing" before EndOfPartition and the
+//!   coordinator counts it finished at once (its set of such tasks is volatile);
+//! - `flink` and `legacy`: the whole checkpoint is aborted; the next one plans again.
+
+pub mod plan;
+pub mod stats;
+pub mod storage;
+
+use crate::bug::Bug;
+use crate::graph::SubtaskId;
+use crate::jobmaster::Execution;
+use crate::scenario::{Checkpointing, FinishProtocol};
+use crate::trace::{
+    AbortReason, Address, Call, CheckpointSet, DeclineReason, Rpc, TraceEvent, TriggerFailure,
+};
+use crate::world::{Ctx, Event};
+use plan::Plan;
+use sim::Instant;
+use stats::{CheckpointRecord, Outcome};
+use storage::CompletedCheckpoint;
+
+/// A triggered checkpoint waiting for acknowledgements.
+struct Pending {
+    id: u64,
+    plan: Plan,
+    /// Indexed by subtask: still owes an acknowledgement.
+    waiting: Vec<bool>,
+    remaining: usize,
+    /// Indexed by subtask: received a trigger RPC for this checkpoint (so `option1` re-triggers
+    /// each descendant once).
+    triggered: Vec<bool>,
+    /// Subtasks recorded finished: the plan's, plus those whose trigger missed.
+    finished: Vec<SubtaskId>,
+}
+
+pub struct CheckpointCoordinator {
+    config: Checkpointing,
+    protocol: FinishProtocol,
+    bug: Option<Bug>,
+    next_id: u64,
+    pending: Vec<Pending>,
+    last_completed_at: Option<Instant>,
+    /// `option2`: subtasks that reported "finishing". Volatile: rebuilt, never restored.
+    reported_finishing: Vec<bool>,
+}
+
+impl CheckpointCoordinator {
+    pub fn new(config: Checkpointing, bug: Option<Bug>, subtasks: usize) -> CheckpointCoordinator {
+        CheckpointCoordinator {
+            protocol: config.finish_protocol,
+            config,
+            bug,
+            next_id: 1,
+            pending: Vec::new(),
+            last_completed_at: None,
+            reported_finishing: vec![false; subtasks],
+        }
+    }
+
+    /// The job is running: start the periodic trigger and the explicit `trigger_at` times.
+    pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if let Some(interval) = self.config.interval {
+            ctx.sched.after(interval, Event::CheckpointTick);
+        }
+        for &at in &self.config.trigger_at {
+            let at = Instant::ZERO + at;
+            if at >= ctx.now {
+                ctx.sched.at(at, Event::CheckpointTriggerAt);
+            }
+        }
+    }
+
+    /// The periodic trigger fired: try a checkpoint and schedule the next tick.
+    pub fn on_tick(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
+        self.try_trigger(ctx, view, placement);
+        if let Some(interval) = self.config.interval {
+            ctx.sched.after(interval, Event::CheckpointTick);
+        }
+    }
+
+    /// An explicit `trigger_at` time came.
+    pub fn on_trigger_at(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
+        self.try_trigger(ctx, view, placement);
+    }
+
+    fn try_trigger(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
+        let failure = if self.pending.len() >= self.config.max_concurrent as usize {
+            Some(TriggerFailure::TooManyConcurrent)
+        } else if self
+            .last_completed_at
+            .is_some_and(|t| ctx.now.saturating_duration_since(t) < self.config.min_pause)
+        {
+            Some(TriggerFailure::MinPause)
+        } else {
+            None
+        };
+        let plan = match failure {
+            Some(f) => Err(f),
+            None => plan::compute(
+                ctx.graph,
+                |s| view[s.index()].state,
+                &self.reported_finishing,
+                self.protocol,
+                self.bug,
+            ),
+        };
+        let plan = match plan {
+            Ok(plan) => plan,
+            Err(reason) => {
+                ctx.record(TraceEvent::CheckpointNotTriggered { reason });
+                return;
+            }
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        let n = ctx.graph.subtasks.len();
+        let mut waiting = vec![false; n];
+        for s in &plan.to_wait_for {
+            waiting[s.index()] = true;
+        }
+        let mut triggered = vec![false; n];
+        for s in &plan.to_trigger {
+            triggered[s.index()] = true;
+        }
+        ctx.record(TraceEvent::CheckpointTriggered { checkpoint: id });
+        ctx.io.stats.checkpoints.push(CheckpointRecord {
+            id,
+            triggered_at: ctx.now,
+            plan: plan.clone(),
+            outcome: Outcome::Pending,
+            alignments: Vec::new(),
+            retriggers: 0,
+            missed: Vec::new(),
+        });
+        for &s in &plan.to_trigger {
+            send(ctx, view, placement, s, Call::TriggerCheckpoint(id));
+        }
+        ctx.sched.after(
+            self.config.timeout,
+            Event::CheckpointExpired { checkpoint: id },
+        );
+        self.pending.push(Pending {
+            id,
+            remaining: plan.to_wait_for.len(),
+            finished: plan.finished.clone(),
+            plan,
+            waiting,
+            triggered,
+        });
+    }
+
+    fn find(&self, id: u64) -> Option<usize> {
+        self.pending.iter().position(|p| p.id == id)
+    }
+
+    /// `acknowledgeCheckpoint`: the subtask's snapshot is in durable storage.
+    pub fn on_acknowledge(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        rpc: Rpc,
+        checkpoint: u64,
+    ) {
+        let Some(i) = self.find(checkpoint) else {
+            return; // late: already completed or aborted
+        };
+        if view[rpc.subtask.index()].attempt != rpc.attempt {
+            return;
+        }
+        let p = &mut self.pending[i];
+        if std::mem::take(&mut p.waiting[rpc.subtask.index()]) {
+            p.remaining -= 1;
+        }
+        if p.remaining == 0 {
+            self.complete(ctx, view, placement, i);
+        }
+    }
+
+    /// `declineCheckpoint`: the whole checkpoint fails.
+    pub fn on_decline(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        checkpoint: u64,
+        reason: DeclineReason,
+    ) {
+        if let Some(i) = self.find(checkpoint) {
+            self.abort(ctx, view, placement, i, AbortReason::Declined(reason));
+        }
+    }
+
+    /// The timeout of a checkpoint passed.
+    pub fn on_expired(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        checkpoint: u64,
+    ) {
+        if let Some(i) = self.find(checkpoint) {
+            self.abort(ctx, view, placement, i, AbortReason::Expired);
+        }
+    }
+
+    /// A trigger reached a subtask that had already finished (P1.2).
+    pub fn on_trigger_missed(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        subtask: SubtaskId,
+        checkpoint: u64,
+    ) {
+        let Some(i) = self.find(checkpoint) else {
+            return;
+        };
+        match self.protocol {
+            FinishProtocol::Flink | FinishProtocol::Legacy => {
+                // F1.2: the trigger fails, and with it the whole checkpoint.
+                self.abort(ctx, view, placement, i, AbortReason::TriggerMissed);
+            }
+            FinishProtocol::Option2 => {
+                // The finishing reply covered it; a late trigger is ignored (P1.2 option2).
+            }
+            FinishProtocol::Option1 => {
+                // P1.2 option1: record the finished subtask's empty state, then trigger its
+                // descendants through the JobMaster, since its channels already carried
+                // EndOfPartition and no barrier will come from it.
+                let p = &mut self.pending[i];
+                if std::mem::take(&mut p.waiting[subtask.index()]) {
+                    p.remaining -= 1;
+                    p.finished.push(subtask);
+                }
+                if let Some(record) = ctx.io.stats.get_mut(checkpoint) {
+                    record.missed.push(subtask);
+                }
+                if self.bug != Some(Bug::SkipRetriggerDescendants) {
+                    let graph = ctx.graph;
+                    for gate in &graph.subtasks[subtask.index()].outputs {
+                        for &channel in &gate.channels {
+                            let descendant = graph.channels[channel.index()].to;
+                            let p = &mut self.pending[i];
+                            if p.waiting[descendant.index()]
+                                && !std::mem::replace(&mut p.triggered[descendant.index()], true)
+                            {
+                                ctx.record(TraceEvent::Retrigger {
+                                    checkpoint,
+                                    finished: subtask,
+                                    descendant,
+                                });
+                                if let Some(record) = ctx.io.stats.get_mut(checkpoint) {
+                                    record.retriggers += 1;
+                                }
+                                send(
+                                    ctx,
+                                    view,
+                                    placement,
+                                    descendant,
+                                    Call::TriggerCheckpoint(checkpoint),
+                                );
+                            }
+                        }
+                    }
+                }
+                if self.pending[i].remaining == 0 {
+                    self.complete(ctx, view, placement, i);
+                }
+            }
+        }
+    }
+
+    /// `option2`: a subtask is about to emit EndOfPartition. Count it finished at once and answer
+    /// with the pending checkpoints it still owes.
+    pub fn on_finishing(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        subtask: SubtaskId,
+    ) {
+        self.reported_finishing[subtask.index()] = true;
+        let mut owed = CheckpointSet::default();
+        for p in &self.pending {
+            if p.waiting[subtask.index()] {
+                owed.insert(p.id);
+            }
+        }
+        send(ctx, view, placement, subtask, Call::FinishingAnswer(owed));
+    }
+
+    /// The job reached a terminal status: nothing pending can complete any more.
+    pub fn on_job_ended(&mut self, ctx: &mut Ctx<'_, '_>) {
+        for p in std::mem::take(&mut self.pending) {
+            ctx.io.storage.discard(p.id);
+            ctx.record(TraceEvent::CheckpointAborted {
+                checkpoint: p.id,
+                reason: AbortReason::JobEnded,
+            });
+            if let Some(record) = ctx.io.stats.get_mut(p.id) {
+                record.outcome = Outcome::Aborted(ctx.now, AbortReason::JobEnded);
+            }
+        }
+    }
+
+    fn complete(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32], i: usize) {
+        let p = self.pending.remove(i);
+        ctx.io.storage.complete(CompletedCheckpoint {
+            id: p.id,
+            completed_at: ctx.now,
+            plan: p.plan.clone(),
+            finished: p.finished,
+        });
+        ctx.record(TraceEvent::CheckpointCompleted { checkpoint: p.id });
+        if let Some(record) = ctx.io.stats.get_mut(p.id) {
+            record.outcome = Outcome::Completed(ctx.now);
+        }
+        self.last_completed_at = Some(ctx.now);
+        // A completed checkpoint subsumes every older pending one.
+        while let Some(older) = self.pending.iter().position(|o| o.id < p.id) {
+            self.abort(ctx, view, placement, older, AbortReason::Subsumed);
+        }
+        // Commit-to is the wait-for set (F1.1): two-phase-commit sinks commit on this.
+        for &s in &p.plan.to_wait_for {
+            send(
+                ctx,
+                view,
+                placement,
+                s,
+                Call::NotifyCheckpointComplete(p.id),
+            );
+        }
+    }
+
+    fn abort(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        i: usize,
+        reason: AbortReason,
+    ) {
+        let p = self.pending.remove(i);
+        ctx.io.storage.discard(p.id);
+        ctx.record(TraceEvent::CheckpointAborted {
+            checkpoint: p.id,
+            reason,
+        });
+        if let Some(record) = ctx.io.stats.get_mut(p.id) {
+            record.outcome = Outcome::Aborted(ctx.now, reason);
+        }
+        for &s in &p.plan.to_wait_for {
+            send(ctx, view, placement, s, Call::NotifyCheckpointAborted(p.id));
+        }
+    }
+}
+
+/// Sends `call` to the current attempt of `subtask`, on its TaskManager.
+fn send(
+    ctx: &mut Ctx<'_, '_>,
+    view: &[Execution],
+    placement: &[u32],
+    subtask: SubtaskId,
+    call: Call,
+) {
+    ctx.send(
+        Address::JobMaster,
+        Address::TaskManager(placement[subtask.index()]),
+        Rpc {
+            subtask,
+            attempt: view[subtask.index()].attempt,
+            call,
+        },
+    );
+}
+
+impl FinishProtocol {
+    /// The name scenarios use (`checkpointing.finish_protocol`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FinishProtocol::Option1 => "option1",
+            FinishProtocol::Option2 => "option2",
+            FinishProtocol::Flink => "flink",
+            FinishProtocol::Legacy => "legacy",
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! What happened to every checkpoint, for the summary: an omniscient record that actors write
+//! and never read (like Flink's `CheckpointStatsTracker`, but outside the JobManager so a crash
+//! does not erase it).
+
+use super::plan::Plan;
+use crate::graph::SubtaskId;
+use crate::trace::AbortReason;
+use sim::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Pending,
+    Completed(Instant),
+    Aborted(Instant, AbortReason),
+}
+
+#[derive(Clone, Debug)]
+pub struct CheckpointRecord {
+    pub id: u64,
+    pub triggered_at: Instant,
+    pub plan: Plan,
+    pub outcome: Outcome,
+    /// Per task: how long it took from the first barrier (or trigger) to alignment.
+    pub alignments: Vec<(SubtaskId, Duration)>,
+    /// `option1`: trigger RPCs re-sent to descendants of finished subtasks.
+    pub retriggers: u64,
+    /// `option1`: subtasks whose trigger missed because they had finished.
+    pub missed: Vec<SubtaskId>,
+}
+
+#[derive(Default)]
+pub struct CheckpointStats {
+    pub checkpoints: Vec<CheckpointRecord>,
+}
+
+impl CheckpointStats {
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut CheckpointRecord> {
+        // Ids are dense from 1 and never reused.
+        self.checkpoints.get_mut((id as usize).checked_sub(1)?)
+    }
+
+    pub fn get(&self, id: u64) -> Option<&CheckpointRecord> {
+        self.checkpoints.get((id as usize).checked_sub(1)?)
+    }
+
+    pub fn retrigger_rpcs(&self) -> u64 {
+        self.checkpoints.iter().map(|c| c.retriggers).sum()
+    }
+
+    pub fn completed(&self) -> u64 {
+        self.checkpoints
+            .iter()
+            .filter(|c| matches!(c.outcome, Outcome::Completed(_)))
+            .count() as u64
+    }
+}

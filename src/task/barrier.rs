@@ -1,0 +1,122 @@
+//! The task's barrier handler for aligned checkpoints (`protocols.md` P1.3, P1.4 aligned column;
+//! `flink-reference.md` F1.3).
+//!
+//! It tracks, per input channel, whether EndOfPartition was enqueued (the priority notice of
+//! P1.3 step 1) or processed (step 4), and for the one checkpoint being aligned which channels
+//! delivered their barrier. Aligned means: a channel that delivered barrier *n* is blocked until
+//! every channel delivered barrier *n* or EndOfPartition. It does not touch channels or send
+//! anything itself; the task acts on what it returns.
+
+use sim::Instant;
+
+#[derive(Clone, Copy, Default, Debug)]
+struct Slot {
+    /// EndOfPartition is buffered on this channel (P1.3 step 1).
+    eop_enqueued: bool,
+    /// EndOfPartition was processed: the channel is no longer watched (P1.3 step 4).
+    ended: bool,
+    /// Delivered the barrier (or, by the rules of the variant, counts as aligned) for the
+    /// checkpoint being aligned.
+    delivered: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Alignment {
+    pub checkpoint: u64,
+    pub started: Instant,
+    /// Channels still owing a barrier or EndOfPartition.
+    remaining: u32,
+}
+
+pub struct BarrierHandler {
+    slots: Vec<Slot>,
+    alignment: Option<Alignment>,
+}
+
+impl BarrierHandler {
+    pub fn new(inputs: usize) -> BarrierHandler {
+        BarrierHandler {
+            slots: vec![Slot::default(); inputs],
+            alignment: None,
+        }
+    }
+
+    pub fn alignment(&self) -> Option<Alignment> {
+        self.alignment
+    }
+
+    /// A channel that delivered the barrier being aligned is blocked until alignment ends.
+    #[inline]
+    pub fn is_blocked(&self, slot: u32) -> bool {
+        self.alignment.is_some() && self.slots[slot as usize].delivered
+    }
+
+    pub fn all_ended(&self) -> bool {
+        self.slots.iter().all(|s| s.ended)
+    }
+
+    /// P1.3 step 1: EndOfPartition was enqueued on `slot`.
+    pub fn note_eop_enqueued(&mut self, slot: u32) {
+        self.slots[slot as usize].eop_enqueued = true;
+    }
+
+    /// Slots with EndOfPartition buffered but not processed and no barrier yet for the
+    /// checkpoint being aligned: where P1.3 steps 2 and 3 insert a barrier.
+    pub fn slots_awaiting_insertion(&self) -> impl Iterator<Item = u32> + '_ {
+        let aligning = self.alignment.is_some();
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| aligning && s.eop_enqueued && !s.ended && !s.delivered)
+            .map(|(i, _)| i as u32)
+    }
+
+    /// Starts aligning `checkpoint`: every channel not yet ended owes a barrier.
+    pub fn start(&mut self, checkpoint: u64, now: Instant) {
+        debug_assert!(self.alignment.is_none());
+        let mut remaining = 0;
+        for s in &mut self.slots {
+            s.delivered = false;
+            if !s.ended {
+                remaining += 1;
+            }
+        }
+        self.alignment = Some(Alignment {
+            checkpoint,
+            started: now,
+            remaining,
+        });
+    }
+
+    /// `slot` delivered the barrier being aligned, or counts as if it had (its EndOfPartition
+    /// was processed: P1.3 step 4, F1.3). Returns true when that completes the alignment.
+    pub fn deliver(&mut self, slot: u32) -> bool {
+        let s = &mut self.slots[slot as usize];
+        let a = self
+            .alignment
+            .as_mut()
+            .expect("delivering into an alignment");
+        if !std::mem::replace(&mut s.delivered, true) {
+            a.remaining -= 1;
+        }
+        a.remaining == 0
+    }
+
+    /// P1.3 step 4: EndOfPartition was processed on `slot`; the channel is no longer watched.
+    /// Returns whether it had not yet delivered the barrier of the checkpoint being aligned.
+    pub fn note_eop_processed(&mut self, slot: u32) -> bool {
+        let s = &mut self.slots[slot as usize];
+        s.ended = true;
+        self.alignment.is_some() && !s.delivered
+    }
+
+    /// Ends the alignment (snapshot taken, or checkpoint abandoned) and returns the slots to
+    /// unblock.
+    pub fn finish(&mut self) -> impl Iterator<Item = u32> + '_ {
+        self.alignment = None;
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, s)| std::mem::take(&mut s.delivered).then_some(i as u32))
+    }
+}
