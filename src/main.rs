@@ -4,6 +4,7 @@
 //! input or usage. A closed stdout (`flinksim run … | head`) is not an error.
 
 use clap::{Parser, Subcommand, ValueEnum};
+use flinksim::bug::Bug;
 use flinksim::report::{
     self, check_expectations, event_json, event_line, summary_json, summary_text,
 };
@@ -47,7 +48,12 @@ enum Command {
         /// Which events the timeline shows.
         #[arg(long, value_enum, default_value_t = Timeline::Protocol)]
         timeline: Timeline,
+        /// Inject a bug (see `flinksim bugs`), overriding the scenario's `bug`.
+        #[arg(long, value_name = "NAME", value_parser = parse_bug)]
+        bug: Option<Bug>,
     },
+    /// List the injectable bugs, the rule each breaks and the oracle that catches it.
+    Bugs,
     /// Check scenario files without running them.
     Validate {
         #[arg(required = true)]
@@ -63,6 +69,13 @@ enum Timeline {
     All,
 }
 
+fn parse_bug(name: &str) -> Result<Bug, String> {
+    Bug::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = Bug::ALL.iter().map(|b| b.name()).collect();
+        format!("unknown bug {name:?}; the bugs are: {}", known.join(", "))
+    })
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -73,15 +86,20 @@ fn main() -> ExitCode {
             summary,
             quiet,
             timeline,
+            bug,
         } => cmd_run(
             &scenario,
-            seed,
-            trace.as_deref(),
-            summary.as_deref(),
-            quiet,
-            timeline,
+            RunArgs {
+                seed,
+                trace: trace.as_deref(),
+                summary: summary.as_deref(),
+                quiet,
+                timeline,
+                bug,
+            },
         ),
         Command::Validate { files } => cmd_validate(&files),
+        Command::Bugs => cmd_bugs(),
     };
     match result {
         Ok(code) => code,
@@ -130,25 +148,53 @@ fn cmd_validate(files: &[PathBuf]) -> io::Result<ExitCode> {
     })
 }
 
-fn cmd_run(
-    path: &Path,
+fn cmd_bugs() -> io::Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    for bug in Bug::ALL {
+        writeln!(out, "{}", bug.name())?;
+        writeln!(out, "    breaks     {}", bug.rule())?;
+        writeln!(out, "    caught by  {}", bug.caught_by())?;
+        writeln!(out, "    effect     {}", bug.description())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `flinksim run`'s options besides the scenario.
+struct RunArgs<'a> {
     seed: Option<u64>,
-    trace_path: Option<&Path>,
-    summary_path: Option<&Path>,
+    trace: Option<&'a Path>,
+    summary: Option<&'a Path>,
     quiet: bool,
     timeline: Timeline,
-) -> io::Result<ExitCode> {
-    let Some(scenario) = load_or_report(path) else {
+    bug: Option<Bug>,
+}
+
+fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
+    let RunArgs {
+        seed,
+        trace: trace_path,
+        summary: summary_path,
+        quiet,
+        timeline,
+        bug,
+    } = args;
+    let Some(mut scenario) = load_or_report(path) else {
         return Ok(ExitCode::from(2));
     };
+    if bug.is_some() {
+        scenario.bug = bug;
+    }
     let seed_used = seed.unwrap_or(scenario.seed);
     let mut out = io::BufWriter::new(io::stdout().lock());
     writeln!(
         out,
-        "flinksim {}: scenario {} ({}), seed {seed_used}",
+        "flinksim {}: scenario {} ({}), seed {seed_used}{}",
         env!("CARGO_PKG_VERSION"),
         scenario.name,
-        path.display()
+        path.display(),
+        scenario
+            .bug
+            .map_or(String::new(), |b| format!(", injected bug {b}"))
     )?;
     if !scenario.description.is_empty() {
         writeln!(out, "{}", scenario.description)?;
@@ -185,7 +231,13 @@ fn cmd_run(
     }
 
     let failures = check_expectations(&scenario.expect, &report);
-    let reproduce = format!("flinksim run {} --seed {seed_used}", path.display());
+    let reproduce = match scenario.bug {
+        Some(bug) => format!(
+            "flinksim run {} --seed {seed_used} --bug {bug}",
+            path.display()
+        ),
+        None => format!("flinksim run {} --seed {seed_used}", path.display()),
+    };
     if let Some(trace_path) = trace_path {
         report::write_atomically(trace_path, |w| {
             let header = json!({

@@ -1,10 +1,11 @@
 //! One run: build the world from a scenario, drive the kernel to the end or a budget, let the
 //! oracles judge, and gather what the reports need.
 
+use crate::checkpoint::stats::{CheckpointRecord, Outcome};
 use crate::graph::ExecutionGraph;
 use crate::oracle::invariant::Invariant;
 use crate::oracle::Violation;
-use crate::scenario::{Scenario, TieBreak};
+use crate::scenario::{Delivery, Operator, Scenario, TieBreak};
 use crate::status::JobStatus;
 use crate::trace::{Retain, Trace};
 use crate::world::{Event, World};
@@ -33,6 +34,10 @@ pub struct RunReport {
     pub violations: Vec<Violation>,
     /// When the run stopped before the job ended: what was still going on.
     pub diagnosis: Vec<String>,
+    /// Every checkpoint triggered, in id order.
+    pub checkpoints: Vec<CheckpointRecord>,
+    /// Records committed by two-phase-commit sinks, in all.
+    pub committed_records: u64,
     pub trace: Trace,
     pub graph: ExecutionGraph,
 }
@@ -40,6 +45,17 @@ pub struct RunReport {
 impl RunReport {
     pub fn sink_records(&self) -> u64 {
         self.sinks.iter().map(|(_, n)| n).sum()
+    }
+
+    pub fn completed_checkpoints(&self) -> u64 {
+        self.checkpoints
+            .iter()
+            .filter(|c| matches!(c.outcome, Outcome::Completed(_)))
+            .count() as u64
+    }
+
+    pub fn retrigger_rpcs(&self) -> u64 {
+        self.checkpoints.iter().map(|c| c.retriggers).sum()
     }
 }
 
@@ -95,6 +111,21 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     let World { graph, io, .. } = world;
     let trace_len = io.trace.len();
     let sinks = io.oracles.sink_counts(&graph);
+    let committed_records = sinks
+        .iter()
+        .filter(|(name, _)| {
+            graph.vertices.iter().any(|v| {
+                &v.name == name
+                    && matches!(
+                        v.operator,
+                        Operator::Sink {
+                            delivery: Delivery::TwoPhaseCommit
+                        }
+                    )
+            })
+        })
+        .map(|(_, n)| n)
+        .sum();
     let mut violations =
         io.oracles
             .finish(&graph, status, outcome.now, trace_len.saturating_sub(1));
@@ -118,6 +149,8 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         sinks,
         violations,
         diagnosis,
+        checkpoints: io.stats.checkpoints,
+        committed_records,
         trace: io.trace,
         graph,
     }

@@ -422,6 +422,13 @@ impl Oracles {
         let mut sunk = std::mem::take(&mut self.sunk);
         sunk.sort_by_key(|s| (s.vertex, s.record, s.event_index));
         let name = |v: u32| graph.vertices[v as usize].name.clone();
+        // What output means at each sink: received (at least once) or committed (two-phase).
+        let verb = |v: u32| match graph.vertices[v as usize].operator {
+            Operator::Sink {
+                delivery: Delivery::TwoPhaseCommit,
+            } => "committed",
+            _ => "received",
+        };
         let describe = |r: &Record| describe_record(graph, r);
 
         // Walk both sorted lists, matching copies one for one.
@@ -462,8 +469,9 @@ impl Oracles {
                         actors: vec![name(vertex)],
                         event_index: last_event,
                         message: format!(
-                            "sink {} never received {} although the job finished",
+                            "sink {} never {} {} although the job finished",
                             name(vertex),
+                            verb(vertex),
                             describe(&record)
                         ),
                     });

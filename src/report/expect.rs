@@ -1,8 +1,9 @@
 //! The verdict: does a run meet its scenario's `expect` block?
 
+use crate::checkpoint::stats::Outcome;
 use crate::oracle::invariant::Invariant;
 use crate::run::RunReport;
-use crate::scenario::Expect;
+use crate::scenario::{CheckpointOutcome, Expect};
 use sim::StopReason;
 use std::collections::BTreeSet;
 
@@ -61,6 +62,7 @@ pub fn check_expectations(expect: &Expect, report: &RunReport) -> Vec<String> {
             ));
         }
     }
+    check_checkpoints(expect, report, &mut failures);
     if let Some(hash) = expect.trace_hash {
         if hash != report.trace_hash {
             failures.push(format!(
@@ -70,4 +72,104 @@ pub fn check_expectations(expect: &Expect, report: &RunReport) -> Vec<String> {
         }
     }
     failures
+}
+
+fn check_checkpoints(expect: &Expect, report: &RunReport, failures: &mut Vec<String>) {
+    let count = |name: &str, want: Option<u64>, got: u64, failures: &mut Vec<String>| {
+        if let Some(want) = want.filter(|&w| w != got) {
+            failures.push(format!("expected {want} {name}, got {got}"));
+        }
+    };
+    count(
+        "completed checkpoints",
+        expect.completed_checkpoints,
+        report.completed_checkpoints(),
+        failures,
+    );
+    count(
+        "re-trigger RPCs",
+        expect.retrigger_rpcs,
+        report.retrigger_rpcs(),
+        failures,
+    );
+    count(
+        "committed records",
+        expect.committed_records,
+        report.committed_records,
+        failures,
+    );
+    let graph = &report.graph;
+    let names = |subtasks: &[crate::graph::SubtaskId]| -> BTreeSet<String> {
+        subtasks
+            .iter()
+            .map(|&s| graph.subtask_name(s).to_string())
+            .collect()
+    };
+    for want in &expect.checkpoints {
+        let id = want.id;
+        let Some(got) = report.checkpoints.iter().find(|c| c.id == id) else {
+            if want.outcome != Some(CheckpointOutcome::NeverTriggered) {
+                failures.push(format!(
+                    "expected checkpoint {id}, but it was never triggered"
+                ));
+            }
+            continue;
+        };
+        let (outcome, reason) = match got.outcome {
+            Outcome::Completed(_) => (CheckpointOutcome::Completed, None),
+            Outcome::Aborted(_, reason) => (CheckpointOutcome::Aborted, Some(reason.id())),
+            Outcome::Pending => (CheckpointOutcome::NeverTriggered, None),
+        };
+        match want.outcome {
+            Some(CheckpointOutcome::NeverTriggered) => {
+                failures.push(format!(
+                    "expected checkpoint {id} never to be triggered, but it was"
+                ));
+            }
+            Some(w) if w != outcome || got.outcome == Outcome::Pending => failures.push(format!(
+                "expected checkpoint {id} to be {w:?}, but it is {}",
+                outcome_text(got.outcome)
+            )),
+            _ => {}
+        }
+        if let Some(want_reason) = &want.abort_reason {
+            if reason != Some(want_reason.as_str()) {
+                failures.push(format!(
+                    "expected checkpoint {id} aborted with reason {want_reason}, but it is {}",
+                    outcome_text(got.outcome)
+                ));
+            }
+        }
+        let sets = [
+            ("triggered", &want.triggered, names(&got.plan.to_trigger)),
+            ("finished", &want.finished, names(&got.plan.finished)),
+            (
+                "fully_finished",
+                &want.fully_finished,
+                got.plan
+                    .fully_finished
+                    .iter()
+                    .map(|v| graph.vertices[v.index()].name.clone())
+                    .collect(),
+            ),
+        ];
+        for (what, want_set, got_set) in sets {
+            if let Some(want_set) = want_set {
+                let want_set: BTreeSet<String> = want_set.iter().cloned().collect();
+                if want_set != got_set {
+                    failures.push(format!(
+                        "expected checkpoint {id}'s plan to have {what} {want_set:?}, got {got_set:?}"
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn outcome_text(outcome: Outcome) -> String {
+    match outcome {
+        Outcome::Pending => "still pending".to_owned(),
+        Outcome::Completed(at) => format!("completed at {at}"),
+        Outcome::Aborted(at, reason) => format!("aborted at {at} ({})", reason.id()),
+    }
 }

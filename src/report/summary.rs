@@ -1,5 +1,7 @@
 //! The run summary, as text for people and as one JSON object for tools (`--summary`).
 
+use crate::checkpoint::stats::{CheckpointRecord, Outcome};
+use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::run::RunReport;
 use serde_json::{json, Value};
 use sim::StopReason;
@@ -35,10 +37,113 @@ pub fn summary_json(name: &str, report: &RunReport, failures: &[String]) -> Valu
             "event_index": v.event_index,
             "message": v.message,
         })).collect::<Vec<_>>(),
+        "checkpoints": report.checkpoints.iter().map(|c| checkpoint_json(&report.graph, c)).collect::<Vec<_>>(),
+        "completed_checkpoints": report.completed_checkpoints(),
+        "retrigger_rpcs": report.retrigger_rpcs(),
+        "committed_records": report.committed_records,
         "diagnosis": report.diagnosis,
         "expectations_met": failures.is_empty(),
         "expectation_failures": failures,
     })
+}
+
+fn names(graph: &ExecutionGraph, subtasks: &[SubtaskId]) -> Vec<String> {
+    subtasks
+        .iter()
+        .map(|&s| graph.subtask_name(s).to_string())
+        .collect()
+}
+
+fn checkpoint_json(graph: &ExecutionGraph, c: &CheckpointRecord) -> Value {
+    let mut object = json!({
+        "id": c.id,
+        "triggered_at": c.triggered_at.to_string(),
+        "triggered": names(graph, &c.plan.to_trigger),
+        "waited_for": names(graph, &c.plan.to_wait_for),
+        "finished": names(graph, &c.plan.finished),
+        "fully_finished": c.plan.fully_finished.iter().map(|v| graph.vertices[v.index()].name.clone()).collect::<Vec<_>>(),
+        "missed": names(graph, &c.missed),
+        "retrigger_rpcs": c.retriggers,
+        "alignment": c.alignments.iter().map(|(s, d)| (graph.subtask_name(*s).to_string(), json!(d.to_string()))).collect::<serde_json::Map<_, _>>(),
+    });
+    let extra = match c.outcome {
+        Outcome::Pending => json!({"outcome": "pending"}),
+        Outcome::Completed(at) => json!({
+            "outcome": "completed",
+            "completed_at": at.to_string(),
+            "duration": (at - c.triggered_at).to_string(),
+        }),
+        Outcome::Aborted(at, reason) => json!({
+            "outcome": "aborted",
+            "aborted_at": at.to_string(),
+            "abort_reason": reason.id(),
+        }),
+    };
+    if let (Value::Object(o), Value::Object(e)) = (&mut object, extra) {
+        o.extend(e);
+    }
+    object
+}
+
+/// `a b c … (+N)`: a list short enough for one summary line.
+fn short_list(items: &[String]) -> String {
+    const SHOWN: usize = 6;
+    if items.is_empty() {
+        return "-".to_owned();
+    }
+    let mut s = items
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    if items.len() > SHOWN {
+        s.push_str(&format!(" … (+{})", items.len() - SHOWN));
+    }
+    s
+}
+
+fn checkpoints_text(report: &RunReport) -> String {
+    let graph = &report.graph;
+    let aborted = report
+        .checkpoints
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Aborted(..)))
+        .count();
+    let mut s = format!(
+        "checkpoints  {} triggered, {} completed, {aborted} aborted, {} re-trigger RPCs\n",
+        report.checkpoints.len(),
+        report.completed_checkpoints(),
+        report.retrigger_rpcs()
+    );
+    for c in &report.checkpoints {
+        let outcome = match c.outcome {
+            Outcome::Pending => "pending".to_owned(),
+            Outcome::Completed(at) => format!("completed at {at} (took {})", at - c.triggered_at),
+            Outcome::Aborted(at, reason) => format!("aborted at {at}: {}", reason.id()),
+        };
+        let slowest = c.alignments.iter().max_by_key(|(_, d)| *d);
+        let alignment = slowest.map_or(String::new(), |(t, d)| {
+            format!("; slowest alignment {d} at {}", graph.subtask_name(*t))
+        });
+        s.push_str(&format!(
+            "  #{:<3} at {:<12} trigger {} | finished {} | {outcome}{alignment}{}\n",
+            c.id,
+            c.triggered_at.to_string(),
+            short_list(&names(graph, &c.plan.to_trigger)),
+            short_list(&names(graph, &c.plan.finished)),
+            if c.retriggers > 0 {
+                format!(
+                    "; {} re-trigger RPCs after missing {}",
+                    c.retriggers,
+                    short_list(&names(graph, &c.missed))
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    s
 }
 
 /// The human summary printed at the end of `flinksim run`.
@@ -68,6 +173,15 @@ pub fn summary_text(
         report.sink_records(),
         sinks.join(", ")
     ));
+    if report.committed_records > 0 {
+        s.push_str(&format!(
+            "committed    {} records (two-phase-commit sinks)\n",
+            report.committed_records
+        ));
+    }
+    if !report.checkpoints.is_empty() {
+        s.push_str(&checkpoints_text(report));
+    }
     s.push_str(&format!("trace hash   {:#018x}\n", report.trace_hash));
     if report.violations.is_empty() {
         s.push_str("violations   none\n");
