@@ -25,16 +25,27 @@ pub enum Bug {
     SkipRetriggerDescendants,
     /// The trigger plan counts FAILED and CANCELED subtasks as finished (FLINK-40482).
     TerminalCountsAsFinished,
+    /// A failover redeploys subtasks recorded finished in the restored checkpoint as if they
+    /// had never run.
+    RestartFinishedTasks,
+    /// A failover restores from the newest checkpoint with any snapshot, completed or not.
+    RestoreFromPending,
+    /// A two-phase-commit sink commits its transaction when it pre-commits it, before any
+    /// completed checkpoint covers it.
+    CommitUncoveredTransaction,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 6] = [
+    pub const ALL: [Bug; 9] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
         Bug::FinishBeforeFinalCheckpoint,
         Bug::SkipRetriggerDescendants,
         Bug::TerminalCountsAsFinished,
+        Bug::RestartFinishedTasks,
+        Bug::RestoreFromPending,
+        Bug::CommitUncoveredTransaction,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -46,6 +57,9 @@ impl Bug {
             Bug::FinishBeforeFinalCheckpoint => "finish-before-final-checkpoint",
             Bug::SkipRetriggerDescendants => "skip-retrigger-descendants",
             Bug::TerminalCountsAsFinished => "terminal-counts-as-finished",
+            Bug::RestartFinishedTasks => "restart-finished-tasks",
+            Bug::RestoreFromPending => "restore-from-pending",
+            Bug::CommitUncoveredTransaction => "commit-uncovered-transaction",
         }
     }
 
@@ -64,6 +78,11 @@ impl Bug {
                 "P1.2 option1 (re-trigger descendants of a missed trigger)"
             }
             Bug::TerminalCountsAsFinished => "P1.1, F1.1 (only FINISHED subtasks are finished)",
+            Bug::RestartFinishedTasks => "P1.8, F1.6 (finished subtasks are never restarted)",
+            Bug::RestoreFromPending => "P1.8 (restore from the latest completed checkpoint)",
+            Bug::CommitUncoveredTransaction => {
+                "P1.7, P1.8 (commit only what a completed checkpoint covers)"
+            }
         }
     }
 
@@ -76,6 +95,9 @@ impl Bug {
             Bug::FinishBeforeFinalCheckpoint => Invariant::ExactlyOnceOutput,
             Bug::SkipRetriggerDescendants => Invariant::CheckpointProgress,
             Bug::TerminalCountsAsFinished => Invariant::ConsistentCut,
+            Bug::RestartFinishedTasks => Invariant::FinishedNotRerun,
+            Bug::RestoreFromPending => Invariant::ConsistentCut,
+            Bug::CommitUncoveredTransaction => Invariant::ExactlyOnceOutput,
         }
     }
 
@@ -99,6 +121,15 @@ impl Bug {
             }
             Bug::TerminalCountsAsFinished => {
                 "FAILED and CANCELED subtasks count as finished, so a checkpoint claims output they never produced"
+            }
+            Bug::RestartFinishedTasks => {
+                "a failover runs finished subtasks again from scratch: their records are processed twice"
+            }
+            Bug::RestoreFromPending => {
+                "a failover restores a checkpoint that never completed, which need not be a consistent cut"
+            }
+            Bug::CommitUncoveredTransaction => {
+                "records committed before their checkpoint completes are replayed and committed again after a failover"
             }
         }
     }

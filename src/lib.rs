@@ -20,6 +20,7 @@
 
 pub mod bug;
 pub mod checkpoint;
+pub mod faults;
 pub mod graph;
 pub mod jobmaster;
 pub mod net;

@@ -1,7 +1,7 @@
 //! One run: build the world from a scenario, drive the kernel to the end or a budget, let the
 //! oracles judge, and gather what the reports need.
 
-use crate::checkpoint::stats::{CheckpointRecord, Outcome};
+use crate::checkpoint::stats::{CheckpointRecord, FailoverRecord, Outcome};
 use crate::graph::ExecutionGraph;
 use crate::oracle::invariant::Invariant;
 use crate::oracle::Violation;
@@ -36,6 +36,8 @@ pub struct RunReport {
     pub diagnosis: Vec<String>,
     /// Every checkpoint triggered, in id order.
     pub checkpoints: Vec<CheckpointRecord>,
+    /// Every failover (P1.8), in order.
+    pub failovers: Vec<FailoverRecord>,
     /// Records committed by two-phase-commit sinks, in all.
     pub committed_records: u64,
     pub trace: Trace,
@@ -78,7 +80,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     };
     let outcome = simulation.run(&mut world, budget);
 
-    let status = world.jobmaster.status();
+    let status = world.job_status();
     let mut diagnosis = Vec::new();
     let stalled = matches!(outcome.reason, StopReason::Quiescent) && !status.is_terminal();
     if !matches!(outcome.reason, StopReason::Done) {
@@ -101,12 +103,30 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
             if task.is_none() {
                 let id = crate::graph::SubtaskId(i as u32);
                 diagnosis.push(format!(
-                    "{} was never deployed",
+                    "{} has no running attempt",
                     world.graph.subtask_name(id)
                 ));
             }
         }
     }
+    for fault in world.io.faults.unfired() {
+        diagnosis.push(format!("fault {fault} never fired"));
+    }
+    let healed = world
+        .io
+        .faults
+        .healed_at()
+        .is_some_and(|h| h <= outcome.now);
+    // `job-terminates`: with bounded sources and faults over, the job must end within its
+    // budget (a run that just stops with events pending only counts once healed).
+    let not_terminated = !status.is_terminal()
+        && world.bounded()
+        && (stalled
+            || (healed
+                && matches!(
+                    outcome.reason,
+                    StopReason::EventBudget | StopReason::TimeBudget
+                )));
 
     let World { graph, io, .. } = world;
     let trace_len = io.trace.len();
@@ -129,14 +149,21 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     let mut violations =
         io.oracles
             .finish(&graph, status, outcome.now, trace_len.saturating_sub(1));
-    if stalled {
-        // Nothing is left to happen, yet the job has not ended: it never will.
+    if stalled || not_terminated {
+        let message = if stalled {
+            format!("no event is pending but the job is still {status}: it is stuck")
+        } else {
+            format!(
+                "faults stopped, yet the job is still {status} when its budget ran out ({})",
+                outcome.reason
+            )
+        };
         violations.push(Violation {
             invariant: Invariant::JobTerminates,
             time: outcome.now,
             actors: vec!["JobMaster".to_owned()],
             event_index: trace_len.saturating_sub(1),
-            message: format!("no event is pending but the job is still {status}: it is stuck"),
+            message,
         });
     }
     RunReport {
@@ -149,6 +176,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         sinks,
         violations,
         diagnosis,
+        failovers: io.stats.failovers,
         checkpoints: io.stats.checkpoints,
         committed_records,
         trace: io.trace,

@@ -30,7 +30,7 @@ pub struct Rpc {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Call {
     /// JobMaster → TaskManager: deploy this attempt into its slot.
-    SubmitTask,
+    SubmitTask(Restore),
     /// TaskManager → JobMaster: the task's state changed (Flink's `updateTaskExecutionState`).
     UpdateTaskExecutionState(ExecutionState),
     /// CheckpointCoordinator → task: start checkpoint `n` (P1.1: sources, and tasks whose
@@ -56,6 +56,34 @@ pub enum Call {
     /// CheckpointCoordinator → task (`option2`): the pending checkpoints it has not yet taken
     /// part in, which it performs before EndOfPartition.
     FinishingAnswer(CheckpointSet),
+    /// JobMaster → TaskManager: cancel this attempt (failover, P1.8).
+    CancelTask,
+}
+
+/// Which fault fired, for the trace.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum FaultEvent {
+    FailTask(SubtaskId),
+    LoseTaskManager(u32),
+    CrashJobMaster,
+    DelaySpike,
+    RpcLoss,
+}
+
+/// How a new attempt starts (the part of Flink's deployment descriptor that matters here).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Restore {
+    /// The checkpoint to restore state from; 0 for none (a fresh start).
+    pub checkpoint: u64,
+    /// Deploy finished on restore (F1.6).
+    pub finished: bool,
+}
+
+impl Restore {
+    pub const FRESH: Restore = Restore {
+        checkpoint: 0,
+        finished: false,
+    };
 }
 
 /// A set of checkpoint ids within a window of 64 (`max_concurrent` is at most 64), small and
@@ -119,6 +147,8 @@ impl DeclineReason {
 pub enum AbortReason {
     /// Not completed within `timeout`.
     Expired,
+    /// A failover reset tasks it waited for (P1.8).
+    Failover,
     /// A newer checkpoint completed first.
     Subsumed,
     /// A task declined.
@@ -134,6 +164,7 @@ impl AbortReason {
     pub fn id(self) -> &'static str {
         match self {
             AbortReason::Expired => "expired",
+            AbortReason::Failover => "failover",
             AbortReason::Subsumed => "subsumed",
             AbortReason::Declined(d) => d.id(),
             AbortReason::TriggerMissed => "trigger_missed_finished_task",
@@ -287,6 +318,55 @@ pub enum TraceEvent {
     AllRecordsProcessed {
         channel: ChannelId,
     },
+    /// Fault `index` of the scenario fired.
+    FaultFired {
+        index: u32,
+        fault: FaultEvent,
+    },
+    /// The JobMaster starts a failover because `cause` failed (P1.8): `restarting` subtasks
+    /// are cancelled and redeployed, the whole job (`full`) or a pipelined region.
+    Failover {
+        cause: SubtaskId,
+        restarting: u32,
+        full: bool,
+    },
+    /// The restarted subtasks were deployed from checkpoint `checkpoint` (0: none completed,
+    /// from scratch); `finished` of them as finished on restore (F1.6).
+    Restore {
+        checkpoint: u64,
+        restarted: u32,
+        finished: u32,
+    },
+    /// The JobManager process died (its volatile state with it).
+    JobMasterLost {
+        incarnation: u32,
+    },
+    /// A new JobManager was elected (HA) and takes over the job.
+    JobMasterElected {
+        incarnation: u32,
+    },
+    /// A TaskManager process died with its tasks and the data it held.
+    TaskManagerLost {
+        task_manager: u32,
+    },
+    /// A replacement TaskManager process started and registered.
+    TaskManagerStarted {
+        task_manager: u32,
+    },
+    /// The JobMaster noticed a lost TaskManager (heartbeat timeout).
+    TaskManagerTimedOut {
+        task_manager: u32,
+    },
+    /// The restart strategy is exhausted: the job fails.
+    RestartsExhausted {
+        failovers: u32,
+    },
+    /// An RPC was lost in the network; its sender retries it after `retry`.
+    RpcLost {
+        from: Address,
+        to: Address,
+        retry: Duration,
+    },
 }
 
 impl TraceEvent {
@@ -314,6 +394,16 @@ impl TraceEvent {
             TraceEvent::Commit { .. } => "commit",
             TraceEvent::TransactionCommitted { .. } => "transaction_committed",
             TraceEvent::AllRecordsProcessed { .. } => "all_records_processed",
+            TraceEvent::FaultFired { .. } => "fault",
+            TraceEvent::Failover { .. } => "failover",
+            TraceEvent::Restore { .. } => "restore",
+            TraceEvent::JobMasterLost { .. } => "jobmaster_lost",
+            TraceEvent::JobMasterElected { .. } => "jobmaster_elected",
+            TraceEvent::TaskManagerLost { .. } => "taskmanager_lost",
+            TraceEvent::TaskManagerStarted { .. } => "taskmanager_started",
+            TraceEvent::TaskManagerTimedOut { .. } => "taskmanager_timed_out",
+            TraceEvent::RestartsExhausted { .. } => "restarts_exhausted",
+            TraceEvent::RpcLost { .. } => "rpc_lost",
         }
     }
 
@@ -340,7 +430,17 @@ impl TraceEvent {
             | TraceEvent::CheckpointCompleted { .. }
             | TraceEvent::CheckpointAborted { .. }
             | TraceEvent::TransactionCommitted { .. }
-            | TraceEvent::AllRecordsProcessed { .. } => false,
+            | TraceEvent::AllRecordsProcessed { .. }
+            | TraceEvent::FaultFired { .. }
+            | TraceEvent::Failover { .. }
+            | TraceEvent::Restore { .. }
+            | TraceEvent::JobMasterLost { .. }
+            | TraceEvent::JobMasterElected { .. }
+            | TraceEvent::TaskManagerLost { .. }
+            | TraceEvent::TaskManagerStarted { .. }
+            | TraceEvent::TaskManagerTimedOut { .. }
+            | TraceEvent::RestartsExhausted { .. }
+            | TraceEvent::RpcLost { .. } => false,
         }
     }
 
@@ -455,6 +555,7 @@ impl TraceEvent {
                     AbortReason::Declined(d) => (3, d as u64),
                     AbortReason::TriggerMissed => (4, 0),
                     AbortReason::JobEnded => (5, 0),
+                    AbortReason::Failover => (6, 0),
                 };
                 words(h, 18, &[checkpoint, a, b]);
             }
@@ -472,6 +573,47 @@ impl TraceEvent {
                 records,
             } => words(h, 20, &[id(subtask), checkpoint, records]),
             TraceEvent::AllRecordsProcessed { channel } => words(h, 21, &[ch(channel)]),
+            TraceEvent::FaultFired { index, fault } => {
+                let (a, b) = match fault {
+                    FaultEvent::FailTask(s) => (1, id(s)),
+                    FaultEvent::LoseTaskManager(tm) => (2, u64::from(tm)),
+                    FaultEvent::CrashJobMaster => (3, 0),
+                    FaultEvent::DelaySpike => (4, 0),
+                    FaultEvent::RpcLoss => (5, 0),
+                };
+                words(h, 22, &[u64::from(index), a, b]);
+            }
+            TraceEvent::Failover {
+                cause,
+                restarting,
+                full,
+            } => words(h, 23, &[id(cause), u64::from(restarting), u64::from(full)]),
+            TraceEvent::Restore {
+                checkpoint,
+                restarted,
+                finished,
+            } => words(
+                h,
+                24,
+                &[checkpoint, u64::from(restarted), u64::from(finished)],
+            ),
+            TraceEvent::JobMasterLost { incarnation } => words(h, 25, &[u64::from(incarnation)]),
+            TraceEvent::JobMasterElected { incarnation } => words(h, 26, &[u64::from(incarnation)]),
+            TraceEvent::TaskManagerLost { task_manager } => {
+                words(h, 27, &[u64::from(task_manager)])
+            }
+            TraceEvent::TaskManagerStarted { task_manager } => {
+                words(h, 28, &[u64::from(task_manager)])
+            }
+            TraceEvent::TaskManagerTimedOut { task_manager } => {
+                words(h, 29, &[u64::from(task_manager)])
+            }
+            TraceEvent::RestartsExhausted { failovers } => words(h, 30, &[u64::from(failovers)]),
+            TraceEvent::RpcLost { from, to, retry } => words(
+                h,
+                31,
+                &[address_word(from), address_word(to), retry.as_nanos()],
+            ),
         }
     }
 }
@@ -486,7 +628,7 @@ fn words(h: &mut TraceHasher, tag: u64, fields: &[u64]) {
 /// An RPC call as `(tag, word, word)` for the hash.
 fn call_words(call: Call) -> (u64, u64, u64) {
     match call {
-        Call::SubmitTask => (1, 0, 0),
+        Call::SubmitTask(restore) => (1, restore.checkpoint, u64::from(restore.finished)),
         Call::UpdateTaskExecutionState(state) => (2, state as u64, 0),
         Call::TriggerCheckpoint(n) => (3, n, 0),
         Call::NotifyCheckpointComplete(n) => (4, n, 0),
@@ -499,6 +641,7 @@ fn call_words(call: Call) -> (u64, u64, u64) {
         Call::TriggerMissed(n) => (8, n, 0),
         Call::Finishing => (9, 0, 0),
         Call::FinishingAnswer(set) => (10, set.base, set.mask),
+        Call::CancelTask => (11, 0, 0),
     }
 }
 

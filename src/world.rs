@@ -1,22 +1,28 @@
-//! The world: every actor, the network between them, and the dispatch of kernel events.
+//! The world: every actor, the network between them, the fault plan, and the dispatch of
+//! kernel events.
 //!
 //! Actors (JobMaster, TaskManagers, tasks) own their state and change it only in their
 //! handlers; they learn about each other only through RPCs and data channels, which the world
 //! delivers with latency. The world is the only place that holds them all, and [`Ctx`] is the
-//! narrow view a handler gets: the clock, the read-only graph, the network, the trace.
+//! narrow view a handler gets: the clock, the read-only graph, the network, durable storage,
+//! the trace. The world also plays the cluster's processes dying and coming back: a crash drops
+//! an actor's volatile state, and messages to a dead (or since restarted) process are lost.
 
 use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
-use crate::checkpoint::storage::CheckpointStorage;
+use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
+use crate::faults::FaultPlan;
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::JobMaster;
 use crate::net::{DataPlane, LinkId, RpcLinks};
 use crate::oracle::Oracles;
 use crate::record::Element;
-use crate::scenario::{DurationRange, FinishProtocol, Scenario};
+use crate::scenario::{
+    Checkpointing, Cluster, DurationRange, FaultKind, FinishProtocol, JobMasterConfig, Scenario,
+};
 use crate::task::Task;
 use crate::taskmanager::TaskManager;
-use crate::trace::{Address, Call, Retain, Rpc, Trace, TraceEvent};
+use crate::trace::{Address, Call, FaultEvent, Retain, Rpc, Trace, TraceEvent};
 use sim::{Duration, Instant, Model, RandomStreams, Scheduler, Stream};
 
 /// A kernel event. Small and `Copy`: the queue moves these around millions of times.
@@ -26,8 +32,9 @@ pub enum Event {
     Start,
     /// The oldest RPC in flight on `link` reaches its destination.
     Rpc { link: LinkId },
-    /// The oldest in-flight element of `channel` reaches its consumer's input buffer.
-    Arrive { channel: ChannelId },
+    /// The oldest in-flight element of `channel` reaches its consumer's input buffer, unless
+    /// the channel was reset since (`epoch`).
+    Arrive { channel: ChannelId, epoch: u32 },
     /// The consumer of `channel` dequeued a record: the producer may push again.
     Credit { channel: ChannelId },
     /// A task's current step (processing one record, or a source's pause between records) is
@@ -35,13 +42,26 @@ pub enum Event {
     TaskStep { subtask: SubtaskId, attempt: u32 },
     /// `flink` (F1.5): the consumer of `channel` tells its producer that every record was
     /// processed (it dequeued EndOfData).
-    AllRecordsProcessed { channel: ChannelId },
-    /// The CheckpointCoordinator's periodic trigger.
-    CheckpointTick,
+    AllRecordsProcessed { channel: ChannelId, epoch: u32 },
+    /// The CheckpointCoordinator's periodic trigger. Timers carry the JobMaster incarnation:
+    /// they die with it.
+    CheckpointTick { incarnation: u32 },
     /// One of the scenario's explicit `trigger_at` times.
-    CheckpointTriggerAt,
+    CheckpointTriggerAt { incarnation: u32 },
     /// A checkpoint's timeout passed.
-    CheckpointExpired { checkpoint: u64 },
+    CheckpointExpired { checkpoint: u64, incarnation: u32 },
+    /// A failover's restart delay passed.
+    RestartDelay { incarnation: u32 },
+    /// Fault `index` of the scenario fires.
+    Fault { index: u32 },
+    /// The JobMaster's heartbeat to a lost TaskManager timed out.
+    TaskManagerTimeout { task_manager: u32, incarnation: u32 },
+    /// A replacement TaskManager process starts.
+    TaskManagerRestart { task_manager: u32 },
+    /// The TaskManagers' heartbeat to the dead JobMaster `incarnation` timed out.
+    JobMasterTimeout { incarnation: u32 },
+    /// A new JobMaster has been elected.
+    JobMasterElected,
 }
 
 /// The run's fixed settings that actors consult: which finish protocol, which injected bug.
@@ -51,6 +71,31 @@ pub struct Config {
     pub protocol: Option<FinishProtocol>,
     pub bug: Option<Bug>,
     pub channel_latency: DurationRange,
+}
+
+/// Which processes are alive, and which incarnation of each: a message sent to one
+/// incarnation is lost if that process dies, even if another one takes its place.
+pub struct Membership {
+    pub jobmaster_alive: bool,
+    pub jobmaster: u32,
+    pub task_manager_alive: Vec<bool>,
+    pub task_manager: Vec<u32>,
+}
+
+impl Membership {
+    fn incarnation(&self, address: Address) -> u32 {
+        match address {
+            Address::JobMaster => self.jobmaster,
+            Address::TaskManager(i) => self.task_manager[i as usize],
+        }
+    }
+
+    fn alive(&self, address: Address) -> bool {
+        match address {
+            Address::JobMaster => self.jobmaster_alive,
+            Address::TaskManager(i) => self.task_manager_alive[i as usize],
+        }
+    }
 }
 
 /// What handlers share and may touch besides their own actor.
@@ -63,8 +108,13 @@ pub struct Io {
     pub oracles: Oracles,
     /// Durable checkpoint storage: survives the JobManager.
     pub storage: CheckpointStorage,
-    /// What happened to each checkpoint, for the summary. Written, never read, by actors.
+    /// Where two-phase-commit sinks commit.
+    pub external: ExternalSystem,
+    /// What happened to each checkpoint and failover, for the summary. Written, never read,
+    /// by actors.
     pub stats: CheckpointStats,
+    pub faults: FaultPlan,
+    pub membership: Membership,
 }
 
 /// A handler's view of the world.
@@ -77,28 +127,43 @@ pub struct Ctx<'a, 's> {
 }
 
 impl Ctx<'_, '_> {
-    /// Records `event` in the trace and shows it to the oracles.
+    /// Records `event` in the trace and shows it to the oracles and the fault plan.
     #[inline]
     pub fn record(&mut self, event: TraceEvent) {
         let index = self.io.trace.record(self.now, event);
-        self.io
-            .oracles
-            .observe(self.graph, &self.io.storage, index, self.now, &event);
+        self.io.oracles.observe(
+            self.graph,
+            &self.io.storage,
+            &self.io.faults,
+            index,
+            self.now,
+            &event,
+        );
+        for fault in self.io.faults.observe(self.graph, index, &event) {
+            self.sched
+                .after(Duration::ZERO, Event::Fault { index: fault });
+        }
     }
 
     /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
-    /// same link.
+    /// same link, unless its destination dies first.
     pub fn send(&mut self, from: Address, to: Address, rpc: Rpc) {
         let link = LinkId::between(from, to);
-        let at = self.io.rpc.send(self.now, link, rpc);
+        let (extra, lost) = self.io.faults.rpc_delay(self.now);
+        if let Some(retry) = lost {
+            self.record(TraceEvent::RpcLost { from, to, retry });
+        }
+        let incarnation = self.io.membership.incarnation(to);
+        let at = self.io.rpc.send(self.now, link, rpc, incarnation, extra);
         self.sched.at(at, Event::Rpc { link });
     }
 
     /// Puts an element on a channel's wire (the caller has checked credit for records).
     #[inline]
     pub fn push(&mut self, channel: ChannelId, element: Element) {
-        let at = self.io.data.push(self.now, channel, element);
-        self.sched.at(at, Event::Arrive { channel });
+        let extra = self.io.faults.channel_delay(self.now);
+        let (at, epoch) = self.io.data.push(self.now, channel, element, extra);
+        self.sched.at(at, Event::Arrive { channel, epoch });
         self.record(TraceEvent::Push { channel, element });
     }
 
@@ -109,12 +174,21 @@ impl Ctx<'_, '_> {
     }
 }
 
+/// What a newly elected JobMaster is built from.
+struct JobMasterSpec {
+    cluster: Cluster,
+    checkpointing: Option<Checkpointing>,
+    config: JobMasterConfig,
+}
+
 pub struct World {
     pub graph: ExecutionGraph,
     pub config: Config,
-    pub jobmaster: JobMaster,
+    /// `None` while the JobMaster is dead and no successor has been elected.
+    pub jobmaster: Option<JobMaster>,
+    spec: JobMasterSpec,
     pub task_managers: Vec<TaskManager>,
-    /// The current attempt of every subtask, once deployed.
+    /// The current attempt of every subtask, while deployed.
     pub tasks: Vec<Option<Task>>,
     pub io: Io,
 }
@@ -129,6 +203,7 @@ impl World {
             bug: scenario.bug,
             channel_latency: scenario.network.channel_latency,
         };
+        let tms = cluster.task_managers as usize;
         let io = Io {
             data: DataPlane::new(&graph, &scenario.network, &streams),
             rpc: RpcLinks::new(cluster.task_managers, &scenario.network, &streams),
@@ -136,21 +211,56 @@ impl World {
             trace: Trace::new(retain),
             oracles: Oracles::new(&graph, config),
             storage: CheckpointStorage::default(),
+            external: ExternalSystem::default(),
             stats: CheckpointStats::default(),
+            faults: FaultPlan::new(scenario, &graph, &streams),
+            membership: Membership {
+                jobmaster_alive: true,
+                jobmaster: 0,
+                task_manager_alive: vec![true; tms],
+                task_manager: vec![0; tms],
+            },
+        };
+        let spec = JobMasterSpec {
+            cluster,
+            checkpointing: scenario.checkpointing.clone(),
+            config: scenario.jobmaster,
         };
         World {
-            jobmaster: JobMaster::new(
+            jobmaster: Some(JobMaster::new(
                 &graph,
                 cluster,
-                scenario.checkpointing.clone(),
-                scenario.bug,
-            ),
+                spec.checkpointing.clone(),
+                spec.config,
+                config.bug,
+                0,
+                vec![true; tms],
+            )),
+            spec,
             config,
             task_managers: (0..cluster.task_managers).map(TaskManager::new).collect(),
             tasks: (0..graph.subtasks.len()).map(|_| None).collect(),
             graph,
             io,
         }
+    }
+
+    /// The job's status as far as anyone can tell: the live JobMaster's, or RUNNING while a
+    /// successor is being elected (the job has not ended).
+    pub fn job_status(&self) -> crate::status::JobStatus {
+        self.jobmaster
+            .as_ref()
+            .map_or(crate::status::JobStatus::Running, |jm| jm.status())
+    }
+
+    /// Every source is bounded: only then can the job be required to terminate.
+    pub fn bounded(&self) -> bool {
+        self.graph.vertices.iter().all(|v| match &v.operator {
+            crate::scenario::Operator::Source { records, .. } => records
+                .iter()
+                .all(|r| matches!(r, crate::scenario::Records::Bounded(_))),
+            _ => true,
+        })
     }
 }
 
@@ -163,6 +273,7 @@ impl Model for World {
             graph,
             config,
             jobmaster,
+            spec,
             task_managers,
             tasks,
             io,
@@ -175,10 +286,21 @@ impl Model for World {
             sched,
         };
         match event {
-            Event::Start => jobmaster.start(&mut ctx),
+            Event::Start => {
+                for (at, index) in ctx.io.faults.timed() {
+                    ctx.sched.at(at, Event::Fault { index });
+                }
+                if let Some(jm) = jobmaster {
+                    jm.start(&mut ctx);
+                }
+            }
             Event::Rpc { link } => {
-                let (sent_at, rpc) = ctx.io.rpc.deliver(link);
+                let (sent_at, rpc, incarnation) = ctx.io.rpc.deliver(link);
                 let (from, to) = (link.from(), link.to());
+                let membership = &ctx.io.membership;
+                if !membership.alive(to) || membership.incarnation(to) != incarnation {
+                    return; // the destination died: the message is lost with it
+                }
                 ctx.record(TraceEvent::Rpc {
                     from,
                     to,
@@ -186,11 +308,33 @@ impl Model for World {
                     rpc,
                 });
                 match (to, rpc.call) {
-                    (Address::JobMaster, _) => jobmaster.on_rpc(&mut ctx, rpc),
-                    (Address::TaskManager(tm), Call::SubmitTask) => {
-                        let task =
-                            task_managers[tm as usize].submit(&ctx, rpc.subtask, rpc.attempt);
-                        tasks[rpc.subtask.index()].insert(task).start(&mut ctx);
+                    (Address::JobMaster, _) => {
+                        if let Some(jm) = jobmaster {
+                            jm.on_rpc(&mut ctx, rpc);
+                        }
+                    }
+                    (Address::TaskManager(tm), Call::SubmitTask(restore)) => {
+                        let slot = &mut tasks[rpc.subtask.index()];
+                        if let Some(old) = slot {
+                            // The slot still holds a previous attempt: it is cancelled first.
+                            old.cancel(&mut ctx, false);
+                        }
+                        let task = task_managers[tm as usize].submit(
+                            &ctx,
+                            rpc.subtask,
+                            rpc.attempt,
+                            restore,
+                        );
+                        slot.insert(task).start(&mut ctx);
+                    }
+                    (Address::TaskManager(_), Call::CancelTask) => {
+                        let slot = &mut tasks[rpc.subtask.index()];
+                        if let Some(task) = slot.as_mut().filter(|t| t.attempt() == rpc.attempt) {
+                            if !task.state().is_terminal() {
+                                task.cancel(&mut ctx, true);
+                                *slot = None;
+                            }
+                        }
                     }
                     (Address::TaskManager(_), call) => match &mut tasks[rpc.subtask.index()] {
                         Some(task) if task.attempt() == rpc.attempt => task.on_rpc(&mut ctx, call),
@@ -199,7 +343,10 @@ impl Model for World {
                     },
                 }
             }
-            Event::Arrive { channel } => {
+            Event::Arrive { channel, epoch } => {
+                if ctx.io.data.epoch(channel) != epoch {
+                    return; // sent into a partition that has since been released
+                }
                 let (element, was_empty) = ctx.io.data.arrive(channel);
                 ctx.record(TraceEvent::Arrive { channel, element });
                 let consumer = ctx.graph.channels[channel.index()].to;
@@ -220,22 +367,200 @@ impl Model for World {
                     }
                 }
             }
-            Event::AllRecordsProcessed { channel } => {
+            Event::AllRecordsProcessed { channel, epoch } => {
+                if ctx.io.data.epoch(channel) != epoch {
+                    return;
+                }
                 ctx.record(TraceEvent::AllRecordsProcessed { channel });
                 let producer = ctx.graph.channels[channel.index()].from;
                 if let Some(task) = &mut tasks[producer.index()] {
                     task.on_all_records_processed(&mut ctx);
                 }
             }
-            Event::CheckpointTick => jobmaster.on_checkpoint_tick(&mut ctx),
-            Event::CheckpointTriggerAt => jobmaster.on_checkpoint_trigger_at(&mut ctx),
-            Event::CheckpointExpired { checkpoint } => {
-                jobmaster.on_checkpoint_expired(&mut ctx, checkpoint)
+            Event::CheckpointTick { incarnation } => {
+                if let Some(jm) = live(jobmaster, incarnation) {
+                    jm.on_checkpoint_tick(&mut ctx);
+                }
+            }
+            Event::CheckpointTriggerAt { incarnation } => {
+                if let Some(jm) = live(jobmaster, incarnation) {
+                    jm.on_checkpoint_trigger_at(&mut ctx);
+                }
+            }
+            Event::CheckpointExpired {
+                checkpoint,
+                incarnation,
+            } => {
+                if let Some(jm) = live(jobmaster, incarnation) {
+                    jm.on_checkpoint_expired(&mut ctx, checkpoint);
+                }
+            }
+            Event::RestartDelay { incarnation } => {
+                if let Some(jm) = live(jobmaster, incarnation) {
+                    jm.on_restart_delay(&mut ctx);
+                }
+            }
+            Event::Fault { index } => {
+                let kind = ctx.io.faults.fire(index, now).kind.clone();
+                fire(&mut ctx, jobmaster, tasks, index, kind);
+            }
+            Event::TaskManagerTimeout {
+                task_manager,
+                incarnation,
+            } => {
+                if let Some(jm) = live(jobmaster, incarnation) {
+                    jm.on_task_manager_lost(&mut ctx, task_manager);
+                }
+            }
+            Event::TaskManagerRestart { task_manager } => {
+                ctx.io.membership.task_manager_alive[task_manager as usize] = true;
+                ctx.record(TraceEvent::TaskManagerStarted { task_manager });
+                if let Some(jm) = jobmaster {
+                    jm.on_task_manager_registered(&mut ctx, task_manager);
+                }
+            }
+            Event::JobMasterTimeout { incarnation } => {
+                // Without reconciliation, TaskManagers that lose their JobMaster cancel its
+                // tasks (P1.8). If a successor was elected meanwhile, it did so already.
+                if ctx.io.membership.jobmaster == incarnation && !ctx.io.membership.jobmaster_alive
+                {
+                    cancel_all(&mut ctx, tasks);
+                }
+            }
+            Event::JobMasterElected => {
+                let membership = &mut ctx.io.membership;
+                membership.jobmaster += 1;
+                membership.jobmaster_alive = true;
+                let incarnation = membership.jobmaster;
+                let alive = membership.task_manager_alive.clone();
+                ctx.record(TraceEvent::JobMasterElected { incarnation });
+                // The leader change reaches the TaskManagers: whatever the old JobMaster ran is
+                // cancelled before the new one deploys.
+                cancel_all(&mut ctx, tasks);
+                let mut jm = JobMaster::new(
+                    ctx.graph,
+                    spec.cluster,
+                    spec.checkpointing.clone(),
+                    spec.config,
+                    ctx.config.bug,
+                    incarnation,
+                    alive,
+                );
+                jm.recover(&mut ctx);
+                *jobmaster = Some(jm);
             }
         }
     }
 
     fn is_done(&self) -> bool {
-        self.jobmaster.status().is_terminal()
+        self.jobmaster
+            .as_ref()
+            .is_some_and(|jm| jm.status().is_terminal())
+    }
+}
+
+/// The JobMaster, if it is the incarnation a timer was set by.
+fn live(jobmaster: &mut Option<JobMaster>, incarnation: u32) -> Option<&mut JobMaster> {
+    jobmaster
+        .as_mut()
+        .filter(|jm| jm.incarnation() == incarnation)
+}
+
+/// Cancels every task still deployed (no JobMaster to report to).
+fn cancel_all(ctx: &mut Ctx<'_, '_>, tasks: &mut [Option<Task>]) {
+    for slot in tasks.iter_mut() {
+        if let Some(task) = slot {
+            if !task.state().is_terminal() {
+                task.cancel(ctx, false);
+            }
+        }
+        *slot = None;
+    }
+}
+
+/// Carries out fault `index`.
+fn fire(
+    ctx: &mut Ctx<'_, '_>,
+    jobmaster: &mut Option<JobMaster>,
+    tasks: &mut [Option<Task>],
+    index: u32,
+    kind: FaultKind,
+) {
+    let heartbeat = ctx.io.faults.heartbeat_timeout();
+    match kind {
+        FaultKind::FailTask { task } => {
+            let subtask = SubtaskId(ctx.graph.vertices[task.vertex].first + task.index);
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::FailTask(subtask),
+            });
+            let slot = &mut tasks[subtask.index()];
+            if let Some(t) = slot {
+                if !t.state().is_terminal() {
+                    t.fail(ctx);
+                    *slot = None;
+                }
+            }
+        }
+        FaultKind::LoseTaskManager {
+            task_manager,
+            restart_after,
+        } => {
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::LoseTaskManager(task_manager),
+            });
+            let membership = &mut ctx.io.membership;
+            if !membership.task_manager_alive[task_manager as usize] {
+                return;
+            }
+            membership.task_manager_alive[task_manager as usize] = false;
+            membership.task_manager[task_manager as usize] += 1;
+            ctx.record(TraceEvent::TaskManagerLost { task_manager });
+            for slot in tasks.iter_mut() {
+                if let Some(t) = slot.as_mut().filter(|t| t.task_manager() == task_manager) {
+                    if !t.state().is_terminal() {
+                        t.die(ctx);
+                    }
+                    *slot = None;
+                }
+            }
+            if let Some(jm) = jobmaster {
+                let incarnation = jm.incarnation();
+                ctx.sched.after(
+                    heartbeat,
+                    Event::TaskManagerTimeout {
+                        task_manager,
+                        incarnation,
+                    },
+                );
+            }
+            ctx.sched
+                .after(restart_after, Event::TaskManagerRestart { task_manager });
+        }
+        FaultKind::CrashJobMaster { restart_after } => {
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::CrashJobMaster,
+            });
+            if jobmaster.take().is_none() {
+                return;
+            }
+            let membership = &mut ctx.io.membership;
+            membership.jobmaster_alive = false;
+            let incarnation = membership.jobmaster;
+            ctx.record(TraceEvent::JobMasterLost { incarnation });
+            ctx.sched
+                .after(heartbeat, Event::JobMasterTimeout { incarnation });
+            ctx.sched.after(restart_after, Event::JobMasterElected);
+        }
+        FaultKind::DelaySpike { .. } => ctx.record(TraceEvent::FaultFired {
+            index,
+            fault: FaultEvent::DelaySpike,
+        }),
+        FaultKind::RpcLoss { .. } => ctx.record(TraceEvent::FaultFired {
+            index,
+            fault: FaultEvent::RpcLoss,
+        }),
     }
 }

@@ -253,11 +253,65 @@ fn unknown_subtask_in_expected_checkpoints() {
 }
 
 #[test]
+fn unknown_fault_kind() {
+    reject(
+        &with(r#", "faults": [{"at": "1ms", "fault": "kill_task"}]"#),
+        "faults[0].fault",
+        "unknown variant `kill_task`, expected one of `fail_task`",
+    );
+}
+
+#[test]
+fn unknown_subtask_in_a_fault() {
+    reject(
+        &with(r#", "faults": [{"at": "1ms", "fault": "fail_task", "task": "map[1]"}]"#),
+        "faults[0].task",
+        r#"unknown vertex "map" in "map[1]"; the vertices are "src", "sum", "sink""#,
+    );
+}
+
+#[test]
+fn task_manager_out_of_range() {
+    reject(
+        &with(r#", "faults": [{"at": "1ms", "fault": "lose_task_manager", "task_manager": 2}]"#),
+        "faults[0].task_manager",
+        "there is no task manager 2: cluster.task_managers is 2",
+    );
+}
+
+#[test]
+fn probability_above_one() {
+    reject(
+        &with(
+            r#", "faults": [{"at": "1ms", "fault": "rpc_loss", "probability": 1.5, "duration": "10ms"}]"#,
+        ),
+        "faults[0].probability",
+        "must be a number from 0 to 1, not 1.5",
+    );
+}
+
+#[test]
+fn fault_with_both_at_and_when() {
+    reject(
+        &with(
+            r#", "faults": [{"at": "1ms", "when": {"event_count": 10}, "fault": "crash_jobmaster"}]"#,
+        ),
+        "faults[0]",
+        "has both `at` and `when`",
+    );
+}
+
+#[test]
 fn unsupported_feature() {
     reject(
         &with("").replacen(r#""mode": "streaming""#, r#""mode": "batch""#, 1),
         "mode",
         "not implemented yet",
+    );
+    reject(
+        &with(r#", "jobmaster": {"failover": "reconcile"}"#),
+        "jobmaster.failover",
+        "reconciliation (FLINK-5703) is not implemented yet",
     );
 }
 

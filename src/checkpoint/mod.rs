@@ -45,7 +45,8 @@ pub struct CheckpointCoordinator {
     config: Checkpointing,
     protocol: FinishProtocol,
     bug: Option<Bug>,
-    next_id: u64,
+    /// The JobMaster incarnation this coordinator belongs to: its timers die with it.
+    incarnation: u32,
     pending: Vec<Pending>,
     last_completed_at: Option<Instant>,
     /// `option2`: subtasks that reported "finishing". Volatile: rebuilt, never restored.
@@ -53,12 +54,17 @@ pub struct CheckpointCoordinator {
 }
 
 impl CheckpointCoordinator {
-    pub fn new(config: Checkpointing, bug: Option<Bug>, subtasks: usize) -> CheckpointCoordinator {
+    pub fn new(
+        config: Checkpointing,
+        bug: Option<Bug>,
+        subtasks: usize,
+        incarnation: u32,
+    ) -> CheckpointCoordinator {
         CheckpointCoordinator {
             protocol: config.finish_protocol,
             config,
             bug,
-            next_id: 1,
+            incarnation,
             pending: Vec::new(),
             last_completed_at: None,
             reported_finishing: vec![false; subtasks],
@@ -67,13 +73,15 @@ impl CheckpointCoordinator {
 
     /// The job is running: start the periodic trigger and the explicit `trigger_at` times.
     pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let incarnation = self.incarnation;
         if let Some(interval) = self.config.interval {
-            ctx.sched.after(interval, Event::CheckpointTick);
+            ctx.sched
+                .after(interval, Event::CheckpointTick { incarnation });
         }
         for &at in &self.config.trigger_at {
             let at = Instant::ZERO + at;
             if at >= ctx.now {
-                ctx.sched.at(at, Event::CheckpointTriggerAt);
+                ctx.sched.at(at, Event::CheckpointTriggerAt { incarnation });
             }
         }
     }
@@ -82,7 +90,9 @@ impl CheckpointCoordinator {
     pub fn on_tick(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
         self.try_trigger(ctx, view, placement);
         if let Some(interval) = self.config.interval {
-            ctx.sched.after(interval, Event::CheckpointTick);
+            let incarnation = self.incarnation;
+            ctx.sched
+                .after(interval, Event::CheckpointTick { incarnation });
         }
     }
 
@@ -119,8 +129,7 @@ impl CheckpointCoordinator {
                 return;
             }
         };
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = ctx.io.storage.next_checkpoint_id();
         let n = ctx.graph.subtasks.len();
         let mut waiting = vec![false; n];
         for s in &plan.to_wait_for {
@@ -145,7 +154,10 @@ impl CheckpointCoordinator {
         }
         ctx.sched.after(
             self.config.timeout,
-            Event::CheckpointExpired { checkpoint: id },
+            Event::CheckpointExpired {
+                checkpoint: id,
+                incarnation: self.incarnation,
+            },
         );
         self.pending.push(Pending {
             id,
@@ -300,14 +312,29 @@ impl CheckpointCoordinator {
 
     /// The job reached a terminal status: nothing pending can complete any more.
     pub fn on_job_ended(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.drop_pending(ctx, AbortReason::JobEnded);
+    }
+
+    /// A failover resets `restarting` subtasks (P1.8): every pending checkpoint waits for some
+    /// of them, so all are aborted; and `option2`'s finished set forgets the restarted ones
+    /// ("an entry is removed when its subtask restarts").
+    pub fn on_failover(&mut self, ctx: &mut Ctx<'_, '_>, restarting: &[SubtaskId]) {
+        self.drop_pending(ctx, AbortReason::Failover);
+        for s in restarting {
+            self.reported_finishing[s.index()] = false;
+        }
+    }
+
+    /// Aborts every pending checkpoint without notifying tasks (they are gone or going).
+    fn drop_pending(&mut self, ctx: &mut Ctx<'_, '_>, reason: AbortReason) {
         for p in std::mem::take(&mut self.pending) {
             ctx.io.storage.discard(p.id);
             ctx.record(TraceEvent::CheckpointAborted {
                 checkpoint: p.id,
-                reason: AbortReason::JobEnded,
+                reason,
             });
             if let Some(record) = ctx.io.stats.get_mut(p.id) {
-                record.outcome = Outcome::Aborted(ctx.now, AbortReason::JobEnded);
+                record.outcome = Outcome::Aborted(ctx.now, reason);
             }
         }
     }

@@ -28,19 +28,34 @@ pub struct CheckpointRecord {
     pub missed: Vec<SubtaskId>,
 }
 
+/// One failover (P1.8), for the summary.
+#[derive(Clone, Debug)]
+pub struct FailoverRecord {
+    pub at: Instant,
+    /// What set it off.
+    pub cause: String,
+    pub full: bool,
+    /// Set at restore time.
+    pub restored_at: Option<Instant>,
+    pub restored_checkpoint: Option<u64>,
+    pub restarted: Vec<SubtaskId>,
+    /// Redeployed finished on restore: recorded finished, so not run again (F1.6).
+    pub kept_finished: Vec<SubtaskId>,
+    /// Records the restarted sources emit again: what they had emitted beyond the restored
+    /// offsets.
+    pub records_replayed: u64,
+}
+
 #[derive(Default)]
 pub struct CheckpointStats {
     pub checkpoints: Vec<CheckpointRecord>,
+    pub failovers: Vec<FailoverRecord>,
 }
 
 impl CheckpointStats {
     pub fn get_mut(&mut self, id: u64) -> Option<&mut CheckpointRecord> {
-        // Ids are dense from 1 and never reused.
+        // Ids are dense from 1 and never reused (the counter is durable).
         self.checkpoints.get_mut((id as usize).checked_sub(1)?)
-    }
-
-    pub fn get(&self, id: u64) -> Option<&CheckpointRecord> {
-        self.checkpoints.get((id as usize).checked_sub(1)?)
     }
 
     pub fn retrigger_rpcs(&self) -> u64 {

@@ -45,10 +45,16 @@ pub struct CompletedCheckpoint {
     pub finished: Vec<SubtaskId>,
 }
 
+/// Durable storage that survives the JobManager: checkpoints, and the counters Flink keeps in
+/// its HA services so that a new JobManager never reuses a checkpoint id or an attempt.
 #[derive(Default)]
 pub struct CheckpointStorage {
     snapshots: BTreeMap<(u64, SubtaskId), SubtaskSnapshot>,
     latest: Option<CompletedCheckpoint>,
+    /// The checkpoint id counter (Flink's `CheckpointIDCounter`).
+    next_checkpoint_id: u64,
+    /// Per subtask, the highest attempt number ever deployed.
+    attempts: Vec<u32>,
 }
 
 impl CheckpointStorage {
@@ -79,5 +85,43 @@ impl CheckpointStorage {
 
     pub fn latest(&self) -> Option<&CompletedCheckpoint> {
         self.latest.as_ref()
+    }
+
+    /// The newest checkpoint any snapshot was written for, completed or not (only an injected
+    /// bug restores from it).
+    pub fn newest_written(&self) -> Option<u64> {
+        self.snapshots.keys().map(|&(c, _)| c).max()
+    }
+
+    /// The next checkpoint id, counted durably.
+    pub fn next_checkpoint_id(&mut self) -> u64 {
+        self.next_checkpoint_id = self.next_checkpoint_id.max(1);
+        let id = self.next_checkpoint_id;
+        self.next_checkpoint_id += 1;
+        id
+    }
+
+    /// The next attempt number of `subtask` (0 first), counted durably.
+    pub fn next_attempt(&mut self, subtask: SubtaskId, subtasks: usize) -> u32 {
+        if self.attempts.len() < subtasks {
+            self.attempts.resize(subtasks, 0);
+        }
+        let attempt = self.attempts[subtask.index()];
+        self.attempts[subtask.index()] += 1;
+        attempt
+    }
+}
+
+/// The external system two-phase-commit sinks write to (a Kafka cluster, say). It remembers
+/// which transactions it committed, so committing one again is a no-op.
+#[derive(Default)]
+pub struct ExternalSystem {
+    committed: std::collections::BTreeSet<(SubtaskId, u64)>,
+}
+
+impl ExternalSystem {
+    /// Commits the transaction of `subtask` for `checkpoint`; false if it already was.
+    pub fn commit(&mut self, subtask: SubtaskId, checkpoint: u64) -> bool {
+        self.committed.insert((subtask, checkpoint))
     }
 }

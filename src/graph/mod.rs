@@ -103,6 +103,10 @@ pub struct ExecutionGraph {
     pub channels: Vec<ChannelInfo>,
     /// Vertices in an order where every edge points forward.
     pub topological_order: Vec<VertexId>,
+    /// Per subtask, its pipelined region: subtasks connected by pipelined channels restart
+    /// together in a region failover (Flink's `SchedulingPipelinedRegion`). Numbered by the
+    /// region's smallest subtask.
+    pub regions: Vec<u32>,
 }
 
 impl ExecutionGraph {
@@ -177,13 +181,24 @@ impl ExecutionGraph {
         }
 
         let topological_order = topological_order(&vertices, &edges);
+        let regions = pipelined_regions(subtasks.len(), &channels);
         ExecutionGraph {
             vertices,
             edges,
             subtasks,
             channels,
             topological_order,
+            regions,
         }
+    }
+
+    /// The subtasks of `subtask`'s pipelined region, in id order.
+    pub fn region_of(&self, subtask: SubtaskId) -> Vec<SubtaskId> {
+        let region = self.regions[subtask.index()];
+        (0..self.subtasks.len() as u32)
+            .filter(|&s| self.regions[s as usize] == region)
+            .map(SubtaskId)
+            .collect()
     }
 
     pub fn vertex_of(&self, subtask: SubtaskId) -> &JobVertex {
@@ -290,6 +305,25 @@ fn default_max_parallelism(parallelism: u32) -> u32 {
     (p + p / 2).next_power_of_two().clamp(128, 32_768).max(p)
 }
 
+/// Connected components of subtasks over channels (every exchange is pipelined in streaming),
+/// by union-find with path halving.
+fn pipelined_regions(subtasks: usize, channels: &[ChannelInfo]) -> Vec<u32> {
+    let mut parent: Vec<u32> = (0..subtasks as u32).collect();
+    fn root(parent: &mut [u32], mut x: u32) -> u32 {
+        while parent[x as usize] != x {
+            parent[x as usize] = parent[parent[x as usize] as usize];
+            x = parent[x as usize];
+        }
+        x
+    }
+    for c in channels {
+        let (a, b) = (root(&mut parent, c.from.0), root(&mut parent, c.to.0));
+        let (low, high) = (a.min(b), a.max(b));
+        parent[high as usize] = low;
+    }
+    (0..subtasks as u32).map(|s| root(&mut parent, s)).collect()
+}
+
 fn topological_order(vertices: &[JobVertex], edges: &[JobEdge]) -> Vec<VertexId> {
     let mut indegree: Vec<usize> = vertices.iter().map(|v| v.inputs.len()).collect();
     let mut ready: Vec<usize> = (0..vertices.len()).filter(|&v| indegree[v] == 0).collect();
@@ -373,6 +407,29 @@ mod tests {
         for j in 0..5 {
             assert_eq!(pairs.iter().filter(|p| p.1 == j).count(), 1);
         }
+    }
+
+    #[test]
+    fn pointwise_pipelines_form_separate_regions_and_all_to_all_joins_them() {
+        let channels = |pairs: &[(u32, u32)]| -> Vec<ChannelInfo> {
+            pairs
+                .iter()
+                .map(|&(f, t)| ChannelInfo {
+                    edge: 0,
+                    from: SubtaskId(f),
+                    to: SubtaskId(t),
+                    input_slot: 0,
+                })
+                .collect()
+        };
+        // src[0..2] → map[2..4] forward: two regions.
+        assert_eq!(
+            pipelined_regions(4, &channels(&[(0, 2), (1, 3)])),
+            vec![0, 1, 0, 1]
+        );
+        // All-to-all: one region.
+        let all = channels(&[(0, 2), (0, 3), (1, 2), (1, 3)]);
+        assert_eq!(pipelined_regions(4, &all), vec![0, 0, 0, 0]);
     }
 
     #[test]

@@ -1,15 +1,26 @@
 //! The JobMaster: schedules the job, tracks its *view* of every execution (which lags the tasks
-//! by RPC latency) and decides the job's status.
+//! by RPC latency), decides the job's status, and runs failover (`protocols.md` P1.8,
+//! `flink-reference.md` F1.6).
+//!
+//! Failover: a failed execution (reported, or on a TaskManager that stopped answering) makes
+//! the JobMaster cancel the affected scope (its pipelined region, or the whole job), wait until
+//! every execution there is terminal and the restart delay has passed, release the scope's
+//! partitions, and redeploy it from the latest completed checkpoint in durable storage. Subtasks
+//! recorded finished there are deployed *finished on restore*: they run no operator and
+//! process no records. A JobMaster that crashes loses all of this; the one elected after it
+//! starts from durable storage alone ([`JobMaster::recover`]).
 
 pub mod transitions;
 
 use crate::bug::Bug;
+use crate::checkpoint::stats::FailoverRecord;
+use crate::checkpoint::storage::OperatorState;
 use crate::checkpoint::CheckpointCoordinator;
 use crate::graph::{ExecutionGraph, SubtaskId};
-use crate::scenario::{Checkpointing, Cluster};
+use crate::scenario::{Checkpointing, Cluster, FailoverScope, JobMasterConfig};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{Address, Call, Rpc, TraceEvent};
-use crate::world::Ctx;
+use crate::trace::{Address, Call, Restore, Rpc, TraceEvent};
+use crate::world::{Ctx, Event};
 
 /// The JobMaster's record of one subtask's current attempt: its *view*, which lags the task.
 #[derive(Clone, Copy, Debug)]
@@ -18,14 +29,34 @@ pub struct Execution {
     pub state: ExecutionState,
 }
 
+/// A failover between cancelling its scope and redeploying it.
+struct PendingRestart {
+    scope: Vec<SubtaskId>,
+    in_scope: Vec<bool>,
+    full: bool,
+    delay_elapsed: bool,
+    /// Its entry in the failover statistics.
+    record: usize,
+}
+
 pub struct JobMaster {
+    /// Which election this JobMaster won: its timers and RPCs die with it.
+    incarnation: u32,
     status: JobStatus,
     executions: Vec<Execution>,
     /// Which TaskManager hosts each subtask: subtask `i` of every vertex shares slot `i`
     /// (Flink's default slot sharing), and slots fill TaskManager after TaskManager.
     placement: Vec<u32>,
+    /// Executions whose view is FINISHED.
     finished: usize,
     checkpoints: Option<CheckpointCoordinator>,
+    config: JobMasterConfig,
+    bug: Option<Bug>,
+    /// Failovers counted against the restart strategy.
+    failovers: u32,
+    restart: Option<PendingRestart>,
+    /// TaskManagers this JobMaster believes alive (it learns of a loss by heartbeat timeout).
+    task_managers: Vec<bool>,
 }
 
 impl JobMaster {
@@ -33,7 +64,10 @@ impl JobMaster {
         graph: &ExecutionGraph,
         cluster: Cluster,
         checkpointing: Option<Checkpointing>,
+        config: JobMasterConfig,
         bug: Option<Bug>,
+        incarnation: u32,
+        task_managers: Vec<bool>,
     ) -> JobMaster {
         let placement = graph
             .subtasks
@@ -41,6 +75,7 @@ impl JobMaster {
             .map(|s| s.index / cluster.slots_per_task_manager)
             .collect();
         JobMaster {
+            incarnation,
             status: JobStatus::Initializing,
             executions: vec![
                 Execution {
@@ -52,7 +87,12 @@ impl JobMaster {
             placement,
             finished: 0,
             checkpoints: checkpointing
-                .map(|c| CheckpointCoordinator::new(c, bug, graph.subtasks.len())),
+                .map(|c| CheckpointCoordinator::new(c, bug, graph.subtasks.len(), incarnation)),
+            config,
+            bug,
+            failovers: 0,
+            restart: None,
+            task_managers,
         }
     }
 
@@ -60,25 +100,43 @@ impl JobMaster {
         self.status
     }
 
+    pub fn incarnation(&self) -> u32 {
+        self.incarnation
+    }
+
     /// Submission: initialize the job and deploy every subtask (streaming schedules all at
-    /// once, Flink's `PipelinedRegionSchedulingStrategy` with one region per pipelined job).
+    /// once, Flink's `PipelinedRegionSchedulingStrategy` with all regions ready).
     pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.set_status(ctx, JobStatus::Created);
         self.set_status(ctx, JobStatus::Running);
         for i in 0..self.executions.len() {
-            let subtask = SubtaskId(i as u32);
-            self.set_execution(ctx, subtask, ExecutionState::Scheduled);
-            self.set_execution(ctx, subtask, ExecutionState::Deploying);
-            ctx.send(
-                Address::JobMaster,
-                Address::TaskManager(self.placement[i]),
-                Rpc {
-                    subtask,
-                    attempt: self.executions[i].attempt,
-                    call: Call::SubmitTask,
-                },
-            );
+            self.deploy(ctx, SubtaskId(i as u32), Restore::FRESH);
         }
+        if let Some(cc) = &mut self.checkpoints {
+            cc.start(ctx);
+        }
+    }
+
+    /// A newly elected JobMaster takes the job over from durable storage alone (P1.8): it
+    /// restores every subtask from the latest completed checkpoint, deploying those recorded
+    /// finished there as finished on restore. The TaskManagers have cancelled the previous
+    /// attempts and every partition is released.
+    pub fn recover(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.set_status(ctx, JobStatus::Created);
+        self.set_status(ctx, JobStatus::Running);
+        let record = ctx.io.stats.failovers.len();
+        ctx.io.stats.failovers.push(FailoverRecord {
+            at: ctx.now,
+            cause: "JobManager crash".to_owned(),
+            full: true,
+            restored_at: None,
+            restored_checkpoint: None,
+            restarted: Vec::new(),
+            kept_finished: Vec::new(),
+            records_replayed: 0,
+        });
+        let all: Vec<SubtaskId> = (0..self.executions.len() as u32).map(SubtaskId).collect();
+        self.restore(ctx, &all, record);
         if let Some(cc) = &mut self.checkpoints {
             cc.start(ctx);
         }
@@ -124,26 +182,300 @@ impl JobMaster {
     }
 
     /// A TaskManager reported a task's new state (`updateTaskExecutionState`).
-    pub fn on_task_state(
+    fn on_task_state(
         &mut self,
         ctx: &mut Ctx<'_, '_>,
         subtask: SubtaskId,
         attempt: u32,
         state: ExecutionState,
     ) {
-        if self.executions[subtask.index()].attempt != attempt {
-            return; // a report about an attempt that has been replaced
+        let execution = self.executions[subtask.index()];
+        if execution.attempt != attempt || execution.state.is_terminal() {
+            return; // about an attempt that has been replaced, or already settled
         }
+        let state = match (execution.state, state) {
+            // Cancelling wins over what the task did meanwhile (Flink's Execution does the
+            // same): a task that finished or failed while being cancelled counts as cancelled.
+            (ExecutionState::Canceling, ExecutionState::Finished | ExecutionState::Failed) => {
+                ExecutionState::Canceled
+            }
+            // Progress reports sent before the cancel arrived.
+            (ExecutionState::Canceling, s) if !s.is_terminal() => return,
+            (_, s) => s,
+        };
         self.set_execution(ctx, subtask, state);
-        if state == ExecutionState::Finished {
-            self.finished += 1;
-            if self.finished == self.executions.len() {
-                self.set_status(ctx, JobStatus::Finished);
-                if let Some(cc) = &mut self.checkpoints {
-                    cc.on_job_ended(ctx);
+        match state {
+            ExecutionState::Finished => {
+                self.finished += 1;
+                if self.finished == self.executions.len() && self.status == JobStatus::Running {
+                    self.set_status(ctx, JobStatus::Finished);
+                    if let Some(cc) = &mut self.checkpoints {
+                        cc.on_job_ended(ctx);
+                    }
                 }
             }
+            ExecutionState::Failed => {
+                let cause = format!("{} failed", ctx.graph.subtask_name(subtask));
+                self.on_execution_failed(ctx, subtask, cause);
+            }
+            ExecutionState::Canceled => self.check_restart(ctx),
+            _ => {}
         }
+    }
+
+    /// The heartbeat of a TaskManager timed out: every execution it hosted has failed.
+    pub fn on_task_manager_lost(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32) {
+        self.task_managers[task_manager as usize] = false;
+        ctx.record(TraceEvent::TaskManagerTimedOut { task_manager });
+        let lost: Vec<SubtaskId> = (0..self.executions.len())
+            .filter(|&i| {
+                self.placement[i] == task_manager && !self.executions[i].state.is_terminal()
+            })
+            .map(|i| SubtaskId(i as u32))
+            .collect();
+        for &s in &lost {
+            self.set_execution(ctx, s, ExecutionState::Failed);
+        }
+        if let Some(&first) = lost.first() {
+            let cause = format!("TaskManager{task_manager} lost");
+            self.on_execution_failed(ctx, first, cause);
+            self.check_restart(ctx);
+        }
+    }
+
+    /// A TaskManager (re)registered: it can host tasks again.
+    pub fn on_task_manager_registered(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32) {
+        self.task_managers[task_manager as usize] = true;
+        self.check_restart(ctx);
+    }
+
+    /// The restart delay of the pending failover passed.
+    pub fn on_restart_delay(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if let Some(restart) = &mut self.restart {
+            restart.delay_elapsed = true;
+        }
+        self.check_restart(ctx);
+    }
+
+    /// P1.8: an execution failed. Cancel its scope (pipelined region, or the whole job) and
+    /// restart it once everything there stopped, unless the restart strategy is exhausted.
+    fn on_execution_failed(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, cause: String) {
+        if self.status.is_terminal() || self.status == JobStatus::Failing {
+            return;
+        }
+        if let Some(restart) = &self.restart {
+            if restart.in_scope[subtask.index()] {
+                return self.check_restart(ctx); // one more casualty of the same failover
+            }
+        }
+        self.failovers += 1;
+        if self.failovers > self.config.restart_strategy.max_attempts {
+            return self.give_up(ctx);
+        }
+        // A failure during a pending restart widens it to the whole job.
+        let widen = self.restart.take().is_some();
+        let full = widen || self.config.failover_scope == FailoverScope::Full;
+        let scope: Vec<SubtaskId> = if full {
+            (0..self.executions.len() as u32).map(SubtaskId).collect()
+        } else {
+            ctx.graph.region_of(subtask)
+        };
+        ctx.record(TraceEvent::Failover {
+            cause: subtask,
+            restarting: scope.len() as u32,
+            full,
+        });
+        let record = ctx.io.stats.failovers.len();
+        ctx.io.stats.failovers.push(FailoverRecord {
+            at: ctx.now,
+            cause,
+            full,
+            restored_at: None,
+            restored_checkpoint: None,
+            restarted: Vec::new(),
+            kept_finished: Vec::new(),
+            records_replayed: 0,
+        });
+        if let Some(cc) = &mut self.checkpoints {
+            cc.on_failover(ctx, &scope);
+        }
+        if full && self.status == JobStatus::Running {
+            self.set_status(ctx, JobStatus::Restarting);
+        }
+        let mut in_scope = vec![false; self.executions.len()];
+        for &s in &scope {
+            in_scope[s.index()] = true;
+            self.cancel(ctx, s);
+        }
+        self.restart = Some(PendingRestart {
+            scope,
+            in_scope,
+            full,
+            delay_elapsed: false,
+            record,
+        });
+        let incarnation = self.incarnation;
+        ctx.sched.after(
+            self.config.restart_strategy.delay,
+            Event::RestartDelay { incarnation },
+        );
+        self.check_restart(ctx);
+    }
+
+    /// Cancels a running execution (`cancelTask`).
+    fn cancel(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId) {
+        let state = self.executions[subtask.index()].state;
+        if state.is_terminal() || state == ExecutionState::Canceling {
+            return;
+        }
+        self.set_execution(ctx, subtask, ExecutionState::Canceling);
+        let attempt = self.executions[subtask.index()].attempt;
+        ctx.send(
+            Address::JobMaster,
+            Address::TaskManager(self.placement[subtask.index()]),
+            Rpc {
+                subtask,
+                attempt,
+                call: Call::CancelTask,
+            },
+        );
+    }
+
+    /// The restart strategy is exhausted (P1.8): the job fails.
+    fn give_up(&mut self, ctx: &mut Ctx<'_, '_>) {
+        ctx.record(TraceEvent::RestartsExhausted {
+            failovers: self.failovers - 1,
+        });
+        self.set_status(ctx, JobStatus::Failing);
+        if let Some(cc) = &mut self.checkpoints {
+            cc.on_job_ended(ctx);
+        }
+        for i in 0..self.executions.len() {
+            self.cancel(ctx, SubtaskId(i as u32));
+        }
+        self.restart = None;
+        self.set_status(ctx, JobStatus::Failed);
+    }
+
+    /// Restarts once every execution of the scope is terminal, the delay passed, and the
+    /// TaskManagers to deploy to are back.
+    fn check_restart(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let Some(restart) = &self.restart else {
+            return;
+        };
+        let ready = restart.delay_elapsed
+            && restart.scope.iter().all(|s| {
+                self.executions[s.index()].state.is_terminal()
+                    && self.task_managers[self.placement[s.index()] as usize]
+            });
+        if !ready {
+            return;
+        }
+        let restart = self.restart.take().expect("checked above");
+        for &s in &restart.scope {
+            if self.executions[s.index()].state == ExecutionState::Finished {
+                self.finished -= 1;
+            }
+        }
+        self.restore(ctx, &restart.scope, restart.record);
+        if restart.full {
+            self.set_status(ctx, JobStatus::Running);
+        }
+    }
+
+    /// Redeploys `scope` from the latest completed checkpoint (P1.8, F1.6).
+    fn restore(&mut self, ctx: &mut Ctx<'_, '_>, scope: &[SubtaskId], record: usize) {
+        let latest = ctx.io.storage.latest();
+        let checkpoint = if self.bug == Some(Bug::RestoreFromPending) {
+            ctx.io
+                .storage
+                .newest_written()
+                .max(latest.map(|c| c.id))
+                .unwrap_or(0)
+        } else {
+            latest.map_or(0, |c| c.id)
+        };
+        let mut finished = vec![false; self.executions.len()];
+        if let Some(c) = latest.filter(|c| c.id == checkpoint) {
+            for s in &c.finished {
+                finished[s.index()] = true;
+            }
+        }
+        // The JobMaster's partition tracker releases the scope's partitions: nothing an old
+        // attempt sent survives.
+        let mut in_scope = vec![false; self.executions.len()];
+        for s in scope {
+            in_scope[s.index()] = true;
+        }
+        for (c, info) in ctx.graph.channels.iter().enumerate() {
+            if in_scope[info.from.index()] || in_scope[info.to.index()] {
+                ctx.io
+                    .data
+                    .reset(crate::graph::ChannelId(c as u32), ctx.now);
+            }
+        }
+        let mut kept_finished = Vec::new();
+        let mut replayed = 0;
+        for &s in scope {
+            let keep = finished[s.index()];
+            let restore = if keep && self.bug == Some(Bug::RestartFinishedTasks) {
+                Restore::FRESH // the bug: run it again as if it never had
+            } else {
+                Restore {
+                    checkpoint,
+                    finished: keep,
+                }
+            };
+            if keep {
+                kept_finished.push(s);
+            }
+            // Statistics only: how far back a restarted source rewinds.
+            let offset = match ctx
+                .io
+                .storage
+                .snapshot(restore.checkpoint, s)
+                .map(|x| &x.state)
+            {
+                Some(OperatorState::Source { offset }) => Some(*offset),
+                _ if restore.finished => None,
+                _ => Some(0),
+            };
+            if let Some(offset) = offset {
+                replayed += ctx.io.oracles.emitted(s).saturating_sub(offset);
+            }
+            self.deploy(ctx, s, restore);
+        }
+        ctx.record(TraceEvent::Restore {
+            checkpoint,
+            restarted: scope.len() as u32,
+            finished: kept_finished.len() as u32,
+        });
+        let stats = &mut ctx.io.stats.failovers[record];
+        stats.restored_at = Some(ctx.now);
+        stats.restored_checkpoint = (checkpoint > 0).then_some(checkpoint);
+        stats.restarted = scope.to_vec();
+        stats.kept_finished = kept_finished;
+        stats.records_replayed = replayed;
+    }
+
+    /// Deploys a new attempt of `subtask`.
+    fn deploy(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, restore: Restore) {
+        let attempt = ctx.io.storage.next_attempt(subtask, self.executions.len());
+        self.executions[subtask.index()] = Execution {
+            attempt,
+            state: ExecutionState::Created,
+        };
+        self.set_execution(ctx, subtask, ExecutionState::Scheduled);
+        self.set_execution(ctx, subtask, ExecutionState::Deploying);
+        ctx.send(
+            Address::JobMaster,
+            Address::TaskManager(self.placement[subtask.index()]),
+            Rpc {
+                subtask,
+                attempt,
+                call: Call::SubmitTask(restore),
+            },
+        );
     }
 
     fn set_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {

@@ -12,11 +12,18 @@ pub fn job(from: JobStatus, to: JobStatus) -> bool {
     use JobStatus::*;
     matches!(
         (from, to),
-        // Submission: the JobMaster initializes the job, then schedules it (P0).
+        // Submission: the JobMaster (or, after a crash, the newly elected one) initializes
+        // the job, then schedules it (P0, P1.8).
         (Initializing, Created)
             | (Created, Running)
             // Every execution finished (P0).
             | (Running, Finished)
+            // A full restart (P1.8; Flink's global failover).
+            | (Running, Restarting)
+            | (Restarting, Running)
+            // The restart strategy is exhausted (P1.8).
+            | (Running | Restarting, Failing)
+            | (Failing, Failed)
     )
 }
 
@@ -35,6 +42,12 @@ pub fn execution(from: ExecutionState, to: ExecutionState) -> bool {
             | (Initializing, Running)
             // End of input, outputs drained (P0).
             | (Running, Finished)
+            // A task fails, or its TaskManager is lost (P1.8); the JobMaster notices a lost
+            // TaskManager's executions in whatever state it last knew them.
+            | (Deploying | Initializing | Running | Canceling, Failed)
+            // Failover cancels the executions of the restarted region (P1.8).
+            | (Scheduled | Deploying | Initializing | Running, Canceling)
+            | (Canceling, Canceled)
     )
 }
 

@@ -17,7 +17,7 @@ use crate::graph::{ChannelId, ExecutionGraph};
 use crate::record::Element;
 use crate::scenario::{DurationRange, Network};
 use crate::trace::{Address, Rpc};
-use sim::{Instant, RandomStreams, Stream};
+use sim::{Duration, Instant, RandomStreams, Stream};
 use std::collections::VecDeque;
 
 /// Runtime state of one channel. Kept small: a million of them must fit comfortably in memory.
@@ -33,6 +33,9 @@ pub struct Channel {
     last_arrival: Instant,
     /// The producer tried to push a record while the channel was full and waits for credit.
     producer_waiting: bool,
+    /// Bumped when a failover releases the channel's partition (P1.8): arrivals scheduled
+    /// before carry the old epoch and are ignored.
+    epoch: u32,
 }
 
 /// Every channel of the job, plus the latency stream they draw from.
@@ -66,11 +69,18 @@ impl DataPlane {
         self.channels[channel.index()].producer_waiting = true;
     }
 
-    /// Puts `element` on the wire and returns when it will arrive. The caller schedules the
-    /// arrival. Records must have credit (`!is_full`).
+    /// Puts `element` on the wire and returns when it will arrive and the channel's epoch. The
+    /// caller schedules the arrival. Records must have credit (`!is_full`). `extra` is added
+    /// latency (a fault's delay spike).
     #[inline]
-    pub fn push(&mut self, now: Instant, channel: ChannelId, element: Element) -> Instant {
-        let latency = draw(&mut self.rng, self.latency);
+    pub fn push(
+        &mut self,
+        now: Instant,
+        channel: ChannelId,
+        element: Element,
+        extra: Duration,
+    ) -> (Instant, u32) {
+        let latency = draw(&mut self.rng, self.latency) + extra;
         let c = &mut self.channels[channel.index()];
         if element.needs_credit() {
             assert!(c.records < self.capacity, "pushed a record without credit");
@@ -79,7 +89,24 @@ impl DataPlane {
         c.queue.push_back(element);
         let arrival = (now + latency).max(c.last_arrival);
         c.last_arrival = arrival;
-        arrival
+        (arrival, c.epoch)
+    }
+
+    /// The channel's current epoch.
+    pub fn epoch(&self, channel: ChannelId) -> u32 {
+        self.channels[channel.index()].epoch
+    }
+
+    /// Releases the channel's partition (P1.8): everything on the wire or buffered vanishes,
+    /// and a new epoch begins. The producer's and consumer's attempts must be gone.
+    pub fn reset(&mut self, channel: ChannelId, now: Instant) {
+        let c = &mut self.channels[channel.index()];
+        c.queue.clear();
+        c.arrived = 0;
+        c.records = 0;
+        c.producer_waiting = false;
+        c.last_arrival = now;
+        c.epoch += 1;
     }
 
     /// The oldest element on the wire reaches the consumer's buffer. Returns it and whether the
@@ -161,7 +188,8 @@ pub struct RpcLinks {
 
 #[derive(Default)]
 struct Link {
-    in_flight: VecDeque<(Instant, Rpc)>,
+    /// Sent at, the RPC, and the incarnation of the destination process when it was sent.
+    in_flight: VecDeque<(Instant, Rpc, u32)>,
     last_arrival: Instant,
 }
 
@@ -205,18 +233,28 @@ impl RpcLinks {
         }
     }
 
-    /// Sends `rpc` on `link` now; returns when it arrives (the caller schedules that).
-    pub fn send(&mut self, now: Instant, link: LinkId, rpc: Rpc) -> Instant {
-        let latency = draw(&mut self.rng, self.latency);
+    /// Sends `rpc` on `link` now, to the destination's incarnation `incarnation`; returns
+    /// when it arrives (the caller schedules that). `extra` is added latency (a delay spike,
+    /// or the retry of a lost RPC).
+    pub fn send(
+        &mut self,
+        now: Instant,
+        link: LinkId,
+        rpc: Rpc,
+        incarnation: u32,
+        extra: Duration,
+    ) -> Instant {
+        let latency = draw(&mut self.rng, self.latency) + extra;
         let l = &mut self.links[link.0 as usize];
         let arrival = (now + latency).max(l.last_arrival);
         l.last_arrival = arrival;
-        l.in_flight.push_back((now, rpc));
+        l.in_flight.push_back((now, rpc, incarnation));
         arrival
     }
 
-    /// The oldest in-flight RPC on `link` arrives: returns when it was sent and what it is.
-    pub fn deliver(&mut self, link: LinkId) -> (Instant, Rpc) {
+    /// The oldest in-flight RPC on `link` arrives: returns when it was sent, what it is, and
+    /// the destination incarnation it was sent to (a restarted process never gets it).
+    pub fn deliver(&mut self, link: LinkId) -> (Instant, Rpc, u32) {
         self.links[link.0 as usize]
             .in_flight
             .pop_front()

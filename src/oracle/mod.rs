@@ -9,12 +9,13 @@ pub mod invariant;
 mod reference;
 
 use crate::checkpoint::storage::CheckpointStorage;
+use crate::faults::FaultPlan;
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::transitions;
 use crate::record::{Element, Record};
 use crate::scenario::{Delivery, FinishProtocol, Operator};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{AbortReason, DeclineReason, TraceEvent};
+use crate::trace::{AbortReason, Call, DeclineReason, Rpc, TraceEvent};
 use crate::world::Config;
 use invariant::Invariant;
 use sim::Instant;
@@ -67,8 +68,19 @@ pub struct Oracles {
     cuts: BTreeMap<u64, Cut>,
     /// Per subtask: its attempt really reached FINISHED.
     finished: Vec<bool>,
+    /// `option2`: the subtask's "finishing" report reached the coordinator.
+    reported_finishing: Vec<bool>,
     /// Per subtask: a completed checkpoint holds a snapshot taken after its end of input.
     final_covered: Vec<bool>,
+    /// Every completed checkpoint's finished subtasks, by id.
+    completed: BTreeMap<u64, Vec<SubtaskId>>,
+    /// When each checkpoint was triggered.
+    triggered_at: BTreeMap<u64, Instant>,
+    /// Per subtask: recorded finished in a checkpoint the job restored from, so it must never
+    /// process or emit a record again (`finished-not-rerun`). Cleared once reported.
+    must_stay_finished: Vec<bool>,
+    /// A failover happened: at-least-once sinks may hold duplicates from then on.
+    failed_over: bool,
     violations: Vec<Violation>,
 }
 
@@ -97,6 +109,11 @@ impl Oracles {
             processed: vec![0; graph.channels.len()],
             cuts: BTreeMap::new(),
             finished: vec![false; n],
+            reported_finishing: vec![false; n],
+            completed: BTreeMap::new(),
+            triggered_at: BTreeMap::new(),
+            must_stay_finished: vec![false; n],
+            failed_over: false,
             final_covered: vec![false; n],
             violations: Vec::new(),
         }
@@ -108,10 +125,40 @@ impl Oracles {
         &mut self,
         graph: &ExecutionGraph,
         storage: &CheckpointStorage,
+        faults: &FaultPlan,
         index: u64,
         now: Instant,
         event: &TraceEvent,
     ) {
+        match *event {
+            TraceEvent::Push {
+                channel,
+                element: Element::Record(record),
+            } if self.must_stay_finished[graph.channels[channel.index()].from.index()] => {
+                let from = graph.channels[channel.index()].from;
+                self.rerun(
+                    graph,
+                    from,
+                    &format!("emitted {}", describe_record(graph, &record)),
+                    index,
+                    now,
+                );
+            }
+            TraceEvent::Take {
+                subtask,
+                element: Element::Record(record),
+                ..
+            } if self.must_stay_finished[subtask.index()] => {
+                self.rerun(
+                    graph,
+                    subtask,
+                    &format!("processed {}", describe_record(graph, &record)),
+                    index,
+                    now,
+                );
+            }
+            _ => {}
+        }
         match *event {
             TraceEvent::Push {
                 channel,
@@ -124,6 +171,28 @@ impl Oracles {
                     *emitted = (*emitted).max(record.seq + 1);
                 }
             }
+            // The producer's side of the cut on a channel is what precedes its barrier there:
+            // records emitted before the snapshot may still wait in the task's output queue
+            // (back-pressure) and are pushed before the barrier (P1.4 aligned).
+            TraceEvent::Push {
+                channel,
+                element: Element::Barrier(n),
+            } => {
+                if let Some(cut) = self.cuts.get_mut(&n) {
+                    cut.sent[channel.index()] = self.sent[channel.index()];
+                }
+            }
+            // P1.2 option2: the coordinator counts a subtask finished when its "finishing"
+            // report arrives; it is at end of input and its state is final from then on.
+            TraceEvent::Rpc {
+                rpc:
+                    Rpc {
+                        subtask,
+                        call: Call::Finishing,
+                        ..
+                    },
+                ..
+            } => self.reported_finishing[subtask.index()] = true,
             TraceEvent::Take {
                 subtask,
                 channel,
@@ -151,17 +220,37 @@ impl Oracles {
                 finished,
                 ..
             } => self.snapshot(graph, subtask, checkpoint, finished),
+            TraceEvent::CheckpointTriggered { checkpoint } => {
+                self.triggered_at.insert(checkpoint, now);
+            }
             TraceEvent::CheckpointCompleted { checkpoint } => {
                 let completed = storage
                     .latest()
                     .filter(|c| c.id == checkpoint)
                     .expect("a completed checkpoint is in storage before it is announced");
+                self.completed
+                    .insert(checkpoint, completed.finished.clone());
                 self.check_cut(graph, checkpoint, &completed.finished, index, now);
             }
             TraceEvent::CheckpointAborted { checkpoint, reason } => {
                 self.cuts.remove(&checkpoint);
-                self.check_abort(checkpoint, reason, index, now);
+                let triggered = self.triggered_at.get(&checkpoint).copied();
+                let healed = faults.healed_at();
+                let in_faulty_phase = match (healed, triggered) {
+                    (Some(h), Some(t)) => t < h,
+                    _ => true,
+                };
+                self.check_abort(checkpoint, reason, in_faulty_phase, index, now);
             }
+            TraceEvent::Failover { .. } | TraceEvent::JobMasterElected { .. } => {
+                self.failed_over = true;
+                // P1.2 option2: the coordinator's finished set is rebuilt, not restored.
+                for (reported, &finished) in self.reported_finishing.iter_mut().zip(&self.finished)
+                {
+                    *reported &= finished;
+                }
+            }
+            TraceEvent::Restore { checkpoint, .. } => self.restored(graph, checkpoint, index, now),
             TraceEvent::TaskState {
                 subtask,
                 to: ExecutionState::Finished,
@@ -264,7 +353,7 @@ impl Oracles {
         let mut is_finished = vec![false; graph.subtasks.len()];
         for &s in finished {
             is_finished[s.index()] = true;
-            if !self.finished[s.index()] {
+            if !self.finished[s.index()] && !self.reported_finishing[s.index()] {
                 let name = graph.subtask_name(s).to_string();
                 return self.violate(Violation {
                     invariant: Invariant::ConsistentCut,
@@ -312,14 +401,67 @@ impl Oracles {
         }
     }
 
-    /// `checkpoint-progress`: with no fault injected, a checkpoint is aborted only for a reason
-    /// its finish protocol allows, and never by expiring.
-    fn check_abort(&mut self, checkpoint: u64, reason: AbortReason, index: u64, now: Instant) {
+    /// The job restored from `checkpoint` (P1.8): it must be a completed one (a consistent
+    /// cut), and what it records finished must stay finished.
+    fn restored(&mut self, graph: &ExecutionGraph, checkpoint: u64, index: u64, now: Instant) {
+        if checkpoint == 0 {
+            return; // nothing completed yet: everything starts afresh
+        }
+        let Some(finished) = self.completed.get(&checkpoint) else {
+            return self.violate(Violation {
+                invariant: Invariant::ConsistentCut,
+                time: now,
+                actors: vec!["JobMaster".to_owned()],
+                event_index: index,
+                message: format!(
+                    "the job restored from checkpoint {checkpoint}, which never completed: its snapshots need not form a consistent cut (P1.8)"
+                ),
+            });
+        };
+        for s in finished.clone() {
+            self.must_stay_finished[s.index()] = true;
+        }
+        let _ = graph;
+    }
+
+    /// `finished-not-rerun`: `subtask` was recorded finished in a restored checkpoint, yet it
+    /// handles a record again. Reported once per subtask.
+    fn rerun(
+        &mut self,
+        graph: &ExecutionGraph,
+        subtask: SubtaskId,
+        what: &str,
+        index: u64,
+        now: Instant,
+    ) {
+        self.must_stay_finished[subtask.index()] = false;
+        let name = graph.subtask_name(subtask).to_string();
+        self.violate(Violation {
+            invariant: Invariant::FinishedNotRerun,
+            time: now,
+            actors: vec![name.clone()],
+            event_index: index,
+            message: format!(
+                "{name} is recorded finished in the checkpoint the job restored from, yet it {what} (P1.8, F1.6)"
+            ),
+        });
+    }
+
+    /// `checkpoint-progress`: once faults have stopped, a checkpoint is aborted only for a
+    /// reason its finish protocol allows, and never by expiring.
+    fn check_abort(
+        &mut self,
+        checkpoint: u64,
+        reason: AbortReason,
+        in_faulty_phase: bool,
+        index: u64,
+        now: Instant,
+    ) {
         let protocol = self.protocol;
         let allowed = match reason {
-            AbortReason::Subsumed | AbortReason::JobEnded => true,
+            AbortReason::Subsumed | AbortReason::JobEnded | AbortReason::Failover => true,
             AbortReason::Declined(DeclineReason::Subsumed) => true,
-            AbortReason::Expired => false,
+            AbortReason::Expired => in_faulty_phase,
             // F1.2: a missed trigger fails the checkpoint in Flink and before FLIP-147.
             AbortReason::TriggerMissed => {
                 matches!(
@@ -340,7 +482,7 @@ impl Oracles {
         }
         let why = match reason {
             AbortReason::Expired => {
-                "it expired without completing, with no fault injected: the protocol stalled".to_owned()
+                "it expired without completing after faults had stopped: the protocol stalled".to_owned()
             }
             other => format!(
                 "it was aborted ({}), which {} does not allow: finishing tasks must not fail checkpoints (P1.6)",
@@ -389,6 +531,11 @@ impl Oracles {
 
     fn violate(&mut self, violation: Violation) {
         self.violations.push(violation);
+    }
+
+    /// Records source subtask `s` has emitted so far (its high-water mark).
+    pub fn emitted(&self, s: SubtaskId) -> u64 {
+        self.emitted[s.index()]
     }
 
     /// Records sunk per sink vertex, in vertex order.

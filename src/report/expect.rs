@@ -93,6 +93,12 @@ fn check_checkpoints(expect: &Expect, report: &RunReport, failures: &mut Vec<Str
         failures,
     );
     count(
+        "failovers",
+        expect.failovers,
+        report.failovers.len() as u64,
+        failures,
+    );
+    count(
         "committed records",
         expect.committed_records,
         report.committed_records,

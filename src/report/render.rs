@@ -2,7 +2,7 @@
 
 use crate::graph::ExecutionGraph;
 use crate::record::{Element, Record};
-use crate::trace::{Address, Call, Rpc, TraceEvent};
+use crate::trace::{Address, Call, FaultEvent, Rpc, TraceEvent};
 use serde_json::{json, Value};
 use sim::Instant;
 
@@ -54,7 +54,17 @@ fn element_json(graph: &ExecutionGraph, element: &Element) -> Value {
 /// `(method name, arguments as text, arguments as JSON)` of an RPC call.
 fn call_parts(call: &Call) -> (&'static str, String, Value) {
     match *call {
-        Call::SubmitTask => ("submitTask", String::new(), json!({})),
+        Call::SubmitTask(restore) => (
+            "submitTask",
+            match (restore.checkpoint, restore.finished) {
+                (0, false) => String::new(),
+                (0, true) => "finished on restore".to_owned(),
+                (c, false) => format!("restore from checkpoint {c}"),
+                (c, true) => format!("finished on restore, checkpoint {c}"),
+            },
+            json!({"restore_checkpoint": restore.checkpoint, "finished_on_restore": restore.finished}),
+        ),
+        Call::CancelTask => ("cancelTask", String::new(), json!({})),
         Call::UpdateTaskExecutionState(state) => (
             "updateTaskExecutionState",
             state.to_string(),
@@ -295,6 +305,78 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 format!("consumer processed all records on {}", channel(*c)),
             )
         }
+        TraceEvent::FaultFired { index, fault } => (
+            "Faults".into(),
+            format!("fault {index} fires: {}", fault_text(graph, fault)),
+        ),
+        TraceEvent::Failover {
+            cause,
+            restarting,
+            full,
+        } => (
+            "JobMaster".into(),
+            format!(
+                "FAILOVER: {} failed; cancelling {} {restarting} subtasks (P1.8)",
+                name(*cause),
+                if *full {
+                    "the whole job:"
+                } else {
+                    "its pipelined region:"
+                }
+            ),
+        ),
+        TraceEvent::Restore {
+            checkpoint,
+            restarted,
+            finished,
+        } => (
+            "JobMaster".into(),
+            if *checkpoint == 0 {
+                format!("RESTORE: no completed checkpoint; {restarted} subtasks start from scratch")
+            } else {
+                format!(
+                    "RESTORE from checkpoint {checkpoint}: {restarted} subtasks redeployed, {finished} of them finished on restore (F1.6)"
+                )
+            },
+        ),
+        TraceEvent::JobMasterLost { incarnation } => (
+            "JobMaster".into(),
+            format!("JOBMANAGER {incarnation} CRASHED: its volatile state is gone"),
+        ),
+        TraceEvent::JobMasterElected { incarnation } => (
+            "JobMaster".into(),
+            format!("JobManager {incarnation} elected: it recovers the job from durable storage"),
+        ),
+        TraceEvent::TaskManagerLost { task_manager } => (
+            format!("TaskManager{task_manager}"),
+            "LOST: its tasks and the data it held are gone".into(),
+        ),
+        TraceEvent::TaskManagerStarted { task_manager } => (
+            format!("TaskManager{task_manager}"),
+            "a replacement process started and registered".into(),
+        ),
+        TraceEvent::TaskManagerTimedOut { task_manager } => (
+            "JobMaster".into(),
+            format!("heartbeat of TaskManager{task_manager} timed out: its executions failed"),
+        ),
+        TraceEvent::RestartsExhausted { failovers } => (
+            "JobMaster".into(),
+            format!("restart strategy exhausted after {failovers} failovers: the job fails"),
+        ),
+        TraceEvent::RpcLost { from, to, retry } => (
+            address(*from),
+            format!("an RPC to {} was lost; retried after {retry}", address(*to)),
+        ),
+    }
+}
+
+fn fault_text(graph: &ExecutionGraph, fault: &FaultEvent) -> String {
+    match fault {
+        FaultEvent::FailTask(s) => format!("task {} fails", graph.subtask_name(*s)),
+        FaultEvent::LoseTaskManager(tm) => format!("TaskManager{tm} is lost"),
+        FaultEvent::CrashJobMaster => "the JobManager crashes".to_owned(),
+        FaultEvent::DelaySpike => "network delay spike".to_owned(),
+        FaultEvent::RpcLoss => "RPC loss begins".to_owned(),
     }
 }
 
@@ -418,6 +500,34 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             records,
         } => json!({"task": name(*subtask), "checkpoint": checkpoint, "records": records}),
         TraceEvent::AllRecordsProcessed { channel: c } => json!({"channel": channel(*c)}),
+        TraceEvent::FaultFired { index, fault } => {
+            json!({"fault": index, "what": fault_text(graph, fault)})
+        }
+        TraceEvent::Failover {
+            cause,
+            restarting,
+            full,
+        } => json!({"cause": name(*cause), "restarting": restarting, "full": full}),
+        TraceEvent::Restore {
+            checkpoint,
+            restarted,
+            finished,
+        } => {
+            json!({"checkpoint": checkpoint, "restarted": restarted, "finished_on_restore": finished})
+        }
+        TraceEvent::JobMasterLost { incarnation }
+        | TraceEvent::JobMasterElected { incarnation } => {
+            json!({"incarnation": incarnation})
+        }
+        TraceEvent::TaskManagerLost { task_manager }
+        | TraceEvent::TaskManagerStarted { task_manager }
+        | TraceEvent::TaskManagerTimedOut { task_manager } => {
+            json!({"task_manager": task_manager})
+        }
+        TraceEvent::RestartsExhausted { failovers } => json!({"failovers": failovers}),
+        TraceEvent::RpcLost { from, to, retry } => {
+            json!({"from": address(*from), "to": address(*to), "retry": retry.to_string()})
+        }
     };
     if let (Value::Object(o), Value::Object(f)) = (&mut object, fields) {
         o.extend(f);

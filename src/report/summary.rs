@@ -41,6 +41,16 @@ pub fn summary_json(name: &str, report: &RunReport, failures: &[String]) -> Valu
         "completed_checkpoints": report.completed_checkpoints(),
         "retrigger_rpcs": report.retrigger_rpcs(),
         "committed_records": report.committed_records,
+        "failovers": report.failovers.iter().map(|f| json!({
+            "at": f.at.to_string(),
+            "cause": f.cause,
+            "scope": if f.full { "full" } else { "region" },
+            "restored_at": f.restored_at.map(|t| t.to_string()),
+            "restored_checkpoint": f.restored_checkpoint,
+            "restarted": names(&report.graph, &f.restarted),
+            "kept_finished": names(&report.graph, &f.kept_finished),
+            "records_replayed": f.records_replayed,
+        })).collect::<Vec<_>>(),
         "diagnosis": report.diagnosis,
         "expectations_met": failures.is_empty(),
         "expectation_failures": failures,
@@ -181,6 +191,22 @@ pub fn summary_text(
     }
     if !report.checkpoints.is_empty() {
         s.push_str(&checkpoints_text(report));
+    }
+    for f in &report.failovers {
+        let restored = match (f.restored_at, f.restored_checkpoint) {
+            (None, _) => "not restored before the run ended".to_owned(),
+            (Some(at), Some(c)) => format!("restored from checkpoint {c} at {at}"),
+            (Some(at), None) => format!("restarted from scratch at {at}"),
+        };
+        s.push_str(&format!(
+            "failover     at {}: {} ({} scope); {restored}; {} restarted, {} kept finished, {} records replayed\n",
+            f.at,
+            f.cause,
+            if f.full { "full" } else { "region" },
+            f.restarted.len(),
+            f.kept_finished.len(),
+            f.records_replayed
+        ));
     }
     s.push_str(&format!("trace hash   {:#018x}\n", report.trace_hash));
     if report.violations.is_empty() {

@@ -51,8 +51,10 @@
 //! | `seed` | the master seed (unsigned 64-bit integer) of every random stream | `0` |
 //! | `mode` | `"streaming"` or `"batch"` (batch is not implemented yet) | required |
 //! | `job` | `{"vertices": [...], "edges": [...]}`; `edges` defaults to `[]` | required |
-//! | `cluster`, `network`, `budget`, `expect` | objects, below | all defaults |
+//! | `cluster`, `network`, `budget`, `jobmaster`, `expect` | objects, below | all defaults |
 //! | `checkpointing` | object, below; absent (or `null`) disables checkpointing | absent |
+//! | `faults` | list of faults to inject, below | `[]`: no fault |
+//! | `heal_at` | one duration since the start of the run, or `null`: when the healed phase begins, below | `null`: once the last fault fired |
 //! | `tie_break` | order of events at the same instant: `"insertion"` or `"shuffled"` (a seeded permutation) | `"insertion"` |
 //! | `bug` | `null`, or the name of one injected bug (`crate::bug::Bug`): `"eop-not-aligned"`, `"no-barrier-before-eop"`, `"cancel-pending-on-finish"`, `"finish-before-final-checkpoint"`, `"skip-retrigger-descendants"`, `"terminal-counts-as-finished"` | `null`: no bug |
 //!
@@ -137,6 +139,66 @@
 //! | `max_events` | events the run may process, at least 1 | `10000000` |
 //! | `max_time` | one duration (not a range), above 0: simulated time the run may last | `"3600s"` (one hour) |
 //!
+//! `faults[]` (P1.8; each fault fires at most once):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `at` | one duration since the start of the run, at most `budget.max_time`: the fault fires at that instant | exactly one of `at` and `when` |
+//! | `when` | an object with exactly one predicate, below: the fault fires the first time the predicate holds | exactly one of `at` and `when` |
+//! | `fault` | the kind: `"fail_task"`, `"lose_task_manager"`, `"crash_jobmaster"`, `"delay_spike"` or `"rpc_loss"`, below | required |
+//! | the kind's fields | below; a field of another kind is an error | below |
+//!
+//! The kinds and their fields (every duration one duration, not a range):
+//! - `"fail_task"`: `task` (required), a subtask `vertex[i]`, fails as from an exception in user
+//!   code, and the JobMaster fails over.
+//! - `"lose_task_manager"`: `task_manager` (required), 0-based and below
+//!   `cluster.task_managers`, is lost with every subtask it runs; the JobMaster notices after
+//!   `jobmaster.heartbeat_timeout`, and a fresh TaskManager with the same number registers
+//!   `restart_after` (duration, may be 0) after the loss; default `"10ms"`.
+//! - `"crash_jobmaster"`: the JobMaster crashes; a new one is elected `restart_after` (duration,
+//!   the HA election delay, may be 0) after the crash; default `"40ms"`.
+//! - `"delay_spike"`: for `duration` (required, above 0) every message on the `target` links
+//!   (`"channels"`, `"rpcs"` or `"all"`; default `"all"`) takes `extra` (required, above 0) longer.
+//! - `"rpc_loss"`: for `duration` (required, above 0) each RPC is lost with `probability`
+//!   (required, a number from 0 to 1) and sent again `retry_after` (above 0; default `"5ms"`) later.
+//!
+//! The predicates of `when` (subtasks written as in `expect.checkpoints`; an unknown key is an
+//! error):
+//! - `{"checkpoint_pending": N}`: checkpoint `N` (at least 1) was triggered and is pending; needs
+//!   a `checkpointing` block.
+//! - `{"checkpoint_completed": N}`: checkpoint `N` (at least 1) completed; needs a
+//!   `checkpointing` block.
+//! - `{"finished": "vertex[i]"}`: the subtask reached the FINISHED status.
+//! - `{"end_of_input": "vertex[i]"}`: the subtask reached the end of its input.
+//! - `{"waiting_for_final_checkpoint": "vertex[i]"}`: the subtask reached the end of its input
+//!   and waits for a checkpoint that covers its final state (P1.7); needs a `checkpointing` block.
+//! - `{"all_sources_finished": true}`: every source subtask is FINISHED (`false` is an error).
+//! - `{"event_count": N}`: the run recorded `N` (at least 1) trace events.
+//!
+//! `heal_at` ends fault injection so liveness can be checked: from that instant on no fault
+//! fires, which is the healed phase; a spike or loss still in effect ends then, and a `when`
+//! fault that has not fired by then never does. It may not come before the `at` of any fault
+//! (that fault would break the healed phase) nor after `budget.max_time` (the healed phase would
+//! never begin). Without it, the healed phase begins once the last fault fired.
+//!
+//! ```json
+//! "faults": [
+//!   {"at": "150ms", "fault": "fail_task", "task": "sum[1]"},
+//!   {"when": {"checkpoint_pending": 3}, "fault": "crash_jobmaster", "restart_after": "40ms"},
+//!   {"when": {"finished": "src[0]"}, "fault": "delay_spike", "extra": "2ms", "duration": "50ms", "target": "channels"}
+//! ],
+//! "heal_at": "200ms"
+//! ```
+//!
+//! `jobmaster` (how the JobMaster reacts to failures, P1.8):
+//!
+//! | field | meaning | default |
+//! | --- | --- | --- |
+//! | `failover` | what a new JobMaster does after a JobMaster crash: `"restart"` (cancels the tasks and restarts the job from the latest completed checkpoint) or `"reconcile"` (keeps them running and rebuilds the job from the TaskManagers' reports, P3; not implemented yet) | `"restart"` |
+//! | `restart_strategy` | Flink's fixed-delay restart strategy: `{"delay": D, "max_attempts": N}`; `delay` is one duration from a failure to the restart (may be 0), `max_attempts` the restarts allowed in all (0: the first failure fails the job); each field defaults on its own | `{"delay": "10ms", "max_attempts": 5}` |
+//! | `failover_scope` | which tasks a failover restarts: `"region"` (the pipelined region of the failed tasks, Flink's default) or `"full"` (every task of the job) | `"region"` |
+//! | `heartbeat_timeout` | one duration above 0: how long until a lost TaskManager or JobMaster is noticed | `"50ms"` |
+//!
 //! `expect` (only what is listed is checked, except `violations`):
 //!
 //! | field | meaning | default |
@@ -150,6 +212,7 @@
 //! | `completed_checkpoints` | count of checkpoints completed during the whole run; needs a `checkpointing` block | not checked |
 //! | `retrigger_rpcs` | count of re-trigger RPCs `option1` sent during the whole run; needs a `checkpointing` block | not checked |
 //! | `committed_records` | records committed by all two-phase-commit sinks together; needs such a sink | not checked |
+//! | `failovers` | count of failovers (restarts of a region or of the whole job) during the whole run | not checked |
 //!
 //! `expect.checkpoints[]` (subtasks are written `vertex[i]`, `i` 0-based and below the
 //! vertex's parallelism; a list is compared as a set, so its order does not matter and no entry
@@ -183,8 +246,10 @@ mod validate;
 pub use error::ScenarioError;
 pub use types::{
     Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, DurationRange,
-    Edge, Exchange, Expect, ExpectedCheckpoint, FinishProtocol, Job, Mode, Network, Operator,
-    Partitioner, Pattern, Records, Scenario, TieBreak, Vertex,
+    Edge, Exchange, Expect, ExpectedCheckpoint, Failover, FailoverScope, Fault, FaultKind,
+    FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode, Network, Operator, Partitioner,
+    Pattern, Predicate, Records, RestartStrategy, Scenario, SpikeTarget, SubtaskRef, TieBreak,
+    Vertex,
 };
 
 use std::path::Path;

@@ -8,8 +8,8 @@
 //! here so validation can tell "absent" from "written".
 
 use super::types::{
-    CheckpointMode, CheckpointOutcome, Delivery, DurationRange, Exchange, FinishProtocol, Mode,
-    Partitioner, Pattern, Records, TieBreak,
+    CheckpointMode, CheckpointOutcome, Delivery, DurationRange, Exchange, Failover, FailoverScope,
+    FinishProtocol, Mode, Partitioner, Pattern, Records, SpikeTarget, TieBreak,
 };
 use crate::bug::Bug;
 use crate::oracle::invariant::Invariant;
@@ -45,6 +45,18 @@ pub(super) const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(2
 pub(super) const DEFAULT_CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(1);
 pub(super) const DEFAULT_MAX_CONCURRENT: u32 = 1;
 pub(super) const DEFAULT_MIN_PAUSE: Duration = Duration::ZERO;
+/// `lose_task_manager`: time from the loss to the registration of a fresh TaskManager.
+pub(super) const DEFAULT_TASK_MANAGER_RESTART_AFTER: Duration = Duration::from_millis(10);
+/// `crash_jobmaster`: time from the crash to the election of a new leader (HA election delay).
+pub(super) const DEFAULT_JOBMASTER_RESTART_AFTER: Duration = Duration::from_millis(40);
+pub(super) const DEFAULT_SPIKE_TARGET: SpikeTarget = SpikeTarget::All;
+pub(super) const DEFAULT_RPC_RETRY_AFTER: Duration = Duration::from_millis(5);
+pub(super) const DEFAULT_FAILOVER: Failover = Failover::Restart;
+pub(super) const DEFAULT_RESTART_DELAY: Duration = Duration::from_millis(10);
+pub(super) const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+/// Flink's default, as in `jobmanager.execution.failover-strategy: region`.
+pub(super) const DEFAULT_FAILOVER_SCOPE: FailoverScope = FailoverScope::Region;
+pub(super) const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_millis(50);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +78,12 @@ pub(super) struct RawScenario {
     pub checkpointing: Option<Object<RawCheckpointing>>,
     #[serde(default, deserialize_with = "object")]
     pub budget: RawBudget,
+    #[serde(default, deserialize_with = "objects")]
+    pub faults: Vec<RawFault>,
+    #[serde(default, deserialize_with = "nullable_duration")]
+    pub heal_at: Option<Duration>,
+    #[serde(default, deserialize_with = "object")]
+    pub jobmaster: RawJobMaster,
     #[serde(default = "default_tie_break")]
     pub tie_break: TieBreak,
     #[serde(default)]
@@ -224,6 +242,111 @@ impl Default for RawBudget {
     }
 }
 
+/// One entry of `faults`. The trigger and every kind-specific field stay `Option`: which of them
+/// must, may or must not be written depends on `fault`, which validation judges.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawFault {
+    pub at: Option<SingleDuration>,
+    pub when: Option<Object<RawPredicate>>,
+    pub fault: FaultName,
+    pub task: Option<String>,
+    pub task_manager: Option<u32>,
+    pub restart_after: Option<SingleDuration>,
+    pub extra: Option<SingleDuration>,
+    pub duration: Option<SingleDuration>,
+    pub target: Option<SpikeTarget>,
+    pub probability: Option<f64>,
+    pub retry_after: Option<SingleDuration>,
+}
+
+/// The `fault` field: which [`super::FaultKind`] variant to build.
+#[derive(Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum FaultName {
+    FailTask,
+    LoseTaskManager,
+    CrashJobmaster,
+    DelaySpike,
+    RpcLoss,
+}
+
+impl FaultName {
+    /// The name as written in the file, for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultName::FailTask => "fail_task",
+            FaultName::LoseTaskManager => "lose_task_manager",
+            FaultName::CrashJobmaster => "crash_jobmaster",
+            FaultName::DelaySpike => "delay_spike",
+            FaultName::RpcLoss => "rpc_loss",
+        }
+    }
+}
+
+/// A fault's `when`: an object with exactly one of these keys, which validation checks. As
+/// a struct, an unknown key is refused by serde with the list of the known ones, and each value
+/// is read as its key's type, with its JSON path.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPredicate {
+    pub checkpoint_pending: Option<u64>,
+    pub checkpoint_completed: Option<u64>,
+    pub finished: Option<String>,
+    pub end_of_input: Option<String>,
+    pub waiting_for_final_checkpoint: Option<String>,
+    pub all_sources_finished: Option<bool>,
+    pub event_count: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJobMaster {
+    #[serde(default = "default_failover")]
+    pub failover: Failover,
+    #[serde(default, deserialize_with = "object")]
+    pub restart_strategy: RawRestartStrategy,
+    #[serde(default = "default_failover_scope")]
+    pub failover_scope: FailoverScope,
+    #[serde(
+        default = "default_heartbeat_timeout",
+        deserialize_with = "single_duration"
+    )]
+    pub heartbeat_timeout: Duration,
+}
+
+impl Default for RawJobMaster {
+    fn default() -> Self {
+        RawJobMaster {
+            failover: DEFAULT_FAILOVER,
+            restart_strategy: RawRestartStrategy::default(),
+            failover_scope: DEFAULT_FAILOVER_SCOPE,
+            heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRestartStrategy {
+    #[serde(
+        default = "default_restart_delay",
+        deserialize_with = "single_duration"
+    )]
+    pub delay: Duration,
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+}
+
+impl Default for RawRestartStrategy {
+    fn default() -> Self {
+        RawRestartStrategy {
+            delay: DEFAULT_RESTART_DELAY,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+        }
+    }
+}
+
 #[derive(Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawExpect {
@@ -239,6 +362,7 @@ pub(super) struct RawExpect {
     pub completed_checkpoints: Option<u64>,
     pub retrigger_rpcs: Option<u64>,
     pub committed_records: Option<u64>,
+    pub failovers: Option<u64>,
 }
 
 /// One entry of `expect.checkpoints`; subtask and vertex names are checked in validation.
@@ -315,6 +439,21 @@ fn default_checkpoint_mode() -> CheckpointMode {
 }
 fn default_finish_protocol() -> FinishProtocol {
     FinishProtocol::Flink
+}
+fn default_failover() -> Failover {
+    DEFAULT_FAILOVER
+}
+fn default_restart_delay() -> Duration {
+    DEFAULT_RESTART_DELAY
+}
+fn default_max_attempts() -> u32 {
+    DEFAULT_MAX_ATTEMPTS
+}
+fn default_failover_scope() -> FailoverScope {
+    DEFAULT_FAILOVER_SCOPE
+}
+fn default_heartbeat_timeout() -> Duration {
+    DEFAULT_HEARTBEAT_TIMEOUT
 }
 
 const DURATION_EXPECTED: &str = r#"a duration like "250us", "10ms" or "2s""#;

@@ -169,8 +169,11 @@ fn full_example_reads_into_the_expected_values() {
             completed_checkpoints: None,
             retrigger_rpcs: None,
             committed_records: None,
+            failovers: None,
         }
     );
+    assert!(s.faults.is_empty());
+    assert_eq!(s.heal_at, None);
     let document: serde_json::Value = serde_json::from_str(FULL).unwrap();
     assert_eq!(s.document, document);
 }
@@ -216,6 +219,20 @@ fn every_field_but_name_mode_and_job_has_a_default() {
         }
     );
     assert_eq!(s.expect, Expect::default());
+    assert!(s.faults.is_empty());
+    assert_eq!(s.heal_at, None);
+    assert_eq!(
+        s.jobmaster,
+        JobMasterConfig {
+            failover: Failover::Restart,
+            restart_strategy: RestartStrategy {
+                delay: Duration::from_millis(10),
+                max_attempts: 5,
+            },
+            failover_scope: FailoverScope::Region,
+            heartbeat_timeout: Duration::from_millis(50),
+        }
+    );
 }
 
 #[test]
@@ -1260,4 +1277,621 @@ fn rejects_expected_subtasks_and_vertices_that_do_not_exist() {
         "checkpointing": {},
         "expect": {"checkpoints": [{"id": 1, "triggered": ["in[x][1]"]}]}}"#;
     ok(bracketed);
+}
+
+/// [`two_phase`] with an empty checkpointing block and the given `faults` list body and extra
+/// top-level fields (`""` for none).
+fn faults(list: &str, extra: &str) -> String {
+    let comma = if extra.is_empty() { "" } else { "," };
+    two_phase(&format!(
+        r#""checkpointing": {{}}, "faults": [{list}]{comma} {extra}"#
+    ))
+}
+
+/// [`faults`] with the one fault `{fields}`, `faults[0]`.
+fn one_fault(fields: &str) -> String {
+    faults(&format!("{{{fields}}}"), "")
+}
+
+#[test]
+fn fault_kinds_take_their_defaults() {
+    let s = ok(&faults(
+        r#"{"at": "1ms", "fault": "lose_task_manager", "task_manager": 1},
+           {"at": "2ms", "fault": "crash_jobmaster"},
+           {"at": "3ms", "fault": "delay_spike", "extra": "1ms", "duration": "5ms"},
+           {"at": "4ms", "fault": "rpc_loss", "probability": 0, "duration": "5ms"}"#,
+        "",
+    ));
+    let kinds: Vec<FaultKind> = s.faults.into_iter().map(|f| f.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            FaultKind::LoseTaskManager {
+                task_manager: 1,
+                restart_after: Duration::from_millis(10),
+            },
+            FaultKind::CrashJobMaster {
+                restart_after: Duration::from_millis(40),
+            },
+            FaultKind::DelaySpike {
+                extra: Duration::from_millis(1),
+                duration: Duration::from_millis(5),
+                target: SpikeTarget::All,
+            },
+            FaultKind::RpcLoss {
+                probability: 0.0,
+                retry_after: Duration::from_millis(5),
+                duration: Duration::from_millis(5),
+            },
+        ]
+    );
+    assert_eq!(s.heal_at, None);
+    // `faults: []` is the same as none, and `at`/`when` of null are absent.
+    assert!(ok(&faults("", "")).faults.is_empty());
+    assert_eq!(
+        ok(&one_fault(
+            r#""at": "0", "when": null, "fault": "crash_jobmaster""#
+        ))
+        .faults[0]
+            .trigger,
+        FaultTrigger::At(Duration::ZERO)
+    );
+}
+
+#[test]
+fn the_faults_example_of_the_module_doc_reads() {
+    let s = ok(&two_phase(
+        r#""checkpointing": {},
+        "faults": [
+          {"at": "150ms", "fault": "fail_task", "task": "sum[1]"},
+          {"when": {"checkpoint_pending": 3}, "fault": "crash_jobmaster", "restart_after": "40ms"},
+          {"when": {"finished": "src[0]"}, "fault": "delay_spike", "extra": "2ms", "duration": "50ms", "target": "channels"}
+        ],
+        "heal_at": "200ms""#,
+    ));
+    assert_eq!(s.faults.len(), 3);
+    assert_eq!(s.heal_at, Some(Duration::from_millis(200)));
+}
+
+#[test]
+fn every_fault_kind_and_predicate_reads_back() {
+    let list = r#"
+        {"at": "150ms", "fault": "fail_task", "task": "sum[1]"},
+        {"when": {"checkpoint_pending": 3}, "fault": "crash_jobmaster", "restart_after": "0"},
+        {"when": {"checkpoint_completed": 2}, "fault": "lose_task_manager", "task_manager": 1,
+         "restart_after": "20ms"},
+        {"when": {"finished": "src[1]"}, "fault": "delay_spike", "extra": "2ms",
+         "duration": "50ms", "target": "channels"},
+        {"when": {"end_of_input": "sum[2]"}, "fault": "rpc_loss", "probability": 0.25,
+         "retry_after": "1ms", "duration": "30ms"},
+        {"when": {"waiting_for_final_checkpoint": "sink[0]"}, "fault": "fail_task",
+         "task": "sink[0]"},
+        {"when": {"all_sources_finished": true}, "fault": "delay_spike", "extra": "1ms",
+         "duration": "10ms", "target": "rpcs"},
+        {"when": {"event_count": 5000}, "fault": "rpc_loss", "probability": 1, "duration": "1s"}
+    "#;
+    let s = ok(&faults(
+        list,
+        r#""heal_at": "150ms",
+           "jobmaster": {"failover": "restart", "restart_strategy": {"delay": "0", "max_attempts": 0},
+                         "failover_scope": "full", "heartbeat_timeout": "1s"},
+           "expect": {"failovers": 3}"#,
+    ));
+    let task = |vertex, index| SubtaskRef { vertex, index };
+    let ms = Duration::from_millis;
+    assert_eq!(
+        s.faults,
+        vec![
+            Fault {
+                trigger: FaultTrigger::At(ms(150)),
+                kind: FaultKind::FailTask { task: task(1, 1) },
+            },
+            Fault {
+                trigger: FaultTrigger::When(Predicate::CheckpointPending(3)),
+                kind: FaultKind::CrashJobMaster {
+                    restart_after: Duration::ZERO,
+                },
+            },
+            Fault {
+                trigger: FaultTrigger::When(Predicate::CheckpointCompleted(2)),
+                kind: FaultKind::LoseTaskManager {
+                    task_manager: 1,
+                    restart_after: ms(20),
+                },
+            },
+            Fault {
+                trigger: FaultTrigger::When(Predicate::Finished(task(0, 1))),
+                kind: FaultKind::DelaySpike {
+                    extra: ms(2),
+                    duration: ms(50),
+                    target: SpikeTarget::Channels,
+                },
+            },
+            Fault {
+                trigger: FaultTrigger::When(Predicate::EndOfInput(task(1, 2))),
+                kind: FaultKind::RpcLoss {
+                    probability: 0.25,
+                    retry_after: ms(1),
+                    duration: ms(30),
+                },
+            },
+            Fault {
+                trigger: FaultTrigger::When(Predicate::WaitingForFinalCheckpoint(task(2, 0))),
+                kind: FaultKind::FailTask { task: task(2, 0) },
+            },
+            Fault {
+                trigger: FaultTrigger::When(Predicate::AllSourcesFinished),
+                kind: FaultKind::DelaySpike {
+                    extra: ms(1),
+                    duration: ms(10),
+                    target: SpikeTarget::Rpcs,
+                },
+            },
+            Fault {
+                trigger: FaultTrigger::When(Predicate::EventCount(5000)),
+                kind: FaultKind::RpcLoss {
+                    probability: 1.0,
+                    retry_after: ms(5),
+                    duration: Duration::from_secs(1),
+                },
+            },
+        ]
+    );
+    assert_eq!(s.heal_at, Some(ms(150)));
+    assert_eq!(
+        s.jobmaster,
+        JobMasterConfig {
+            failover: Failover::Restart,
+            restart_strategy: RestartStrategy {
+                delay: Duration::ZERO,
+                max_attempts: 0,
+            },
+            failover_scope: FailoverScope::Full,
+            heartbeat_timeout: Duration::from_secs(1),
+        }
+    );
+    assert_eq!(s.expect.failovers, Some(3));
+}
+
+#[test]
+fn rejects_bad_fault_shapes() {
+    reject(
+        &two_phase(r#""faults": {"at": "1ms"}"#),
+        "faults",
+        "expected a sequence",
+    );
+    reject(
+        &faults(r#""fail_task""#, ""),
+        "faults[0]",
+        "expected a JSON object",
+    );
+    reject(
+        &one_fault(r#""at": "1ms""#),
+        "faults[0]",
+        "missing field `fault`",
+    );
+    reject(
+        &one_fault(r#""at": "1ms", "fault": "kill_task""#),
+        "faults[0].fault",
+        "unknown variant `kill_task`, expected one of `fail_task`, `lose_task_manager`, \
+         `crash_jobmaster`, `delay_spike`, `rpc_loss`",
+    );
+    reject(
+        &one_fault(r#""at": "1ms", "fault": "crash_jobmaster", "delay": "1ms""#),
+        "faults[0].delay",
+        "unknown field `delay`",
+    );
+    reject(
+        &one_fault(r#""at": "1ms..2ms", "fault": "crash_jobmaster""#),
+        "faults[0].at",
+        "this field takes one duration",
+    );
+    reject(
+        &one_fault(r#""at": "1ms", "fault": "crash_jobmaster", "restart_after": 5"#),
+        "faults[0].restart_after",
+        "invalid type: integer `5`",
+    );
+    reject(
+        &one_fault(
+            r#""at": "1ms", "fault": "delay_spike", "extra": "1ms", "duration": "1ms", "target": "disks""#,
+        ),
+        "faults[0].target",
+        "unknown variant `disks`, expected one of `channels`, `rpcs`, `all`",
+    );
+    reject(
+        &one_fault(r#""at": "1ms", "fault": "rpc_loss", "probability": "half", "duration": "1ms""#),
+        "faults[0].probability",
+        "invalid type: string \"half\", expected f64",
+    );
+    reject(
+        &one_fault(r#""at": "1ms", "fault": "lose_task_manager", "task_manager": -1"#),
+        "faults[0].task_manager",
+        "expected u32",
+    );
+}
+
+#[test]
+fn rejects_a_fault_without_exactly_one_trigger() {
+    reject(
+        &one_fault(r#""at": "1ms", "when": {"event_count": 3}, "fault": "crash_jobmaster""#),
+        "faults[0]",
+        "has both `at` and `when`; a fault has exactly one trigger",
+    );
+    reject(
+        &faults(
+            r#"{"at": "1ms", "fault": "crash_jobmaster"}, {"fault": "crash_jobmaster"}"#,
+            "",
+        ),
+        "faults[1]",
+        "has no trigger; give exactly one of `at`",
+    );
+    reject(
+        &one_fault(r#""at": "60001ms", "fault": "crash_jobmaster""#).replacen(
+            r#""checkpointing""#,
+            r#""budget": {"max_time": "60s"}, "checkpointing""#,
+            1,
+        ),
+        "faults[0].at",
+        "60.001s is after budget.max_time (60s), so the fault could never fire",
+    );
+    // At the very end of the budget is still in time.
+    ok(&one_fault(r#""at": "3600s", "fault": "crash_jobmaster""#));
+}
+
+#[test]
+fn rejects_bad_predicates() {
+    let when = |predicate: &str| {
+        one_fault(&format!(
+            r#""when": {predicate}, "fault": "crash_jobmaster""#
+        ))
+    };
+    reject(
+        &when(r#"{"checkpoint_started": 1}"#),
+        "faults[0].when.checkpoint_started",
+        "unknown field `checkpoint_started`, expected one of `checkpoint_pending`, \
+         `checkpoint_completed`, `finished`, `end_of_input`, `waiting_for_final_checkpoint`, \
+         `all_sources_finished`, `event_count`",
+    );
+    reject(
+        &when("{}"),
+        "faults[0].when",
+        "has no predicate; expected an object with exactly one of: checkpoint_pending, \
+         checkpoint_completed, finished",
+    );
+    reject(
+        &when(r#"{"event_count": 5, "finished": "src[0]"}"#),
+        "faults[0].when",
+        "has 2 predicates (`finished`, `event_count`); expected an object with exactly one of",
+    );
+    reject(
+        &when(r#""soon""#),
+        "faults[0].when",
+        "expected a JSON object",
+    );
+    reject(
+        &when(r#"{"checkpoint_pending": "3"}"#),
+        "faults[0].when.checkpoint_pending",
+        "expected u64",
+    );
+    reject(
+        &when(r#"{"checkpoint_completed": 0}"#),
+        "faults[0].when.checkpoint_completed",
+        "must be at least 1: checkpoint ids start at 1",
+    );
+    reject(
+        &when(r#"{"all_sources_finished": false}"#),
+        "faults[0].when.all_sources_finished",
+        "must be true",
+    );
+    reject(
+        &when(r#"{"event_count": 0}"#),
+        "faults[0].when.event_count",
+        "must be at least 1",
+    );
+    // Subtask names read as in expect.checkpoints, with the same messages.
+    reject(
+        &when(r#"{"finished": "sum[3]"}"#),
+        "faults[0].when.finished",
+        r#""sum[3]" is not a subtask: "sum" has parallelism 3, so its subtasks are sum[0] to sum[2]"#,
+    );
+    reject(
+        &when(r#"{"end_of_input": "map[0]"}"#),
+        "faults[0].when.end_of_input",
+        r#"unknown vertex "map" in "map[0]"; the vertices are "src", "sum", "sink""#,
+    );
+    reject(
+        &when(r#"{"waiting_for_final_checkpoint": "sink"}"#),
+        "faults[0].when.waiting_for_final_checkpoint",
+        r#""sink" is not a subtask; expected a vertex id and a 0-based index, like "src[0]""#,
+    );
+}
+
+#[test]
+fn rejects_checkpoint_predicates_without_checkpointing() {
+    let phrase = "checkpointing is disabled (the scenario has no `checkpointing` block), so this \
+                  predicate could never hold";
+    for key in ["checkpoint_pending", "checkpoint_completed"] {
+        reject(
+            &with(&format!(
+                r#""faults": [{{"when": {{"{key}": 1}}, "fault": "crash_jobmaster"}}]"#
+            )),
+            &format!("faults[0].when.{key}"),
+            phrase,
+        );
+    }
+    reject(
+        &with(
+            r#""faults": [{"when": {"waiting_for_final_checkpoint": "sink[0]"}, "fault": "crash_jobmaster"}]"#,
+        ),
+        "faults[0].when.waiting_for_final_checkpoint",
+        phrase,
+    );
+    // The other predicates need no checkpointing.
+    ok(&with(
+        r#""faults": [{"when": {"finished": "src[0]"}, "fault": "fail_task", "task": "sink[0]"},
+                      {"when": {"all_sources_finished": true}, "fault": "crash_jobmaster"}]"#,
+    ));
+}
+
+#[test]
+fn rejects_fault_fields_of_another_kind_naming_their_kind() {
+    let cases = [
+        (
+            r#""fault": "crash_jobmaster", "task": "src[0]""#,
+            "task",
+            "`task` only applies to fail_task faults, and this one is a crash_jobmaster fault",
+        ),
+        (
+            r#""fault": "fail_task", "task": "src[0]", "task_manager": 0"#,
+            "task_manager",
+            "`task_manager` only applies to lose_task_manager faults, and this one is a \
+             fail_task fault",
+        ),
+        (
+            r#""fault": "fail_task", "task": "src[0]", "restart_after": "1ms""#,
+            "restart_after",
+            "`restart_after` only applies to lose_task_manager and crash_jobmaster faults, \
+             and this one is a fail_task fault",
+        ),
+        (
+            r#""fault": "rpc_loss", "probability": 0.5, "duration": "1ms", "extra": "1ms""#,
+            "extra",
+            "`extra` only applies to delay_spike faults, and this one is a rpc_loss fault",
+        ),
+        (
+            r#""fault": "crash_jobmaster", "duration": "1ms""#,
+            "duration",
+            "`duration` only applies to delay_spike and rpc_loss faults",
+        ),
+        (
+            r#""fault": "rpc_loss", "probability": 0.5, "duration": "1ms", "target": "rpcs""#,
+            "target",
+            "`target` only applies to delay_spike faults",
+        ),
+        (
+            r#""fault": "delay_spike", "extra": "1ms", "duration": "1ms", "probability": 0.5"#,
+            "probability",
+            "`probability` only applies to rpc_loss faults",
+        ),
+        (
+            r#""fault": "delay_spike", "extra": "1ms", "duration": "1ms", "retry_after": "1ms""#,
+            "retry_after",
+            "`retry_after` only applies to rpc_loss faults, and this one is a delay_spike fault",
+        ),
+    ];
+    for (fields, field, phrase) in cases {
+        reject(
+            &one_fault(&format!(r#""at": "1ms", {fields}"#)),
+            &format!("faults[0].{field}"),
+            phrase,
+        );
+    }
+}
+
+#[test]
+fn rejects_missing_and_bad_fault_fields() {
+    let fault = |fields: &str| one_fault(&format!(r#""at": "1ms", {fields}"#));
+    reject(
+        &fault(r#""fault": "fail_task""#),
+        "faults[0]",
+        r#"missing field `task`: a fail_task fault needs the subtask to fail, like "src[0]""#,
+    );
+    reject(
+        &fault(r#""fault": "fail_task", "task": "src[2]""#),
+        "faults[0].task",
+        r#""src[2]" is not a subtask: "src" has parallelism 2, so its subtasks are src[0] to src[1]"#,
+    );
+    reject(
+        &fault(r#""fault": "fail_task", "task": "snk[0]""#),
+        "faults[0].task",
+        r#"unknown vertex "snk" in "snk[0]"; the vertices are "src", "sum", "sink""#,
+    );
+    reject(
+        &fault(r#""fault": "lose_task_manager""#),
+        "faults[0]",
+        "missing field `task_manager`: a lose_task_manager fault needs the number",
+    );
+    reject(
+        &fault(r#""fault": "lose_task_manager", "task_manager": 2"#),
+        "faults[0].task_manager",
+        "there is no task manager 2: cluster.task_managers is 2, so they are numbered 0 to 1",
+    );
+    reject(
+        &fault(r#""fault": "lose_task_manager", "task_manager": 1"#).replacen(
+            r#""checkpointing""#,
+            r#""cluster": {"task_managers": 1}, "checkpointing""#,
+            1,
+        ),
+        "faults[0].task_manager",
+        "there is no task manager 1: cluster.task_managers is 1, so the only one is 0",
+    );
+    reject(
+        &fault(r#""fault": "delay_spike", "duration": "1ms""#),
+        "faults[0]",
+        "missing field `extra`: a delay_spike fault needs",
+    );
+    reject(
+        &fault(r#""fault": "delay_spike", "extra": "1ms""#),
+        "faults[0]",
+        "missing field `duration`: a delay_spike fault needs",
+    );
+    reject(
+        &fault(r#""fault": "delay_spike", "extra": "0", "duration": "1ms""#),
+        "faults[0].extra",
+        "must be longer than 0",
+    );
+    reject(
+        &fault(r#""fault": "delay_spike", "extra": "1ms", "duration": "0s""#),
+        "faults[0].duration",
+        "must be longer than 0",
+    );
+    reject(
+        &fault(r#""fault": "rpc_loss", "duration": "1ms""#),
+        "faults[0]",
+        "missing field `probability`: a rpc_loss fault needs",
+    );
+    reject(
+        &fault(r#""fault": "rpc_loss", "probability": 1.5, "duration": "1ms""#),
+        "faults[0].probability",
+        "must be a number from 0 to 1, not 1.5",
+    );
+    reject(
+        &fault(r#""fault": "rpc_loss", "probability": -0.1, "duration": "1ms""#),
+        "faults[0].probability",
+        "must be a number from 0 to 1, not -0.1",
+    );
+    reject(
+        &fault(r#""fault": "rpc_loss", "probability": 0.5, "retry_after": "0", "duration": "1ms""#),
+        "faults[0].retry_after",
+        "must be longer than 0",
+    );
+    reject(
+        &fault(r#""fault": "rpc_loss", "probability": 0.5"#),
+        "faults[0]",
+        "missing field `duration`: a rpc_loss fault needs",
+    );
+    reject(
+        &fault(r#""fault": "rpc_loss", "probability": 0.5, "duration": "0""#),
+        "faults[0].duration",
+        "must be longer than 0",
+    );
+    // A restart may be immediate.
+    ok(&fault(
+        r#""fault": "lose_task_manager", "task_manager": 0, "restart_after": "0""#,
+    ));
+}
+
+#[test]
+fn rejects_a_heal_before_a_fault_or_after_the_budget() {
+    let list = r#"{"at": "5ms", "fault": "crash_jobmaster"},
+                  {"at": "20ms", "fault": "fail_task", "task": "src[0]"},
+                  {"when": {"event_count": 100}, "fault": "crash_jobmaster"}"#;
+    reject(
+        &faults(list, r#""heal_at": "19ms""#),
+        "heal_at",
+        "19ms is before faults[1].at (20ms): no fault fires in the healed phase",
+    );
+    reject(
+        &faults(list, r#""heal_at": "1ms..2ms""#),
+        "heal_at",
+        "this field takes one duration",
+    );
+    reject(
+        &faults(list, r#""heal_at": "2s", "budget": {"max_time": "1s"}"#),
+        "heal_at",
+        "2s is after budget.max_time (1s), so the healed phase would never begin",
+    );
+    // A heal at the last `at` is in time; a heal without faults is allowed.
+    assert_eq!(
+        ok(&faults(list, r#""heal_at": "20ms""#)).heal_at,
+        Some(Duration::from_millis(20))
+    );
+    assert_eq!(ok(&with(r#""heal_at": "0""#)).heal_at, Some(Duration::ZERO));
+    assert_eq!(ok(&with(r#""heal_at": null"#)).heal_at, None);
+}
+
+#[test]
+fn rejects_bad_jobmaster_blocks() {
+    let block = |fields: &str| with(&format!(r#""jobmaster": {{{fields}}}"#));
+    reject(
+        &with(r#""jobmaster": "restart""#),
+        "jobmaster",
+        "expected a JSON object",
+    );
+    reject(
+        &block(r#""failover": "retry""#),
+        "jobmaster.failover",
+        "unknown variant `retry`, expected `restart` or `reconcile`",
+    );
+    reject(
+        &block(r#""failover_scope": "vertex""#),
+        "jobmaster.failover_scope",
+        "unknown variant `vertex`, expected `full` or `region`",
+    );
+    reject(
+        &block(r#""restart_strategy": {"delay": "1ms", "attempts": 3}"#),
+        "jobmaster.restart_strategy.attempts",
+        "unknown field `attempts`",
+    );
+    reject(
+        &block(r#""restart_strategy": {"delay": "1ms..2ms"}"#),
+        "jobmaster.restart_strategy.delay",
+        "this field takes one duration",
+    );
+    reject(
+        &block(r#""restart_strategy": {"max_attempts": -1}"#),
+        "jobmaster.restart_strategy.max_attempts",
+        "expected u32",
+    );
+    reject(
+        &block(r#""heartbeat_timeout": "0""#),
+        "jobmaster.heartbeat_timeout",
+        "must be longer than 0",
+    );
+    reject(
+        &block(r#""reconcile_timeout": "1s""#),
+        "jobmaster.reconcile_timeout",
+        "unknown field `reconcile_timeout`",
+    );
+    reject(
+        &with(r#""expect": {"failovers": -1}"#),
+        "expect.failovers",
+        "expected u64",
+    );
+    // Only what is written changes.
+    let s = ok(&block(r#""restart_strategy": {"max_attempts": 2}"#));
+    assert_eq!(
+        s.jobmaster.restart_strategy,
+        RestartStrategy {
+            delay: Duration::from_millis(10),
+            max_attempts: 2,
+        }
+    );
+    assert_eq!(s.jobmaster.failover_scope, FailoverScope::Region);
+}
+
+#[test]
+fn reconciliation_reads_but_is_not_implemented_yet() {
+    let text = with(r#""jobmaster": {"failover": "reconcile"}"#);
+    let s = parse_valid(&text, "t.json").expect("valid apart from what is unsupported");
+    assert_eq!(s.jobmaster.failover, Failover::Reconcile);
+    reject(
+        &text,
+        "jobmaster.failover",
+        "reconciliation (FLINK-5703) is not implemented yet",
+    );
+}
+
+#[test]
+fn reports_the_first_bad_fault_only() {
+    // faults[0] has two problems, its trigger first; faults[1] is never looked at.
+    reject(
+        &faults(
+            r#"{"fault": "fail_task", "task": "nope[0]"},
+               {"at": "1ms", "fault": "lose_task_manager", "task_manager": 9}"#,
+            "",
+        ),
+        "faults[0]",
+        "has no trigger",
+    );
 }

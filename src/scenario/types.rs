@@ -27,6 +27,13 @@ pub struct Scenario {
     /// `None`: checkpointing is disabled, no checkpoint is ever triggered.
     pub checkpointing: Option<Checkpointing>,
     pub budget: Budget,
+    /// The faults to inject, in file order; each fires at most once.
+    pub faults: Vec<Fault>,
+    /// From this instant on no fault fires: the healed phase, in which the job must recover.
+    /// `None`: the healed phase begins once the last fault fired. Never before the `at` of a
+    /// fault, never after `budget.max_time`.
+    pub heal_at: Option<Duration>,
+    pub jobmaster: JobMasterConfig,
     pub tie_break: TieBreak,
     /// The injected bug of the run, if any; `None` runs the protocols as designed.
     pub bug: Option<Bug>,
@@ -235,6 +242,136 @@ pub struct Budget {
     pub max_time: Duration,
 }
 
+/// One fault to inject: when it fires, and what it does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub trigger: FaultTrigger,
+    pub kind: FaultKind,
+}
+
+/// When a fault fires; either way it fires at most once.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultTrigger {
+    /// At this instant since the start of the run, at most `budget.max_time`.
+    At(Duration),
+    /// The first time the predicate holds.
+    When(Predicate),
+}
+
+/// A condition over the state of the run, for [`FaultTrigger::When`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Predicate {
+    /// The checkpoint with this id (at least 1) was triggered and is pending.
+    CheckpointPending(u64),
+    /// The checkpoint with this id (at least 1) completed.
+    CheckpointCompleted(u64),
+    /// The subtask reached the FINISHED status.
+    Finished(SubtaskRef),
+    /// The subtask reached the end of its input (all its inputs ended, or a source emitted its
+    /// last record).
+    EndOfInput(SubtaskRef),
+    /// The subtask reached the end of its input and waits for a checkpoint that covers its final
+    /// state before it may finish (P1.7).
+    WaitingForFinalCheckpoint(SubtaskRef),
+    /// Every source subtask reached the FINISHED status.
+    AllSourcesFinished,
+    /// The run recorded this many trace events (at least 1).
+    EventCount(u64),
+}
+
+/// A subtask named `vertex[i]` in the file, resolved: `vertex` is an index into
+/// [`Job::vertices`] and `index` is below that vertex's parallelism.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubtaskRef {
+    pub vertex: usize,
+    pub index: u32,
+}
+
+/// What a fault does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The subtask fails, as an exception in user code would make it: the JobMaster fails over.
+    FailTask { task: SubtaskRef },
+    /// The TaskManager (0-based, below `cluster.task_managers`) is lost with every subtask it
+    /// runs; the JobMaster notices after `jobmaster.heartbeat_timeout`. A fresh TaskManager
+    /// with the same number and slots registers `restart_after` after the loss (0: at once).
+    LoseTaskManager {
+        task_manager: u32,
+        restart_after: Duration,
+    },
+    /// The JobMaster crashes; a new leader is elected `restart_after` after the crash (the HA
+    /// election delay; 0: at once).
+    CrashJobMaster { restart_after: Duration },
+    /// For `duration` (above 0) every message on the `target` links is delayed by `extra`
+    /// (above 0) on top of its usual latency.
+    DelaySpike {
+        extra: Duration,
+        duration: Duration,
+        target: SpikeTarget,
+    },
+    /// For `duration` (above 0) each RPC is lost with `probability` (0 to 1); its sender
+    /// notices and sends it again `retry_after` (above 0) later.
+    RpcLoss {
+        probability: f64,
+        retry_after: Duration,
+        duration: Duration,
+    },
+}
+
+/// Which links a [`FaultKind::DelaySpike`] slows down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpikeTarget {
+    /// The data channels between subtasks.
+    Channels,
+    /// The RPCs between JobMaster and TaskManagers.
+    Rpcs,
+    /// Both.
+    All,
+}
+
+/// How the JobMaster reacts to failures (P1.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobMasterConfig {
+    pub failover: Failover,
+    pub restart_strategy: RestartStrategy,
+    pub failover_scope: FailoverScope,
+    /// How long until a lost TaskManager or JobMaster is noticed (no heartbeat for this long);
+    /// above 0.
+    pub heartbeat_timeout: Duration,
+}
+
+/// What a new JobMaster does with the tasks of the job after a JobMaster crash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failover {
+    /// Cancels every task and restarts the job from the latest completed checkpoint.
+    Restart,
+    /// Keeps the tasks running and rebuilds the execution graph from TaskManager reports
+    /// (P3, FLINK-5703).
+    Reconcile,
+}
+
+/// Flink's fixed-delay restart strategy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RestartStrategy {
+    /// Time between a failure and the restart of the tasks it affects.
+    pub delay: Duration,
+    /// Restarts allowed in all; the failure after the last one fails the job (0: the first
+    /// failure fails the job).
+    pub max_attempts: u32,
+}
+
+/// Which tasks a failover restarts (P1.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailoverScope {
+    /// Every task of the job.
+    Full,
+    /// The pipelined region of the failed tasks, Flink's default.
+    Region,
+}
+
 /// How events scheduled for the same instant are ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -266,6 +403,8 @@ pub struct Expect {
     pub retrigger_rpcs: Option<u64>,
     /// Records committed by all two-phase-commit sinks together.
     pub committed_records: Option<u64>,
+    /// Failovers the JobMaster performed during the whole run.
+    pub failovers: Option<u64>,
 }
 
 /// What one checkpoint must show; `None` means "not checked".

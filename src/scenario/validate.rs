@@ -2,18 +2,20 @@
 //! build a [`Scenario`] with every default filled in.
 //!
 //! The checks run in the order the format is documented (top-level fields, each vertex, each
-//! edge, the graph, cluster, network, checkpointing, budget, expect), and the first failure is
-//! returned, each with the JSON path of the value to fix.
+//! edge, the graph, cluster, network, checkpointing, budget, faults, heal_at, jobmaster,
+//! expect), and the first failure is returned, each with the JSON path of the value to fix.
 
 use super::error::ScenarioError;
 use super::raw::{
-    self, OperatorKind, RawBudget, RawCheckpointing, RawCluster, RawEdge, RawExpect,
-    RawExpectedCheckpoint, RawJob, RawNetwork, RawRecords, RawScenario, RawVertex,
+    self, FaultName, OperatorKind, RawBudget, RawCheckpointing, RawCluster, RawEdge, RawExpect,
+    RawExpectedCheckpoint, RawFault, RawJob, RawJobMaster, RawNetwork, RawPredicate, RawRecords,
+    RawScenario, RawVertex,
 };
 use super::types::{
     Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange,
-    Expect, ExpectedCheckpoint, Job, Mode, Network, Operator, Partitioner, Pattern, Scenario,
-    Vertex,
+    Expect, ExpectedCheckpoint, Failover, Fault, FaultKind, FaultTrigger, Job, JobMasterConfig,
+    Mode, Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy, Scenario,
+    SubtaskRef, Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -64,6 +66,20 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         .map(|block| check_checkpointing(block.0))
         .transpose()?;
     let budget = check_budget(raw.budget)?;
+    let world = FaultContext {
+        job: &job,
+        cluster: &cluster,
+        checkpointing: checkpointing.is_some(),
+        budget: &budget,
+    };
+    let faults = raw
+        .faults
+        .into_iter()
+        .enumerate()
+        .map(|(i, fault)| check_fault(i, fault, &world))
+        .collect::<Result<Vec<_>, _>>()?;
+    check_heal_at(raw.heal_at, &faults, &budget)?;
+    let jobmaster = check_jobmaster(raw.jobmaster)?;
     let expect = check_expect(raw.expect, &job, checkpointing.is_some())?;
     Ok(Scenario {
         name: raw.name,
@@ -75,6 +91,9 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         network,
         checkpointing,
         budget,
+        faults,
+        heal_at: raw.heal_at,
+        jobmaster,
         tie_break: raw.tie_break,
         bug: raw.bug.map(|b| b.0),
         expect,
@@ -121,6 +140,12 @@ pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
                  not implemented yet; use false",
             ));
         }
+    }
+    if scenario.jobmaster.failover == Failover::Reconcile {
+        return Err(problem(
+            "jobmaster.failover",
+            "reconciliation (FLINK-5703) is not implemented yet; use \"restart\"",
+        ));
     }
     Ok(())
 }
@@ -540,6 +565,387 @@ fn check_budget(raw: RawBudget) -> Result<Budget, Problem> {
     })
 }
 
+/// What a fault may refer to, validated already.
+struct FaultContext<'a> {
+    job: &'a Job,
+    cluster: &'a Cluster,
+    checkpointing: bool,
+    budget: &'a Budget,
+}
+
+/// Checks `faults[i]`: its trigger, then its kind and the kind's fields in the order of the
+/// format table.
+fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, Problem> {
+    let at = |field: &str| format!("faults[{i}].{field}");
+    let trigger = match (raw.at, raw.when) {
+        (Some(_), Some(_)) => {
+            return Err(problem(
+                format!("faults[{i}]"),
+                "has both `at` and `when`; a fault has exactly one trigger: `at` for an \
+                 instant, or `when` for a predicate over the run",
+            ))
+        }
+        (None, None) => {
+            return Err(problem(
+                format!("faults[{i}]"),
+                "has no trigger; give exactly one of `at` (an instant, like \"150ms\") or \
+                 `when` (a predicate over the run, like {\"checkpoint_pending\": 3})",
+            ))
+        }
+        (Some(instant), None) => {
+            let instant = instant.0;
+            let max_time = world.budget.max_time;
+            if instant > max_time {
+                return Err(problem(
+                    at("at"),
+                    format!(
+                        "{instant} is after budget.max_time ({max_time}), so the fault could \
+                         never fire; move it earlier or raise budget.max_time"
+                    ),
+                ));
+            }
+            FaultTrigger::At(instant)
+        }
+        (None, Some(when)) => FaultTrigger::When(check_predicate(i, when.0, world)?),
+    };
+    let kind = raw.fault;
+    // Each kind-specific field with the kinds it applies to.
+    let misplaced: [(&str, bool, &[FaultName]); 8] = [
+        ("task", raw.task.is_some(), &[FaultName::FailTask]),
+        (
+            "task_manager",
+            raw.task_manager.is_some(),
+            &[FaultName::LoseTaskManager],
+        ),
+        (
+            "restart_after",
+            raw.restart_after.is_some(),
+            &[FaultName::LoseTaskManager, FaultName::CrashJobmaster],
+        ),
+        ("extra", raw.extra.is_some(), &[FaultName::DelaySpike]),
+        (
+            "duration",
+            raw.duration.is_some(),
+            &[FaultName::DelaySpike, FaultName::RpcLoss],
+        ),
+        ("target", raw.target.is_some(), &[FaultName::DelaySpike]),
+        (
+            "probability",
+            raw.probability.is_some(),
+            &[FaultName::RpcLoss],
+        ),
+        (
+            "retry_after",
+            raw.retry_after.is_some(),
+            &[FaultName::RpcLoss],
+        ),
+    ];
+    for (field, present, owners) in misplaced {
+        if present && !owners.contains(&kind) {
+            let owners: Vec<&str> = owners.iter().map(|o| o.name()).collect();
+            return Err(problem(
+                at(field),
+                format!(
+                    "`{field}` only applies to {} faults, and this one is a {} fault",
+                    owners.join(" and "),
+                    kind.name()
+                ),
+            ));
+        }
+    }
+    let required = |field: &str, what: &str| {
+        problem(
+            format!("faults[{i}]"),
+            format!(
+                "missing field `{field}`: a {} fault needs {what}",
+                kind.name()
+            ),
+        )
+    };
+    let above_zero = |field: &str, d: sim::Duration, why: &str| {
+        if d == sim::Duration::ZERO {
+            Err(problem(at(field), format!("must be longer than 0: {why}")))
+        } else {
+            Ok(d)
+        }
+    };
+    let kind = match kind {
+        FaultName::FailTask => {
+            let name = raw.task.ok_or_else(|| {
+                required(
+                    "task",
+                    &format!(
+                        "the subtask to fail, like \"{}[0]\"",
+                        world.job.vertices[0].id
+                    ),
+                )
+            })?;
+            let task = subtask_ref(&name, world.job).map_err(|m| problem(at("task"), m))?;
+            FaultKind::FailTask { task }
+        }
+        FaultName::LoseTaskManager => {
+            let task_manager = raw.task_manager.ok_or_else(|| {
+                required(
+                    "task_manager",
+                    "the number of the TaskManager to lose, from 0",
+                )
+            })?;
+            let count = world.cluster.task_managers;
+            if task_manager >= count {
+                let numbered = if count == 1 {
+                    "so the only one is 0".to_owned()
+                } else {
+                    format!("so they are numbered 0 to {}", count - 1)
+                };
+                return Err(problem(
+                    at("task_manager"),
+                    format!(
+                        "there is no task manager {task_manager}: cluster.task_managers is \
+                         {count}, {numbered}"
+                    ),
+                ));
+            }
+            FaultKind::LoseTaskManager {
+                task_manager,
+                restart_after: raw
+                    .restart_after
+                    .map_or(raw::DEFAULT_TASK_MANAGER_RESTART_AFTER, |d| d.0),
+            }
+        }
+        FaultName::CrashJobmaster => FaultKind::CrashJobMaster {
+            restart_after: raw
+                .restart_after
+                .map_or(raw::DEFAULT_JOBMASTER_RESTART_AFTER, |d| d.0),
+        },
+        FaultName::DelaySpike => {
+            let extra = raw.extra.ok_or_else(|| {
+                required(
+                    "extra",
+                    "the delay `extra` added to each message, like \"5ms\"",
+                )
+            })?;
+            let extra = above_zero(
+                "extra",
+                extra.0,
+                "a spike of no extra delay changes nothing",
+            )?;
+            let duration = raw
+                .duration
+                .ok_or_else(|| required("duration", "how long the spike lasts, like \"100ms\""))?;
+            let duration = above_zero(
+                "duration",
+                duration.0,
+                "a spike that lasts no time changes nothing",
+            )?;
+            FaultKind::DelaySpike {
+                extra,
+                duration,
+                target: raw.target.unwrap_or(raw::DEFAULT_SPIKE_TARGET),
+            }
+        }
+        FaultName::RpcLoss => {
+            let probability = raw.probability.ok_or_else(|| {
+                required(
+                    "probability",
+                    "the `probability` that an RPC is lost, a number from 0 to 1",
+                )
+            })?;
+            if !(0.0..=1.0).contains(&probability) {
+                return Err(problem(
+                    at("probability"),
+                    format!("must be a number from 0 to 1, not {probability}"),
+                ));
+            }
+            let retry_after = above_zero(
+                "retry_after",
+                raw.retry_after
+                    .map_or(raw::DEFAULT_RPC_RETRY_AFTER, |d| d.0),
+                "a lost RPC sent again at once could be lost again at the same instant, \
+                 forever",
+            )?;
+            let duration = raw
+                .duration
+                .ok_or_else(|| required("duration", "how long RPCs are lost, like \"100ms\""))?;
+            let duration = above_zero(
+                "duration",
+                duration.0,
+                "a loss that lasts no time loses nothing",
+            )?;
+            FaultKind::RpcLoss {
+                probability,
+                retry_after,
+                duration,
+            }
+        }
+    };
+    Ok(Fault { trigger, kind })
+}
+
+/// The keys of a fault's `when`, in the order of the format table.
+const PREDICATES: &str = "checkpoint_pending, checkpoint_completed, finished, end_of_input, \
+    waiting_for_final_checkpoint, all_sources_finished, event_count";
+
+/// Checks `faults[i].when`: exactly one predicate, and what it refers to.
+fn check_predicate(
+    i: usize,
+    raw: RawPredicate,
+    world: &FaultContext,
+) -> Result<Predicate, Problem> {
+    let at = |key: &str| format!("faults[{i}].when.{key}");
+    let given = [
+        ("checkpoint_pending", raw.checkpoint_pending.is_some()),
+        ("checkpoint_completed", raw.checkpoint_completed.is_some()),
+        ("finished", raw.finished.is_some()),
+        ("end_of_input", raw.end_of_input.is_some()),
+        (
+            "waiting_for_final_checkpoint",
+            raw.waiting_for_final_checkpoint.is_some(),
+        ),
+        ("all_sources_finished", raw.all_sources_finished.is_some()),
+        ("event_count", raw.event_count.is_some()),
+    ];
+    let keys: Vec<&str> = given
+        .iter()
+        .filter(|(_, present)| *present)
+        .map(|(key, _)| *key)
+        .collect();
+    if keys.len() != 1 {
+        let found = if keys.is_empty() {
+            "has no predicate".to_owned()
+        } else {
+            format!("has {} predicates (`{}`)", keys.len(), keys.join("`, `"))
+        };
+        return Err(problem(
+            format!("faults[{i}].when"),
+            format!("{found}; expected an object with exactly one of: {PREDICATES}"),
+        ));
+    }
+    let needs_checkpointing = |key: &str| {
+        if world.checkpointing {
+            Ok(())
+        } else {
+            Err(problem(
+                at(key),
+                "checkpointing is disabled (the scenario has no `checkpointing` block), so this \
+                 predicate could never hold; add the block or use another trigger",
+            ))
+        }
+    };
+    let checkpoint_id = |key: &str, id: u64| {
+        needs_checkpointing(key)?;
+        if id == 0 {
+            return Err(problem(
+                at(key),
+                "must be at least 1: checkpoint ids start at 1",
+            ));
+        }
+        Ok(id)
+    };
+    let subtask = |key: &str, name: &str| {
+        subtask_ref(name, world.job).map_err(|message| problem(at(key), message))
+    };
+    if let Some(id) = raw.checkpoint_pending {
+        return Ok(Predicate::CheckpointPending(checkpoint_id(
+            "checkpoint_pending",
+            id,
+        )?));
+    }
+    if let Some(id) = raw.checkpoint_completed {
+        return Ok(Predicate::CheckpointCompleted(checkpoint_id(
+            "checkpoint_completed",
+            id,
+        )?));
+    }
+    if let Some(name) = &raw.finished {
+        return Ok(Predicate::Finished(subtask("finished", name)?));
+    }
+    if let Some(name) = &raw.end_of_input {
+        return Ok(Predicate::EndOfInput(subtask("end_of_input", name)?));
+    }
+    if let Some(name) = &raw.waiting_for_final_checkpoint {
+        let key = "waiting_for_final_checkpoint";
+        let task = subtask(key, name)?;
+        needs_checkpointing(key)?;
+        return Ok(Predicate::WaitingForFinalCheckpoint(task));
+    }
+    if let Some(all) = raw.all_sources_finished {
+        if !all {
+            return Err(problem(
+                at("all_sources_finished"),
+                "must be true: the predicate holds once every source subtask is FINISHED, and \
+                 false names no condition",
+            ));
+        }
+        return Ok(Predicate::AllSourcesFinished);
+    }
+    let count = raw
+        .event_count
+        .expect("exactly one predicate is present, and it is none of the others");
+    if count == 0 {
+        return Err(problem(
+            at("event_count"),
+            "must be at least 1: zero events are recorded before the run starts; use \
+             `at: \"0\"` for a fault at the start",
+        ));
+    }
+    Ok(Predicate::EventCount(count))
+}
+
+/// `heal_at` must not come before a fault's `at` (that fault would fire in the healed phase)
+/// nor after `budget.max_time` (the healed phase would never begin).
+fn check_heal_at(
+    heal_at: Option<sim::Duration>,
+    faults: &[Fault],
+    budget: &Budget,
+) -> Result<(), Problem> {
+    let Some(heal_at) = heal_at else {
+        return Ok(());
+    };
+    for (i, fault) in faults.iter().enumerate() {
+        if let FaultTrigger::At(instant) = fault.trigger {
+            if instant > heal_at {
+                return Err(problem(
+                    "heal_at",
+                    format!(
+                        "{heal_at} is before faults[{i}].at ({instant}): no fault fires in the \
+                         healed phase; heal at {instant} or later, or move the fault earlier"
+                    ),
+                ));
+            }
+        }
+    }
+    if heal_at > budget.max_time {
+        return Err(problem(
+            "heal_at",
+            format!(
+                "{heal_at} is after budget.max_time ({}), so the healed phase would never \
+                 begin; heal earlier or raise budget.max_time",
+                budget.max_time
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_jobmaster(raw: RawJobMaster) -> Result<JobMasterConfig, Problem> {
+    if raw.heartbeat_timeout == sim::Duration::ZERO {
+        return Err(problem(
+            "jobmaster.heartbeat_timeout",
+            "must be longer than 0: a TaskManager or JobMaster counts as lost once no \
+             heartbeat arrived for this long",
+        ));
+    }
+    Ok(JobMasterConfig {
+        failover: raw.failover,
+        restart_strategy: RestartStrategy {
+            delay: raw.restart_strategy.delay,
+            max_attempts: raw.restart_strategy.max_attempts,
+        },
+        failover_scope: raw.failover_scope,
+        heartbeat_timeout: raw.heartbeat_timeout,
+    })
+}
+
 fn check_expect(raw: RawExpect, job: &Job, checkpointing: bool) -> Result<Expect, Problem> {
     let sink_ids: Vec<&str> = job
         .vertices
@@ -617,6 +1023,7 @@ fn check_expect(raw: RawExpect, job: &Job, checkpointing: bool) -> Result<Expect
         completed_checkpoints: raw.completed_checkpoints,
         retrigger_rpcs: raw.retrigger_rpcs,
         committed_records: raw.committed_records,
+        failovers: raw.failovers,
     })
 }
 
@@ -721,6 +1128,12 @@ fn check_set(
 /// Checks that `name` is a subtask of the job, written `vertex[i]` as traces and summaries
 /// write it: the vertex id, and the 0-based index in decimal without leading zeros.
 fn check_subtask(name: &str, job: &Job) -> Result<(), String> {
+    subtask_ref(name, job).map(|_| ())
+}
+
+/// Resolves the subtask `name` (as [`check_subtask`] reads it) to its vertex index and subtask
+/// index.
+fn subtask_ref(name: &str, job: &Job) -> Result<SubtaskRef, String> {
     let parsed = name
         .strip_suffix(']')
         .and_then(|rest| rest.rsplit_once('['))
@@ -736,7 +1149,8 @@ fn check_subtask(name: &str, job: &Job) -> Result<(), String> {
             job.vertices[0].id
         ));
     };
-    let Some(vertex) = job.vertices.iter().find(|v| v.id == id) else {
+    let Some((vertex_index, vertex)) = job.vertices.iter().enumerate().find(|(_, v)| v.id == id)
+    else {
         return Err(format!(
             "unknown vertex {id:?} in {name:?}; the vertices are {}",
             quoted_ids(job)
@@ -755,7 +1169,10 @@ fn check_subtask(name: &str, job: &Job) -> Result<(), String> {
             "{name:?} is not a subtask: {id:?} has parallelism {parallelism}, so {subtasks}"
         ));
     }
-    Ok(())
+    Ok(SubtaskRef {
+        vertex: vertex_index,
+        index: u32::try_from(index).expect("below a u32 parallelism"),
+    })
 }
 
 /// The vertex ids in file order, quoted, for messages.

@@ -23,7 +23,7 @@ use crate::net::draw;
 use crate::record::{source_record, Element, Record};
 use crate::scenario::{DurationRange, FinishProtocol};
 use crate::status::ExecutionState;
-use crate::trace::{Address, Call, CheckpointSet, DeclineReason, Rpc, TraceEvent};
+use crate::trace::{Address, Call, CheckpointSet, DeclineReason, Restore, Rpc, TraceEvent};
 use crate::world::{Ctx, Event};
 use barrier::BarrierHandler;
 use operator::Operator;
@@ -90,23 +90,45 @@ pub struct Task {
     /// `flink`: output channels whose consumer has not yet acknowledged all records processed.
     unacknowledged_outputs: u32,
     finishing: Finishing,
+    /// Deployed *finished on restore* (F1.6): the restored checkpoint records this subtask
+    /// finished (or its operators finished), so it runs no operator lifecycle and processes no
+    /// records; it only passes the end of the stream on.
+    finished_on_restore: bool,
 }
 
 impl Task {
     /// A new attempt, in state CREATED, on TaskManager `task_manager`.
-    pub fn new(ctx: &Ctx<'_, '_>, id: SubtaskId, attempt: u32, task_manager: u32) -> Task {
+    pub fn new(
+        ctx: &Ctx<'_, '_>,
+        id: SubtaskId,
+        attempt: u32,
+        task_manager: u32,
+        restore: Restore,
+    ) -> Task {
         let graph = ctx.graph;
         let vertex = graph.vertex_of(id);
         let subtask = &graph.subtasks[id.index()];
         let inputs = subtask.inputs.len();
         let outputs: usize = subtask.outputs.iter().map(|g| g.channels.len()).sum();
+        let mut operator = Operator::new(&vertex.operator, subtask.index);
+        let snapshot = (restore.checkpoint > 0)
+            .then(|| ctx.io.storage.snapshot(restore.checkpoint, id))
+            .flatten();
+        if let Some(snapshot) = snapshot {
+            operator.restore(&snapshot.state);
+        }
+        // A snapshot taken after end of input restores a finished operator chain (F1.6).
+        let finished_on_restore = restore.finished || snapshot.is_some_and(|s| s.finished);
+        if finished_on_restore {
+            operator.finish_on_restore();
+        }
         Task {
             id,
             attempt,
             task_manager,
             state: ExecutionState::Created,
             phase: Phase::Processing,
-            operator: Operator::new(&vertex.operator, subtask.index),
+            operator,
             process_time: vertex.process_time,
             available: VecDeque::new(),
             open_inputs: inputs as u32,
@@ -123,11 +145,16 @@ impl Task {
             final_complete: false,
             unacknowledged_outputs: outputs as u32,
             finishing: Finishing::NotAsked,
+            finished_on_restore,
         }
     }
 
     pub fn attempt(&self) -> u32 {
         self.attempt
+    }
+
+    pub fn task_manager(&self) -> u32 {
+        self.task_manager
     }
 
     pub fn state(&self) -> ExecutionState {
@@ -166,6 +193,10 @@ impl Task {
     pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.set_state(ctx, ExecutionState::Deploying);
         self.set_state(ctx, ExecutionState::Initializing);
+        // P1.8: a two-phase-commit sink commits, on restore, the transactions pre-committed in
+        // the restored checkpoint (later ones were never restored: they are aborted).
+        let restored = self.operator.take_restored_transactions();
+        self.commit(ctx, restored);
         self.set_state(ctx, ExecutionState::Running);
         // Input may have arrived before the task existed: pick it up now.
         let inputs = &ctx.graph.subtasks[self.id.index()].inputs;
@@ -234,7 +265,8 @@ impl Task {
             Call::NotifyCheckpointComplete(n) => self.on_checkpoint_complete(ctx, n),
             Call::NotifyCheckpointAborted(n) => self.on_checkpoint_aborted(ctx, n),
             Call::FinishingAnswer(owed) => self.on_finishing_answer(ctx, owed),
-            Call::SubmitTask
+            Call::CancelTask => unreachable!("the TaskManager cancels tasks itself"),
+            Call::SubmitTask { .. }
             | Call::UpdateTaskExecutionState(_)
             | Call::AcknowledgeCheckpoint { .. }
             | Call::DeclineCheckpoint { .. }
@@ -323,8 +355,13 @@ impl Task {
                     // F1.5 step 1: tell the producer at once that all its records were
                     // processed (over the network, with a channel's latency).
                     let latency = draw(&mut ctx.io.workload, ctx.config.channel_latency);
-                    ctx.sched
-                        .after(latency, Event::AllRecordsProcessed { channel });
+                    ctx.sched.after(
+                        latency,
+                        Event::AllRecordsProcessed {
+                            channel,
+                            epoch: ctx.io.data.epoch(channel),
+                        },
+                    );
                     self.data_inputs -= 1;
                     if self.data_inputs == 0 {
                         self.end_of_input(ctx);
@@ -591,6 +628,11 @@ impl Task {
             self.final_checkpoint = Some(n);
         }
         let state = self.operator.snapshot(n);
+        if ctx.config.bug == Some(Bug::CommitUncoveredTransaction) {
+            // The bug: commit at pre-commit, before any checkpoint covers the transaction.
+            let transactions = self.operator.commit(n);
+            self.commit(ctx, transactions);
+        }
         ctx.io.storage.write_snapshot(
             n,
             self.id,
@@ -627,8 +669,21 @@ impl Task {
         }
         // A completed checkpoint settles every older one the task performed.
         self.unnotified.retain(|&c| c > n);
-        for (checkpoint, records) in self.operator.commit(n) {
-            if records.is_empty() {
+        let transactions = self.operator.commit(n);
+        self.commit(ctx, transactions);
+        if self.final_checkpoint.is_some_and(|f| n >= f) {
+            self.final_complete = true;
+        }
+        self.check_close(ctx);
+    }
+
+    /// Commits transactions in the external system. Committing is idempotent there (a
+    /// transaction id is committed at most once, as Kafka's `commitTransaction` after
+    /// `recoverAndCommit`), so a transaction committed before a failure and again on restore
+    /// counts once.
+    fn commit(&mut self, ctx: &mut Ctx<'_, '_>, transactions: Vec<(u64, Vec<Record>)>) {
+        for (checkpoint, records) in transactions {
+            if records.is_empty() || !ctx.io.external.commit(self.id, checkpoint) {
                 continue;
             }
             for &record in &records {
@@ -644,10 +699,6 @@ impl Task {
                 records: records.len() as u64,
             });
         }
-        if self.final_checkpoint.is_some_and(|f| n >= f) {
-            self.final_complete = true;
-        }
-        self.check_close(ctx);
     }
 
     fn on_checkpoint_aborted(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
@@ -658,6 +709,11 @@ impl Task {
         if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
             self.abandon_alignment(ctx);
         }
+        // The abort can overtake the checkpoint's barriers (RPC against data path). Remember
+        // it, as Flink's SubtaskCheckpointCoordinatorImpl remembers aborted ids, so that
+        // barrier n, when it comes, is stale and blocks no channel: nobody upstream will
+        // complete its alignment any more.
+        self.latest_checkpoint = self.latest_checkpoint.max(n);
         self.check_close(ctx);
     }
 
@@ -667,8 +723,10 @@ impl Task {
     /// kept for the end (keyed totals); then the task waits to close.
     fn end_of_input(&mut self, ctx: &mut Ctx<'_, '_>) {
         ctx.record(TraceEvent::EndOfInput { subtask: self.id });
-        for record in self.operator.end_of_input(self.id) {
-            self.emit(ctx, record);
+        if !self.finished_on_restore {
+            for record in self.operator.end_of_input(self.id) {
+                self.emit(ctx, record);
+            }
         }
         self.phase = Phase::EndOfInput;
         let cancel = ctx.config.protocol == Some(FinishProtocol::Legacy)
@@ -781,6 +839,47 @@ impl Task {
     fn finish(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.phase = Phase::Finished;
         self.set_state(ctx, ExecutionState::Finished);
+    }
+
+    /// The task fails (an injected fault, P1.8): FAILED, reported to the JobMaster. The caller
+    /// drops the attempt.
+    pub fn fail(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.phase = Phase::Finished;
+        self.set_state(ctx, ExecutionState::Failed);
+    }
+
+    /// The task dies with its TaskManager: FAILED, and nobody is left to report it.
+    pub fn die(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.phase = Phase::Finished;
+        let from = std::mem::replace(&mut self.state, ExecutionState::Failed);
+        ctx.record(TraceEvent::TaskState {
+            subtask: self.id,
+            attempt: self.attempt,
+            from,
+            to: ExecutionState::Failed,
+        });
+    }
+
+    /// `cancelTask` (failover, P1.8), or the TaskManager lost its JobManager: CANCELING, then
+    /// CANCELED once the task thread has stopped. `report` is false when there is no JobManager
+    /// to tell. The caller drops the attempt.
+    pub fn cancel(&mut self, ctx: &mut Ctx<'_, '_>, report: bool) {
+        self.phase = Phase::Finished;
+        for to in [ExecutionState::Canceling, ExecutionState::Canceled] {
+            let from = std::mem::replace(&mut self.state, to);
+            ctx.record(TraceEvent::TaskState {
+                subtask: self.id,
+                attempt: self.attempt,
+                from,
+                to,
+            });
+        }
+        if report {
+            self.send(
+                ctx,
+                Call::UpdateTaskExecutionState(ExecutionState::Canceled),
+            );
+        }
     }
 
     fn send(&self, ctx: &mut Ctx<'_, '_>, call: Call) {

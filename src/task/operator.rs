@@ -65,6 +65,58 @@ impl Operator {
         }
     }
 
+    /// Restores the state written for a checkpoint (P1.8).
+    pub fn restore(&mut self, state: &OperatorState) {
+        match (self, state) {
+            (Operator::Source { next, .. }, OperatorState::Source { offset }) => *next = *offset,
+            (Operator::Map | Operator::Sink, OperatorState::Stateless) => {}
+            (Operator::KeyedSum { sums, .. }, OperatorState::KeyedSum { sums: saved }) => {
+                *sums = saved.iter().copied().collect();
+            }
+            (
+                Operator::TwoPhaseCommitSink { open, precommitted },
+                OperatorState::TwoPhaseCommitSink { pending },
+            ) => {
+                open.clear();
+                *precommitted = pending.clone();
+            }
+            (operator, state) => unreachable!(
+                "a snapshot of another operator: {state:?} for {}",
+                operator.kind()
+            ),
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Operator::Source { .. } => "source",
+            Operator::Map => "map",
+            Operator::KeyedSum { .. } => "keyed_sum",
+            Operator::Sink => "sink",
+            Operator::TwoPhaseCommitSink { .. } => "two-phase-commit sink",
+        }
+    }
+
+    /// The operator was finished in the restored checkpoint (F1.6): a source has nothing left
+    /// to emit.
+    pub fn finish_on_restore(&mut self) {
+        if let Operator::Source { next, limit, .. } = self {
+            *next = limit.unwrap_or(*next);
+            *limit = Some(*next);
+        }
+    }
+
+    /// The pre-committed transactions restored from a checkpoint, to commit at once (P1.8).
+    pub fn take_restored_transactions(&mut self) -> Vec<(u64, Vec<Record>)> {
+        match self {
+            Operator::TwoPhaseCommitSink { precommitted, .. } => std::mem::take(precommitted),
+            Operator::Source { .. }
+            | Operator::Map
+            | Operator::KeyedSum { .. }
+            | Operator::Sink => Vec::new(),
+        }
+    }
+
     /// Acts on `notifyCheckpointComplete`, so its task must wait for a checkpoint covering its
     /// final state before finishing (P1.7).
     pub fn needs_checkpoint_complete(&self) -> bool {

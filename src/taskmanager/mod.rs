@@ -2,6 +2,7 @@
 
 use crate::graph::SubtaskId;
 use crate::task::Task;
+use crate::trace::Restore;
 use crate::world::Ctx;
 
 pub struct TaskManager {
@@ -20,9 +21,17 @@ impl TaskManager {
 
     /// `submitTask`: creates the attempt in one of this TaskManager's slots. The caller stores
     /// it and starts it.
-    pub fn submit(&mut self, ctx: &Ctx<'_, '_>, subtask: SubtaskId, attempt: u32) -> Task {
-        self.hosted.push(subtask);
-        Task::new(ctx, subtask, attempt, self.index)
+    pub fn submit(
+        &mut self,
+        ctx: &Ctx<'_, '_>,
+        subtask: SubtaskId,
+        attempt: u32,
+        restore: Restore,
+    ) -> Task {
+        if !self.hosted.contains(&subtask) {
+            self.hosted.push(subtask);
+        }
+        Task::new(ctx, subtask, attempt, self.index, restore)
     }
 
     pub fn hosted(&self) -> &[SubtaskId] {

@@ -1,0 +1,270 @@
+//! The fault plan: which faults fire when, and the network's fault windows (P1.8).
+//!
+//! A fault fires at a time (`"at"`) or the first time a predicate over the run holds
+//! (`"when"`): the plan watches trace events as they are recorded, like the oracles, and
+//! schedules the fault at that instant. It knows nothing of protocol rules: what a fault does
+//! is the world's business. Delay spikes and RPC loss are windows the network consults when it
+//! draws a latency; their random draws come from their own stream (`faults`), so adding a fault
+//! never shifts the network's latencies.
+//!
+//! The run is *healed* once every fault has fired (or at `heal_at`) and the cluster has had
+//! time to notice and react: from then on the liveness oracles apply.
+
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::scenario::{
+    Fault, FaultKind, FaultTrigger, Predicate, Scenario, SpikeTarget, SubtaskRef,
+};
+use crate::status::ExecutionState;
+use crate::trace::TraceEvent;
+use sim::{Duration, Instant, RandomStreams, Stream};
+
+/// A latency window opened by a fault.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    from: Instant,
+    until: Instant,
+}
+
+impl Window {
+    fn contains(&self, t: Instant) -> bool {
+        self.from <= t && t < self.until
+    }
+}
+
+pub struct FaultPlan {
+    faults: Vec<Fault>,
+    /// Per fault: scheduled to fire (a predicate held, or its time was scheduled).
+    scheduled: Vec<bool>,
+    fired: Vec<bool>,
+    last_fired_at: Option<Instant>,
+    heal_at: Option<Instant>,
+    /// How long after the last fault the cluster needs to notice and react.
+    settle: Duration,
+    heartbeat_timeout: Duration,
+    spikes: Vec<(Window, Duration, SpikeTarget)>,
+    losses: Vec<(Window, f64, Duration)>,
+    rng: Stream,
+    is_source: Vec<bool>,
+    sources_finished: usize,
+    sources: usize,
+}
+
+impl FaultPlan {
+    pub fn new(scenario: &Scenario, graph: &ExecutionGraph, streams: &RandomStreams) -> FaultPlan {
+        let is_source: Vec<bool> = graph
+            .subtasks
+            .iter()
+            .map(|s| graph.vertices[s.vertex.index()].inputs.is_empty())
+            .collect();
+        let jm = scenario.jobmaster;
+        let restart_after = scenario
+            .faults
+            .iter()
+            .map(|f| match f.kind {
+                FaultKind::LoseTaskManager { restart_after, .. }
+                | FaultKind::CrashJobMaster { restart_after } => restart_after,
+                FaultKind::FailTask { .. }
+                | FaultKind::DelaySpike { .. }
+                | FaultKind::RpcLoss { .. } => Duration::ZERO,
+            })
+            .max()
+            .unwrap_or(Duration::ZERO);
+        let spike_duration = scenario
+            .faults
+            .iter()
+            .map(|f| match f.kind {
+                FaultKind::DelaySpike { duration, .. } | FaultKind::RpcLoss { duration, .. } => {
+                    duration
+                }
+                _ => Duration::ZERO,
+            })
+            .max()
+            .unwrap_or(Duration::ZERO);
+        FaultPlan {
+            scheduled: vec![false; scenario.faults.len()],
+            fired: vec![false; scenario.faults.len()],
+            faults: scenario.faults.clone(),
+            last_fired_at: None,
+            heal_at: scenario.heal_at.map(|d| Instant::ZERO + d),
+            settle: jm.heartbeat_timeout
+                + jm.restart_strategy.delay
+                + restart_after
+                + spike_duration,
+            heartbeat_timeout: jm.heartbeat_timeout,
+            spikes: Vec::new(),
+            losses: Vec::new(),
+            rng: streams.stream("faults"),
+            sources: is_source.iter().filter(|&&s| s).count(),
+            is_source,
+            sources_finished: 0,
+        }
+    }
+
+    pub fn faults(&self) -> &[Fault] {
+        &self.faults
+    }
+
+    /// How long until a lost process is noticed.
+    pub fn heartbeat_timeout(&self) -> Duration {
+        self.heartbeat_timeout
+    }
+
+    /// The time-triggered faults, to schedule at the start of the run.
+    pub fn timed(&mut self) -> Vec<(Instant, u32)> {
+        let mut timed = Vec::new();
+        for (i, f) in self.faults.iter().enumerate() {
+            if let FaultTrigger::At(at) = f.trigger {
+                self.scheduled[i] = true;
+                timed.push((Instant::ZERO + at, i as u32));
+            }
+        }
+        timed
+    }
+
+    /// Sees a trace event; returns the faults whose predicate now holds for the first time.
+    #[inline]
+    pub fn observe(&mut self, graph: &ExecutionGraph, index: u64, event: &TraceEvent) -> Vec<u32> {
+        if self.scheduled.iter().all(|&s| s) {
+            return Vec::new();
+        }
+        if let TraceEvent::TaskState {
+            subtask,
+            to: ExecutionState::Finished,
+            ..
+        } = event
+        {
+            if self.is_source[subtask.index()] {
+                self.sources_finished += 1;
+            }
+        }
+        let resolve = |r: SubtaskRef| SubtaskId(graph.vertices[r.vertex].first + r.index);
+        let mut due = Vec::new();
+        for (i, f) in self.faults.iter().enumerate() {
+            if self.scheduled[i] {
+                continue;
+            }
+            let FaultTrigger::When(predicate) = &f.trigger else {
+                continue;
+            };
+            let holds = match (predicate, event) {
+                (
+                    Predicate::CheckpointPending(n),
+                    TraceEvent::CheckpointTriggered { checkpoint },
+                ) => n == checkpoint,
+                (
+                    Predicate::CheckpointCompleted(n),
+                    TraceEvent::CheckpointCompleted { checkpoint },
+                ) => n == checkpoint,
+                (
+                    Predicate::Finished(r),
+                    TraceEvent::TaskState {
+                        subtask,
+                        to: ExecutionState::Finished,
+                        ..
+                    },
+                ) => resolve(*r) == *subtask,
+                (
+                    Predicate::EndOfInput(r) | Predicate::WaitingForFinalCheckpoint(r),
+                    TraceEvent::EndOfInput { subtask },
+                ) => resolve(*r) == *subtask,
+                (Predicate::AllSourcesFinished, TraceEvent::TaskState { .. }) => {
+                    self.sources > 0 && self.sources_finished == self.sources
+                }
+                (Predicate::EventCount(n), _) => index + 1 >= *n,
+                _ => false,
+            };
+            if holds {
+                due.push(i as u32);
+            }
+        }
+        for &i in &due {
+            self.scheduled[i as usize] = true;
+        }
+        due
+    }
+
+    /// Fault `index` fires now. Opens its window if it is a network fault.
+    pub fn fire(&mut self, index: u32, now: Instant) -> &Fault {
+        self.fired[index as usize] = true;
+        self.last_fired_at = Some(now);
+        let fault = &self.faults[index as usize];
+        match fault.kind {
+            FaultKind::DelaySpike {
+                extra,
+                duration,
+                target,
+            } => self.spikes.push((
+                Window {
+                    from: now,
+                    until: now + duration,
+                },
+                extra,
+                target,
+            )),
+            FaultKind::RpcLoss {
+                probability,
+                retry_after,
+                duration,
+            } => self.losses.push((
+                Window {
+                    from: now,
+                    until: now + duration,
+                },
+                probability,
+                retry_after,
+            )),
+            FaultKind::FailTask { .. }
+            | FaultKind::LoseTaskManager { .. }
+            | FaultKind::CrashJobMaster { .. } => {}
+        }
+        &self.faults[index as usize]
+    }
+
+    /// Extra latency for a data element sent now.
+    #[inline]
+    pub fn channel_delay(&self, now: Instant) -> Duration {
+        self.spike(now, SpikeTarget::Channels)
+    }
+
+    /// Extra latency for an RPC sent now, and whether it was lost (and is retried after the
+    /// returned delay).
+    pub fn rpc_delay(&mut self, now: Instant) -> (Duration, Option<Duration>) {
+        let spike = self.spike(now, SpikeTarget::Rpcs);
+        for &(window, probability, retry) in &self.losses {
+            if window.contains(now) && self.rng.chance(probability) {
+                return (spike + retry, Some(retry));
+            }
+        }
+        (spike, None)
+    }
+
+    fn spike(&self, now: Instant, target: SpikeTarget) -> Duration {
+        let mut extra = Duration::ZERO;
+        for &(window, d, t) in &self.spikes {
+            if window.contains(now) && (t == target || t == SpikeTarget::All) {
+                extra = extra + d;
+            }
+        }
+        extra
+    }
+
+    /// When the healed phase begins: every fault fired (or `heal_at`), plus the time the
+    /// cluster needs to notice and react. `None` while a fault is still to come.
+    pub fn healed_at(&self) -> Option<Instant> {
+        let all_fired = self.fired.iter().all(|&f| f);
+        let base = match (self.heal_at, all_fired) {
+            (Some(at), _) => Some(at.max(self.last_fired_at.unwrap_or(Instant::ZERO))),
+            (None, true) => Some(self.last_fired_at.unwrap_or(Instant::ZERO)),
+            (None, false) => None,
+        }?;
+        if self.faults.is_empty() {
+            return Some(Instant::ZERO);
+        }
+        Some(base.saturating_add(self.settle))
+    }
+
+    /// Faults that never fired (their predicate never held, or the run ended first).
+    pub fn unfired(&self) -> Vec<usize> {
+        (0..self.faults.len()).filter(|&i| !self.fired[i]).collect()
+    }
+}
