@@ -336,6 +336,9 @@ pub enum TraceEvent {
         checkpoint: u64,
         restarted: u32,
         finished: u32,
+        /// The pipelined region restored (numbered by its smallest subtask), or `None` for the
+        /// whole job.
+        region: Option<u32>,
     },
     /// The JobManager process died (its volatile state with it).
     JobMasterLost {
@@ -592,10 +595,16 @@ impl TraceEvent {
                 checkpoint,
                 restarted,
                 finished,
+                region,
             } => words(
                 h,
                 24,
-                &[checkpoint, u64::from(restarted), u64::from(finished)],
+                &[
+                    checkpoint,
+                    u64::from(restarted),
+                    u64::from(finished),
+                    region.map_or(u64::MAX, u64::from),
+                ],
             ),
             TraceEvent::JobMasterLost { incarnation } => words(h, 25, &[u64::from(incarnation)]),
             TraceEvent::JobMasterElected { incarnation } => words(h, 26, &[u64::from(incarnation)]),

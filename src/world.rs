@@ -54,8 +54,12 @@ pub enum Event {
     RestartDelay { incarnation: u32 },
     /// Fault `index` of the scenario fires.
     Fault { index: u32 },
-    /// The JobMaster's heartbeat to a lost TaskManager timed out.
-    TaskManagerTimeout { task_manager: u32, incarnation: u32 },
+    /// The JobMaster's heartbeat to lost TaskManager process `dead` timed out.
+    TaskManagerTimeout {
+        task_manager: u32,
+        dead: u32,
+        incarnation: u32,
+    },
     /// A replacement TaskManager process starts.
     TaskManagerRestart { task_manager: u32 },
     /// The TaskManagers' heartbeat to the dead JobMaster `incarnation` timed out.
@@ -234,7 +238,7 @@ impl World {
                 spec.config,
                 config.bug,
                 0,
-                vec![true; tms],
+                vec![Some(0); tms],
             )),
             spec,
             config,
@@ -315,8 +319,8 @@ impl Model for World {
                     }
                     (Address::TaskManager(tm), Call::SubmitTask(restore)) => {
                         let slot = &mut tasks[rpc.subtask.index()];
-                        if let Some(old) = slot {
-                            // The slot still holds a previous attempt: it is cancelled first.
+                        if let Some(old) = slot.as_mut().filter(|t| !t.state().is_terminal()) {
+                            // The slot still runs a previous attempt: it is cancelled first.
                             old.cancel(&mut ctx, false);
                         }
                         let task = task_managers[tm as usize].submit(
@@ -406,17 +410,19 @@ impl Model for World {
             }
             Event::TaskManagerTimeout {
                 task_manager,
+                dead,
                 incarnation,
             } => {
                 if let Some(jm) = live(jobmaster, incarnation) {
-                    jm.on_task_manager_lost(&mut ctx, task_manager);
+                    jm.on_task_manager_lost(&mut ctx, task_manager, dead);
                 }
             }
             Event::TaskManagerRestart { task_manager } => {
                 ctx.io.membership.task_manager_alive[task_manager as usize] = true;
+                let process = ctx.io.membership.task_manager[task_manager as usize];
                 ctx.record(TraceEvent::TaskManagerStarted { task_manager });
                 if let Some(jm) = jobmaster {
-                    jm.on_task_manager_registered(&mut ctx, task_manager);
+                    jm.on_task_manager_registered(&mut ctx, task_manager, process);
                 }
             }
             Event::JobMasterTimeout { incarnation } => {
@@ -432,7 +438,12 @@ impl Model for World {
                 membership.jobmaster += 1;
                 membership.jobmaster_alive = true;
                 let incarnation = membership.jobmaster;
-                let alive = membership.task_manager_alive.clone();
+                let alive: Vec<Option<u32>> = membership
+                    .task_manager_alive
+                    .iter()
+                    .zip(&membership.task_manager)
+                    .map(|(&alive, &process)| alive.then_some(process))
+                    .collect();
                 ctx.record(TraceEvent::JobMasterElected { incarnation });
                 // The leader change reaches the TaskManagers: whatever the old JobMaster ran is
                 // cancelled before the new one deploys.
@@ -515,6 +526,7 @@ fn fire(
                 return;
             }
             membership.task_manager_alive[task_manager as usize] = false;
+            let dead = membership.task_manager[task_manager as usize];
             membership.task_manager[task_manager as usize] += 1;
             ctx.record(TraceEvent::TaskManagerLost { task_manager });
             for slot in tasks.iter_mut() {
@@ -531,6 +543,7 @@ fn fire(
                     heartbeat,
                     Event::TaskManagerTimeout {
                         task_manager,
+                        dead,
                         incarnation,
                     },
                 );

@@ -55,8 +55,9 @@ pub struct JobMaster {
     /// Failovers counted against the restart strategy.
     failovers: u32,
     restart: Option<PendingRestart>,
-    /// TaskManagers this JobMaster believes alive (it learns of a loss by heartbeat timeout).
-    task_managers: Vec<bool>,
+    /// Per TaskManager, the incarnation of its process registered with this JobMaster, if
+    /// any (it learns of a loss by heartbeat timeout, of a replacement by its registration).
+    task_managers: Vec<Option<u32>>,
 }
 
 impl JobMaster {
@@ -67,7 +68,7 @@ impl JobMaster {
         config: JobMasterConfig,
         bug: Option<Bug>,
         incarnation: u32,
-        task_managers: Vec<bool>,
+        task_managers: Vec<Option<u32>>,
     ) -> JobMaster {
         let placement = graph
             .subtasks
@@ -223,9 +224,13 @@ impl JobMaster {
         }
     }
 
-    /// The heartbeat of a TaskManager timed out: every execution it hosted has failed.
-    pub fn on_task_manager_lost(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32) {
-        self.task_managers[task_manager as usize] = false;
+    /// The heartbeat of TaskManager process `dead` timed out: every execution it hosted has
+    /// failed. (A replacement may have registered already.)
+    pub fn on_task_manager_lost(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32, dead: u32) {
+        let registered = &mut self.task_managers[task_manager as usize];
+        if *registered == Some(dead) {
+            *registered = None;
+        }
         ctx.record(TraceEvent::TaskManagerTimedOut { task_manager });
         let lost: Vec<SubtaskId> = (0..self.executions.len())
             .filter(|&i| {
@@ -243,9 +248,14 @@ impl JobMaster {
         }
     }
 
-    /// A TaskManager (re)registered: it can host tasks again.
-    pub fn on_task_manager_registered(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32) {
-        self.task_managers[task_manager as usize] = true;
+    /// A TaskManager process registered: it can host tasks again.
+    pub fn on_task_manager_registered(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        task_manager: u32,
+        incarnation: u32,
+    ) {
+        self.task_managers[task_manager as usize] = Some(incarnation);
         self.check_restart(ctx);
     }
 
@@ -366,7 +376,7 @@ impl JobMaster {
         let ready = restart.delay_elapsed
             && restart.scope.iter().all(|s| {
                 self.executions[s.index()].state.is_terminal()
-                    && self.task_managers[self.placement[s.index()] as usize]
+                    && self.task_managers[self.placement[s.index()] as usize].is_some()
             });
         if !ready {
             return;
@@ -445,10 +455,15 @@ impl JobMaster {
             }
             self.deploy(ctx, s, restore);
         }
+        let region = ctx.graph.regions[scope[0].index()];
+        let whole_region = scope.len() == ctx.graph.region_of(scope[0]).len()
+            && scope.iter().all(|s| ctx.graph.regions[s.index()] == region);
+        let all = scope.len() == self.executions.len();
         ctx.record(TraceEvent::Restore {
             checkpoint,
             restarted: scope.len() as u32,
             finished: kept_finished.len() as u32,
+            region: (!all && whole_region).then_some(region),
         });
         let stats = &mut ctx.io.stats.failovers[record];
         stats.restored_at = Some(ctx.now);

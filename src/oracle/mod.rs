@@ -74,6 +74,9 @@ pub struct Oracles {
     final_covered: Vec<bool>,
     /// Every completed checkpoint's finished subtasks, by id.
     completed: BTreeMap<u64, Vec<SubtaskId>>,
+    /// The latest completed checkpoint and, per channel, how many records its cut holds on
+    /// either side: where a restore from it rewinds the channel to.
+    positions: (u64, Vec<u64>),
     /// When each checkpoint was triggered.
     triggered_at: BTreeMap<u64, Instant>,
     /// Per subtask: recorded finished in a checkpoint the job restored from, so it must never
@@ -111,6 +114,7 @@ impl Oracles {
             finished: vec![false; n],
             reported_finishing: vec![false; n],
             completed: BTreeMap::new(),
+            positions: (0, vec![0; graph.channels.len()]),
             triggered_at: BTreeMap::new(),
             must_stay_finished: vec![false; n],
             failed_over: false,
@@ -250,7 +254,9 @@ impl Oracles {
                     *reported &= finished;
                 }
             }
-            TraceEvent::Restore { checkpoint, .. } => self.restored(graph, checkpoint, index, now),
+            TraceEvent::Restore {
+                checkpoint, region, ..
+            } => self.restored(graph, checkpoint, region, index, now),
             TraceEvent::TaskState {
                 subtask,
                 to: ExecutionState::Finished,
@@ -366,6 +372,7 @@ impl Oracles {
                 });
             }
         }
+        self.positions.0 = checkpoint;
         for (c, info) in graph.channels.iter().enumerate() {
             let side = |cut_value: u64, live: u64, subtask: SubtaskId| {
                 if cut_value != UNSET {
@@ -378,6 +385,7 @@ impl Oracles {
             };
             let sent = side(cut.sent[c], self.sent[c], info.from);
             let processed = side(cut.processed[c], self.processed[c], info.to);
+            self.positions.1[c] = sent.or(processed).unwrap_or(0);
             let channel = graph.channel_name(ChannelId(c as u32)).to_string();
             let message = match (sent, processed) {
                 (Some(a), Some(b)) if a == b => continue,
@@ -403,7 +411,28 @@ impl Oracles {
 
     /// The job restored from `checkpoint` (P1.8): it must be a completed one (a consistent
     /// cut), and what it records finished must stay finished.
-    fn restored(&mut self, graph: &ExecutionGraph, checkpoint: u64, index: u64, now: Instant) {
+    fn restored(
+        &mut self,
+        graph: &ExecutionGraph,
+        checkpoint: u64,
+        region: Option<u32>,
+        index: u64,
+        now: Instant,
+    ) {
+        // Every channel of the restored scope restarts where the checkpoint's cut left it
+        // (from nothing without one): what was sent or processed since is undone.
+        let in_scope = |s: SubtaskId| region.is_none_or(|r| graph.regions[s.index()] == r);
+        for (c, info) in graph.channels.iter().enumerate() {
+            if in_scope(info.from) || in_scope(info.to) {
+                let position = if checkpoint != 0 && self.positions.0 == checkpoint {
+                    self.positions.1[c]
+                } else {
+                    0
+                };
+                self.sent[c] = position;
+                self.processed[c] = position;
+            }
+        }
         if checkpoint == 0 {
             return; // nothing completed yet: everything starts afresh
         }
@@ -601,8 +630,9 @@ impl Oracles {
                     actors: vec![name(vertex)],
                     event_index: sunk[i].event_index,
                     message: format!(
-                        "sink {} received {} {what}",
+                        "sink {} {} {} {what}",
                         name(vertex),
+                        verb(vertex),
                         describe(&record)
                     ),
                 });

@@ -329,6 +329,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             checkpoint,
             restarted,
             finished,
+            ..
         } => (
             "JobMaster".into(),
             if *checkpoint == 0 {
@@ -512,9 +513,15 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             checkpoint,
             restarted,
             finished,
-        } => {
-            json!({"checkpoint": checkpoint, "restarted": restarted, "finished_on_restore": finished})
-        }
+            region,
+        } => json!({
+            "checkpoint": checkpoint,
+            "restarted": restarted,
+            "finished_on_restore": finished,
+            "scope": region.map_or("full".to_owned(), |r| {
+                format!("region of {}", name(crate::graph::SubtaskId(r)))
+            }),
+        }),
         TraceEvent::JobMasterLost { incarnation }
         | TraceEvent::JobMasterElected { incarnation } => {
             json!({"incarnation": incarnation})

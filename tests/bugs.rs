@@ -1,0 +1,63 @@
+//! Every injected bug is caught by the oracle guarding the rule it breaks, and the scenario it
+//! is caught on passes without it: the oracles can fail, and fail for the right reason.
+
+use flinksim::bug::Bug;
+use flinksim::oracle::invariant::Invariant;
+use flinksim::run::{run, RunOptions};
+use flinksim::scenario::{self, Scenario};
+use flinksim::trace::Retain;
+
+/// The scenario (in `scenarios/`) each bug is shown on.
+fn scenario_for(bug: Bug) -> &'static str {
+    match bug {
+        Bug::EopNotAligned => "case-barriers-and-eop",
+        Bug::NoBarrierBeforeEop => "case-trigger-all-eop",
+        Bug::CancelPendingOnFinish => "final-transaction-option1",
+        Bug::FinishBeforeFinalCheckpoint => "final-transaction-flink",
+        Bug::SkipRetriggerDescendants => "cascade-option1",
+        Bug::TerminalCountsAsFinished => "failover-region-during-checkpoints",
+        Bug::RestartFinishedTasks => "failover-between-finishes",
+        Bug::RestoreFromPending => "failover-jobmanager-crash-precommitted",
+        Bug::CommitUncoveredTransaction => "failover-jobmanager-crash-precommitted",
+    }
+}
+
+fn load(name: &str) -> Scenario {
+    let path = format!("{}/scenarios/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    scenario::load(std::path::Path::new(&path)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn violated(scenario: &Scenario) -> Vec<Invariant> {
+    let report = run(
+        scenario,
+        &RunOptions {
+            seed: None,
+            retain: Retain::Nothing,
+        },
+    );
+    report.violations.iter().map(|v| v.invariant).collect()
+}
+
+#[test]
+fn every_bug_is_caught_by_its_oracle_and_its_scenario_passes_without_it() {
+    for bug in Bug::ALL {
+        let mut scenario = load(scenario_for(bug));
+        assert_eq!(
+            scenario.bug, None,
+            "{bug}: the shipped scenario must be bug-free"
+        );
+        assert!(
+            violated(&scenario).is_empty(),
+            "{bug}: {} must pass without the bug",
+            scenario.name
+        );
+        scenario.bug = Some(bug);
+        let found = violated(&scenario);
+        assert!(
+            found.contains(&bug.caught_by()),
+            "{bug} on {}: expected a `{}` violation, found {found:?}",
+            scenario.name,
+            bug.caught_by()
+        );
+    }
+}
