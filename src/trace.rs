@@ -364,6 +364,11 @@ pub enum TraceEvent {
     RestartsExhausted {
         failovers: u32,
     },
+    /// The checkpoint to restore from has an impossible shape of finished subtasks (F1.6):
+    /// the job fails.
+    RestoreRejected {
+        checkpoint: u64,
+    },
     /// An RPC was lost in the network; its sender retries it after `retry`.
     RpcLost {
         from: Address,
@@ -406,6 +411,7 @@ impl TraceEvent {
             TraceEvent::TaskManagerStarted { .. } => "taskmanager_started",
             TraceEvent::TaskManagerTimedOut { .. } => "taskmanager_timed_out",
             TraceEvent::RestartsExhausted { .. } => "restarts_exhausted",
+            TraceEvent::RestoreRejected { .. } => "restore_rejected",
             TraceEvent::RpcLost { .. } => "rpc_lost",
         }
     }
@@ -443,6 +449,7 @@ impl TraceEvent {
             | TraceEvent::TaskManagerStarted { .. }
             | TraceEvent::TaskManagerTimedOut { .. }
             | TraceEvent::RestartsExhausted { .. }
+            | TraceEvent::RestoreRejected { .. }
             | TraceEvent::RpcLost { .. } => false,
         }
     }
@@ -618,6 +625,7 @@ impl TraceEvent {
                 words(h, 29, &[u64::from(task_manager)])
             }
             TraceEvent::RestartsExhausted { failovers } => words(h, 30, &[u64::from(failovers)]),
+            TraceEvent::RestoreRejected { checkpoint } => words(h, 32, &[checkpoint]),
             TraceEvent::RpcLost { from, to, retry } => words(
                 h,
                 31,

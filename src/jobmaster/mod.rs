@@ -10,6 +10,7 @@
 //! process no records. A JobMaster that crashes loses all of this; the one elected after it
 //! starts from durable storage alone ([`JobMaster::recover`]).
 
+mod restorable;
 pub mod transitions;
 
 use crate::bug::Bug;
@@ -410,6 +411,14 @@ impl JobMaster {
             for s in &c.finished {
                 finished[s.index()] = true;
             }
+        }
+        // F1.6: refuse a checkpoint whose finished subtasks no protocol could produce.
+        if let Err(reason) = restorable::check(ctx.graph, &finished) {
+            ctx.record(TraceEvent::RestoreRejected { checkpoint });
+            ctx.io.stats.failovers[record]
+                .cause
+                .push_str(&format!("; restore refused: {reason}"));
+            return self.give_up(ctx);
         }
         // The JobMaster's partition tracker releases the scope's partitions: nothing an old
         // attempt sent survives.

@@ -364,6 +364,10 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             "JobMaster".into(),
             format!("restart strategy exhausted after {failovers} failovers: the job fails"),
         ),
+        TraceEvent::RestoreRejected { checkpoint } => (
+            "JobMaster".into(),
+            format!("refuses to restore checkpoint {checkpoint}: its finished subtasks have an impossible shape (F1.6); the job fails"),
+        ),
         TraceEvent::RpcLost { from, to, retry } => (
             address(*from),
             format!("an RPC to {} was lost; retried after {retry}", address(*to)),
@@ -532,6 +536,7 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             json!({"task_manager": task_manager})
         }
         TraceEvent::RestartsExhausted { failovers } => json!({"failovers": failovers}),
+        TraceEvent::RestoreRejected { checkpoint } => json!({"checkpoint": checkpoint}),
         TraceEvent::RpcLost { from, to, retry } => {
             json!({"from": address(*from), "to": address(*to), "retry": retry.to_string()})
         }
