@@ -33,10 +33,19 @@ pub enum Bug {
     /// A two-phase-commit sink commits its transaction when it pre-commits it, before any
     /// completed checkpoint covers it.
     CommitUncoveredTransaction,
+    /// A restored task drops its channel state instead of replaying it.
+    IgnoreChannelStateOnRestore,
+    /// An unaligned snapshot leaves out the in-flight records it should persist.
+    UnalignedDropChannelState,
+    /// An unaligned snapshot also persists records that arrive after a channel's barrier.
+    UnalignedSpillAfterBarrier,
+    /// When an alignment times out, records already buffered on the channels still owing a
+    /// barrier are not persisted.
+    TimeoutSwitchLosesBuffers,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 9] = [
+    pub const ALL: [Bug; 13] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -46,6 +55,10 @@ impl Bug {
         Bug::RestartFinishedTasks,
         Bug::RestoreFromPending,
         Bug::CommitUncoveredTransaction,
+        Bug::IgnoreChannelStateOnRestore,
+        Bug::UnalignedDropChannelState,
+        Bug::UnalignedSpillAfterBarrier,
+        Bug::TimeoutSwitchLosesBuffers,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -60,6 +73,10 @@ impl Bug {
             Bug::RestartFinishedTasks => "restart-finished-tasks",
             Bug::RestoreFromPending => "restore-from-pending",
             Bug::CommitUncoveredTransaction => "commit-uncovered-transaction",
+            Bug::IgnoreChannelStateOnRestore => "ignore-channel-state-on-restore",
+            Bug::UnalignedDropChannelState => "unaligned-drop-channel-state",
+            Bug::UnalignedSpillAfterBarrier => "unaligned-spill-after-barrier",
+            Bug::TimeoutSwitchLosesBuffers => "timeout-switch-loses-buffers",
         }
     }
 
@@ -83,6 +100,16 @@ impl Bug {
             Bug::CommitUncoveredTransaction => {
                 "P1.7, P1.8 (commit only what a completed checkpoint covers)"
             }
+            Bug::IgnoreChannelStateOnRestore => {
+                "P1.8, P1.4 (restore replays channel state before new input)"
+            }
+            Bug::UnalignedDropChannelState => {
+                "P1.4 unaligned (in-flight buffers are channel state)"
+            }
+            Bug::UnalignedSpillAfterBarrier => "P1.4 unaligned (only buffers before the barrier)",
+            Bug::TimeoutSwitchLosesBuffers => {
+                "P1.4, F1.3 (alignment timeout switches to unaligned)"
+            }
         }
     }
 
@@ -98,6 +125,10 @@ impl Bug {
             Bug::RestartFinishedTasks => Invariant::FinishedNotRerun,
             Bug::RestoreFromPending => Invariant::ConsistentCut,
             Bug::CommitUncoveredTransaction => Invariant::ExactlyOnceOutput,
+            Bug::IgnoreChannelStateOnRestore => Invariant::ExactlyOnceOutput,
+            Bug::UnalignedDropChannelState => Invariant::ConsistentCut,
+            Bug::UnalignedSpillAfterBarrier => Invariant::ConsistentCut,
+            Bug::TimeoutSwitchLosesBuffers => Invariant::ConsistentCut,
         }
     }
 
@@ -130,6 +161,18 @@ impl Bug {
             }
             Bug::CommitUncoveredTransaction => {
                 "records committed before their checkpoint completes are replayed and committed again after a failover"
+            }
+            Bug::IgnoreChannelStateOnRestore => {
+                "records that were in flight at an unaligned checkpoint are lost on restore"
+            }
+            Bug::UnalignedDropChannelState => {
+                "a completed unaligned checkpoint misses the records that were in flight"
+            }
+            Bug::UnalignedSpillAfterBarrier => {
+                "a completed unaligned checkpoint counts records that belong after its cut"
+            }
+            Bug::TimeoutSwitchLosesBuffers => {
+                "after an alignment timeout, buffered records before the barrier are missing from the checkpoint"
             }
         }
     }

@@ -17,10 +17,12 @@
 //! - [`report`]: what people read: timeline, JSON Lines, summary, expectations.
 //! - [`status`]: Flink's job and execution status names.
 //! - [`bug`]: the catalogue of injected bugs (`--bug NAME`).
+//! - [`fuzz`]: campaigns: generated scenarios, shrinking, replay, the mutation score.
 
 pub mod bug;
 pub mod checkpoint;
 pub mod faults;
+pub mod fuzz;
 pub mod graph;
 pub mod jobmaster;
 pub mod net;

@@ -3,15 +3,14 @@
 //! Exit codes: 0 the run met its expectations, 1 an expectation or invariant failed, 2 bad
 //! input or usage. A closed stdout (`flinksim run … | head`) is not an error.
 
+mod cli_fuzz;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use flinksim::bug::Bug;
-use flinksim::report::{
-    self, check_expectations, event_json, event_line, summary_json, summary_text,
-};
+use flinksim::report::{self, check_expectations, event_line, summary_json, summary_text};
 use flinksim::run::{run, RunOptions};
 use flinksim::scenario::{self, Scenario};
-use flinksim::trace::{Retain, FORMAT_VERSION};
-use serde_json::json;
+use flinksim::trace::Retain;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -59,6 +58,14 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Run generated scenarios over a range of seeds; shrink and save every violation.
+    Fuzz(cli_fuzz::FuzzArgs),
+    /// Re-run the scenario a trace file records and compare, event by event.
+    Replay(cli_fuzz::ReplayArgs),
+    /// Run a scenario in several processes and compare their trace hashes.
+    CheckDeterminism(cli_fuzz::CheckDeterminismArgs),
+    /// Score the oracles: how soon a campaign catches each injectable bug.
+    Mutants(cli_fuzz::MutantsArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -100,6 +107,10 @@ fn main() -> ExitCode {
         ),
         Command::Validate { files } => cmd_validate(&files),
         Command::Bugs => cmd_bugs(),
+        Command::Fuzz(args) => cli_fuzz::cmd_fuzz(args),
+        Command::Replay(args) => cli_fuzz::cmd_replay(args),
+        Command::CheckDeterminism(args) => cli_fuzz::cmd_check_determinism(args),
+        Command::Mutants(args) => cli_fuzz::cmd_mutants(args),
     };
     match result {
         Ok(code) => code,
@@ -239,35 +250,7 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         None => format!("flinksim run {} --seed {seed_used}", path.display()),
     };
     if let Some(trace_path) = trace_path {
-        report::write_atomically(trace_path, |w| {
-            let header = json!({
-                "type": "header",
-                "format": FORMAT_VERSION,
-                "flinksim": env!("CARGO_PKG_VERSION"),
-                "seed": seed_used,
-                "scenario": scenario.document,
-            });
-            serde_json::to_writer(&mut *w, &header)?;
-            writeln!(w)?;
-            for (index, time, event) in report.trace.kept() {
-                serde_json::to_writer(&mut *w, &event_json(&report.graph, *index, *time, event))?;
-                writeln!(w)?;
-            }
-            let end = json!({
-                "type": "end",
-                "trace_hash": format!("{:#018x}", report.trace_hash),
-                "trace_events": report.trace.len(),
-                "status": report.status.name(),
-            });
-            serde_json::to_writer(&mut *w, &end)?;
-            writeln!(w)
-        })
-        .map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot write {}: {e}", trace_path.display()),
-            )
-        })?;
+        flinksim::fuzz::trace_file::write_trace(trace_path, &scenario, &report)?;
     }
     if let Some(summary_path) = summary_path {
         let summary = summary_json(&scenario.name, &report, &failures);

@@ -25,6 +25,9 @@ pub enum Element {
     Record(Record),
     /// Checkpoint barrier `n`: everything before it belongs to checkpoint `n`'s cut.
     Barrier(u64),
+    /// Unaligned checkpoint barrier `n` (P1.4): a priority event that overtakes the data
+    /// buffered ahead of it; that data becomes channel state.
+    PriorityBarrier(u64),
     /// `flink` variant (F1.5): the producer emits no more records; barriers and
     /// EndOfPartition may still follow.
     EndOfData,

@@ -360,6 +360,15 @@ pub enum TraceEvent {
     TaskManagerTimedOut {
         task_manager: u32,
     },
+    /// Unaligned (P1.4): `records` in flight on `channel` became part of `checkpoint`: input
+    /// channel state at the consumer, or (`output`) result-subpartition state at the producer.
+    ChannelState {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        channel: ChannelId,
+        records: u32,
+        output: bool,
+    },
     /// The restart strategy is exhausted: the job fails.
     RestartsExhausted {
         failovers: u32,
@@ -411,6 +420,7 @@ impl TraceEvent {
             TraceEvent::TaskManagerStarted { .. } => "taskmanager_started",
             TraceEvent::TaskManagerTimedOut { .. } => "taskmanager_timed_out",
             TraceEvent::RestartsExhausted { .. } => "restarts_exhausted",
+            TraceEvent::ChannelState { .. } => "channel_state",
             TraceEvent::RestoreRejected { .. } => "restore_rejected",
             TraceEvent::RpcLost { .. } => "rpc_lost",
         }
@@ -450,6 +460,7 @@ impl TraceEvent {
             | TraceEvent::TaskManagerTimedOut { .. }
             | TraceEvent::RestartsExhausted { .. }
             | TraceEvent::RestoreRejected { .. }
+            | TraceEvent::ChannelState { .. }
             | TraceEvent::RpcLost { .. } => false,
         }
     }
@@ -626,6 +637,23 @@ impl TraceEvent {
             }
             TraceEvent::RestartsExhausted { failovers } => words(h, 30, &[u64::from(failovers)]),
             TraceEvent::RestoreRejected { checkpoint } => words(h, 32, &[checkpoint]),
+            TraceEvent::ChannelState {
+                subtask,
+                checkpoint,
+                channel,
+                records,
+                output,
+            } => words(
+                h,
+                33,
+                &[
+                    id(subtask),
+                    checkpoint,
+                    ch(channel),
+                    u64::from(records),
+                    u64::from(output),
+                ],
+            ),
             TraceEvent::RpcLost { from, to, retry } => words(
                 h,
                 31,
@@ -684,6 +712,7 @@ fn hash_element(h: &mut TraceHasher, element: Element) {
         Element::EndOfPartition => words(h, 2, &[]),
         Element::Barrier(n) => words(h, 3, &[n]),
         Element::EndOfData => words(h, 4, &[]),
+        Element::PriorityBarrier(n) => words(h, 5, &[n]),
     }
 }
 

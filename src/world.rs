@@ -18,7 +18,8 @@ use crate::net::{DataPlane, LinkId, RpcLinks};
 use crate::oracle::Oracles;
 use crate::record::Element;
 use crate::scenario::{
-    Checkpointing, Cluster, DurationRange, FaultKind, FinishProtocol, JobMasterConfig, Scenario,
+    CheckpointMode, Checkpointing, Cluster, DurationRange, FaultKind, FinishProtocol,
+    JobMasterConfig, Scenario,
 };
 use crate::task::Task;
 use crate::taskmanager::TaskManager;
@@ -66,6 +67,12 @@ pub enum Event {
     JobMasterTimeout { incarnation: u32 },
     /// A new JobMaster has been elected.
     JobMasterElected,
+    /// An aligned checkpoint has been aligning at `subtask` for `alignment_timeout` (F1.3).
+    AlignmentTimeout {
+        subtask: SubtaskId,
+        attempt: u32,
+        checkpoint: u64,
+    },
 }
 
 /// The run's fixed settings that actors consult: which finish protocol, which injected bug.
@@ -75,6 +82,13 @@ pub struct Config {
     pub protocol: Option<FinishProtocol>,
     pub bug: Option<Bug>,
     pub channel_latency: DurationRange,
+    /// Checkpoints are unaligned (P1.4).
+    pub unaligned: bool,
+    /// Aligned checkpoints switch to unaligned after aligning this long (F1.3).
+    pub alignment_timeout: Option<Duration>,
+    /// P1.5: a finishing task waits until its result partition is fully sent (unaligned only;
+    /// otherwise the partition outlives the task).
+    pub flush_before_finish: bool,
 }
 
 /// Which processes are alive, and which incarnation of each: a message sent to one
@@ -202,10 +216,14 @@ impl World {
         let graph = ExecutionGraph::build(&scenario.job);
         let streams = RandomStreams::new(seed);
         let cluster = scenario.cluster;
+        let checkpointing = scenario.checkpointing.as_ref();
         let config = Config {
-            protocol: scenario.checkpointing.as_ref().map(|c| c.finish_protocol),
+            protocol: checkpointing.map(|c| c.finish_protocol),
             bug: scenario.bug,
             channel_latency: scenario.network.channel_latency,
+            unaligned: checkpointing.is_some_and(|c| c.mode == CheckpointMode::Unaligned),
+            alignment_timeout: checkpointing.and_then(|c| c.alignment_timeout),
+            flush_before_finish: checkpointing.is_some_and(|c| c.flush_before_finish),
         };
         let tms = cluster.task_managers as usize;
         let io = Io {
@@ -369,6 +387,18 @@ impl Model for World {
                     if task.attempt() == attempt {
                         task.on_step(&mut ctx);
                     }
+                }
+            }
+            Event::AlignmentTimeout {
+                subtask,
+                attempt,
+                checkpoint,
+            } => {
+                if let Some(task) = tasks[subtask.index()]
+                    .as_mut()
+                    .filter(|t| t.attempt() == attempt)
+                {
+                    task.on_alignment_timeout(&mut ctx, checkpoint);
                 }
             }
             Event::AllRecordsProcessed { channel, epoch } => {

@@ -19,6 +19,10 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::RestartFinishedTasks => "failover-between-finishes",
         Bug::RestoreFromPending => "failover-jobmanager-crash-precommitted",
         Bug::CommitUncoveredTransaction => "failover-jobmanager-crash-precommitted",
+        Bug::IgnoreChannelStateOnRestore => "failover-unaligned-channel-state",
+        Bug::UnalignedDropChannelState => "unaligned-two-running-inputs",
+        Bug::UnalignedSpillAfterBarrier => "unaligned-two-running-inputs",
+        Bug::TimeoutSwitchLosesBuffers => "alignment-timeout",
     }
 }
 

@@ -148,6 +148,8 @@ impl CheckpointCoordinator {
             alignments: Vec::new(),
             retriggers: 0,
             missed: Vec::new(),
+            input_state_records: 0,
+            output_state_records: 0,
         });
         for &s in &plan.to_trigger {
             send(ctx, view, placement, s, Call::TriggerCheckpoint(id));

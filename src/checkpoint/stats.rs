@@ -26,6 +26,9 @@ pub struct CheckpointRecord {
     pub retriggers: u64,
     /// `option1`: subtasks whose trigger missed because they had finished.
     pub missed: Vec<SubtaskId>,
+    /// Unaligned (P1.4): records persisted as input and as output channel state.
+    pub input_state_records: u64,
+    pub output_state_records: u64,
 }
 
 /// One failover (P1.8), for the summary.

@@ -6,7 +6,7 @@
 //! checkpoint and the snapshots of pending ones are kept (Flink's default retention of one).
 
 use super::plan::Plan;
-use crate::graph::SubtaskId;
+use crate::graph::{ChannelId, SubtaskId};
 use crate::record::Record;
 use sim::Instant;
 use std::collections::BTreeMap;
@@ -18,6 +18,12 @@ pub struct SubtaskSnapshot {
     /// Taken after the task's end of input (F1.5 step 2: "task finished" flag).
     pub finished: bool,
     pub state: OperatorState,
+    /// Unaligned (P1.4): per input slot, the records that were in flight before its barrier
+    /// and had not been processed at the snapshot; replayed before new input on restore.
+    pub input_state: Vec<(u32, Vec<Record>)>,
+    /// Unaligned (P1.4): per output channel, the records emitted before the snapshot that the
+    /// barrier overtook (result-subpartition state); sent again first on restore.
+    pub output_state: Vec<(ChannelId, Vec<Record>)>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -126,6 +126,29 @@ impl DataPlane {
         self.channels[channel.index()].arrived
     }
 
+    /// The records buffered on `channel`, oldest first (an unaligned snapshot copies them as
+    /// channel state; they stay buffered and are processed as usual).
+    pub fn buffered_records(&self, channel: ChannelId) -> Vec<crate::record::Record> {
+        let c = &self.channels[channel.index()];
+        c.queue
+            .iter()
+            .take(c.arrived as usize)
+            .filter_map(|e| match e {
+                Element::Record(r) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Removes the element that just arrived (an unaligned barrier, handled at once as a
+    /// priority event, P1.4).
+    pub fn remove_newest(&mut self, channel: ChannelId) {
+        let c = &mut self.channels[channel.index()];
+        let removed = c.queue.remove(c.arrived as usize - 1);
+        debug_assert!(matches!(removed, Some(Element::PriorityBarrier(_))));
+        c.arrived -= 1;
+    }
+
     /// The newest buffered element, without taking it.
     pub fn last_buffered(&self, channel: ChannelId) -> Option<Element> {
         let c = &self.channels[channel.index()];

@@ -146,6 +146,45 @@ fn check_checkpoints(expect: &Expect, report: &RunReport, failures: &mut Vec<Str
                 ));
             }
         }
+        let duration = match got.outcome {
+            Outcome::Completed(at) => Some(at - got.triggered_at),
+            _ => None,
+        };
+        if want.duration_at_least.is_some() || want.duration_at_most.is_some() {
+            match duration {
+                None => failures.push(format!(
+                    "expected checkpoint {id} to complete within duration bounds, but it is {}",
+                    outcome_text(got.outcome)
+                )),
+                Some(d) => {
+                    if want.duration_at_least.is_some_and(|min| d < min) {
+                        failures.push(format!(
+                            "expected checkpoint {id} to take at least {}, it took {d}",
+                            want.duration_at_least.expect("checked")
+                        ));
+                    }
+                    if want.duration_at_most.is_some_and(|max| d > max) {
+                        failures.push(format!(
+                            "expected checkpoint {id} to take at most {}, it took {d}",
+                            want.duration_at_most.expect("checked")
+                        ));
+                    }
+                }
+            }
+        }
+        let state = got.input_state_records + got.output_state_records;
+        if want.channel_state_at_least.is_some_and(|min| state < min) {
+            failures.push(format!(
+                "expected checkpoint {id} to persist at least {} records of channel state, it persisted {state}",
+                want.channel_state_at_least.expect("checked")
+            ));
+        }
+        if want.channel_state_at_most.is_some_and(|max| state > max) {
+            failures.push(format!(
+                "expected checkpoint {id} to persist at most {} records of channel state, it persisted {state}",
+                want.channel_state_at_most.expect("checked")
+            ));
+        }
         let sets = [
             ("triggered", &want.triggered, names(&got.plan.to_trigger)),
             ("finished", &want.finished, names(&got.plan.finished)),

@@ -27,6 +27,7 @@ fn element_text(graph: &ExecutionGraph, element: &Element) -> String {
     match element {
         Element::Record(r) => record_text(graph, r),
         Element::Barrier(n) => format!("barrier {n}"),
+        Element::PriorityBarrier(n) => format!("unaligned barrier {n}"),
         Element::EndOfData => "EndOfData".to_owned(),
         Element::EndOfPartition => "EndOfPartition".to_owned(),
     }
@@ -46,6 +47,7 @@ fn element_json(graph: &ExecutionGraph, element: &Element) -> Value {
     match element {
         Element::Record(r) => record_json(graph, r),
         Element::Barrier(n) => json!({"kind": "barrier", "checkpoint": n}),
+        Element::PriorityBarrier(n) => json!({"kind": "unaligned_barrier", "checkpoint": n}),
         Element::EndOfData => json!({"kind": "end_of_data"}),
         Element::EndOfPartition => json!({"kind": "end_of_partition"}),
     }
@@ -364,6 +366,20 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             "JobMaster".into(),
             format!("restart strategy exhausted after {failovers} failovers: the job fails"),
         ),
+        TraceEvent::ChannelState {
+            subtask,
+            checkpoint,
+            channel: c,
+            records,
+            output,
+        } => (
+            name(*subtask),
+            format!(
+                "persisted {records} in-flight records of {} as {} channel state of checkpoint {checkpoint} (P1.4)",
+                channel(*c),
+                if *output { "output" } else { "input" }
+            ),
+        ),
         TraceEvent::RestoreRejected { checkpoint } => (
             "JobMaster".into(),
             format!("refuses to restore checkpoint {checkpoint}: its finished subtasks have an impossible shape (F1.6); the job fails"),
@@ -537,6 +553,14 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         }
         TraceEvent::RestartsExhausted { failovers } => json!({"failovers": failovers}),
         TraceEvent::RestoreRejected { checkpoint } => json!({"checkpoint": checkpoint}),
+        TraceEvent::ChannelState {
+            subtask,
+            checkpoint,
+            channel: c,
+            records,
+            output,
+        } => json!({"task": name(*subtask), "checkpoint": checkpoint, "channel": channel(*c),
+                    "records": records, "side": if *output { "output" } else { "input" }}),
         TraceEvent::RpcLost { from, to, retry } => {
             json!({"from": address(*from), "to": address(*to), "retry": retry.to_string()})
         }

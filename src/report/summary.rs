@@ -57,6 +57,9 @@ pub fn summary_json(name: &str, report: &RunReport, failures: &[String]) -> Valu
     })
 }
 
+/// The size of a record on the wire, for channel-state bytes: origin, key, sequence, value.
+const RECORD_BYTES: u64 = std::mem::size_of::<crate::record::Record>() as u64;
+
 fn names(graph: &ExecutionGraph, subtasks: &[SubtaskId]) -> Vec<String> {
     subtasks
         .iter()
@@ -73,6 +76,11 @@ fn checkpoint_json(graph: &ExecutionGraph, c: &CheckpointRecord) -> Value {
         "finished": names(graph, &c.plan.finished),
         "fully_finished": c.plan.fully_finished.iter().map(|v| graph.vertices[v.index()].name.clone()).collect::<Vec<_>>(),
         "missed": names(graph, &c.missed),
+        "channel_state": {
+            "input_records": c.input_state_records,
+            "output_records": c.output_state_records,
+            "bytes": (c.input_state_records + c.output_state_records) * RECORD_BYTES,
+        },
         "retrigger_rpcs": c.retriggers,
         "alignment": c.alignments.iter().map(|(s, d)| (graph.subtask_name(*s).to_string(), json!(d.to_string()))).collect::<serde_json::Map<_, _>>(),
     });
@@ -132,12 +140,23 @@ fn checkpoints_text(report: &RunReport) -> String {
             Outcome::Completed(at) => format!("completed at {at} (took {})", at - c.triggered_at),
             Outcome::Aborted(at, reason) => format!("aborted at {at}: {}", reason.id()),
         };
+        let state = c.input_state_records + c.output_state_records;
+        let state_text = if state > 0 {
+            format!(
+                "; channel state {} in + {} out records ({} bytes)",
+                c.input_state_records,
+                c.output_state_records,
+                state * RECORD_BYTES
+            )
+        } else {
+            String::new()
+        };
         let slowest = c.alignments.iter().max_by_key(|(_, d)| *d);
         let alignment = slowest.map_or(String::new(), |(t, d)| {
             format!("; slowest alignment {d} at {}", graph.subtask_name(*t))
         });
         s.push_str(&format!(
-            "  #{:<3} at {:<12} trigger {} | finished {} | {outcome}{alignment}{}\n",
+            "  #{:<3} at {:<12} trigger {} | finished {} | {outcome}{alignment}{state_text}{}\n",
             c.id,
             c.triggered_at.to_string(),
             short_list(&names(graph, &c.plan.to_trigger)),

@@ -375,6 +375,12 @@ pub(super) struct RawExpectedCheckpoint {
     pub triggered: Option<Vec<String>>,
     pub finished: Option<Vec<String>>,
     pub fully_finished: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "nullable_duration")]
+    pub duration_at_least: Option<Duration>,
+    #[serde(default, deserialize_with = "nullable_duration")]
+    pub duration_at_most: Option<Duration>,
+    pub channel_state_at_least: Option<u64>,
+    pub channel_state_at_most: Option<u64>,
 }
 
 /// `expect.status`, read with [`JobStatus::from_name`] so the file uses Flink's own names.

@@ -800,21 +800,6 @@ fn rejects_what_is_not_implemented_yet_saying_so() {
         "job.edges[1].exchange",
         "blocking exchanges in streaming mode are not implemented yet",
     );
-    reject(
-        &with(r#""checkpointing": {"mode": "unaligned"}"#),
-        "checkpointing.mode",
-        "unaligned checkpoints (P1.4, P1.5) are not implemented yet",
-    );
-    reject(
-        &with(r#""checkpointing": {"alignment_timeout": "5ms"}"#),
-        "checkpointing.alignment_timeout",
-        "switches to unaligned checkpoints (P1.4), which are not implemented yet",
-    );
-    reject(
-        &with(r#""checkpointing": {"flush_before_finish": true}"#),
-        "checkpointing.flush_before_finish",
-        "which are not implemented yet",
-    );
 }
 
 #[test]
@@ -933,6 +918,10 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
                 triggered: names(&["src[1]", "src[0]"]),
                 finished: names(&[]),
                 fully_finished: names(&[]),
+                duration_at_least: None,
+                duration_at_most: None,
+                channel_state_at_least: None,
+                channel_state_at_most: None,
             },
             ExpectedCheckpoint {
                 id: 2,
@@ -941,6 +930,10 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
                 triggered: names(&["sum[2]"]),
                 finished: names(&["src[0]", "src[1]"]),
                 fully_finished: names(&["src"]),
+                duration_at_least: None,
+                duration_at_most: None,
+                channel_state_at_least: None,
+                channel_state_at_most: None,
             },
             ExpectedCheckpoint {
                 id: 7,
@@ -949,6 +942,10 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
                 triggered: None,
                 finished: None,
                 fully_finished: None,
+                duration_at_least: None,
+                duration_at_most: None,
+                channel_state_at_least: None,
+                channel_state_at_most: None,
             },
             ExpectedCheckpoint {
                 id: 3,
@@ -957,6 +954,10 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
                 triggered: None,
                 finished: None,
                 fully_finished: None,
+                duration_at_least: None,
+                duration_at_most: None,
+                channel_state_at_least: None,
+                channel_state_at_most: None,
             },
         ]
     );

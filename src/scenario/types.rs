@@ -421,6 +421,13 @@ pub struct ExpectedCheckpoint {
     pub finished: Option<Vec<String>>,
     /// Vertex ids the trigger plan recorded as fully finished, compared as a set.
     pub fully_finished: Option<Vec<String>>,
+    /// Bounds on the time from trigger to completion (the checkpoint must complete).
+    pub duration_at_least: Option<Duration>,
+    pub duration_at_most: Option<Duration>,
+    /// Bounds on the records persisted as channel state, input and output side together
+    /// (unaligned checkpoints, P1.4).
+    pub channel_state_at_least: Option<u64>,
+    pub channel_state_at_most: Option<u64>,
 }
 
 /// How a checkpoint ended.

@@ -12,10 +12,10 @@ use super::raw::{
     RawScenario, RawVertex,
 };
 use super::types::{
-    Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange,
-    Expect, ExpectedCheckpoint, Failover, Fault, FaultKind, FaultTrigger, Job, JobMasterConfig,
-    Mode, Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy, Scenario,
-    SubtaskRef, Vertex,
+    Budget, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange, Expect,
+    ExpectedCheckpoint, Failover, Fault, FaultKind, FaultTrigger, Job, JobMasterConfig, Mode,
+    Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy, Scenario, SubtaskRef,
+    Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -116,28 +116,6 @@ pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
             return Err(problem(
                 format!("job.edges[{k}].exchange"),
                 "blocking exchanges in streaming mode are not implemented yet; use \"pipelined\"",
-            ));
-        }
-    }
-    if let Some(checkpointing) = &scenario.checkpointing {
-        if checkpointing.mode == CheckpointMode::Unaligned {
-            return Err(problem(
-                "checkpointing.mode",
-                "unaligned checkpoints (P1.4, P1.5) are not implemented yet; use \"aligned\"",
-            ));
-        }
-        if checkpointing.alignment_timeout.is_some() {
-            return Err(problem(
-                "checkpointing.alignment_timeout",
-                "an alignment timeout switches to unaligned checkpoints (P1.4), which are not \
-                 implemented yet; use null",
-            ));
-        }
-        if checkpointing.flush_before_finish {
-            return Err(problem(
-                "checkpointing.flush_before_finish",
-                "flush_before_finish only matters for unaligned checkpoints (P1.5), which are \
-                 not implemented yet; use false",
             ));
         }
     }
@@ -1097,6 +1075,10 @@ fn check_expected_checkpoint(
         triggered: raw.triggered,
         finished: raw.finished,
         fully_finished: raw.fully_finished,
+        duration_at_least: raw.duration_at_least,
+        duration_at_most: raw.duration_at_most,
+        channel_state_at_least: raw.channel_state_at_least,
+        channel_state_at_most: raw.channel_state_at_most,
     })
 }
 

@@ -51,6 +51,16 @@ impl BarrierHandler {
         self.alignment.is_some() && self.slots[slot as usize].delivered
     }
 
+    /// EndOfPartition was processed on `slot`.
+    pub fn is_ended(&self, slot: u32) -> bool {
+        self.slots[slot as usize].ended
+    }
+
+    /// EndOfPartition is buffered on `slot` (possibly already processed).
+    pub fn is_eop_enqueued(&self, slot: u32) -> bool {
+        self.slots[slot as usize].eop_enqueued
+    }
+
     pub fn all_ended(&self) -> bool {
         self.slots.iter().all(|s| s.ended)
     }

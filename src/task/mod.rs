@@ -15,9 +15,10 @@
 
 mod barrier;
 mod operator;
+mod unaligned;
 
 use crate::bug::Bug;
-use crate::checkpoint::storage::SubtaskSnapshot;
+use crate::checkpoint::storage::{OperatorState, SubtaskSnapshot};
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
 use crate::record::{source_record, Element, Record};
@@ -28,6 +29,7 @@ use crate::world::{Ctx, Event};
 use barrier::BarrierHandler;
 use operator::Operator;
 use std::collections::{BTreeSet, VecDeque};
+use unaligned::UnalignedCheckpoint;
 
 /// Where a running task is in its work.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -94,6 +96,11 @@ pub struct Task {
     /// finished (or its operators finished), so it runs no operator lifecycle and processes no
     /// records; it only passes the end of the stream on.
     finished_on_restore: bool,
+    /// An unaligned checkpoint whose snapshot is taken but whose channel state is not yet
+    /// complete (P1.4).
+    unaligned: Option<UnalignedCheckpoint>,
+    /// Restored input channel state, processed before any new input (P1.8).
+    replay: VecDeque<(ChannelId, Record)>,
 }
 
 impl Task {
@@ -114,8 +121,21 @@ impl Task {
         let snapshot = (restore.checkpoint > 0)
             .then(|| ctx.io.storage.snapshot(restore.checkpoint, id))
             .flatten();
+        let mut replay = VecDeque::new();
+        let mut pending_out = VecDeque::new();
         if let Some(snapshot) = snapshot {
             operator.restore(&snapshot.state);
+            // P1.8 with channel state (P1.4): in-flight input is processed again before new
+            // input, and overtaken output is sent again before new output.
+            if ctx.config.bug != Some(Bug::IgnoreChannelStateOnRestore) {
+                for (slot, records) in &snapshot.input_state {
+                    let channel = subtask.inputs[*slot as usize];
+                    replay.extend(records.iter().map(|&r| (channel, r)));
+                }
+                for (channel, records) in &snapshot.output_state {
+                    pending_out.extend(records.iter().map(|&r| (*channel, Element::Record(r))));
+                }
+            }
         }
         // A snapshot taken after end of input restores a finished operator chain (F1.6).
         let finished_on_restore = restore.finished || snapshot.is_some_and(|s| s.finished);
@@ -134,7 +154,7 @@ impl Task {
             open_inputs: inputs as u32,
             data_inputs: inputs as u32,
             barriers: BarrierHandler::new(inputs),
-            pending_out: VecDeque::new(),
+            pending_out,
             round_robin: vec![0; subtask.outputs.len()],
             step_scheduled: false,
             blocked_on: None,
@@ -146,6 +166,8 @@ impl Task {
             unacknowledged_outputs: outputs as u32,
             finishing: Finishing::NotAsked,
             finished_on_restore,
+            unaligned: None,
+            replay,
         }
     }
 
@@ -228,8 +250,15 @@ impl Task {
         if was_empty && !self.barriers.is_blocked(slot) {
             self.available.push_back(slot);
         }
-        if element == Element::EndOfPartition {
-            self.on_eop_enqueued(ctx, slot);
+        match element {
+            Element::EndOfPartition => self.on_eop_enqueued(ctx, slot),
+            // P1.4: an unaligned barrier is a priority event, acted on when it arrives, ahead
+            // of the data buffered before it.
+            Element::PriorityBarrier(n) => {
+                ctx.io.data.remove_newest(channel);
+                self.on_priority_barrier(ctx, slot, n);
+            }
+            _ => {}
         }
         self.wake(ctx);
     }
@@ -281,7 +310,8 @@ impl Task {
 
     /// Steps when idle: not in a step, not waiting for credit.
     fn wake(&mut self, ctx: &mut Ctx<'_, '_>) {
-        if !self.step_scheduled && self.blocked_on.is_none() && self.phase != Phase::Finished {
+        let work = self.phase != Phase::Finished || !self.pending_out.is_empty();
+        if !self.step_scheduled && self.blocked_on.is_none() && work {
             self.step(ctx);
         }
     }
@@ -316,6 +346,18 @@ impl Task {
                 }
                 return;
             }
+            if self.phase == Phase::Processing {
+                if let Some((channel, record)) = self.replay.pop_front() {
+                    // Restored channel state, in the order it was in flight (P1.8).
+                    ctx.record(TraceEvent::Take {
+                        subtask: self.id,
+                        channel,
+                        element: Element::Record(record),
+                    });
+                    self.process(ctx, record);
+                    return;
+                }
+            }
             let Some(slot) = self.available.pop_front() else {
                 return; // idle until input arrives
             };
@@ -342,15 +384,15 @@ impl Task {
             match element {
                 Element::Record(record) => {
                     debug_assert_eq!(self.phase, Phase::Processing, "a record after end of input");
-                    if let Some(out) = self.operator.process(record) {
-                        self.emit(ctx, out);
+                    if let Some(u) = &mut self.unaligned {
+                        u.taken(slot, record);
                     }
-                    self.flush(ctx);
-                    let cost = draw(&mut ctx.io.workload, self.process_time);
-                    self.schedule_step(ctx, cost);
+                    self.process(ctx, record);
                     return;
                 }
                 Element::Barrier(n) => self.on_barrier(ctx, slot, n),
+                // Buffered before this task was running: act on it now.
+                Element::PriorityBarrier(n) => self.on_priority_barrier(ctx, slot, n),
                 Element::EndOfData => {
                     // F1.5 step 1: tell the producer at once that all its records were
                     // processed (over the network, with a channel's latency).
@@ -370,6 +412,16 @@ impl Task {
                 Element::EndOfPartition => self.on_eop_processed(ctx, slot),
             }
         }
+    }
+
+    /// Runs the operator on one record and charges its processing time.
+    fn process(&mut self, ctx: &mut Ctx<'_, '_>, record: Record) {
+        if let Some(out) = self.operator.process(record) {
+            self.emit(ctx, out);
+        }
+        self.flush(ctx);
+        let cost = draw(&mut ctx.io.workload, self.process_time);
+        self.schedule_step(ctx, cost);
     }
 
     fn schedule_step(&mut self, ctx: &mut Ctx<'_, '_>, delay: sim::Duration) {
@@ -426,6 +478,10 @@ impl Task {
     /// barrier handler at once.
     fn on_eop_enqueued(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
         self.barriers.note_eop_enqueued(slot);
+        // P1.4 unaligned: the buffers before EndOfPartition are the channel's state.
+        if self.unaligned.as_ref().is_some_and(|u| u.is_spilling(slot)) {
+            self.finalize_spill(ctx, slot, true);
+        }
         let Some(alignment) = self.barriers.alignment() else {
             return;
         };
@@ -496,6 +552,13 @@ impl Task {
 
     /// Barrier `n` was dequeued from `slot`.
     fn on_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+        if self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
+            // The alignment timed out and switched to unaligned (F1.3): this barrier ends
+            // the channel's spilling; nothing is buffered before it.
+            self.finalize_spill(ctx, slot, false);
+            self.unblock_if_stale(ctx, slot);
+            return;
+        }
         let aligning = self.barriers.alignment().map(|a| a.checkpoint);
         if aligning != Some(n) {
             if n <= self.latest_checkpoint {
@@ -521,10 +584,7 @@ impl Task {
     /// The task learns of checkpoint `n` (barrier or trigger). A newer checkpoint subsumes one
     /// still aligning (F1.3).
     fn begin_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
-        if let Some(old) = self.barriers.alignment() {
-            self.abandon_alignment(ctx);
-            self.decline(ctx, old.checkpoint, DeclineReason::Subsumed);
-        }
+        self.subsume(ctx);
         self.latest_checkpoint = n;
         ctx.record(TraceEvent::CheckpointSeen {
             subtask: self.id,
@@ -532,6 +592,16 @@ impl Task {
             by_trigger,
         });
         self.barriers.start(n, ctx.now);
+        if let (Some(timeout), false) = (ctx.config.alignment_timeout, by_trigger) {
+            ctx.sched.after(
+                timeout,
+                Event::AlignmentTimeout {
+                    subtask: self.id,
+                    attempt: self.attempt,
+                    checkpoint: n,
+                },
+            );
+        }
         // P1.3 step 2.
         if matches!(
             self.protocol(ctx),
@@ -541,10 +611,207 @@ impl Task {
         }
     }
 
+    /// A newer checkpoint subsumes the one still aligning or spilling (F1.3).
+    fn subsume(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if let Some(old) = self.barriers.alignment() {
+            self.abandon_alignment(ctx);
+            self.decline(ctx, old.checkpoint, DeclineReason::Subsumed);
+        }
+        if let Some(old) = self.unaligned.take() {
+            self.decline(ctx, old.checkpoint, DeclineReason::Subsumed);
+        }
+    }
+
+    /// Unaligned barrier `n` arrived on `slot` (P1.4): the first one makes the task snapshot
+    /// at once; each one ends its channel's spilling.
+    fn on_priority_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+        if !self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
+            if n <= self.latest_checkpoint
+                || self.phase == Phase::Closing
+                || self.phase == Phase::Finished
+            {
+                return; // stale, or the task is past taking part
+            }
+            self.subsume(ctx);
+            self.latest_checkpoint = n;
+            ctx.record(TraceEvent::CheckpointSeen {
+                subtask: self.id,
+                checkpoint: n,
+                by_trigger: false,
+            });
+            self.snapshot_unaligned(ctx, n);
+        }
+        if ctx.config.bug == Some(Bug::UnalignedSpillAfterBarrier) {
+            // The bug: the channel keeps spilling past its barrier until the others are done.
+            if let Some(u) = &mut self.unaligned {
+                u.late(slot);
+            }
+        }
+        self.finalize_spill(ctx, slot, true);
+    }
+
+    /// F1.3: the aligned checkpoint `n` has been aligning too long: switch to unaligned for the
+    /// channels that still owe a barrier.
+    pub fn on_alignment_timeout(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        if self.barriers.alignment().is_none_or(|a| a.checkpoint != n) {
+            return;
+        }
+        self.snapshot_unaligned(ctx, n);
+        self.wake(ctx);
+    }
+
+    /// Takes the unaligned snapshot for `n` now (P1.4): the operator state; the barrier
+    /// overtakes the output queue, whose records become output channel state; every input
+    /// channel still owing a barrier starts spilling.
+    fn snapshot_unaligned(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        // Channels that delivered barrier n while aligning (before a timeout) are done.
+        let inputs = ctx.graph.subtasks[self.id.index()].inputs.len() as u32;
+        let delivered: Vec<bool> = (0..inputs).map(|s| self.barriers.is_blocked(s)).collect();
+        if self.barriers.alignment().is_some() {
+            let took = ctx.now - self.barriers.alignment().expect("checked").started;
+            if let Some(record) = ctx.io.stats.get_mut(n) {
+                record.alignments.push((self.id, took));
+            }
+            self.abandon_alignment(ctx);
+        }
+        let (state, finished) = self.capture(ctx, n);
+        ctx.record(TraceEvent::Snapshot {
+            subtask: self.id,
+            attempt: self.attempt,
+            checkpoint: n,
+            finished,
+        });
+        let drop_state = ctx.config.bug == Some(Bug::UnalignedDropChannelState);
+        let mut output_state: Vec<(ChannelId, Vec<Record>)> = Vec::new();
+        for &(channel, element) in &self.pending_out {
+            if let (Element::Record(r), false) = (element, drop_state) {
+                match output_state.iter_mut().find(|(c, _)| *c == channel) {
+                    Some((_, records)) => records.push(r),
+                    None => output_state.push((channel, vec![r])),
+                }
+            }
+        }
+        for (channel, records) in &output_state {
+            ctx.record(TraceEvent::ChannelState {
+                subtask: self.id,
+                checkpoint: n,
+                channel: *channel,
+                records: records.len() as u32,
+                output: true,
+            });
+            if let Some(stats) = ctx.io.stats.get_mut(n) {
+                stats.output_state_records += records.len() as u64;
+            }
+        }
+        // The barrier goes on the wire at once, ahead of the queued output.
+        for gate in &ctx.graph.subtasks[self.id.index()].outputs {
+            for &channel in &gate.channels {
+                ctx.push(channel, Element::PriorityBarrier(n));
+            }
+        }
+        let mut checkpoint =
+            UnalignedCheckpoint::new(n, state, finished, output_state, inputs as usize);
+        let lose_buffers = ctx.config.bug == Some(Bug::TimeoutSwitchLosesBuffers);
+        let mut ready_now = Vec::new();
+        for slot in 0..inputs {
+            if delivered[slot as usize] || self.barriers.is_ended(slot) {
+                continue;
+            }
+            let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
+            let skip = if lose_buffers {
+                ctx.io.data.buffered_records(channel).len() as u32
+            } else {
+                0
+            };
+            checkpoint.spill(slot, skip);
+            if self.barriers.is_eop_enqueued(slot) {
+                ready_now.push(slot);
+            }
+        }
+        self.unaligned = Some(checkpoint);
+        // Channels whose EndOfPartition is already buffered: what precedes it is their state.
+        for slot in ready_now {
+            self.finalize_spill(ctx, slot, true);
+        }
+        self.maybe_acknowledge_unaligned(ctx);
+    }
+
+    /// `slot` delivered its unaligned barrier (or EndOfPartition): record its channel state.
+    /// `buffered`: the records still queued on the channel precede the barrier.
+    fn finalize_spill(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, buffered: bool) {
+        let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
+        let queued = if buffered {
+            ctx.io.data.buffered_records(channel)
+        } else {
+            Vec::new()
+        };
+        let drop_state = ctx.config.bug == Some(Bug::UnalignedDropChannelState);
+        let Some(u) = &mut self.unaligned else {
+            return;
+        };
+        let checkpoint = u.checkpoint;
+        let Some(records) = u.finalize(
+            slot,
+            if drop_state { Vec::new() } else { queued },
+            drop_state,
+        ) else {
+            return;
+        };
+        if records > 0 {
+            ctx.record(TraceEvent::ChannelState {
+                subtask: self.id,
+                checkpoint,
+                channel,
+                records: records as u32,
+                output: false,
+            });
+            if let Some(stats) = ctx.io.stats.get_mut(checkpoint) {
+                stats.input_state_records += records as u64;
+            }
+        }
+        self.maybe_acknowledge_unaligned(ctx);
+    }
+
+    /// Every channel's state is complete: write the snapshot and acknowledge (P1.4: "the
+    /// checkpoint is acknowledged once every channel delivered its barrier or EndOfPartition").
+    fn maybe_acknowledge_unaligned(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if !self.unaligned.as_ref().is_some_and(|u| u.complete()) {
+            return;
+        }
+        let mut u = self.unaligned.take().expect("checked");
+        for (slot, records) in u.finish_late() {
+            let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
+            ctx.record(TraceEvent::ChannelState {
+                subtask: self.id,
+                checkpoint: u.checkpoint,
+                channel,
+                records: records as u32,
+                output: false,
+            });
+        }
+        self.acknowledge(
+            ctx,
+            u.checkpoint,
+            SubtaskSnapshot {
+                attempt: self.attempt,
+                finished: u.finished,
+                state: u.state,
+                input_state: u.input_state,
+                output_state: u.output_state,
+            },
+        );
+        self.check_close(ctx);
+    }
+
     /// The trigger RPC for checkpoint `n` (P1.1: sources and tasks whose inputs all finished).
     fn on_trigger(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
         let protocol = self.protocol(ctx);
+        // P1.5: with `flush_before_finish`, a closing task still runs while its result
+        // partition drains, and takes part in (unaligned) checkpoints meanwhile.
+        let draining =
+            self.phase == Phase::Closing && ctx.config.unaligned && ctx.config.flush_before_finish;
         match self.phase {
+            Phase::Closing if draining => {}
             Phase::Closing | Phase::Finished => {
                 match protocol {
                     // P1.2 option2: a trigger after the finishing report is ignored.
@@ -620,9 +887,38 @@ impl Task {
         }
     }
 
-    /// Takes the snapshot for checkpoint `n`, writes it to durable storage, forwards the
-    /// barrier and acknowledges.
+    /// Takes the snapshot for checkpoint `n`, forwards the barrier and acknowledges. In
+    /// unaligned mode the barrier overtakes the queued output (P1.4).
     fn perform_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        if ctx.config.unaligned {
+            // Every input is done (or there is none); the barrier still overtakes the queued
+            // output, which becomes output channel state (P1.4).
+            return self.snapshot_unaligned(ctx, n);
+        }
+        let (state, finished) = self.capture(ctx, n);
+        ctx.record(TraceEvent::Snapshot {
+            subtask: self.id,
+            attempt: self.attempt,
+            checkpoint: n,
+            finished,
+        });
+        self.broadcast(ctx, Element::Barrier(n));
+        self.acknowledge(
+            ctx,
+            n,
+            SubtaskSnapshot {
+                attempt: self.attempt,
+                finished,
+                state,
+                input_state: Vec::new(),
+                output_state: Vec::new(),
+            },
+        );
+    }
+
+    /// The operator state for checkpoint `n` (a two-phase-commit sink pre-commits here), and
+    /// whether it is final (taken after end of input, F1.5 step 2).
+    fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> (OperatorState, bool) {
         let finished = self.phase == Phase::EndOfInput;
         if finished && self.final_checkpoint.is_none() {
             self.final_checkpoint = Some(n);
@@ -633,22 +929,13 @@ impl Task {
             let transactions = self.operator.commit(n);
             self.commit(ctx, transactions);
         }
-        ctx.io.storage.write_snapshot(
-            n,
-            self.id,
-            SubtaskSnapshot {
-                attempt: self.attempt,
-                finished,
-                state,
-            },
-        );
-        ctx.record(TraceEvent::Snapshot {
-            subtask: self.id,
-            attempt: self.attempt,
-            checkpoint: n,
-            finished,
-        });
-        self.broadcast(ctx, Element::Barrier(n));
+        (state, finished)
+    }
+
+    /// Writes the snapshot to durable storage and acknowledges it.
+    fn acknowledge(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
+        let finished = snapshot.finished;
+        ctx.io.storage.write_snapshot(n, self.id, snapshot);
         self.send(
             ctx,
             Call::AcknowledgeCheckpoint {
@@ -708,6 +995,9 @@ impl Task {
         self.unnotified.remove(&n);
         if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
             self.abandon_alignment(ctx);
+        }
+        if self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
+            self.unaligned = None;
         }
         // The abort can overtake the checkpoint's barriers (RPC against data path). Remember
         // it, as Flink's SubtaskCheckpointCoordinatorImpl remembers aborted ids, so that
@@ -776,7 +1066,10 @@ impl Task {
 
     /// Closes the task once its finish protocol allows.
     fn check_close(&mut self, ctx: &mut Ctx<'_, '_>) {
-        if self.phase != Phase::EndOfInput || self.barriers.alignment().is_some() {
+        if self.phase != Phase::EndOfInput
+            || self.barriers.alignment().is_some()
+            || self.unaligned.is_some()
+        {
             return;
         }
         let final_done = self.final_complete
@@ -833,6 +1126,11 @@ impl Task {
     fn close(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.phase = Phase::Closing;
         self.broadcast(ctx, Element::EndOfPartition);
+        // P1.5: without `flush_before_finish`, the task finishes at once and its result
+        // partition (the queued output) drains after it, out of reach of unaligned barriers.
+        if ctx.config.unaligned && !ctx.config.flush_before_finish {
+            self.finish(ctx);
+        }
     }
 
     /// Everything is on the wire: the task is FINISHED and tells the JobMaster.

@@ -1,0 +1,460 @@
+//! The campaign subcommands (`fuzz`, `replay`, `check-determinism`, `mutants`): argument
+//! parsing and printing around `flinksim::fuzz`, kept apart from `main.rs` so the single-run
+//! commands stay small.
+
+use clap::{Args, ValueEnum};
+use flinksim::bug::Bug;
+use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, CampaignResult};
+use flinksim::fuzz::generate::GenerateOptions;
+use flinksim::fuzz::replay::{replay, Replay};
+use flinksim::fuzz::shrink::{shrink, write_reproducer, Size, MAX_SHRINK_RUNS};
+use flinksim::fuzz::{mutants, parallel_map, Outcome};
+use flinksim::oracle::invariant::Invariant;
+use flinksim::scenario::FinishProtocol;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct FuzzArgs {
+    /// The seeds to run, `A..B` (B excluded).
+    #[arg(long, default_value = "0..1000", value_parser = parse_seeds)]
+    seeds: Range<u64>,
+    /// Worker threads; each run is single-threaded. Results do not depend on it.
+    #[arg(long, default_value_t = default_threads())]
+    threads: usize,
+    /// Execution mode of the generated jobs (batch is not implemented yet, so `any` is streaming).
+    #[arg(long, value_enum, default_value_t = ModeArg::Any)]
+    mode: ModeArg,
+    /// The checkpoint finish protocol of the generated jobs.
+    #[arg(long, value_enum, default_value_t = ProtocolArg::Any)]
+    protocol: ProtocolArg,
+    /// Inject this bug into every run (see `flinksim bugs`).
+    #[arg(long, value_name = "NAME", value_parser = crate::parse_bug)]
+    bug: Option<Bug>,
+    /// Where to write `results.jsonl` and the shrunk scenarios with their traces.
+    #[arg(long, value_name = "DIR", default_value = "fuzz-out")]
+    out: PathBuf,
+    /// Start no new seed after this much wall time, like `90s`, `10m` or `1h`.
+    #[arg(long, value_name = "D", value_parser = parse_wall_duration)]
+    time_limit: Option<Duration>,
+    /// Run only the seeds ≡ K (mod N); the shards' results.jsonl concatenate to the whole.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    shard: Option<(u64, u64)>,
+    /// Run this fraction of the seeds twice and compare trace hashes (`determinism`).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_fraction)]
+    recheck: f64,
+    /// Shrink at most this many violating seeds (the lowest ones).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    shrink: usize,
+}
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// A trace written by `flinksim run --trace` or by a campaign.
+    trace: PathBuf,
+}
+
+#[derive(Args)]
+pub struct CheckDeterminismArgs {
+    /// The scenario file (JSON).
+    scenario: PathBuf,
+    /// How many separate processes run it.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..))]
+    runs: u32,
+    /// Use this seed instead of the scenario's.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+#[derive(Args)]
+pub struct MutantsArgs {
+    /// The largest campaign per bug; a bug not detected within it fails the command.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    seeds_per_bug: u64,
+    /// Worker threads. Results do not depend on it.
+    #[arg(long, default_value_t = default_threads())]
+    threads: usize,
+    /// Also write each bug's shrunk scenario and trace here.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModeArg {
+    Streaming,
+    Any,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProtocolArg {
+    Option1,
+    Option2,
+    Flink,
+    Legacy,
+    Any,
+}
+
+impl ProtocolArg {
+    fn protocol(self) -> Option<FinishProtocol> {
+        match self {
+            ProtocolArg::Option1 => Some(FinishProtocol::Option1),
+            ProtocolArg::Option2 => Some(FinishProtocol::Option2),
+            ProtocolArg::Flink => Some(FinishProtocol::Flink),
+            ProtocolArg::Legacy => Some(FinishProtocol::Legacy),
+            ProtocolArg::Any => None,
+        }
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
+    let (a, b) = text
+        .split_once("..")
+        .ok_or_else(|| format!("{text:?} is not a seed range; write it like 0..1000"))?;
+    let bound = |s: &str| {
+        s.parse::<u64>()
+            .map_err(|e| format!("{text:?}: {s:?} is not a seed: {e}"))
+    };
+    let (a, b) = (bound(a)?, bound(b)?);
+    if a >= b {
+        return Err(format!(
+            "{text:?} is empty; the end is excluded, as in 0..1000"
+        ));
+    }
+    Ok(a..b)
+}
+
+fn parse_shard(text: &str) -> Result<(u64, u64), String> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.parse::<u64>().ok()?, n.parse::<u64>().ok()?)));
+    match parsed {
+        Some((k, n)) if n > 0 && k < n => Ok((k, n)),
+        _ => Err(format!(
+            "{text:?} is not a shard; write K/N with 0 <= K < N, like 0/4"
+        )),
+    }
+}
+
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{text:?} is not a fraction from 0 to 1, like 0.05")),
+    }
+}
+
+/// Wall-clock durations: a number and `ms`, `s`, `m` or `h`.
+fn parse_wall_duration(text: &str) -> Result<Duration, String> {
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let seconds = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(format!("{text:?}: write a duration like 90s, 10m or 1h")),
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n > 0.0)
+        .map(|n| Duration::from_secs_f64(n * seconds))
+        .ok_or_else(|| format!("{text:?}: write a duration like 90s, 10m or 1h"))
+}
+
+fn with_path(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
+    let options = CampaignOptions {
+        seeds: args.seeds.clone(),
+        threads: args.threads.max(1),
+        generate: GenerateOptions {
+            protocol: args.protocol.protocol(),
+            bug: args.bug,
+        },
+        shard: args.shard,
+        time_limit: args.time_limit,
+        recheck: args.recheck,
+    };
+    let total = seeds(&options).len() as u64;
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "flinksim {} fuzz: seeds {}..{}{}, {total} seeds, {} threads, mode {}, protocol {}{}",
+        env!("CARGO_PKG_VERSION"),
+        args.seeds.start,
+        args.seeds.end,
+        args.shard
+            .map_or(String::new(), |(k, n)| format!(" (shard {k}/{n})")),
+        options.threads,
+        match args.mode {
+            ModeArg::Streaming => "streaming",
+            ModeArg::Any => "any (streaming)",
+        },
+        options.generate.protocol.map_or("any", |p| p.name()),
+        args.bug
+            .map_or(String::new(), |b| format!(", injected bug {b}")),
+    )?;
+    out.flush()?;
+    std::fs::create_dir_all(&args.out).map_err(|e| with_path(&args.out, e))?;
+
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {per_sec}  {msg}  (eta {eta})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let failures = AtomicU64::new(0);
+    let campaign = run_campaign(&options, |result| {
+        if result.outcome == Outcome::Violation {
+            let n = failures.fetch_add(1, Ordering::Relaxed) + 1;
+            bar.set_message(format!("{n} failing"));
+        }
+        bar.inc(1);
+    });
+    bar.finish_and_clear();
+
+    let results_path = args.out.join("results.jsonl");
+    flinksim::report::write_atomically(&results_path, |w| {
+        for r in &campaign.results {
+            serde_json::to_writer(&mut *w, &r.to_json())?;
+            writeln!(w)?;
+        }
+        Ok(())
+    })
+    .map_err(|e| with_path(&results_path, e))?;
+    print_table(&mut out, &campaign)?;
+
+    // Shrink the lowest violating seeds, one shrink per (seed, invariant), across threads.
+    let targets: Vec<(u64, Invariant)> = campaign
+        .violations()
+        .take(args.shrink)
+        .flat_map(|r| {
+            r.violated
+                .iter()
+                .filter(|&&i| i != Invariant::Determinism)
+                .map(move |&i| (r.seed, i))
+        })
+        .collect();
+    let shrunk = parallel_map(
+        &targets,
+        options.threads,
+        || true,
+        |&(seed, target)| shrink(seed, &options.generate, target, MAX_SHRINK_RUNS),
+    );
+    for (&(seed, target), shrunk) in targets.iter().zip(shrunk.into_iter().flatten()) {
+        // A seed that fails only as part of a whole campaign would be a determinism bug; the
+        // recheck reports those, so here the seed always fails again.
+        let Some(shrunk) = shrunk else { continue };
+        let path = write_reproducer(&args.out, &shrunk.document, seed, target)?;
+        let size = Size::of(&shrunk.document);
+        writeln!(
+            out,
+            "shrunk seed {seed} ({target}) in {} runs: {}\n    reproduce: flinksim run {}",
+            shrunk.runs,
+            describe_size(size),
+            path.display()
+        )?;
+    }
+    if campaign.violations().count() > args.shrink {
+        writeln!(
+            out,
+            "({} more violating seeds not shrunk; --shrink raises the limit)",
+            campaign.violations().count() - args.shrink
+        )?;
+    }
+    writeln!(
+        out,
+        "throughput: {:.1} seeds/s per thread ({} seeds in {:.2}s on {} threads)",
+        campaign.seeds_per_second_per_thread(options.threads),
+        campaign.results.len(),
+        campaign.wall.as_secs_f64(),
+        options.threads
+    )?;
+    if campaign.skipped > 0 {
+        writeln!(
+            out,
+            "time limit reached: {} of {total} seeds were not started",
+            campaign.skipped
+        )?;
+    }
+    writeln!(out, "results: {}", results_path.display())?;
+    Ok(if campaign.violations().next().is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn describe_size(size: Size) -> String {
+    format!(
+        "{} vertices, {} subtasks, {} faults",
+        size.vertices, size.subtasks, size.faults
+    )
+}
+
+/// The outcome counts, then one row per violated invariant: how many seeds, and the first.
+fn print_table(out: &mut impl Write, campaign: &CampaignResult) -> io::Result<()> {
+    let count = |o: Outcome| campaign.results.iter().filter(|r| r.outcome == o).count();
+    writeln!(
+        out,
+        "outcomes: {} ok, {} violation, {} budget",
+        count(Outcome::Ok),
+        count(Outcome::Violation),
+        count(Outcome::Budget)
+    )?;
+    let mut by_invariant: BTreeMap<Invariant, (u64, u64)> = BTreeMap::new();
+    for r in campaign.violations() {
+        for &i in &r.violated {
+            by_invariant.entry(i).or_insert((0, r.seed)).0 += 1;
+        }
+    }
+    if by_invariant.is_empty() {
+        return writeln!(out, "no invariant violated");
+    }
+    writeln!(out, "{:<22} {:>7}  first seed", "invariant", "seeds")?;
+    for (invariant, (seeds, first)) in by_invariant {
+        writeln!(out, "{:<22} {seeds:>7}  {first}", invariant.id())?;
+    }
+    Ok(())
+}
+
+pub fn cmd_replay(args: ReplayArgs) -> io::Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    match replay(&args.trace)? {
+        Replay::Identical { events, trace_hash } => {
+            writeln!(
+                out,
+                "identical: {events} events, trace hash {trace_hash:#018x}"
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Replay::Diverged {
+            line,
+            recorded,
+            replayed,
+        } => {
+            let show = |v: Option<serde_json::Value>| {
+                v.map_or("(the trace has ended)".to_owned(), |v| v.to_string())
+            };
+            writeln!(
+                out,
+                "diverged at line {line} of {}:\n  recorded: {}\n  replayed: {}",
+                args.trace.display(),
+                show(recorded),
+                show(replayed)
+            )?;
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Runs the scenario in separate processes (`flinksim run --quiet --summary`): a separate
+/// process has its own address space layout, allocator state and environment, so a hidden
+/// dependence on any of them (a pointer-keyed map, `HashMap` order) shows as a different hash.
+pub fn cmd_check_determinism(args: CheckDeterminismArgs) -> io::Result<ExitCode> {
+    let exe = std::env::current_exe()?;
+    let dir = tempfile::tempdir()?;
+    let mut hashes: Vec<String> = Vec::new();
+    for n in 0..args.runs {
+        let summary = dir.path().join(format!("run-{n}.json"));
+        let mut command = std::process::Command::new(&exe);
+        command
+            .arg("run")
+            .arg(&args.scenario)
+            .arg("--quiet")
+            .arg("--summary")
+            .arg(&summary);
+        if let Some(seed) = args.seed {
+            command.arg("--seed").arg(seed.to_string());
+        }
+        let output = command.output()?;
+        // Exit 1 only means the scenario's expectations failed; the hash is still there.
+        if !matches!(output.status.code(), Some(0 | 1)) {
+            io::stderr().write_all(&output.stderr)?;
+            return Ok(ExitCode::from(2));
+        }
+        let text = std::fs::read_to_string(&summary).map_err(|e| with_path(&summary, e))?;
+        let json: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| with_path(&summary, io::Error::new(io::ErrorKind::InvalidData, e)))?;
+        hashes.push(json["trace_hash"].as_str().unwrap_or("?").to_owned());
+    }
+    let mut out = io::stdout().lock();
+    if hashes.iter().all(|h| *h == hashes[0]) {
+        writeln!(
+            out,
+            "deterministic: {} processes, trace hash {}",
+            args.runs, hashes[0]
+        )?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        writeln!(out, "NOT deterministic: trace hashes by process:")?;
+        for (n, h) in hashes.iter().enumerate() {
+            writeln!(out, "  run {n}: {h}")?;
+        }
+        Ok(ExitCode::from(1))
+    }
+}
+
+pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "mutation score: up to {} seeds per bug, {} threads",
+        args.seeds_per_bug, args.threads
+    )?;
+    writeln!(
+        out,
+        "{:<32} {:<20} {:>9}  shrunk to",
+        "bug", "caught by", "seeds"
+    )?;
+    let mut missed = 0;
+    for bug in Bug::ALL {
+        let mutant = mutants::score(bug, args.seeds_per_bug, args.threads.max(1));
+        let seeds = mutant
+            .detected_at
+            .map_or("missed".to_owned(), |_| mutant.seeds_run.to_string());
+        let size = mutant.shrunk_size().map_or("-".to_owned(), describe_size);
+        writeln!(
+            out,
+            "{:<32} {:<20} {seeds:>9}  {size}",
+            bug.name(),
+            bug.caught_by().id()
+        )?;
+        if let (Some(dir), Some(seed), Some(shrunk)) =
+            (&args.out, mutant.detected_at, &mutant.shrunk)
+        {
+            // One folder per bug: two bugs may be detected by the same seed and invariant.
+            let dir = dir.join(bug.name());
+            std::fs::create_dir_all(&dir).map_err(|e| with_path(&dir, e))?;
+            let path = write_reproducer(&dir, &shrunk.document, seed, bug.caught_by())?;
+            writeln!(out, "    reproduce: flinksim run {}", path.display())?;
+        }
+        if mutant.detected_at.is_none() {
+            missed += 1;
+        }
+    }
+    writeln!(
+        out,
+        "detected {} of {} bugs",
+        Bug::ALL.len() - missed,
+        Bug::ALL.len()
+    )?;
+    Ok(if missed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

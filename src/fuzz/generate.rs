@@ -1,0 +1,498 @@
+//! Random scenarios from a seed: a proptest [`Strategy`] over scenario documents
+//! (`serde_json::Value`), turned into a pure function `seed -> scenario` by seeding proptest's
+//! ChaCha generator with the seed ([`value_tree`]).
+//!
+//! What a scenario draws, and why:
+//! - a DAG of 1–3 sources, 0–4 maps / keyed sums and 1–2 sinks, parallelism 1–4, `forward` or
+//!   `all_to_all` edges with `round_robin` or `key_hash`, so pointwise and keyed exchanges and
+//!   multi-input alignment all occur;
+//! - per source subtask a record count of its own (often short, sometimes empty, sometimes up to
+//!   300) and a pace, so subtasks finish at very different times: the situations FLIP-147 is
+//!   about (P1);
+//! - channel and RPC latency ranges, channel capacity 1–8 (back-pressure), the tie-break;
+//! - checkpointing with one finish protocol (`option1`, `option2`, `flink`, `legacy`), a periodic
+//!   interval and/or explicit `trigger_at` instants, aligned or unaligned barriers or an
+//!   alignment timeout (P1.4), `flush_before_finish` (P1.5), and sinks `at_least_once` or
+//!   `two_phase_commit`;
+//! - a **swarm** fault mix: the seed first draws which fault kinds are enabled at all and the
+//!   window in which faults may fire, then 0–3 faults of the enabled kinds, each at a time in the
+//!   window or on a predicate. Faults that mask each other (a lost TaskManager hides a later
+//!   failed task on it) therefore do not always co-occur, and some runs have none.
+//! - `heal_at` at the end of the fault window, so every run ends with a healed phase in which
+//!   the liveness oracles (`checkpoint-progress`, `job-terminates`) apply, and a small budget
+//!   so a stuck run ends fast.
+//!
+//! Every choice is an index or a number resolved against the graph with `%`, so any value the
+//! shrinker produces is still a valid scenario.
+
+use crate::bug::Bug;
+use crate::scenario::FinishProtocol;
+use proptest::prelude::*;
+use proptest::strategy::{BoxedStrategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+
+/// What a campaign asks of its scenarios.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GenerateOptions {
+    /// Only this finish protocol; `None`: any of the four.
+    pub protocol: Option<FinishProtocol>,
+    /// The bug the campaign injects: it biases the shapes drawn ([`Bias`]) and is written into
+    /// the scenario's `bug`.
+    pub bug: Option<Bug>,
+}
+
+/// Shapes an injected bug needs before it can show at all. Without them most seeds cannot
+/// detect the bug, and a mutation score would measure the generator's luck rather than the
+/// oracles:
+/// - a bug about committing (`finish-before-final-checkpoint`, `commit-uncovered-transaction`)
+///   is only visible through a two-phase-commit sink's output, so the first sink is one;
+/// - a bug in failover (`terminal-counts-as-finished`, `restart-finished-tasks`,
+///   `restore-from-pending`, `commit-uncovered-transaction`) needs a failure, so `fail_task` is
+///   enabled and at least one fault is drawn;
+/// - a bug in one protocol's rule (`skip-retrigger-descendants`: `option1`'s re-trigger;
+///   `cancel-pending-on-finish`: only protocols that must not decline) is only wrong under
+///   that protocol, so "any protocol" narrows to those;
+/// - a bug in unaligned checkpoints (`unaligned-drop-channel-state`,
+///   `unaligned-spill-after-barrier`, `ignore-channel-state-on-restore`) needs barriers that
+///   overtake records, and `timeout-switch-loses-buffers` needs an alignment timeout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Bias {
+    two_phase_commit: bool,
+    failure: bool,
+    alignment: Option<Alignment>,
+}
+
+/// How barriers align (P1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Alignment {
+    Aligned,
+    Unaligned,
+    /// Aligned, switching to unaligned after an alignment timeout.
+    Timeout,
+}
+
+impl Bias {
+    fn of(bug: Option<Bug>) -> Bias {
+        match bug {
+            None => Bias::default(),
+            Some(bug) => Bias {
+                two_phase_commit: matches!(
+                    bug,
+                    Bug::FinishBeforeFinalCheckpoint | Bug::CommitUncoveredTransaction
+                ),
+                failure: matches!(
+                    bug,
+                    Bug::TerminalCountsAsFinished
+                        | Bug::RestartFinishedTasks
+                        | Bug::RestoreFromPending
+                        | Bug::CommitUncoveredTransaction
+                        | Bug::IgnoreChannelStateOnRestore
+                ),
+                alignment: match bug {
+                    Bug::UnalignedDropChannelState
+                    | Bug::UnalignedSpillAfterBarrier
+                    | Bug::IgnoreChannelStateOnRestore => Some(Alignment::Unaligned),
+                    Bug::TimeoutSwitchLosesBuffers => Some(Alignment::Timeout),
+                    _ => None,
+                },
+            },
+        }
+    }
+}
+
+/// The protocols a campaign draws from.
+fn protocols(options: &GenerateOptions) -> Vec<FinishProtocol> {
+    if let Some(p) = options.protocol {
+        return vec![p];
+    }
+    match options.bug {
+        Some(Bug::SkipRetriggerDescendants) => vec![FinishProtocol::Option1],
+        Some(Bug::CancelPendingOnFinish) => vec![FinishProtocol::Option1, FinishProtocol::Option2],
+        _ => vec![
+            FinishProtocol::Option1,
+            FinishProtocol::Option2,
+            FinishProtocol::Flink,
+            FinishProtocol::Legacy,
+        ],
+    }
+}
+
+/// The caps of every generated run: far above what a healthy small job needs (a few thousand
+/// events, well under a second of simulated time), low enough that a stuck run ends in
+/// milliseconds of wall time.
+pub const MAX_EVENTS: u64 = 2_000_000;
+pub const MAX_TIME: &str = "5s";
+/// Checkpoint timeout: below `MAX_TIME`, so a stalled checkpoint expires and
+/// `checkpoint-progress` reports it before the budget ends the run.
+const CHECKPOINT_TIMEOUT: &str = "1s";
+
+/// The value tree of `seed`'s scenario: its `current()` is the scenario document, and
+/// `simplify`/`complicate` walk proptest's shrinking. A pure function of its arguments.
+pub fn value_tree(seed: u64, options: &GenerateOptions) -> Box<dyn ValueTree<Value = Value>> {
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes(seed)),
+    );
+    scenario_strategy(seed, options)
+        .new_tree(&mut runner)
+        .unwrap_or_else(|e| unreachable!("the scenario strategy rejects nothing: {e}"))
+}
+
+/// `seed`'s scenario document.
+pub fn generate(seed: u64, options: &GenerateOptions) -> Value {
+    value_tree(seed, options).current()
+}
+
+/// ChaCha's 32 seed bytes from the 64-bit seed, spread with SplitMix64 so that neighbouring
+/// seeds give unrelated keys.
+fn seed_bytes(seed: u64) -> [u8; 32] {
+    let mut state = seed;
+    let mut bytes = [0u8; 32];
+    for chunk in bytes.chunks_exact_mut(8) {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        chunk.copy_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+    }
+    bytes
+}
+
+/// One source vertex: parallelism, records per subtask (one entry per possible subtask), pace
+/// range in µs (min, extra).
+type SourceSpec = (u32, Vec<u64>, (u64, u64));
+/// One middle vertex: kind (0: keyed_sum, else map), parallelism, process time in ns, keys,
+/// (second input, forward, input pick).
+type MiddleSpec = (u8, u32, u64, u32, (bool, bool, u8));
+/// One sink: parallelism, two-phase-commit, forward, input pick.
+type SinkSpec = (u32, bool, bool, u8);
+/// One fault before it is resolved against the graph: kind pick (among the enabled kinds),
+/// subtask pick (vertex, index), TaskManager pick, `restart_after` in ms, trigger (0: at;
+/// 1: checkpoint pending; 2: checkpoint completed; 3: finished; 4: end of input; 5: all sources
+/// finished), time in per mille of the fault window, checkpoint id, predicate subtask pick,
+/// spike (extra µs, duration ms, target), loss (probability in tenths, retry ms).
+type FaultSpec = (
+    u8,
+    (u8, u8),
+    u8,
+    u64,
+    (u8, u64, u64, (u8, u8)),
+    (u64, u64, u8),
+    (u64, u64),
+);
+/// The swarm: which kinds are enabled (fail_task, lose_task_manager, crash_jobmaster,
+/// delay_spike, rpc_loss), how many faults, the faults, the fault window in ms.
+type SwarmSpec = ([bool; 5], usize, Vec<FaultSpec>, u64);
+
+const FAULT_KINDS: [&str; 5] = [
+    "fail_task",
+    "lose_task_manager",
+    "crash_jobmaster",
+    "delay_spike",
+    "rpc_loss",
+];
+
+fn source() -> impl Strategy<Value = SourceSpec> {
+    (
+        1u32..=4,
+        // Often short, sometimes empty, sometimes long: subtasks of one vertex finish apart.
+        prop::collection::vec(
+            prop_oneof![2 => 0u64..20, 1 => Just(0u64), 3 => 0u64..=300],
+            4,
+        ),
+        (1u64..50, 0u64..250),
+    )
+}
+
+fn middle() -> impl Strategy<Value = MiddleSpec> {
+    (
+        0u8..3,
+        1u32..=4,
+        1u64..300_000,
+        1u32..20,
+        (any::<bool>(), any::<bool>(), any::<u8>()),
+    )
+}
+
+fn sink() -> impl Strategy<Value = SinkSpec> {
+    (1u32..=4, any::<bool>(), any::<bool>(), any::<u8>())
+}
+
+fn fault() -> impl Strategy<Value = FaultSpec> {
+    (
+        any::<u8>(),
+        (any::<u8>(), any::<u8>()),
+        any::<u8>(),
+        0u64..60,
+        (
+            prop_oneof![3 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8), 1 => Just(3u8),
+                1 => Just(4u8), 1 => Just(5u8)],
+            0u64..=1000,
+            1u64..6,
+            (any::<u8>(), any::<u8>()),
+        ),
+        (100u64..5000, 1u64..50, 0u8..3),
+        (1u64..=5, 1u64..10),
+    )
+}
+
+fn swarm() -> impl Strategy<Value = SwarmSpec> {
+    (
+        prop::array::uniform5(any::<bool>()),
+        0usize..=3,
+        prop::collection::vec(fault(), 3),
+        5u64..=100,
+    )
+}
+
+/// The graph: sources, then maps / keyed sums each reading from one or two earlier vertices,
+/// then sinks reading from a middle vertex (a source when there is none).
+fn graph(
+    sources: &[SourceSpec],
+    middles: &[MiddleSpec],
+    sinks: &[SinkSpec],
+    force_two_phase_commit: bool,
+) -> (Vec<Value>, Vec<Value>) {
+    let mut vertices = Vec::new();
+    let mut edges = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for (s, (p, records, (pace_min, pace_extra))) in sources.iter().enumerate() {
+        let id = format!("src{s}");
+        let records: Vec<u64> = records[..*p as usize].to_vec();
+        vertices.push(json!({"id": id, "operator": "source", "parallelism": p,
+            "records": records,
+            "record_interval": format!("{pace_min}us..{}us", pace_min + pace_extra)}));
+        names.push(id);
+    }
+    let source_count = names.len();
+    for (m, &(kind, p, cost, keys, (two, forward, pick))) in middles.iter().enumerate() {
+        let id = format!("v{m}");
+        let keyed = kind == 0;
+        let mut vertex = json!({"id": id, "operator": if keyed { "keyed_sum" } else { "map" },
+            "parallelism": p, "process_time": format!("{}ns..{}ns", cost / 4, cost)});
+        if keyed {
+            vertex["keys"] = json!(keys);
+        }
+        vertices.push(vertex);
+        let first = pick as usize % names.len();
+        let mut inputs = vec![first];
+        if two && names.len() > 1 {
+            inputs.push((first + 1) % names.len());
+        }
+        for i in inputs {
+            // Flink's keyBy: every input of a keyed sum is all_to_all with key_hash.
+            let pattern = if keyed || !forward {
+                "all_to_all"
+            } else {
+                "forward"
+            };
+            let mut edge = json!({"from": names[i], "to": id, "pattern": pattern});
+            if pattern == "all_to_all" && !keyed && pick % 2 == 1 {
+                edge["partitioner"] = json!("round_robin");
+            }
+            edges.push(edge);
+        }
+        names.push(id);
+    }
+    let producers: Vec<String> = if names.len() > source_count {
+        names[source_count..].to_vec()
+    } else {
+        names.clone()
+    };
+    for (k, &(p, two_phase, forward, pick)) in sinks.iter().enumerate() {
+        let id = format!("sink{k}");
+        let delivery = if two_phase || (force_two_phase_commit && k == 0) {
+            "two_phase_commit"
+        } else {
+            "at_least_once"
+        };
+        vertices
+            .push(json!({"id": id, "operator": "sink", "parallelism": p, "delivery": delivery}));
+        let from = &producers[pick as usize % producers.len()];
+        edges.push(json!({"from": from, "to": id,
+            "pattern": if forward { "forward" } else { "all_to_all" }}));
+    }
+    (vertices, edges)
+}
+
+/// `vertex[i]` for a pick, over the generated vertices.
+fn subtask(vertices: &[Value], (v, i): (u8, u8)) -> String {
+    let vertex = &vertices[v as usize % vertices.len()];
+    let p = vertex["parallelism"].as_u64().unwrap_or(1);
+    format!(
+        "{}[{}]",
+        vertex["id"].as_str().unwrap_or_default(),
+        i as u64 % p
+    )
+}
+
+/// The faults of the swarm, resolved against the graph; `window_us` bounds every `at`.
+fn faults(
+    vertices: &[Value],
+    task_managers: u64,
+    (enabled, count, specs, window_ms): &SwarmSpec,
+    bias: Bias,
+) -> Vec<Value> {
+    let mut enabled = *enabled;
+    let mut count = *count;
+    if bias.failure {
+        enabled[0] = true;
+        count = count.max(1);
+    }
+    let kinds: Vec<&str> = FAULT_KINDS
+        .iter()
+        .zip(enabled)
+        .filter(|(_, on)| *on)
+        .map(|(k, _)| *k)
+        .collect();
+    if kinds.is_empty() {
+        return Vec::new();
+    }
+    let window_us = window_ms * 1000;
+    specs
+        .iter()
+        .take(count)
+        .enumerate()
+        .map(|(n, spec)| {
+            let &(kind, pick, tm, restart_ms, (trigger, permille, id, pred), spike, loss) = spec;
+            // The biased failure is the first fault, so shrinking cannot drop it.
+            let kind = if bias.failure && n == 0 {
+                "fail_task"
+            } else {
+                kinds[kind as usize % kinds.len()]
+            };
+            let mut doc = match kind {
+                "fail_task" => json!({"fault": kind, "task": subtask(vertices, pick)}),
+                "lose_task_manager" => json!({"fault": kind,
+                    "task_manager": tm as u64 % task_managers,
+                    "restart_after": format!("{restart_ms}ms")}),
+                "crash_jobmaster" => {
+                    json!({"fault": kind, "restart_after": format!("{restart_ms}ms")})
+                }
+                "delay_spike" => {
+                    let target = ["channels", "rpcs", "all"][spike.2 as usize % 3];
+                    json!({"fault": kind, "extra": format!("{}us", spike.0),
+                        "duration": format!("{}ms", spike.1), "target": target})
+                }
+                _ => json!({"fault": kind,
+                    "probability": loss.0 as f64 / 10.0, "duration": format!("{}ms", spike.1),
+                    "retry_after": format!("{}ms", loss.1)}),
+            };
+            match trigger {
+                0 => doc["at"] = json!(format!("{}us", window_us * permille / 1000)),
+                1 => doc["when"] = json!({"checkpoint_pending": id}),
+                2 => doc["when"] = json!({"checkpoint_completed": id}),
+                3 => doc["when"] = json!({"finished": subtask(vertices, pred)}),
+                4 => doc["when"] = json!({"end_of_input": subtask(vertices, pred)}),
+                _ => doc["when"] = json!({"all_sources_finished": true}),
+            }
+            doc
+        })
+        .collect()
+}
+
+/// The scenario strategy for campaign seed `seed` (written as the scenario's `seed`, so the
+/// run's random streams are the campaign's seed, and shrinking never changes them).
+pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<Value> {
+    let protocols = protocols(options);
+    let bias = Bias::of(options.bug);
+    let bug = options.bug;
+    let shape = (
+        prop::collection::vec(source(), 1..=3),
+        prop::collection::vec(middle(), 0..=4),
+        prop::collection::vec(sink(), 1..=2),
+    );
+    let network = (
+        (0u64..200, 0u64..1000), // channel latency µs: min, extra
+        (1u64..500, 0u64..3000), // rpc latency µs: min, extra
+        1u32..=8,                // channel capacity
+        any::<bool>(),           // shuffled tie-break
+    );
+    let checkpointing = (
+        prop_oneof![
+            // Periodic, in ms.
+            (1u64..=30).prop_map(|ms| (Some(ms * 1000), Vec::<u64>::new())),
+            // Periodic with sub-millisecond jitter plus explicit triggers (µs).
+            (1000u64..30_000, prop::collection::vec(0u64..100_000, 0..4))
+                .prop_map(|(us, at)| (Some(us), at)),
+            // Explicit triggers only (µs).
+            prop::collection::vec(0u64..120_000, 1..8).prop_map(|at| (None, at)),
+        ],
+        1u32..=3,
+        0..protocols.len(),
+        // Alignment (0 aligned, 1 unaligned, 2 alignment timeout), the timeout in µs, and
+        // flush_before_finish.
+        (0u8..3, 0u64..2000, any::<bool>()),
+    );
+    let cluster_and_jobmaster = (
+        1u64..=3,      // task managers
+        any::<bool>(), // full failover scope
+        1u64..=20,     // restart delay ms
+        5u64..=50,     // heartbeat timeout ms
+    );
+    (shape, network, checkpointing, swarm(), cluster_and_jobmaster)
+        .prop_map(
+            move |(
+                (sources, middles, sinks),
+                (channel, rpc, capacity, shuffled),
+                ((interval_us, trigger_at), max_concurrent, p, (alignment, timeout_us, flush)),
+                swarm,
+                (task_managers, full, delay_ms, heartbeat_ms),
+            )| {
+                let protocol = protocols[p];
+                let (vertices, edges) = graph(&sources, &middles, &sinks, bias.two_phase_commit);
+                let trigger_at: BTreeSet<u64> = trigger_at.into_iter().collect();
+                let needs_final = protocol == FinishProtocol::Flink
+                    || (protocol != FinishProtocol::Legacy
+                        && vertices
+                            .iter()
+                            .any(|v| v["delivery"] == json!("two_phase_commit")));
+                // P1.7 / F1.5 step 3: a task that waits for a checkpoint covering its final
+                // state waits forever when only a finite `trigger_at` list exists. That is a
+                // legitimate stall, not a bug, so such scenarios also trigger periodically.
+                let interval_us = interval_us.or(needs_final.then_some(30_000));
+                let faults = faults(&vertices, task_managers, &swarm, bias);
+                let alignment = bias.alignment.unwrap_or(match alignment {
+                    0 => Alignment::Aligned,
+                    1 => Alignment::Unaligned,
+                    _ => Alignment::Timeout,
+                });
+                json!({
+                    "name": format!("fuzz-seed-{seed}"),
+                    "seed": seed,
+                    "mode": "streaming",
+                    "job": {"vertices": vertices, "edges": edges},
+                    "cluster": {"task_managers": task_managers},
+                    "network": {
+                        "channel_latency": format!("{}us..{}us", channel.0, channel.0 + channel.1),
+                        "rpc_latency": format!("{}us..{}us", rpc.0, rpc.0 + rpc.1),
+                        "channel_capacity": capacity,
+                    },
+                    "checkpointing": {
+                        "interval": interval_us.map(|us| format!("{us}us")),
+                        "trigger_at": trigger_at.iter().map(|us| format!("{us}us")).collect::<Vec<_>>(),
+                        "timeout": CHECKPOINT_TIMEOUT,
+                        "max_concurrent": max_concurrent,
+                        "mode": if alignment == Alignment::Unaligned { "unaligned" } else { "aligned" },
+                        "alignment_timeout": (alignment == Alignment::Timeout)
+                            .then(|| format!("{timeout_us}us")),
+                        "finish_protocol": protocol.name(),
+                        "flush_before_finish": flush,
+                    },
+                    "faults": faults,
+                    "heal_at": format!("{}ms", swarm.3),
+                    "jobmaster": {
+                        "failover_scope": if full { "full" } else { "region" },
+                        "restart_strategy": {"delay": format!("{delay_ms}ms"), "max_attempts": 10},
+                        "heartbeat_timeout": format!("{heartbeat_ms}ms"),
+                    },
+                    "budget": {"max_events": MAX_EVENTS, "max_time": MAX_TIME},
+                    "tie_break": if shuffled { "shuffled" } else { "insertion" },
+                    "bug": bug.map(|b| b.name()),
+                })
+            },
+        )
+        .boxed()
+}

@@ -1,0 +1,183 @@
+//! Fuzz campaigns: many generated scenarios, each judged by every oracle; a violation is shrunk
+//! to a small scenario file that reproduces it, with its trace (`architecture.md`, `src/fuzz/`).
+//!
+//! Everything here is a pure function of the campaign's seeds and options: a seed's scenario,
+//! run and verdict never depend on the thread that ran it, the shard it belongs to or the wall
+//! clock, so results can be compared across `--threads` values and merged across machines. Only
+//! *which* seeds a campaign gets to is wall-clock dependent, and only under `--time-limit`.
+//!
+//! Module map:
+//! - [`generate`]: the proptest strategy, `seed -> scenario document`.
+//! - [`campaign`]: a range of seeds across threads, their verdicts and JSON Lines records.
+//! - [`shrink`]: a violating seed to a minimal scenario still violating the same invariant.
+//! - [`trace_file`]: the JSON Lines trace `flinksim run --trace` writes, and [`replay`] of one.
+//! - [`mutants`]: the mutation score: how soon a campaign catches each injected bug.
+
+pub mod campaign;
+pub mod generate;
+pub mod mutants;
+pub mod replay;
+pub mod shrink;
+pub mod trace_file;
+
+use crate::oracle::invariant::Invariant;
+use crate::run::{run, RunOptions, RunReport};
+use crate::scenario::{self, Delivery, FinishProtocol, Operator, Scenario, ScenarioError};
+use crate::trace::Retain;
+use serde_json::Value;
+use sim::StopReason;
+use std::collections::BTreeSet;
+
+/// How one run ended, as campaigns count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// No violation the scenario does not expect.
+    Ok,
+    /// At least one invariant was violated unexpectedly.
+    Violation,
+    /// No violation, but the run ended on its event or time budget (the oracles judged it,
+    /// `job-terminates` included, and found nothing; the run was just long).
+    Budget,
+}
+
+impl Outcome {
+    pub fn id(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Violation => "violation",
+            Outcome::Budget => "budget",
+        }
+    }
+}
+
+/// The verdict on one run: its outcome and the invariants it violated unexpectedly, each once,
+/// in [`Invariant::ALL`] order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub violated: Vec<Invariant>,
+}
+
+/// Judges a run of `scenario`. One violation is expected rather than a failure: under `legacy`,
+/// a two-phase-commit sink never commits its last transaction, because no checkpoint is
+/// triggered once a task finished (P1.7). That shows as `exactly-once-output` "never committed"
+/// on two-phase-commit sinks only; anything else, a duplicate included, is a failure.
+pub fn judge(scenario: &Scenario, report: &RunReport) -> Verdict {
+    let legacy = scenario
+        .checkpointing
+        .as_ref()
+        .is_some_and(|c| c.finish_protocol == FinishProtocol::Legacy);
+    let two_phase_commit: BTreeSet<&str> = scenario
+        .job
+        .vertices
+        .iter()
+        .filter(|v| {
+            matches!(
+                v.operator,
+                Operator::Sink {
+                    delivery: Delivery::TwoPhaseCommit
+                }
+            )
+        })
+        .map(|v| v.id.as_str())
+        .collect();
+    let violated: BTreeSet<Invariant> = report
+        .violations
+        .iter()
+        .filter(|v| {
+            let expected = legacy
+                && v.invariant == Invariant::ExactlyOnceOutput
+                && v.message.contains("never committed")
+                && v.actors
+                    .iter()
+                    .all(|a| two_phase_commit.contains(a.as_str()));
+            !expected
+        })
+        .map(|v| v.invariant)
+        .collect();
+    let outcome = if !violated.is_empty() {
+        Outcome::Violation
+    } else if matches!(
+        report.stop,
+        StopReason::EventBudget | StopReason::TimeBudget
+    ) {
+        Outcome::Budget
+    } else {
+        Outcome::Ok
+    };
+    Verdict {
+        outcome,
+        violated: violated.into_iter().collect(),
+    }
+}
+
+/// Parses a generated document and runs it.
+pub fn run_document(
+    document: &Value,
+    retain: Retain,
+) -> Result<(Scenario, RunReport), ScenarioError> {
+    let scenario = scenario::parse(&document.to_string(), "generated")?;
+    let report = run(&scenario, &RunOptions { seed: None, retain });
+    Ok((scenario, report))
+}
+
+/// 64-bit FNV-1a: a fixed, documented hash, stable across Rust versions and machines.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// The hash of a scenario document: FNV-1a of its canonical JSON (object keys sorted at every
+/// level, no whitespace), so two documents that mean the same hash the same whatever their key
+/// order.
+pub fn scenario_hash(document: &Value) -> u64 {
+    fnv1a(canonical(document).to_string().as_bytes())
+}
+
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), canonical(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Applies `f` to every item on `threads` scoped threads and returns the results in item order,
+/// so what a caller prints or writes never depends on the thread count. Each item runs on one
+/// thread from start to end; `keep_going` is asked before an item is started, and an item it
+/// refuses has no result (`None`).
+pub fn parallel_map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    keep_going: impl Fn() -> bool + Sync,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<Option<R>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, items.len().max(1)) {
+            scope.spawn(|| loop {
+                if !keep_going() {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { return };
+                let result = f(item);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+            });
+        }
+    });
+    results.into_inner().unwrap_or_else(|e| e.into_inner())
+}

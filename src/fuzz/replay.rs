@@ -1,0 +1,117 @@
+//! Replay: re-run the scenario a trace file records in its header, with the same seed and bug,
+//! and compare the new trace with the file line by line. Any difference is either a change of
+//! the model since the file was written or a break of determinism; either way the first
+//! divergent event, in both versions, is where to look.
+
+use super::trace_file::{end, header};
+use crate::bug::Bug;
+use crate::report::event_json;
+use crate::run::{run, RunOptions};
+use crate::scenario;
+use crate::trace::Retain;
+use serde_json::Value;
+use std::io;
+use std::path::Path;
+
+/// What a replay found.
+#[derive(Debug, PartialEq)]
+pub enum Replay {
+    /// Every line is the same; `events` trace events, ending with `trace_hash`.
+    Identical { events: u64, trace_hash: u64 },
+    /// Line `line` (1-based, the header is line 1) differs; `None` where one trace has already
+    /// ended.
+    Diverged {
+        line: usize,
+        recorded: Option<Value>,
+        replayed: Option<Value>,
+    },
+}
+
+fn invalid(path: &Path, what: impl std::fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{}: {what}", path.display()),
+    )
+}
+
+/// Replays the trace file at `path`. An unreadable file or header is an error; a difference
+/// anywhere after it, the header's own fields included, is a [`Replay::Diverged`].
+pub fn replay(path: &Path) -> io::Result<Replay> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display())))?;
+    let mut recorded = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| invalid(path, format_args!("line {}: not JSON: {e}", n + 1)))?;
+        recorded.push(value);
+    }
+    let head = recorded
+        .first()
+        .filter(|h| h["type"] == "header")
+        .ok_or_else(|| invalid(path, "line 1 is not a trace header"))?;
+    let seed = head["seed"]
+        .as_u64()
+        .ok_or_else(|| invalid(path, "the header has no seed"))?;
+    let mut scenario = scenario::parse(&head["scenario"].to_string(), &path.display().to_string())
+        .map_err(|e| invalid(path, format_args!("the header's scenario: {e}")))?;
+    // Traces written before the header named the bug carry it only in the document.
+    if let Some(bug) = head.get("bug") {
+        scenario.bug = match bug.as_str() {
+            None => None,
+            Some(name) => Some(
+                Bug::from_name(name)
+                    .ok_or_else(|| invalid(path, format_args!("unknown bug {name:?}")))?,
+            ),
+        };
+    }
+    let report = run(
+        &scenario,
+        &RunOptions {
+            seed: Some(seed),
+            retain: Retain::Everything,
+        },
+    );
+    let mut replayed = vec![header(&scenario, seed)];
+    if head.get("bug").is_none() {
+        // Compare like with like: an older header without the field.
+        if let Some(h) = replayed[0].as_object_mut() {
+            h.remove("bug");
+        }
+    }
+    replayed.extend(
+        report
+            .trace
+            .kept()
+            .iter()
+            .map(|(index, time, event)| event_json(&report.graph, *index, *time, event)),
+    );
+    replayed.push(end(&report));
+    for line in 0..recorded.len().max(replayed.len()) {
+        let (a, b) = (recorded.get(line), replayed.get(line));
+        // The version that wrote the file may differ; that alone is no divergence.
+        let same = match (a, b) {
+            (Some(a), Some(b)) if line == 0 => {
+                let strip = |v: &Value| {
+                    let mut v = v.clone();
+                    if let Some(o) = v.as_object_mut() {
+                        o.remove("flinksim");
+                    }
+                    v
+                };
+                strip(a) == strip(b)
+            }
+            (a, b) => a == b,
+        };
+        if !same {
+            return Ok(Replay::Diverged {
+                line: line + 1,
+                recorded: a.cloned(),
+                replayed: b.cloned(),
+            });
+        }
+    }
+    Ok(Replay::Identical {
+        events: report.trace.len(),
+        trace_hash: report.trace_hash,
+    })
+}

@@ -1,0 +1,125 @@
+//! An unaligned checkpoint in progress at one task (`protocols.md` P1.4 unaligned column,
+//! `flink-reference.md` F1.3).
+//!
+//! The snapshot is taken at the first barrier (or when an aligned checkpoint's alignment times
+//! out); from then on, every input channel that has not yet delivered its barrier (or
+//! EndOfPartition) is *spilling*: the records it delivers before that barrier are channel
+//! state. The checkpoint is acknowledged once no channel is spilling any more.
+
+use crate::checkpoint::storage::OperatorState;
+use crate::graph::ChannelId;
+use crate::record::Record;
+
+pub struct UnalignedCheckpoint {
+    pub checkpoint: u64,
+    /// The operator state captured at the first barrier.
+    pub state: OperatorState,
+    /// Captured after the task's end of input.
+    pub finished: bool,
+    pub output_state: Vec<(ChannelId, Vec<Record>)>,
+    /// Per input slot: `Some(records taken since the snapshot)` while spilling.
+    spill: Vec<Option<Vec<Record>>>,
+    /// Per input slot: records to leave out of the spill (only the injected bug
+    /// `timeout-switch-loses-buffers` sets these).
+    skip: Vec<u32>,
+    /// Per input slot: its barrier came but it goes on spilling (only the injected bug
+    /// `unaligned-spill-after-barrier` sets these).
+    late: Vec<bool>,
+    pub input_state: Vec<(u32, Vec<Record>)>,
+}
+
+impl UnalignedCheckpoint {
+    pub fn new(
+        checkpoint: u64,
+        state: OperatorState,
+        finished: bool,
+        output_state: Vec<(ChannelId, Vec<Record>)>,
+        inputs: usize,
+    ) -> UnalignedCheckpoint {
+        UnalignedCheckpoint {
+            checkpoint,
+            state,
+            finished,
+            output_state,
+            spill: vec![None; inputs],
+            skip: vec![0; inputs],
+            late: vec![false; inputs],
+            input_state: Vec::new(),
+        }
+    }
+
+    /// `slot` starts spilling; the first `skip` records it delivers are (wrongly) left out.
+    pub fn spill(&mut self, slot: u32, skip: u32) {
+        self.spill[slot as usize] = Some(Vec::new());
+        self.skip[slot as usize] = skip;
+    }
+
+    pub fn is_spilling(&self, slot: u32) -> bool {
+        self.spill[slot as usize].is_some()
+    }
+
+    /// A record was taken from `slot` after the snapshot: if the channel is still spilling,
+    /// the record is in flight across the cut.
+    pub fn taken(&mut self, slot: u32, record: Record) {
+        if let Some(spill) = &mut self.spill[slot as usize] {
+            let skip = &mut self.skip[slot as usize];
+            if *skip > 0 {
+                *skip -= 1;
+            } else {
+                spill.push(record);
+            }
+        }
+    }
+
+    /// `slot` delivered its barrier (or EndOfPartition): its channel state is what it spilled
+    /// plus `buffered`, the records still queued ahead of the barrier. Returns the channel
+    /// state's size, or `None` if the slot was not spilling. `drop` (an injected bug) loses
+    /// the state.
+    pub fn finalize(&mut self, slot: u32, buffered: Vec<Record>, drop: bool) -> Option<usize> {
+        let mut records = self.spill[slot as usize].take()?;
+        let skip = std::mem::take(&mut self.skip[slot as usize]) as usize;
+        let ahead = buffered.len();
+        records.extend(buffered.into_iter().skip(skip));
+        if drop {
+            records.clear();
+        }
+        if self.late[slot as usize] {
+            // The injected bug goes on spilling: everything taken from now on beyond the
+            // records queued ahead of the barrier (already in the state).
+            self.spill[slot as usize] = Some(Vec::new());
+            self.skip[slot as usize] = ahead as u32;
+        }
+        let n = records.len();
+        if n > 0 {
+            self.input_state.push((slot, records));
+        }
+        Some(n)
+    }
+
+    /// The injected bug `unaligned-spill-after-barrier`: `slot`'s barrier came, but the slot
+    /// keeps spilling until the others are done.
+    pub fn late(&mut self, slot: u32) {
+        self.late[slot as usize] = true;
+    }
+
+    /// No channel spills any more (late ones aside): the checkpoint can be acknowledged.
+    pub fn complete(&self) -> bool {
+        self.spill
+            .iter()
+            .zip(&self.late)
+            .all(|(spill, &late)| spill.is_none() || late)
+    }
+
+    /// Ends the late slots' spilling; returns how many records each added after its barrier.
+    pub fn finish_late(&mut self) -> Vec<(u32, usize)> {
+        let mut done = Vec::new();
+        for slot in 0..self.spill.len() as u32 {
+            if std::mem::take(&mut self.late[slot as usize]) {
+                if let Some(n) = self.finalize(slot, Vec::new(), false).filter(|&n| n > 0) {
+                    done.push((slot, n));
+                }
+            }
+        }
+        done
+    }
+}
