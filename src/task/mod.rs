@@ -625,7 +625,7 @@ impl Task {
     /// Unaligned barrier `n` arrived on `slot` (P1.4): the first one makes the task snapshot
     /// at once; each one ends its channel's spilling.
     fn on_priority_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
-        if !self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
+        if self.unaligned.as_ref().is_none_or(|u| u.checkpoint != n) {
             if n <= self.latest_checkpoint
                 || self.phase == Phase::Closing
                 || self.phase == Phase::Finished
