@@ -66,6 +66,10 @@ enum Command {
     CheckDeterminism(cli_fuzz::CheckDeterminismArgs),
     /// Score the oracles: how soon a campaign catches each injectable bug.
     Mutants(cli_fuzz::MutantsArgs),
+    /// Narrate a run for a person: every event with what happened and why, citing the rule.
+    Explain(report::cli::ExplainArgs),
+    /// Convert a trace file for Perfetto, Mermaid or ShiViz.
+    Export(report::cli::ExportArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -111,6 +115,8 @@ fn main() -> ExitCode {
         Command::Replay(args) => cli_fuzz::cmd_replay(args),
         Command::CheckDeterminism(args) => cli_fuzz::cmd_check_determinism(args),
         Command::Mutants(args) => cli_fuzz::cmd_mutants(args),
+        Command::Explain(args) => report::cli::cmd_explain(args),
+        Command::Export(args) => report::cli::cmd_export(args),
     };
     match result {
         Ok(code) => code,

@@ -171,8 +171,11 @@ impl Ctx<'_, '_> {
         if let Some(retry) = lost {
             self.record(TraceEvent::RpcLost { from, to, retry });
         }
-        let incarnation = self.io.membership.incarnation(to);
-        let at = self.io.rpc.send(self.now, link, rpc, incarnation, extra);
+        let incarnations = (
+            self.io.membership.incarnation(from),
+            self.io.membership.incarnation(to),
+        );
+        let at = self.io.rpc.send(self.now, link, rpc, incarnations, extra);
         self.sched.at(at, Event::Rpc { link });
     }
 
@@ -317,11 +320,16 @@ impl Model for World {
                 }
             }
             Event::Rpc { link } => {
-                let (sent_at, rpc, incarnation) = ctx.io.rpc.deliver(link);
+                let (sent_at, rpc, incarnation, sender) = ctx.io.rpc.deliver(link);
                 let (from, to) = (link.from(), link.to());
                 let membership = &ctx.io.membership;
                 if !membership.alive(to) || membership.incarnation(to) != incarnation {
                     return; // the destination died: the message is lost with it
+                }
+                if from == Address::JobMaster && membership.jobmaster != sender {
+                    // Fencing (Flink's JobMasterId): a TaskManager refuses the RPCs of a
+                    // JobMaster that is no longer the leader.
+                    return;
                 }
                 ctx.record(TraceEvent::Rpc {
                     from,

@@ -89,6 +89,11 @@ impl CheckpointCoordinator {
     /// The periodic trigger fired: try a checkpoint and schedule the next tick.
     pub fn on_tick(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
         self.try_trigger(ctx, view, placement);
+        self.schedule_tick(ctx);
+    }
+
+    /// Schedules the next periodic tick (also when this one could not trigger anything).
+    pub fn schedule_tick(&mut self, ctx: &mut Ctx<'_, '_>) {
         if let Some(interval) = self.config.interval {
             let incarnation = self.incarnation;
             ctx.sched

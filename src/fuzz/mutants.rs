@@ -26,11 +26,9 @@ impl Mutant {
     }
 }
 
-/// Runs seeds `0..seeds` with `bug` injected until one violates the bug's invariant, then
-/// shrinks it. Seeds go in batches of `threads`, and the first detection is the lowest seed of
-/// the first batch with one, so the answer does not depend on `threads`.
-pub fn score(bug: Bug, seeds: u64, threads: usize) -> Mutant {
-    let options = CampaignOptions {
+/// The campaign options of `bug`'s mutation score.
+fn options(bug: Bug, seeds: u64, threads: usize) -> CampaignOptions {
+    CampaignOptions {
         seeds: 0..seeds,
         threads,
         generate: GenerateOptions {
@@ -40,31 +38,39 @@ pub fn score(bug: Bug, seeds: u64, threads: usize) -> Mutant {
         shard: None,
         time_limit: None,
         recheck: 0.0,
-    };
-    let target = bug.caught_by();
+    }
+}
+
+/// The first seed of `0..seeds` whose run, with `bug` injected, violates the bug's invariant.
+/// Seeds go in batches of `threads`, and the answer is the lowest detecting seed of the first
+/// batch with one, so it does not depend on `threads`.
+pub fn first_detection(bug: Bug, seeds: u64, threads: usize) -> Option<u64> {
+    let options = options(bug, seeds, threads);
     let batch = threads.max(1) as u64;
-    let mut start = 0;
-    while start < seeds {
+    (0..seeds).step_by(batch as usize).find_map(|start| {
         let batch_seeds: Vec<u64> = (start..seeds.min(start + batch)).collect();
-        let results = parallel_map(&batch_seeds, threads, || true, |&s| run_seed(s, &options));
-        let detected = results
+        parallel_map(&batch_seeds, threads, || true, |&s| run_seed(s, &options))
             .into_iter()
             .flatten()
-            .find(|r| r.violated.contains(&target));
-        if let Some(found) = detected {
-            return Mutant {
-                bug,
-                detected_at: Some(found.seed),
-                seeds_run: found.seed + 1,
-                shrunk: shrink(found.seed, &options.generate, target, MAX_SHRINK_RUNS),
-            };
-        }
-        start += batch;
-    }
+            .find(|r| r.violated.contains(&bug.caught_by()))
+            .map(|r| r.seed)
+    })
+}
+
+/// [`first_detection`], then the shrinking of the detecting seed.
+pub fn score(bug: Bug, seeds: u64, threads: usize) -> Mutant {
+    let detected_at = first_detection(bug, seeds, threads);
     Mutant {
         bug,
-        detected_at: None,
-        seeds_run: seeds,
-        shrunk: None,
+        detected_at,
+        seeds_run: detected_at.map_or(seeds, |s| s + 1),
+        shrunk: detected_at.and_then(|seed| {
+            shrink(
+                seed,
+                &options(bug, seeds, threads).generate,
+                bug.caught_by(),
+                MAX_SHRINK_RUNS,
+            )
+        }),
     }
 }

@@ -59,6 +59,8 @@ pub struct JobMaster {
     /// Per TaskManager, the incarnation of its process registered with this JobMaster, if
     /// any (it learns of a loss by heartbeat timeout, of a replacement by its registration).
     task_managers: Vec<Option<u32>>,
+    /// Per subtask: the TaskManager process its current attempt was deployed to.
+    deployed_on: Vec<Option<u32>>,
 }
 
 impl JobMaster {
@@ -94,6 +96,7 @@ impl JobMaster {
             bug,
             failovers: 0,
             restart: None,
+            deployed_on: vec![None; graph.subtasks.len()],
             task_managers,
         }
     }
@@ -138,7 +141,17 @@ impl JobMaster {
             records_replayed: 0,
         });
         let all: Vec<SubtaskId> = (0..self.executions.len() as u32).map(SubtaskId).collect();
-        self.restore(ctx, &all, record);
+        // A TaskManager lost while no JobMaster was alive has not registered with this one:
+        // deploy only once it has (Flink's scheduler waits for slots), through the same
+        // readiness check as any restart.
+        self.restart = Some(PendingRestart {
+            in_scope: vec![true; all.len()],
+            scope: all,
+            full: false, // the job is RUNNING already
+            delay_elapsed: true,
+            record,
+        });
+        self.check_restart(ctx);
         if let Some(cc) = &mut self.checkpoints {
             cc.start(ctx);
         }
@@ -160,14 +173,30 @@ impl JobMaster {
             (Call::TriggerMissed(checkpoint), Some(cc)) => {
                 cc.on_trigger_missed(ctx, view, placement, rpc.subtask, checkpoint)
             }
-            (Call::Finishing, Some(cc)) => cc.on_finishing(ctx, view, placement, rpc.subtask),
+            // P1.2 option2: a "finishing" report from an attempt a failover is cancelling or
+            // has replaced must not mark the subtask finished: its next attempt would never
+            // be triggered again.
+            (Call::Finishing, Some(cc)) => {
+                let e = view[rpc.subtask.index()];
+                if e.attempt == rpc.attempt
+                    && !e.state.is_terminal()
+                    && e.state != ExecutionState::Canceling
+                {
+                    cc.on_finishing(ctx, view, placement, rpc.subtask)
+                }
+            }
             (call, _) => unreachable!("{call:?} is never sent to the JobMaster here"),
         }
     }
 
     pub fn on_checkpoint_tick(&mut self, ctx: &mut Ctx<'_, '_>) {
-        if let (Some(cc), JobStatus::Running) = (&mut self.checkpoints, self.status) {
-            cc.on_tick(ctx, &self.executions, &self.placement);
+        match (&mut self.checkpoints, self.status) {
+            (Some(cc), JobStatus::Running) => cc.on_tick(ctx, &self.executions, &self.placement),
+            // P1.8: a tick while the whole job restarts triggers nothing, but the periodic
+            // trigger must survive it (Flink restarts its checkpoint scheduler once the job is
+            // RUNNING again), or no final checkpoint ever comes after the restart (P1.7).
+            (Some(cc), status) if !status.is_terminal() => cc.schedule_tick(ctx),
+            _ => {}
         }
     }
 
@@ -235,18 +264,24 @@ impl JobMaster {
         ctx.record(TraceEvent::TaskManagerTimedOut { task_manager });
         let lost: Vec<SubtaskId> = (0..self.executions.len())
             .filter(|&i| {
-                self.placement[i] == task_manager && !self.executions[i].state.is_terminal()
+                // Only executions deployed to the dead process: a replacement may already
+                // run newer attempts, which did not fail.
+                self.placement[i] == task_manager
+                    && self.deployed_on[i] == Some(dead)
+                    && !self.executions[i].state.is_terminal()
             })
             .map(|i| SubtaskId(i as u32))
             .collect();
         for &s in &lost {
             self.set_execution(ctx, s, ExecutionState::Failed);
         }
-        if let Some(&first) = lost.first() {
+        // Every lost execution failed, not only the first: its region (or the whole job, once
+        // a restart is pending) must restart too (P1.8).
+        for &s in &lost {
             let cause = format!("TaskManager{task_manager} lost");
-            self.on_execution_failed(ctx, first, cause);
-            self.check_restart(ctx);
+            self.on_execution_failed(ctx, s, cause);
         }
+        self.check_restart(ctx);
     }
 
     /// A TaskManager process registered: it can host tasks again.
@@ -284,7 +319,13 @@ impl JobMaster {
             return self.give_up(ctx);
         }
         // A failure during a pending restart widens it to the whole job.
-        let widen = self.restart.take().is_some();
+        let widened = self.restart.take();
+        if let Some(previous) = &widened {
+            ctx.io.stats.failovers[previous.record]
+                .cause
+                .push_str("; widened into the next failover before it restored");
+        }
+        let widen = widened.is_some();
         let full = widen || self.config.failover_scope == FailoverScope::Full;
         let scope: Vec<SubtaskId> = if full {
             (0..self.executions.len() as u32).map(SubtaskId).collect()
@@ -376,7 +417,9 @@ impl JobMaster {
         };
         let ready = restart.delay_elapsed
             && restart.scope.iter().all(|s| {
-                self.executions[s.index()].state.is_terminal()
+                let state = self.executions[s.index()].state;
+                // CREATED: never deployed by this JobMaster (it was just elected).
+                (state.is_terminal() || state == ExecutionState::Created)
                     && self.task_managers[self.placement[s.index()] as usize].is_some()
             });
         if !ready {
@@ -489,6 +532,8 @@ impl JobMaster {
             attempt,
             state: ExecutionState::Created,
         };
+        self.deployed_on[subtask.index()] =
+            self.task_managers[self.placement[subtask.index()] as usize];
         self.set_execution(ctx, subtask, ExecutionState::Scheduled);
         self.set_execution(ctx, subtask, ExecutionState::Deploying);
         ctx.send(

@@ -211,8 +211,9 @@ pub struct RpcLinks {
 
 #[derive(Default)]
 struct Link {
-    /// Sent at, the RPC, and the incarnation of the destination process when it was sent.
-    in_flight: VecDeque<(Instant, Rpc, u32)>,
+    /// Sent at, the RPC, the incarnation of the destination process when it was sent, and
+    /// the sender's incarnation (its fencing token).
+    in_flight: VecDeque<(Instant, Rpc, u32, u32)>,
     last_arrival: Instant,
 }
 
@@ -256,28 +257,29 @@ impl RpcLinks {
         }
     }
 
-    /// Sends `rpc` on `link` now, to the destination's incarnation `incarnation`; returns
-    /// when it arrives (the caller schedules that). `extra` is added latency (a delay spike,
-    /// or the retry of a lost RPC).
+    /// Sends `rpc` on `link` now, from the sender's incarnation `sender` to the destination's
+    /// incarnation `incarnation`; returns when it arrives (the caller schedules that). `extra`
+    /// is added latency (a delay spike, or the retry of a lost RPC).
     pub fn send(
         &mut self,
         now: Instant,
         link: LinkId,
         rpc: Rpc,
-        incarnation: u32,
+        (sender, incarnation): (u32, u32),
         extra: Duration,
     ) -> Instant {
         let latency = draw(&mut self.rng, self.latency) + extra;
         let l = &mut self.links[link.0 as usize];
         let arrival = (now + latency).max(l.last_arrival);
         l.last_arrival = arrival;
-        l.in_flight.push_back((now, rpc, incarnation));
+        l.in_flight.push_back((now, rpc, incarnation, sender));
         arrival
     }
 
-    /// The oldest in-flight RPC on `link` arrives: returns when it was sent, what it is, and
-    /// the destination incarnation it was sent to (a restarted process never gets it).
-    pub fn deliver(&mut self, link: LinkId) -> (Instant, Rpc, u32) {
+    /// The oldest in-flight RPC on `link` arrives: returns when it was sent, what it is, the
+    /// destination incarnation it was sent to (a restarted process never gets it), and the
+    /// sender's incarnation.
+    pub fn deliver(&mut self, link: LinkId) -> (Instant, Rpc, u32, u32) {
         self.links[link.0 as usize]
             .in_flight
             .pop_front()

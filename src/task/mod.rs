@@ -625,6 +625,11 @@ impl Task {
     /// Unaligned barrier `n` arrived on `slot` (P1.4): the first one makes the task snapshot
     /// at once; each one ends its channel's spilling.
     fn on_priority_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+        if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
+            // An upstream already switched this checkpoint to unaligned (its alignment timed
+            // out): so does this task, at once (F1.3).
+            self.snapshot_unaligned(ctx, n);
+        }
         if self.unaligned.as_ref().is_none_or(|u| u.checkpoint != n) {
             if n <= self.latest_checkpoint
                 || self.phase == Phase::Closing

@@ -1,0 +1,124 @@
+//! The scale run: source p=1000 → map p=1000 all-to-all (10^6 channels) → sink p=1000, three
+//! checkpoints or more, to FINISHED. It runs in a child process (this bench binary again, with
+//! `FLINKSIM_BENCH_SCALE` naming the scenario), so its peak memory (`VmHWM`) is its own.
+//! `FLINKSIM_BENCH_SCALE_SCENARIO=path` runs another scenario instead (a smaller variant for
+//! profiling).
+
+use super::{millions, repo_path, verdict, Table};
+use flinksim::trace::Retain;
+use flinksim::world::World;
+use std::process::Command;
+use std::time::Instant as WallClock;
+
+const CHILD: &str = "FLINKSIM_BENCH_SCALE";
+const SCENARIO: &str = "scenarios/bench/scale-million-channels.json";
+
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD).is_some()
+}
+
+/// `VmHWM` or `VmRSS` of this process in KiB, from /proc/self/status (Linux).
+fn proc_status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|rest| {
+            rest.trim_start_matches(':')
+                .trim()
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0)
+}
+
+/// The child: builds the world once alone (to see what the setup costs), then runs the job and
+/// prints one `key=value` line for the parent.
+pub fn child() {
+    let path = std::env::var(CHILD).expect("set by the parent");
+    let scenario = flinksim::scenario::load(path.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    let start = WallClock::now();
+    let world = World::new(&scenario, scenario.seed, Retain::Nothing);
+    let build = start.elapsed().as_secs_f64();
+    let world_kib = proc_status_kib("VmRSS");
+    let channels = world.graph.channels.len();
+    drop(world);
+    let start = WallClock::now();
+    let report = super::model::run_quiet(&scenario);
+    let wall = start.elapsed().as_secs_f64();
+    println!(
+        "scale-result channels={channels} build={build} world_kib={world_kib} wall={wall} events={} trace={} sim_ns={} status={} violations={} completed={} hwm_kib={}",
+        report.events,
+        report.trace.len(),
+        report.sim_time.as_nanos(),
+        report.status,
+        report.violations.len(),
+        report.completed_checkpoints(),
+        proc_status_kib("VmHWM"),
+    );
+}
+
+pub fn rows(table: &mut Table) {
+    let scenario = std::env::var("FLINKSIM_BENCH_SCALE_SCENARIO")
+        .map_or_else(|_| repo_path(SCENARIO), Into::into);
+    let output = Command::new(std::env::current_exe().expect("the bench binary"))
+        .env(CHILD, &scenario)
+        .output()
+        .expect("the bench binary runs again as the scale child");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("scale-result "))
+        .unwrap_or_else(|| {
+            panic!(
+                "the scale child printed no result ({}):\n{stdout}\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    let field = |key: &str| -> String {
+        line.split(' ')
+            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("no {key} in {line}"))
+            .to_owned()
+    };
+    let num = |key: &str| -> f64 { field(key).parse().expect("a number") };
+    let (wall, hwm_gib) = (num("wall"), num("hwm_kib") / (1024.0 * 1024.0));
+    let name = format!(
+        "{} channels, to {} ({} checkpoints completed, {} violations)",
+        field("channels"),
+        field("status"),
+        field("completed"),
+        field("violations")
+    );
+    table.row(
+        "scale",
+        format!("{name}: wall time"),
+        format!("{wall:.2} s"),
+        format!("target ≤ 60 s: {}", verdict(wall <= 60.0)),
+    );
+    table.row(
+        "scale",
+        format!("{name}: peak memory (VmHWM)"),
+        format!("{hwm_gib:.2} GiB"),
+        format!(
+            "target ≤ 4 GB: {}; world alone: {:.0} MiB, built in {:.2} s",
+            verdict(num("hwm_kib") * 1024.0 <= 4e9),
+            num("world_kib") / 1024.0,
+            num("build")
+        ),
+    );
+    table.row(
+        "scale",
+        format!("{name}: events/s"),
+        millions(num("events") / wall),
+        format!(
+            "{} events, {} trace events, {:.1} ms simulated",
+            field("events"),
+            field("trace"),
+            num("sim_ns") / 1e6
+        ),
+    );
+}

@@ -1,0 +1,195 @@
+//! The teaching subcommands' arguments and bodies (`explain`, `export`, `view`), kept here so
+//! `main.rs` only names them and dispatches.
+
+use super::explain::{narrate, rules_cited, write_narration, ExplainStyle};
+use super::export;
+use super::{check_expectations, summary_text};
+use crate::run::{run, RunOptions};
+use crate::trace::Retain;
+use clap::{Args, ValueEnum};
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// When to colour the output.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    /// When stdout is a terminal and neither `NO_COLOR` nor `CLICOLOR=0` is set.
+    Auto,
+    Always,
+    Never,
+}
+
+/// `flinksim explain`.
+#[derive(Args)]
+pub struct ExplainArgs {
+    /// The scenario file (JSON).
+    pub scenario: PathBuf,
+    /// Use this seed instead of the scenario's.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Pause after each key moment until Enter is pressed (only when stdout is a terminal).
+    #[arg(long)]
+    pub step: bool,
+    /// Colour the narration.
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+}
+
+pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
+    let scenario = match crate::scenario::load(&args.scenario) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let stdout = io::stdout();
+    let color = match args.color {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => anstream::AutoStream::choice(&stdout) != anstream::ColorChoice::Never,
+    };
+    // Pausing only makes sense with a person at the terminal: piped output runs through.
+    let step = args.step && stdout.is_terminal() && io::stdin().is_terminal();
+    let report = run(
+        &scenario,
+        &RunOptions {
+            seed: args.seed,
+            retain: Retain::Protocol,
+        },
+    );
+    let mut out = io::BufWriter::new(stdout.lock());
+    writeln!(
+        out,
+        "flinksim explain: scenario {} ({}), seed {}",
+        scenario.name,
+        args.scenario.display(),
+        report.seed
+    )?;
+    if !scenario.description.is_empty() {
+        writeln!(out, "{}", scenario.description)?;
+    }
+    match &scenario.checkpointing {
+        Some(c) => writeln!(
+            out,
+            "Checkpointing: finish protocol {:?}, {:?} barriers (rules: protocols.md P…, flink-reference.md F…)",
+            c.finish_protocol, c.mode
+        )?,
+        None => writeln!(out, "Checkpointing is disabled.")?,
+    }
+    writeln!(out)?;
+    let style = ExplainStyle { color };
+    let narrations = narrate(&scenario, &report);
+    let mut stdin = io::stdin().lock();
+    for n in &narrations {
+        write_narration(&mut out, n, &style)?;
+        if step && n.key.is_some() {
+            write!(out, "(Enter to continue)")?;
+            out.flush()?;
+            let mut line = String::new();
+            if stdin.read_line(&mut line)? == 0 {
+                break;
+            }
+        }
+    }
+    let cited: Vec<String> = rules_cited(&narrations)
+        .into_iter()
+        .map(|(rule, count)| format!("{rule} ×{count}"))
+        .collect();
+    writeln!(out, "\nRules cited: {}", cited.join(", "))?;
+    let failures = check_expectations(&scenario.expect, &report);
+    let reproduce = format!(
+        "flinksim explain {} --seed {}",
+        args.scenario.display(),
+        report.seed
+    );
+    write!(
+        out,
+        "{}",
+        summary_text(&scenario.name, &report, &failures, &reproduce)
+    )?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `flinksim export`'s formats.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Chrome / Perfetto trace-event JSON (ui.perfetto.dev).
+    Perfetto,
+    /// A Mermaid sequence diagram (short windows only).
+    Mermaid,
+    /// A ShiViz log with vector clocks.
+    Shiviz,
+}
+
+/// `flinksim export`.
+#[derive(Args)]
+pub struct ExportArgs {
+    /// A trace written by `flinksim run --trace FILE.jsonl`.
+    pub trace: PathBuf,
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Export only from this simulated time on (e.g. `15ms`).
+    #[arg(long, value_parser = export::parse_time)]
+    pub from: Option<u64>,
+    /// Export only up to this simulated time (inclusive).
+    #[arg(long, value_parser = export::parse_time)]
+    pub to: Option<u64>,
+    /// Export only what happens on these hosts, comma-separated (`map[0],JobMaster`).
+    #[arg(long, value_delimiter = ',')]
+    pub actors: Vec<String>,
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn cmd_export(args: ExportArgs) -> io::Result<ExitCode> {
+    let trace = export::load_trace(&args.trace)?;
+    if !args.actors.is_empty() {
+        let known = export::perfetto::hosts(&trace);
+        if let Some(bad) = args.actors.iter().find(|a| !known.contains(a)) {
+            eprintln!(
+                "error: no host {bad:?} in {}; the hosts are: {}",
+                args.trace.display(),
+                known.join(", ")
+            );
+            return Ok(ExitCode::from(2));
+        }
+    }
+    let window = export::Window {
+        from_ns: args.from,
+        to_ns: args.to,
+        actors: (!args.actors.is_empty()).then(|| args.actors.iter().cloned().collect()),
+    };
+    let text = match args.format {
+        ExportFormat::Perfetto => {
+            let mut text = serde_json::to_string(&export::perfetto::export(&trace, &window))?;
+            text.push('\n');
+            text
+        }
+        ExportFormat::Mermaid => match export::mermaid::export(&trace, &window) {
+            Ok(text) => text,
+            Err(too_large) => {
+                eprintln!("error: {too_large}");
+                return Ok(ExitCode::from(2));
+            }
+        },
+        ExportFormat::Shiviz => {
+            if args.output.is_some() {
+                eprintln!("ShiViz parsing regex: {}", export::shiviz::REGEX);
+            }
+            export::shiviz::export(&trace, &window)
+        }
+    };
+    match &args.output {
+        Some(path) => {
+            super::write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+            })?
+        }
+        None => io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

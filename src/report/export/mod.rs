@@ -1,0 +1,430 @@
+//! `flinksim export`: a recorded trace (`run --trace FILE.jsonl`) in the formats other tools
+//! read: Perfetto / Chrome trace-event JSON ([`perfetto`]), a Mermaid sequence diagram
+//! ([`mermaid`]) and a ShiViz log with vector clocks ([`shiviz`]).
+//!
+//! All three read the trace file, not a live run, so anything recorded (a fuzz campaign's
+//! failure included) can be exported. They share one reading of it, [`Happening`]s: every event
+//! placed on the *host* (the lane: `JobMaster`, `Checkpointing`, `TaskManagerN`, or a task such
+//! as `map[0]`) where it happened, with each message (an RPC, or an element pushed into a
+//! channel) split into its send on one host and its receipt on another, so that every format
+//! draws the same arrows.
+
+pub mod mermaid;
+pub mod perfetto;
+pub mod shiviz;
+
+use serde_json::Value;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::{self, BufRead};
+use std::path::Path;
+
+/// A trace file as written by `run --trace`: its header, its events, its end object.
+pub struct TraceFile {
+    pub header: Value,
+    pub events: Vec<Value>,
+    pub end: Option<Value>,
+}
+
+/// Reads a JSON Lines trace file; a line that is not a JSON object with a `type` is an error
+/// naming its line number.
+pub fn load_trace(path: &Path) -> io::Result<TraceFile> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display())))?;
+    let mut header = Value::Null;
+    let mut events = Vec::new();
+    let mut end = None;
+    for (n, line) in io::BufReader::new(file).lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |why: String| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}:{}: {why}", path.display(), n + 1),
+            )
+        };
+        let value: Value =
+            serde_json::from_str(&line).map_err(|e| bad(format!("not JSON: {e}")))?;
+        match value.get("type").and_then(Value::as_str) {
+            Some("header") => header = value,
+            Some("end") => end = Some(value),
+            Some(_) => events.push(value),
+            None => return Err(bad("an object without a \"type\"".to_owned())),
+        }
+    }
+    if header.is_null() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{} has no header line: is it a `flinksim run --trace` file?",
+                path.display()
+            ),
+        ));
+    }
+    Ok(TraceFile {
+        header,
+        events,
+        end,
+    })
+}
+
+/// Which part of a trace to export.
+#[derive(Clone, Debug, Default)]
+pub struct Window {
+    /// Inclusive bounds in simulated nanoseconds.
+    pub from_ns: Option<u64>,
+    pub to_ns: Option<u64>,
+    /// Keep only what happens on these hosts (`map[0]`, `JobMaster`, `TaskManager1`, …).
+    pub actors: Option<HashSet<String>>,
+}
+
+impl Window {
+    fn keeps(&self, time_ns: u64, host: &str) -> bool {
+        self.from_ns.is_none_or(|f| time_ns >= f)
+            && self.to_ns.is_none_or(|t| time_ns <= t)
+            && self.actors.as_ref().is_none_or(|a| a.contains(host))
+    }
+}
+
+/// The role of a happening in a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Local,
+    /// The sending side of message `id`.
+    Send(u64),
+    /// The receiving side of message `id`.
+    Receive(u64),
+}
+
+/// One event placed on its host; a message event yields a send and a receive.
+#[derive(Clone, Debug)]
+pub struct Happening<'a> {
+    pub time_ns: u64,
+    pub host: String,
+    pub role: Role,
+    /// A short description (`barrier 3`, `triggerCheckpoint(map[0], 3)`, `RUNNING → FINISHED`).
+    pub label: String,
+    /// The trace event.
+    pub event: &'a Value,
+}
+
+pub(crate) fn str_field<'a>(event: &'a Value, key: &str) -> &'a str {
+    event.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+pub(crate) fn u64_field(event: &Value, key: &str) -> u64 {
+    event.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+pub(crate) fn kind(event: &Value) -> &str {
+    str_field(event, "type")
+}
+
+/// `(producer, consumer)` of a channel named `a[0]->b[1]`.
+pub(crate) fn channel_ends(channel: &str) -> (&str, &str) {
+    channel.split_once("->").unwrap_or((channel, channel))
+}
+
+/// RPC methods the CheckpointCoordinator sends or receives: they belong on its lane rather
+/// than the JobMaster's.
+const COORDINATOR_METHODS: [&str; 8] = [
+    "triggerCheckpoint",
+    "notifyCheckpointComplete",
+    "notifyCheckpointAborted",
+    "acknowledgeCheckpoint",
+    "declineCheckpoint",
+    "triggerMissed",
+    "finishing",
+    "finishingAnswer",
+];
+
+fn rpc_host(address: &str, method: &str) -> String {
+    if address == "JobMaster" && COORDINATOR_METHODS.contains(&method) {
+        "Checkpointing".to_owned()
+    } else {
+        address.to_owned()
+    }
+}
+
+/// The element of a push/arrive/take as text.
+pub(crate) fn element_label(element: &Value) -> String {
+    match str_field(element, "kind") {
+        "record" => format!(
+            "record {}#{}",
+            str_field(element, "origin"),
+            u64_field(element, "seq")
+        ),
+        "barrier" => format!("barrier {}", u64_field(element, "checkpoint")),
+        "unaligned_barrier" => format!("unaligned barrier {}", u64_field(element, "checkpoint")),
+        "end_of_data" => "EndOfData".to_owned(),
+        "end_of_partition" => "EndOfPartition".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// Is this a record (as opposed to a barrier or end-of-stream marker)?
+pub(crate) fn is_record(element: &Value) -> bool {
+    str_field(element, "kind") == "record"
+}
+
+/// The host where a non-message event happened.
+pub fn host_of(event: &Value) -> String {
+    match kind(event) {
+        "checkpoint_triggered"
+        | "checkpoint_not_triggered"
+        | "checkpoint_completed"
+        | "checkpoint_aborted"
+        | "retrigger" => "Checkpointing".to_owned(),
+        "push" | "all_records_processed" => channel_ends(str_field(event, "channel")).0.to_owned(),
+        "arrive" => channel_ends(str_field(event, "channel")).1.to_owned(),
+        "taskmanager_lost" | "taskmanager_started" => {
+            format!("TaskManager{}", u64_field(event, "task_manager"))
+        }
+        "rpc" => rpc_host(str_field(event, "to"), str_field(event, "method")),
+        "rpc_lost" => str_field(event, "from").to_owned(),
+        "fault" => "Faults".to_owned(),
+        _ => match event.get("task").and_then(Value::as_str) {
+            Some(task) if kind(event) != "execution_state" && kind(event) != "retrigger" => {
+                task.to_owned()
+            }
+            _ => "JobMaster".to_owned(),
+        },
+    }
+}
+
+/// A short description of an event, for diagrams.
+pub fn label_of(event: &Value) -> String {
+    let task = str_field(event, "task");
+    let checkpoint = u64_field(event, "checkpoint");
+    match kind(event) {
+        "job_status" => format!(
+            "job {} → {}",
+            str_field(event, "from"),
+            str_field(event, "to")
+        ),
+        "execution_state" => format!("sees {task} {}", str_field(event, "to")),
+        "task_state" => format!("{} → {}", str_field(event, "from"), str_field(event, "to")),
+        "rpc" => {
+            let mut args = String::new();
+            if let Some(Value::Object(map)) = event.get("args") {
+                for (k, v) in map {
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    args.push_str(&format!(", {k}={v}"));
+                }
+            }
+            format!("{}({task}{args})", str_field(event, "method"))
+        }
+        "push" | "arrive" | "take" => element_label(&event["element"]),
+        "blocked" => format!("blocked on {}", str_field(event, "channel")),
+        "end_of_input" => "end of input".to_owned(),
+        "checkpoint_triggered" => format!("trigger checkpoint {checkpoint}"),
+        "checkpoint_not_triggered" => format!("no checkpoint: {}", str_field(event, "reason")),
+        "checkpoint_seen" => format!(
+            "learns of checkpoint {checkpoint} by {}",
+            str_field(event, "by")
+        ),
+        "barrier_inserted" => format!(
+            "inserts barrier {checkpoint} before EndOfPartition on {}",
+            str_field(event, "channel")
+        ),
+        "alignment_done" => format!(
+            "aligned checkpoint {checkpoint} in {}",
+            str_field(event, "alignment")
+        ),
+        "snapshot" => {
+            let final_ = if event["finished"].as_bool() == Some(true) {
+                " (final)"
+            } else {
+                ""
+            };
+            format!("snapshot {checkpoint}{final_}")
+        }
+        "retrigger" => format!(
+            "re-trigger {task} for checkpoint {checkpoint} ({} finished)",
+            str_field(event, "finished")
+        ),
+        "checkpoint_completed" => format!("checkpoint {checkpoint} completed"),
+        "checkpoint_aborted" => format!(
+            "checkpoint {checkpoint} aborted: {}",
+            str_field(event, "reason")
+        ),
+        "commit" => format!("commit in transaction {checkpoint}"),
+        "transaction_committed" => format!(
+            "commits transaction {checkpoint} ({} records)",
+            u64_field(event, "records")
+        ),
+        "all_records_processed" => {
+            format!("all records processed on {}", str_field(event, "channel"))
+        }
+        "fault" => str_field(event, "what").to_owned(),
+        "failover" => format!(
+            "failover: {} failed, {} restarting",
+            str_field(event, "cause"),
+            u64_field(event, "restarting")
+        ),
+        "restore" => format!(
+            "restore from checkpoint {checkpoint} ({} restarted, {} finished on restore)",
+            u64_field(event, "restarted"),
+            u64_field(event, "finished_on_restore")
+        ),
+        "channel_state" => format!(
+            "{} records of {} as {} channel state of {checkpoint}",
+            u64_field(event, "records"),
+            str_field(event, "channel"),
+            str_field(event, "side")
+        ),
+        other => other.replace('_', " "),
+    }
+}
+
+/// Splits the trace into happenings in time order (a message's send before its receipt), then
+/// keeps those `window` selects. A message one of whose ends falls outside the window is kept
+/// as a local event on the side that remains, so every `Send(id)` kept has exactly one
+/// `Receive(id)` kept, and the reverse.
+pub fn happenings<'a>(trace: &'a TraceFile, window: &Window) -> Vec<Happening<'a>> {
+    let pairs = pair_channel_elements(&trace.events);
+    // (time, event index, 0 = send / 1 = anything else): a send sorts before the receipt of
+    // the same message even when both happen at the same instant.
+    let mut all: Vec<((u64, u64, u8), Happening<'a>)> = Vec::with_capacity(trace.events.len());
+    for event in &trace.events {
+        let index = u64_field(event, "index");
+        let time_ns = u64_field(event, "time_ns");
+        let label = label_of(event);
+        match kind(event) {
+            "rpc" => {
+                let method = str_field(event, "method");
+                let sent = u64_field(event, "sent_at_ns");
+                all.push((
+                    (sent, index, 0),
+                    Happening {
+                        time_ns: sent,
+                        host: rpc_host(str_field(event, "from"), method),
+                        role: Role::Send(index),
+                        label: label.clone(),
+                        event,
+                    },
+                ));
+                all.push((
+                    (time_ns, index, 1),
+                    Happening {
+                        time_ns,
+                        host: host_of(event),
+                        role: Role::Receive(index),
+                        label,
+                        event,
+                    },
+                ));
+            }
+            "push" => {
+                let role = if pairs.contains_key(&index) {
+                    Role::Send(index)
+                } else {
+                    Role::Local
+                };
+                all.push((
+                    (time_ns, index, 0),
+                    Happening {
+                        time_ns,
+                        host: host_of(event),
+                        role,
+                        label,
+                        event,
+                    },
+                ));
+            }
+            _ => {
+                let role = match pairs.get(&index) {
+                    // An arrive is keyed by its own index too, pointing at its push.
+                    Some(&push) if kind(event) == "arrive" => Role::Receive(push),
+                    _ => Role::Local,
+                };
+                all.push((
+                    (time_ns, index, 1),
+                    Happening {
+                        time_ns,
+                        host: host_of(event),
+                        role,
+                        label,
+                        event,
+                    },
+                ));
+            }
+        }
+    }
+    all.sort_by_key(|(key, _)| *key);
+    let kept: Vec<Happening<'a>> = all
+        .into_iter()
+        .map(|(_, h)| h)
+        .filter(|h| window.keeps(h.time_ns, &h.host))
+        .collect();
+    let mut sends = HashSet::new();
+    let mut receives = HashSet::new();
+    for h in &kept {
+        match h.role {
+            Role::Send(id) => {
+                sends.insert(id);
+            }
+            Role::Receive(id) => {
+                receives.insert(id);
+            }
+            Role::Local => {}
+        }
+    }
+    kept.into_iter()
+        .map(|mut h| {
+            h.role = match h.role {
+                Role::Send(id) if !receives.contains(&id) => Role::Local,
+                Role::Receive(id) if !sends.contains(&id) => Role::Local,
+                role => role,
+            };
+            h
+        })
+        .collect()
+}
+
+/// Matches every `arrive` with the `push` of the same element on the same channel: the oldest
+/// equal element in flight (an unaligned barrier overtakes records, so it is not always the
+/// front). A new attempt of either end, or a lost TaskManager, empties the channel: what was in
+/// flight is gone. Returns push index → arrive index and arrive index → push index.
+fn pair_channel_elements(events: &[Value]) -> HashMap<u64, u64> {
+    let mut in_flight: HashMap<&str, VecDeque<(u64, &Value)>> = HashMap::new();
+    let mut pairs = HashMap::new();
+    for event in events {
+        let index = u64_field(event, "index");
+        match kind(event) {
+            "push" => in_flight
+                .entry(str_field(event, "channel"))
+                .or_default()
+                .push_back((index, &event["element"])),
+            "arrive" => {
+                let queue = in_flight.entry(str_field(event, "channel")).or_default();
+                if let Some(at) = queue.iter().position(|(_, e)| *e == &event["element"]) {
+                    let (push, _) = queue.remove(at).expect("position is in range");
+                    pairs.insert(push, index);
+                    pairs.insert(index, push);
+                }
+            }
+            "task_state" if str_field(event, "from") == "CREATED" => {
+                let task = str_field(event, "task");
+                in_flight.retain(|channel, _| {
+                    let (from, to) = channel_ends(channel);
+                    from != task && to != task
+                });
+            }
+            "taskmanager_lost" => in_flight.clear(),
+            _ => {}
+        }
+    }
+    pairs
+}
+
+/// Parses `--from`/`--to`: a duration such as `15ms`, `2.5s` or `0`.
+pub fn parse_time(text: &str) -> Result<u64, String> {
+    sim::Duration::parse(text)
+        .map(|d| d.as_nanos())
+        .map_err(|e| e.to_string())
+}

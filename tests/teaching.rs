@@ -1,0 +1,324 @@
+//! The teaching tools: `explain` cites the right rules, `export` writes valid Perfetto,
+//! Mermaid and ShiViz (golden files under `tests/golden/`), and `view` renders a 50,000-event
+//! trace in headless Chromium.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn flinksim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flinksim"))
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("flinksim runs")
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = flinksim(args);
+    assert!(
+        out.status.success(),
+        "flinksim {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// `explain SCENARIO` must contain each of `expected`, in any order.
+fn check_explain(scenario: &str, expected: &[&str]) {
+    let path = format!("scenarios/{scenario}.json");
+    let text = stdout_of(&["explain", &path]);
+    for needle in expected {
+        assert!(
+            text.contains(needle),
+            "explain {scenario}: missing {needle:?} in\n{text}"
+        );
+    }
+}
+
+#[test]
+fn explain_cites_barrier_insertion_before_end_of_partition() {
+    check_explain(
+        "case-barriers-and-eop",
+        &[
+            "P1.3 step 2: map[0] learned of checkpoint 1 by the barrier on slow[0]->map[0] while fast[0]->map[0] held EndOfPartition, so barrier 1 goes right before it",
+            "P1.3 step 1: EndOfPartition is enqueued on fast[0]->map[0]",
+            "P1.3 step 4: processed EndOfPartition from fast[0]->map[0]",
+            "==> PLAN COMPUTED",
+            "P1.1: plans checkpoint 1 from its own view of task status: trigger by RPC [slow[0]]; wait for 3 subtasks; finished [fast[0]]; fully finished vertices [fast]",
+            "==> ALIGNMENT COMPLETE",
+            "==> JOB FINISHED",
+        ],
+    );
+    check_explain(
+        "case-trigger-all-eop",
+        &["P1.3 step 2: map[0] learned of checkpoint 1 by the trigger RPC while src[1]->map[0] held EndOfPartition"],
+    );
+}
+
+#[test]
+fn explain_cites_the_finish_protocols() {
+    check_explain(
+        "cascade-option1",
+        &[
+            "P1.2 option1: m1[0] had finished when its trigger for checkpoint 1 arrived",
+            "This is re-trigger RPC #3 for checkpoint 1: the cascade finish problem",
+        ],
+    );
+    check_explain(
+        "trigger-races-finish-flink",
+        &[
+            "F1.2: checkpoint 2 ABORTED (trigger_missed_finished_task)",
+            "F1.5 step 2: snapshot for checkpoint 1, the first checkpoint after its end of input: its final checkpoint",
+            "==> FINAL CHECKPOINT",
+            "F1.5 step 4: attempt 0 is FINISHED",
+        ],
+    );
+    check_explain(
+        "final-transaction-legacy",
+        &[
+            "P1.6 (legacy): checkpoint 1 ABORTED (declined_task_finishing)",
+            "P1.2 legacy: does not trigger a checkpoint",
+        ],
+    );
+    check_explain(
+        "cascade-option2",
+        &["P1.2 option2: sink[0] reports 'finishing' before emitting EndOfPartition"],
+    );
+}
+
+#[test]
+fn explain_cites_failover_and_channel_state() {
+    check_explain(
+        "failover-between-finishes",
+        &[
+            "==> CRASH",
+            "==> FAILOVER",
+            "==> RESTORE",
+            "P1.8, F1.6: redeploys",
+        ],
+    );
+    check_explain(
+        "backpressure-unaligned-cap4",
+        &[
+            "P1.4: 4 records that arrived on",
+            "become input channel state",
+        ],
+    );
+}
+
+#[test]
+fn explain_is_deterministic_and_plain_without_colour() {
+    let a = stdout_of(&["explain", "scenarios/failover-between-finishes.json"]);
+    let b = stdout_of(&["explain", "scenarios/failover-between-finishes.json"]);
+    assert_eq!(a, b);
+    assert!(!a.contains('\u{1b}'), "NO_COLOR must suppress escapes");
+    let coloured = stdout_of(&[
+        "explain",
+        "scenarios/two-source-pipeline.json",
+        "--color",
+        "always",
+    ]);
+    assert!(coloured.contains("\u{1b}["), "--color always colours");
+    // `--step` never waits when stdin/stdout are not a terminal.
+    let stepped = stdout_of(&["explain", "scenarios/two-source-pipeline.json", "--step"]);
+    assert!(stepped.contains("==> JOB FINISHED"));
+}
+
+/// The committed input of the export golden tests (recorded once from
+/// `tests/golden/small-checkpoint.json`, so a change to the model does not move the goldens).
+const GOLDEN_TRACE: &str = "tests/golden/small-checkpoint.trace.jsonl";
+
+/// Compares `actual` with the golden file `name`; `UPDATE_GOLDEN=1` rewrites it instead.
+fn check_golden(name: &str, actual: &str) {
+    let path = root().join("tests/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (UPDATE_GOLDEN=1 creates it)", path.display()));
+    if expected != actual {
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{} differs from the export at line {} (UPDATE_GOLDEN=1 rewrites it)\nexpected: {:?}\nactual:   {:?}",
+            path.display(),
+            line + 1,
+            expected.lines().nth(line),
+            actual.lines().nth(line)
+        );
+    }
+}
+
+#[test]
+fn export_goldens() {
+    let perfetto = stdout_of(&["export", GOLDEN_TRACE, "--format", "perfetto"]);
+    check_golden("small-checkpoint.perfetto.json", &perfetto);
+    validate_perfetto(&perfetto);
+    let mermaid = stdout_of(&["export", GOLDEN_TRACE, "--format", "mermaid"]);
+    check_golden("small-checkpoint.mmd", &mermaid);
+    let window = stdout_of(&[
+        "export",
+        GOLDEN_TRACE,
+        "--format",
+        "mermaid",
+        "--from",
+        "4ms",
+        "--to",
+        "8ms",
+        "--actors",
+        "Checkpointing,map[0],sink[0],b[0]",
+    ]);
+    check_golden("small-checkpoint.window.mmd", &window);
+    let shiviz = stdout_of(&["export", GOLDEN_TRACE, "--format", "shiviz"]);
+    check_golden("small-checkpoint.shiviz.log", &shiviz);
+    validate_shiviz(&shiviz);
+}
+
+/// Checks the trace-event rules Perfetto relies on: every flow id has exactly one start and
+/// one finish, at or after it; every async span id exactly one begin and one end; per thread,
+/// `B`/`E` pairs match by name in a stack and every slice (`B`/`E` or `X`) nests properly in
+/// the others.
+fn validate_perfetto(text: &str) {
+    use std::collections::HashMap;
+    let doc: serde_json::Value = serde_json::from_str(text).expect("perfetto export is JSON");
+    let events = doc["traceEvents"].as_array().expect("traceEvents");
+    assert!(!events.is_empty());
+    let mut flows: HashMap<u64, (u32, u32, f64, f64)> = HashMap::new();
+    let mut spans: HashMap<u64, (u32, u32)> = HashMap::new();
+    let mut stacks: HashMap<(u64, u64), Vec<(String, f64)>> = HashMap::new();
+    let mut slices: HashMap<(u64, u64), Vec<(f64, f64)>> = HashMap::new();
+    for e in events {
+        let ph = e["ph"].as_str().expect("ph");
+        let ts = e["ts"].as_f64().unwrap_or(0.0);
+        let thread = (
+            e["pid"].as_u64().expect("pid"),
+            e["tid"].as_u64().expect("tid"),
+        );
+        match ph {
+            "s" | "f" => {
+                let f = flows.entry(e["id"].as_u64().expect("flow id")).or_default();
+                if ph == "s" {
+                    f.0 += 1;
+                    f.2 = ts;
+                } else {
+                    f.1 += 1;
+                    f.3 = ts;
+                    assert_eq!(e["bp"], "e", "a flow finish binds to its enclosing slice");
+                }
+            }
+            "b" | "e" => {
+                let s = spans.entry(e["id"].as_u64().expect("span id")).or_default();
+                if ph == "b" {
+                    s.0 += 1;
+                } else {
+                    s.1 += 1;
+                }
+            }
+            "B" => stacks
+                .entry(thread)
+                .or_default()
+                .push((e["name"].as_str().unwrap().to_owned(), ts)),
+            "E" => {
+                let (name, begin) = stacks
+                    .entry(thread)
+                    .or_default()
+                    .pop()
+                    .unwrap_or_else(|| panic!("E without B on {thread:?}: {e}"));
+                assert_eq!(
+                    name,
+                    e["name"].as_str().unwrap(),
+                    "E closes the innermost B"
+                );
+                assert!(begin <= ts, "a slice ends after it begins: {e}");
+                slices.entry(thread).or_default().push((begin, ts));
+            }
+            "X" => {
+                let dur = e["dur"].as_f64().expect("X has dur");
+                assert!(dur >= 0.0);
+                slices.entry(thread).or_default().push((ts, ts + dur));
+            }
+            "M" | "i" => {}
+            other => panic!("unexpected phase {other}"),
+        }
+    }
+    for (id, (starts, finishes, s, f)) in &flows {
+        assert_eq!((*starts, *finishes), (1, 1), "flow {id}");
+        assert!(s <= f, "flow {id} finishes before it starts");
+    }
+    for (id, counts) in &spans {
+        assert_eq!(*counts, (1, 1), "async span {id}");
+    }
+    for (thread, stack) in &stacks {
+        assert!(stack.is_empty(), "unclosed B on {thread:?}: {stack:?}");
+    }
+    for (thread, list) in &mut slices {
+        // Laminar: sorted by start (longest first on ties), each slice lies within or after
+        // the ones still open.
+        list.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let mut open: Vec<f64> = Vec::new();
+        for &(begin, end) in list.iter() {
+            while open.last().is_some_and(|&top| top < begin) {
+                open.pop();
+            }
+            if let Some(&top) = open.last() {
+                assert!(
+                    end <= top,
+                    "slices overlap on {thread:?}: [{begin}, {end}] crosses one ending at {top}"
+                );
+            }
+            open.push(end);
+        }
+    }
+}
+
+/// Every ShiViz line matches the documented regex's shape, and each host's own clock entry
+/// counts its lines 1, 2, 3, ….
+fn validate_shiviz(text: &str) {
+    use std::collections::HashMap;
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    for line in text.lines() {
+        let (host, rest) = line.split_once(' ').expect("host, then clock");
+        let end = rest.find('}').expect("clock ends") + 1;
+        let clock: HashMap<String, u64> = serde_json::from_str(&rest[..end]).expect("clock JSON");
+        let n = seen.entry(host.to_owned()).or_default();
+        *n += 1;
+        assert_eq!(clock[host], *n, "{line}");
+    }
+}
+
+#[test]
+fn export_validates_on_live_runs_and_refuses_large_diagrams() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let trace = trace.to_str().unwrap();
+    for scenario in [
+        "failover-between-finishes",
+        "case-unaligned-barriers-and-eop",
+    ] {
+        stdout_of(&[
+            "run",
+            &format!("scenarios/{scenario}.json"),
+            "--quiet",
+            "--trace",
+            trace,
+        ]);
+        validate_perfetto(&stdout_of(&["export", trace, "--format", "perfetto"]));
+        validate_perfetto(&stdout_of(&[
+            "export", trace, "--format", "perfetto", "--from", "20ms", "--to", "40ms",
+        ]));
+        validate_shiviz(&stdout_of(&["export", trace, "--format", "shiviz"]));
+        let refused = flinksim(&["export", trace, "--format", "mermaid"]);
+        assert_eq!(refused.status.code(), Some(2));
+        let message = String::from_utf8_lossy(&refused.stderr);
+        assert!(message.contains("more than the 150"), "{message}");
+    }
+}
