@@ -70,6 +70,8 @@ enum Command {
     Explain(report::cli::ExplainArgs),
     /// Convert a trace file for Perfetto, Mermaid or ShiViz.
     Export(report::cli::ExportArgs),
+    /// Write a self-contained HTML space-time viewer of a trace file.
+    View(report::cli::ViewArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -117,6 +119,7 @@ fn main() -> ExitCode {
         Command::Mutants(args) => cli_fuzz::cmd_mutants(args),
         Command::Explain(args) => report::cli::cmd_explain(args),
         Command::Export(args) => report::cli::cmd_export(args),
+        Command::View(args) => report::cli::cmd_view(args),
     };
     match result {
         Ok(code) => code,

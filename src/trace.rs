@@ -378,6 +378,14 @@ pub enum TraceEvent {
     RestoreRejected {
         checkpoint: u64,
     },
+    /// An RPC reached a process that died since it was sent (or a TaskManager refused it: it
+    /// came from a JobMaster that is no longer the leader, `fenced`): it is gone.
+    RpcDropped {
+        from: Address,
+        to: Address,
+        rpc: Rpc,
+        fenced: bool,
+    },
     /// An RPC was lost in the network; its sender retries it after `retry`.
     RpcLost {
         from: Address,
@@ -423,6 +431,7 @@ impl TraceEvent {
             TraceEvent::ChannelState { .. } => "channel_state",
             TraceEvent::RestoreRejected { .. } => "restore_rejected",
             TraceEvent::RpcLost { .. } => "rpc_lost",
+            TraceEvent::RpcDropped { .. } => "rpc_dropped",
         }
     }
 
@@ -461,7 +470,8 @@ impl TraceEvent {
             | TraceEvent::RestartsExhausted { .. }
             | TraceEvent::RestoreRejected { .. }
             | TraceEvent::ChannelState { .. }
-            | TraceEvent::RpcLost { .. } => false,
+            | TraceEvent::RpcLost { .. }
+            | TraceEvent::RpcDropped { .. } => false,
         }
     }
 
@@ -654,6 +664,26 @@ impl TraceEvent {
                     u64::from(output),
                 ],
             ),
+            TraceEvent::RpcDropped {
+                from,
+                to,
+                rpc,
+                fenced,
+            } => {
+                words(
+                    h,
+                    34,
+                    &[
+                        address_word(from),
+                        address_word(to),
+                        id(rpc.subtask),
+                        u64::from(rpc.attempt),
+                        u64::from(fenced),
+                    ],
+                );
+                let (tag, a, b) = call_words(rpc.call);
+                words(h, tag, &[a, b]);
+            }
             TraceEvent::RpcLost { from, to, retry } => words(
                 h,
                 31,
@@ -718,7 +748,7 @@ fn hash_element(h: &mut TraceHasher, element: Element) {
 
 /// Version of the trace format: the JSON Lines layout and the hash input. Bumped whenever either
 /// changes, so an old trace is never compared against a new run as if they matched.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Which events a run keeps in memory for rendering after it ends. Hashing and the oracles see
 /// every event regardless.

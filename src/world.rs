@@ -323,12 +323,17 @@ impl Model for World {
                 let (sent_at, rpc, incarnation, sender) = ctx.io.rpc.deliver(link);
                 let (from, to) = (link.from(), link.to());
                 let membership = &ctx.io.membership;
-                if !membership.alive(to) || membership.incarnation(to) != incarnation {
-                    return; // the destination died: the message is lost with it
-                }
-                if from == Address::JobMaster && membership.jobmaster != sender {
-                    // Fencing (Flink's JobMasterId): a TaskManager refuses the RPCs of a
-                    // JobMaster that is no longer the leader.
+                let dead = !membership.alive(to) || membership.incarnation(to) != incarnation;
+                // Fencing (Flink's JobMasterId): a TaskManager refuses the RPCs of a
+                // JobMaster that is no longer the leader.
+                let fenced = from == Address::JobMaster && membership.jobmaster != sender;
+                if dead || fenced {
+                    ctx.record(TraceEvent::RpcDropped {
+                        from,
+                        to,
+                        rpc,
+                        fenced,
+                    });
                     return;
                 }
                 ctx.record(TraceEvent::Rpc {
@@ -443,8 +448,11 @@ impl Model for World {
                 }
             }
             Event::Fault { index } => {
-                let kind = ctx.io.faults.fire(index, now).kind.clone();
-                fire(&mut ctx, jobmaster, tasks, index, kind);
+                // A fault due after `heal_at` never fires: the healed phase has begun.
+                if let Some(fault) = ctx.io.faults.fire(index, now) {
+                    let kind = fault.kind.clone();
+                    fire(&mut ctx, jobmaster, tasks, index, kind);
+                }
             }
             Event::TaskManagerTimeout {
                 task_manager,

@@ -322,3 +322,205 @@ fn export_validates_on_live_runs_and_refuses_large_diagrams() {
         assert!(message.contains("more than the 150"), "{message}");
     }
 }
+
+/// A run of more than 50,000 trace events: two parallel pipelines of 5,000 records each.
+const BIG_SCENARIO: &str = r#"{
+  "name": "viewer-50k",
+  "description": "A run big enough to test the viewer's windowing: two parallel pipelines of 5000 records each, checkpointed every 20ms.",
+  "seed": 1,
+  "mode": "streaming",
+  "job": {
+    "vertices": [
+      { "id": "src", "operator": "source", "parallelism": 2, "records": 5000, "record_interval": "20us" },
+      { "id": "map", "operator": "map", "parallelism": 2 },
+      { "id": "sink", "operator": "sink", "parallelism": 2 }
+    ],
+    "edges": [
+      { "from": "src", "to": "map", "pattern": "forward" },
+      { "from": "map", "to": "sink", "pattern": "forward" }
+    ]
+  },
+  "cluster": { "task_managers": 2 },
+  "network": { "channel_latency": "50us", "rpc_latency": "1ms", "channel_capacity": 16 },
+  "checkpointing": { "interval": "20ms", "finish_protocol": "option1" },
+  "expect": { "status": "FINISHED", "violations": [] }
+}"#;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Loads `url` in headless Chromium and returns the DOM after its scripts ran, and how long
+/// Chromium took.
+fn chromium_dom(url: &str) -> (String, std::time::Duration) {
+    let profile = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            &format!("--user-data-dir={}", profile.path().display()),
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            url,
+        ])
+        .output()
+        .expect("chromium runs");
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (String::from_utf8(out.stdout).unwrap(), took)
+}
+
+/// The value of attribute `name` in the first tag of `dom` that contains `anchor`.
+fn attribute(dom: &str, anchor: &str, name: &str) -> String {
+    let at = dom
+        .find(anchor)
+        .unwrap_or_else(|| panic!("{anchor} not in the page"));
+    let tag = &dom[at..at + dom[at..].find('>').unwrap()];
+    let key = format!("{name}=\"");
+    let start = tag
+        .find(&key)
+        .unwrap_or_else(|| panic!("no {name} in {tag}"))
+        + key.len();
+    let value = &tag[start..start + tag[start..].find('"').unwrap()];
+    value.replace("&gt;", ">").replace("&amp;", "&")
+}
+
+/// What the page must show after event `step`: replays the trace's task states, channel
+/// elements and checkpoints.
+struct Expected {
+    tasks: Vec<(String, String)>,
+    pending: Vec<u64>,
+    in_flight_records: std::collections::BTreeMap<String, i64>,
+}
+
+fn expected_after(events: &[serde_json::Value], step: usize) -> Expected {
+    use std::collections::BTreeMap;
+    let mut tasks: Vec<(String, String)> = Vec::new();
+    let mut pending = Vec::new();
+    let mut flight: BTreeMap<String, i64> = BTreeMap::new();
+    for e in &events[..=step] {
+        let s = |k: &str| e[k].as_str().unwrap_or("").to_owned();
+        let record = e["element"]["kind"] == "record";
+        match e["type"].as_str().unwrap() {
+            "task_state" => match tasks.iter_mut().find(|(t, _)| *t == s("task")) {
+                Some(entry) => entry.1 = s("to"),
+                None => tasks.push((s("task"), s("to"))),
+            },
+            "push" if record => *flight.entry(s("channel")).or_default() += 1,
+            "arrive" if record => *flight.entry(s("channel")).or_default() -= 1,
+            "checkpoint_triggered" => pending.push(e["checkpoint"].as_u64().unwrap()),
+            "checkpoint_completed" | "checkpoint_aborted" => {
+                pending.retain(|&n| n != e["checkpoint"].as_u64().unwrap())
+            }
+            _ => {}
+        }
+    }
+    Expected {
+        tasks,
+        pending,
+        in_flight_records: flight,
+    }
+}
+
+#[test]
+fn viewer_renders_a_50k_event_trace_in_headless_chromium() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("big.json");
+    std::fs::write(&scenario, BIG_SCENARIO).unwrap();
+    let trace = dir.path().join("big.jsonl");
+    let html = dir.path().join("big.html");
+    let (scenario, trace, html) = (
+        scenario.to_str().unwrap(),
+        trace.to_str().unwrap(),
+        html.to_str().unwrap(),
+    );
+    stdout_of(&["run", scenario, "--quiet", "--trace", trace]);
+    stdout_of(&["view", trace, "-o", html]);
+    let page = std::fs::read_to_string(html).unwrap();
+    assert!(
+        !page.contains("http://")
+            || page
+                .matches("http://")
+                .all(|_| page.contains("http://www.w3.org/2000/svg")),
+        "the page loads nothing from the network"
+    );
+    assert!(!page.contains("https://") && !page.contains("<script src") && !page.contains("<link"));
+
+    let events: Vec<serde_json::Value> = std::fs::read_to_string(trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] != "header" && v["type"] != "end")
+        .collect();
+    assert!(events.len() >= 50_000, "only {} events", events.len());
+
+    if !std::path::Path::new(CHROMIUM).exists() {
+        assert!(
+            std::env::var_os("FLINKSIM_SKIP_BROWSER").is_some(),
+            "{CHROMIUM} is missing: the viewer test needs Debian's chromium (apt-get install -y chromium; .ci/run installs it), or FLINKSIM_SKIP_BROWSER=1 to skip this check deliberately"
+        );
+        eprintln!("FLINKSIM_SKIP_BROWSER is set: the page was built but not rendered");
+        return;
+    }
+    // A step a few events after the second checkpoint was triggered, so one is pending.
+    let triggered = events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e["type"] == "checkpoint_triggered")
+        .nth(1)
+        .expect("a second checkpoint")
+        .0;
+    let step = triggered + 3;
+    let (dom, took) = chromium_dom(&format!("file://{html}#step={step}"));
+    let status = "id=\"flinksim-status\"";
+    assert_eq!(
+        attribute(&dom, status, "data-events"),
+        events.len().to_string()
+    );
+    assert_eq!(attribute(&dom, status, "data-step"), step.to_string());
+    assert_eq!(
+        attribute(&dom, status, "data-time"),
+        events[step]["time_ns"].to_string()
+    );
+    let expected = expected_after(&events, step);
+    let pending: Vec<String> = expected.pending.iter().map(u64::to_string).collect();
+    assert_eq!(attribute(&dom, status, "data-pending"), pending.join(" "));
+    assert!(!pending.is_empty());
+    for (task, state) in &expected.tasks {
+        let anchor = format!("data-task=\"{task}\"");
+        assert_eq!(&attribute(&dom, &anchor, "data-state"), state, "{task}");
+    }
+    for (channel, records) in &expected.in_flight_records {
+        let anchor = format!("data-channel=\"{}\"", channel.replace('>', "&gt;"));
+        let shown = attribute(&dom, &anchor, "data-flight");
+        let want = if *records > 0 {
+            format!("{records} rec")
+        } else {
+            String::new()
+        };
+        assert!(
+            shown.starts_with(&want),
+            "{channel}: shows {shown:?}, expected {want:?}"
+        );
+    }
+    let drawn: usize = attribute(&dom, status, "data-drawn").parse().unwrap();
+    assert!(
+        drawn > 0 && drawn <= 4000,
+        "drew {drawn} elements: the window must bound it"
+    );
+    let load_ms: f64 = attribute(&dom, status, "data-load-ms").parse().unwrap();
+    eprintln!(
+        "viewer: {} events, page script {load_ms} ms, chromium {took:?}",
+        events.len()
+    );
+    assert!(load_ms < 3000.0, "the page took {load_ms} ms to render");
+    assert!(took.as_secs() < 15, "chromium took {took:?}");
+}

@@ -183,10 +183,18 @@ impl FaultPlan {
         due
     }
 
-    /// Fault `index` fires now. Opens its window if it is a network fault.
-    pub fn fire(&mut self, index: u32, now: Instant) -> &Fault {
+    /// Fault `index` fires now, unless the healed phase began (`heal_at`): then it never does.
+    /// Opens its window if it is a network fault, closing at `heal_at` at the latest.
+    pub fn fire(&mut self, index: u32, now: Instant) -> Option<&Fault> {
+        if self.heal_at.is_some_and(|h| now > h) {
+            return None;
+        }
         self.fired[index as usize] = true;
         self.last_fired_at = Some(now);
+        let end = |d: Duration| {
+            let until = now + d;
+            self.heal_at.map_or(until, |h| until.min(h))
+        };
         let fault = &self.faults[index as usize];
         match fault.kind {
             FaultKind::DelaySpike {
@@ -196,7 +204,7 @@ impl FaultPlan {
             } => self.spikes.push((
                 Window {
                     from: now,
-                    until: now + duration,
+                    until: end(duration),
                 },
                 extra,
                 target,
@@ -208,7 +216,7 @@ impl FaultPlan {
             } => self.losses.push((
                 Window {
                     from: now,
-                    until: now + duration,
+                    until: end(duration),
                 },
                 probability,
                 retry_after,
@@ -217,7 +225,7 @@ impl FaultPlan {
             | FaultKind::LoseTaskManager { .. }
             | FaultKind::CrashJobMaster { .. } => {}
         }
-        &self.faults[index as usize]
+        Some(&self.faults[index as usize])
     }
 
     /// Extra latency for a data element sent now.
@@ -263,7 +271,8 @@ impl FaultPlan {
         Some(base.saturating_add(self.settle))
     }
 
-    /// Faults that never fired (their predicate never held, or the run ended first).
+    /// Faults that never fired (their predicate never held, the run ended first, or the
+    /// healed phase had begun).
     pub fn unfired(&self) -> Vec<usize> {
         (0..self.faults.len()).filter(|&i| !self.fired[i]).collect()
     }

@@ -398,6 +398,11 @@ impl JobMaster {
         ctx.record(TraceEvent::RestartsExhausted {
             failovers: self.failovers - 1,
         });
+        self.fail_job(ctx);
+    }
+
+    /// FAILING, every execution cancelled, FAILED.
+    fn fail_job(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.set_status(ctx, JobStatus::Failing);
         if let Some(cc) = &mut self.checkpoints {
             cc.on_job_ended(ctx);
@@ -431,14 +436,14 @@ impl JobMaster {
                 self.finished -= 1;
             }
         }
-        self.restore(ctx, &restart.scope, restart.record);
-        if restart.full {
+        if self.restore(ctx, &restart.scope, restart.record) && restart.full {
             self.set_status(ctx, JobStatus::Running);
         }
     }
 
-    /// Redeploys `scope` from the latest completed checkpoint (P1.8, F1.6).
-    fn restore(&mut self, ctx: &mut Ctx<'_, '_>, scope: &[SubtaskId], record: usize) {
+    /// Redeploys `scope` from the latest completed checkpoint (P1.8, F1.6). False when the
+    /// checkpoint cannot be restored and the job failed instead.
+    fn restore(&mut self, ctx: &mut Ctx<'_, '_>, scope: &[SubtaskId], record: usize) -> bool {
         let latest = ctx.io.storage.latest();
         let checkpoint = if self.bug == Some(Bug::RestoreFromPending) {
             ctx.io
@@ -461,7 +466,8 @@ impl JobMaster {
             ctx.io.stats.failovers[record]
                 .cause
                 .push_str(&format!("; restore refused: {reason}"));
-            return self.give_up(ctx);
+            self.fail_job(ctx);
+            return false;
         }
         // The JobMaster's partition tracker releases the scope's partitions: nothing an old
         // attempt sent survives.
@@ -523,6 +529,7 @@ impl JobMaster {
         stats.restarted = scope.to_vec();
         stats.kept_finished = kept_finished;
         stats.records_replayed = replayed;
+        true
     }
 
     /// Deploys a new attempt of `subtask`.

@@ -164,11 +164,7 @@ pub fn cmd_export(args: ExportArgs) -> io::Result<ExitCode> {
         actors: (!args.actors.is_empty()).then(|| args.actors.iter().cloned().collect()),
     };
     let text = match args.format {
-        ExportFormat::Perfetto => {
-            let mut text = serde_json::to_string(&export::perfetto::export(&trace, &window))?;
-            text.push('\n');
-            text
-        }
+        ExportFormat::Perfetto => export::perfetto::export_text(&trace, &window),
         ExportFormat::Mermaid => match export::mermaid::export(&trace, &window) {
             Ok(text) => text,
             Err(too_large) => {
@@ -191,5 +187,32 @@ pub fn cmd_export(args: ExportArgs) -> io::Result<ExitCode> {
         }
         None => io::stdout().lock().write_all(text.as_bytes())?,
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `flinksim view`.
+#[derive(Args)]
+pub struct ViewArgs {
+    /// A trace written by `flinksim run --trace FILE.jsonl`.
+    pub trace: PathBuf,
+    /// The HTML file to write.
+    #[arg(short = 'o', long, value_name = "FILE.html")]
+    pub output: PathBuf,
+}
+
+pub fn cmd_view(args: ViewArgs) -> io::Result<ExitCode> {
+    let trace = export::load_trace(&args.trace)?;
+    let html = super::viewer::html(&trace);
+    super::write_atomically(&args.output, |w| w.write_all(html.as_bytes())).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot write {}: {e}", args.output.display()),
+        )
+    })?;
+    eprintln!(
+        "wrote {} ({} events); open it in a browser, no network needed",
+        args.output.display(),
+        trace.events.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -451,6 +451,15 @@ impl Narrator<'_> {
                 "P4 no-lost-rpc",
                 format!("an RPC to {} was lost in the network; the sender retries after {retry}, so nothing is lost for good", address(to)),
             ),
+            TraceEvent::RpcDropped { from, to, fenced, .. } => told(
+                address(to),
+                "P1.8",
+                if fenced {
+                    format!("refuses an RPC from {}: that JobMaster is no longer the leader (fencing, as Flink's JobMasterId)", address(from))
+                } else {
+                    format!("an RPC from {} reached a process that has died since: it is gone with it", address(from))
+                },
+            ),
         }
     }
 

@@ -7,6 +7,7 @@ pub mod explain;
 pub mod export;
 mod render;
 mod summary;
+pub mod viewer;
 
 pub use expect::check_expectations;
 pub use render::{event_json, event_line};

@@ -384,6 +384,24 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             "JobMaster".into(),
             format!("refuses to restore checkpoint {checkpoint}: its finished subtasks have an impossible shape (F1.6); the job fails"),
         ),
+        TraceEvent::RpcDropped {
+            from,
+            to,
+            rpc,
+            fenced,
+        } => (
+            address(*to),
+            format!(
+                "dropped {} from {}: {}",
+                rpc_text(graph, rpc),
+                address(*from),
+                if *fenced {
+                    "its JobMaster is no longer the leader"
+                } else {
+                    "the process it was sent to has died"
+                }
+            ),
+        ),
         TraceEvent::RpcLost { from, to, retry } => (
             address(*from),
             format!("an RPC to {} was lost; retried after {retry}", address(*to)),
@@ -563,6 +581,17 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
                     "records": records, "side": if *output { "output" } else { "input" }}),
         TraceEvent::RpcLost { from, to, retry } => {
             json!({"from": address(*from), "to": address(*to), "retry": retry.to_string()})
+        }
+        TraceEvent::RpcDropped {
+            from,
+            to,
+            rpc,
+            fenced,
+        } => {
+            let (method, _, args) = call_parts(&rpc.call);
+            json!({"from": address(*from), "to": address(*to), "method": method,
+                   "task": name(rpc.subtask), "attempt": rpc.attempt, "args": args,
+                   "reason": if *fenced { "fenced" } else { "destination_dead" }})
         }
     };
     if let (Value::Object(o), Value::Object(f)) = (&mut object, fields) {

@@ -117,7 +117,9 @@ pub fn data(trace: &TraceFile) -> Value {
             "barrier_inserted" => e["e"] = json!("b"),
             "task_state" => {
                 e["s"] = json!(str_field(event, "to"));
-                e["f"] = json!(str_field(event, "from"));
+                // A redeployment empties the task's channels (see `replay` in the page).
+                e["r"] =
+                    json!(str_field(event, "from") == "CREATED" && u64_field(event, "attempt") > 0);
             }
             "checkpoint_triggered" | "checkpoint_completed" | "checkpoint_aborted" => {
                 e["n"] = json!(u64_field(event, "checkpoint"));

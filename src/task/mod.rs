@@ -544,9 +544,13 @@ impl Task {
             }
         }
         // Without EndOfData (every variant but `flink`), end of input is the last
-        // EndOfPartition.
-        if self.open_inputs == 0 && self.phase == Phase::Processing {
-            self.end_of_input(ctx);
+        // EndOfPartition; with it, the last EndOfPartition may be what closing waits for.
+        if self.open_inputs == 0 {
+            match self.phase {
+                Phase::Processing => self.end_of_input(ctx),
+                Phase::EndOfInput => self.check_close(ctx),
+                Phase::Closing | Phase::Finished => {}
+            }
         }
     }
 
@@ -728,7 +732,14 @@ impl Task {
             } else {
                 0
             };
-            checkpoint.spill(slot, skip);
+            // Restored channel state still being replayed is in flight across this cut too.
+            let replaying: Vec<Record> = self
+                .replay
+                .iter()
+                .filter(|(c, _)| *c == channel)
+                .map(|(_, r)| *r)
+                .collect();
+            checkpoint.spill(slot, replaying, skip);
             if self.barriers.is_eop_enqueued(slot) {
                 ready_now.push(slot);
             }
@@ -924,7 +935,9 @@ impl Task {
     /// The operator state for checkpoint `n` (a two-phase-commit sink pre-commits here), and
     /// whether it is final (taken after end of input, F1.5 step 2).
     fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> (OperatorState, bool) {
-        let finished = self.phase == Phase::EndOfInput;
+        // Final: taken after end of input, also while a closing task drains its partition
+        // (P1.5 `flush_before_finish`): a restore must not run its operators' ending again.
+        let finished = matches!(self.phase, Phase::EndOfInput | Phase::Closing);
         if finished && self.final_checkpoint.is_none() {
             self.final_checkpoint = Some(n);
         }
@@ -1082,7 +1095,11 @@ impl Task {
             || ctx.config.bug == Some(Bug::FinishBeforeFinalCheckpoint);
         let ready = match ctx.config.protocol {
             None | Some(FinishProtocol::Legacy) => true,
-            Some(FinishProtocol::Flink) => final_done && self.unacknowledged_outputs == 0,
+            // F1.5 step 3, after the input processor reached END_OF_INPUT: EndOfPartition on
+            // every input channel.
+            Some(FinishProtocol::Flink) => {
+                final_done && self.unacknowledged_outputs == 0 && self.open_inputs == 0
+            }
             Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
                 let waited = self
                     .wait_at_end

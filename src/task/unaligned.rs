@@ -48,9 +48,11 @@ impl UnalignedCheckpoint {
         }
     }
 
-    /// `slot` starts spilling; the first `skip` records it delivers are (wrongly) left out.
-    pub fn spill(&mut self, slot: u32, skip: u32) {
-        self.spill[slot as usize] = Some(Vec::new());
+    /// `slot` starts spilling, with `replaying`: restored channel state of the channel not yet
+    /// processed again, which precedes everything still to come on it. The first `skip`
+    /// records it delivers are (wrongly) left out.
+    pub fn spill(&mut self, slot: u32, replaying: Vec<Record>, skip: u32) {
+        self.spill[slot as usize] = Some(replaying);
         self.skip[slot as usize] = skip;
     }
 
@@ -86,8 +88,7 @@ impl UnalignedCheckpoint {
         if self.late[slot as usize] {
             // The injected bug goes on spilling: everything taken from now on beyond the
             // records queued ahead of the barrier (already in the state).
-            self.spill[slot as usize] = Some(Vec::new());
-            self.skip[slot as usize] = ahead as u32;
+            self.spill(slot, Vec::new(), ahead as u32);
         }
         let n = records.len();
         if n > 0 {

@@ -388,8 +388,8 @@ pub fn happenings<'a>(trace: &'a TraceFile, window: &Window) -> Vec<Happening<'a
 
 /// Matches every `arrive` with the `push` of the same element on the same channel: the oldest
 /// equal element in flight (an unaligned barrier overtakes records, so it is not always the
-/// front). A new attempt of either end, or a lost TaskManager, empties the channel: what was in
-/// flight is gone. Returns push index → arrive index and arrive index → push index.
+/// front). A redeployment of either end, or a lost TaskManager, empties the channel: what was
+/// in flight is gone. Returns push index → arrive index and arrive index → push index.
 fn pair_channel_elements(events: &[Value]) -> HashMap<u64, u64> {
     let mut in_flight: HashMap<&str, VecDeque<(u64, &Value)>> = HashMap::new();
     let mut pairs = HashMap::new();
@@ -408,7 +408,11 @@ fn pair_channel_elements(events: &[Value]) -> HashMap<u64, u64> {
                     pairs.insert(index, push);
                 }
             }
-            "task_state" if str_field(event, "from") == "CREATED" => {
+            // A redeployment (attempt > 0) starts with empty channels; a first deployment
+            // finds what its producers already sent waiting for it.
+            "task_state"
+                if str_field(event, "from") == "CREATED" && u64_field(event, "attempt") > 0 =>
+            {
                 let task = str_field(event, "task");
                 in_flight.retain(|channel, _| {
                     let (from, to) = channel_ends(channel);

@@ -245,6 +245,24 @@ pub fn export(trace: &TraceFile, window: &Window) -> Value {
     })
 }
 
+/// [`export`] as text: one trace event per line, so a golden file diffs line by line and a
+/// large export stays compact.
+pub fn export_text(trace: &TraceFile, window: &Window) -> String {
+    let value = export(trace, window);
+    let mut out = String::from("{\"traceEvents\": [\n");
+    let events = value["traceEvents"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    for (i, event) in events.iter().enumerate() {
+        out.push_str(&event.to_string());
+        out.push_str(if i + 1 < events.len() { ",\n" } else { "\n" });
+    }
+    out.push_str("],\n\"displayTimeUnit\": \"ns\",\n\"otherData\": ");
+    out.push_str(&value["otherData"].to_string());
+    out.push_str("}\n");
+    out
+}
+
 /// A message's low-cardinality name and category.
 fn message_name(event: &Value) -> (String, &'static str) {
     if kind(event) == "rpc" {
