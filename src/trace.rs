@@ -122,8 +122,6 @@ pub enum DeclineReason {
     Subsumed,
     /// The task has begun closing (`CHECKPOINT_DECLINED_TASK_CLOSING`, F1.5 step 4).
     TaskClosing,
-    /// The task is not running yet (`CHECKPOINT_DECLINED_TASK_NOT_READY`).
-    TaskNotReady,
     /// EndOfPartition during alignment (`CHECKPOINT_DECLINED_INPUT_END_OF_STREAM`, legacy).
     InputEndOfStream,
     /// A finishing task cancels its pending checkpoints (legacy P1.6).
@@ -135,7 +133,6 @@ impl DeclineReason {
         match self {
             DeclineReason::Subsumed => "declined_subsumed",
             DeclineReason::TaskClosing => "declined_task_closing",
-            DeclineReason::TaskNotReady => "declined_task_not_ready",
             DeclineReason::InputEndOfStream => "declined_input_end_of_stream",
             DeclineReason::TaskFinishing => "declined_task_finishing",
         }

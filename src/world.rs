@@ -166,15 +166,20 @@ impl Ctx<'_, '_> {
     /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
     /// same link, unless its destination dies first.
     pub fn send(&mut self, from: Address, to: Address, rpc: Rpc) {
+        let incarnation = self.io.membership.incarnation(to);
+        self.send_to(from, to, incarnation, rpc);
+    }
+
+    /// Sends an RPC to one incarnation of the destination process: the one the sender knows
+    /// (a JobMaster addresses the TaskManager process that registered with it). If that
+    /// process has died, the RPC is lost, even if a replacement runs by now.
+    pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
         let link = LinkId::between(from, to);
         let (extra, lost) = self.io.faults.rpc_delay(self.now);
         if let Some(retry) = lost {
             self.record(TraceEvent::RpcLost { from, to, retry });
         }
-        let incarnations = (
-            self.io.membership.incarnation(from),
-            self.io.membership.incarnation(to),
-        );
+        let incarnations = (self.io.membership.incarnation(from), incarnation);
         let at = self.io.rpc.send(self.now, link, rpc, incarnations, extra);
         self.sched.at(at, Event::Rpc { link });
     }

@@ -382,9 +382,9 @@ impl JobMaster {
         }
         self.set_execution(ctx, subtask, ExecutionState::Canceling);
         let attempt = self.executions[subtask.index()].attempt;
-        ctx.send(
-            Address::JobMaster,
-            Address::TaskManager(self.placement[subtask.index()]),
+        self.send_to_host(
+            ctx,
+            subtask,
             Rpc {
                 subtask,
                 attempt,
@@ -543,14 +543,31 @@ impl JobMaster {
             self.task_managers[self.placement[subtask.index()] as usize];
         self.set_execution(ctx, subtask, ExecutionState::Scheduled);
         self.set_execution(ctx, subtask, ExecutionState::Deploying);
-        ctx.send(
-            Address::JobMaster,
-            Address::TaskManager(self.placement[subtask.index()]),
+        self.send_to_host(
+            ctx,
+            subtask,
             Rpc {
                 subtask,
                 attempt,
                 call: Call::SubmitTask(restore),
             },
+        );
+    }
+
+    /// Sends to the TaskManager process this JobMaster deployed `subtask` to (or would): the
+    /// one registered with it. If that process died meanwhile the RPC is lost, as with
+    /// Flink's gateway to a TaskManager that is gone; the heartbeat timeout then fails the
+    /// execution.
+    fn send_to_host(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, rpc: Rpc) {
+        let task_manager = self.placement[subtask.index()];
+        let Some(process) = self.deployed_on[subtask.index()] else {
+            return; // no registered process to send to: the restart waits for one
+        };
+        ctx.send_to(
+            Address::JobMaster,
+            Address::TaskManager(task_manager),
+            process,
+            rpc,
         );
     }
 

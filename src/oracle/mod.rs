@@ -541,7 +541,7 @@ impl Oracles {
                     Some(FinishProtocol::Flink | FinishProtocol::Legacy)
                 )
             }
-            AbortReason::Declined(DeclineReason::TaskClosing | DeclineReason::TaskNotReady) => {
+            AbortReason::Declined(DeclineReason::TaskClosing) => {
                 protocol == Some(FinishProtocol::Flink)
             }
             // Legacy P1.6 and F1.3 with the feature off.

@@ -998,7 +998,6 @@ fn decline_rule(reason: DeclineReason) -> (&'static str, &'static str) {
     match reason {
         DeclineReason::Subsumed => ("F1.3", "a newer checkpoint's barrier arrived during its alignment (SUBSUMED)"),
         DeclineReason::TaskClosing => ("F1.5 step 4, F1.2", "the task has begun closing (TASK_CLOSING)"),
-        DeclineReason::TaskNotReady => ("F1.2", "the task is not RUNNING yet (TASK_NOT_READY)"),
         DeclineReason::InputEndOfStream => (
             "P1.2 legacy, F1.3",
             "EndOfPartition arrived during alignment, which before FLIP-147 aborts it (INPUT_END_OF_STREAM)",

@@ -28,6 +28,13 @@ pub fn write_atomically(
         _ => Path::new("."),
     };
     let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    // A temporary file is private (0600); what we write is an ordinary output file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     {
         let mut out = io::BufWriter::new(file.as_file_mut());
         write(&mut out)?;

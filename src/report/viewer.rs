@@ -19,12 +19,13 @@ const TEMPLATE: &str = include_str!("viewer/viewer.html");
 /// the `<script>` element it sits in.
 const DATA_SLOT: &str = "/*FLINKSIM_DATA*/null";
 
-/// The element class a channel event concerns: `r`ecord, `b`arrier (aligned or not), end of
-/// `d`ata, `e`nd of partition.
+/// The element class a channel event concerns: `r`ecord, `b`arrier, `u`naligned barrier (acted
+/// on when it arrives, never buffered: P1.4), end of `d`ata, `e`nd of partition.
 fn element_class(element: &Value) -> &'static str {
     match str_field(element, "kind") {
         "record" => "r",
-        "barrier" | "unaligned_barrier" => "b",
+        "barrier" => "b",
+        "unaligned_barrier" => "u",
         "end_of_data" => "d",
         _ => "e",
     }
