@@ -56,7 +56,7 @@
 //! | `faults` | list of faults to inject, below | `[]`: no fault |
 //! | `heal_at` | one duration since the start of the run, or `null`: when the healed phase begins, below | `null`: once the last fault fired |
 //! | `tie_break` | order of events at the same instant: `"insertion"` or `"shuffled"` (a seeded permutation) | `"insertion"` |
-//! | `bug` | `null`, or the name of one injected bug (`crate::bug::Bug`): `"eop-not-aligned"`, `"no-barrier-before-eop"`, `"cancel-pending-on-finish"`, `"finish-before-final-checkpoint"`, `"skip-retrigger-descendants"`, `"terminal-counts-as-finished"` | `null`: no bug |
+//! | `bug` | `null`, or the name of one injected bug (`crate::bug::Bug::ALL`; `flinksim bugs` lists them with the rule each breaks) | `null`: no bug |
 //!
 //! `job.vertices[]` (at least one; their order is the vertex index):
 //!
@@ -109,10 +109,10 @@
 //! | `timeout` | duration above 0: a checkpoint not completed this long after its trigger is aborted | `"1s"` |
 //! | `max_concurrent` | checkpoints pending at once, 1 to 64 (pending checkpoints are tracked in a 64-wide window) | `1` |
 //! | `min_pause` | duration: least time from the end of one checkpoint to the next trigger | `"0"` |
-//! | `mode` | barrier alignment (P1.4): `"aligned"` or `"unaligned"` (not implemented yet) | `"aligned"` |
-//! | `alignment_timeout` | duration, or `null`: an aligned checkpoint aligning longer switches to unaligned (P1.4; not implemented yet) | `null` |
+//! | `mode` | barrier alignment (P1.4): `"aligned"` or `"unaligned"` | `"aligned"` |
+//! | `alignment_timeout` | duration, or `null`: an aligned checkpoint aligning longer switches to unaligned (P1.4, F1.3) | `null` |
 //! | `finish_protocol` | how checkpoints go on once subtasks finish (P1.2), one of the four below | `"flink"` |
-//! | `flush_before_finish` | `true`: a finishing subtask waits until its output is fully sent (P1.5; not implemented yet) | `false` |
+//! | `flush_before_finish` | unaligned only: `true`: a finishing subtask waits until its output is fully sent and takes part in checkpoints meanwhile; `false`: it finishes at once and its result partition drains after it (P1.5) | `false` |
 //!
 //! An `interval` of `null` with an empty `trigger_at` is an error: no checkpoint would ever be
 //! triggered. The finish protocols:
@@ -226,6 +226,8 @@
 //! | `triggered` | subtasks the trigger plan sent the trigger RPC to (its `to_trigger`, P1.1), like `["src[0]", "src[1]"]` | not checked |
 //! | `finished` | subtasks the trigger plan recorded as finished | not checked |
 //! | `fully_finished` | vertex ids the trigger plan recorded as fully finished | not checked |
+//! | `duration_at_least`, `duration_at_most` | durations: bounds on the time from trigger to completion (the checkpoint must complete) | not checked |
+//! | `channel_state_at_least`, `channel_state_at_most` | records persisted as channel state, input and output side together (P1.4) | not checked |
 //!
 //! A `never_triggered` checkpoint has no trigger plan, so it takes none of the last three.
 //!
