@@ -38,7 +38,7 @@ use std::collections::BTreeSet;
 pub struct GenerateOptions {
     /// Only this finish protocol; `None`: any of the four.
     pub protocol: Option<FinishProtocol>,
-    /// The bug the campaign injects: it biases the shapes drawn ([`Bias`]) and is written into
+    /// The bug the campaign injects: it biases the shapes drawn (`Bias`) and is written into
     /// the scenario's `bug`.
     pub bug: Option<Bug>,
 }

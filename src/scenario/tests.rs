@@ -1896,3 +1896,36 @@ fn reports_the_first_bad_fault_only() {
         "has no trigger",
     );
 }
+
+#[test]
+fn checkpoint_bounds_must_be_satisfiable() {
+    let with = |expect: &str| {
+        format!(
+            r#"{{"name": "t", "mode": "streaming", "checkpointing": {{}}, "job": {{
+                "vertices": [{{"id": "src", "operator": "source", "parallelism": 1}},
+                             {{"id": "sink", "operator": "sink", "parallelism": 1}}],
+                "edges": [{{"from": "src", "to": "sink", "pattern": "forward"}}]}},
+                "expect": {{"checkpoints": [{expect}]}}}}"#
+        )
+    };
+    let err = |json: String| parse(&json, "t").expect_err("rejected");
+    let e = err(with(
+        r#"{"id": 1, "duration_at_least": "5ms", "duration_at_most": "1ms"}"#,
+    ));
+    assert_eq!(e.path, "expect.checkpoints[0].duration_at_most");
+    assert!(e.message.contains("no duration meets both"), "{e}");
+    let e = err(with(
+        r#"{"id": 1, "channel_state_at_least": 9, "channel_state_at_most": 2}"#,
+    ));
+    assert_eq!(e.path, "expect.checkpoints[0].channel_state_at_most");
+    let e = err(with(
+        r#"{"id": 1, "outcome": "aborted", "duration_at_most": "1ms"}"#,
+    ));
+    assert_eq!(e.path, "expect.checkpoints[0].duration_at_most");
+    assert!(e.message.contains("needs a completed checkpoint"), "{e}");
+    assert!(parse(
+        &with(r#"{"id": 1, "duration_at_least": "1ms", "duration_at_most": "5ms"}"#),
+        "t"
+    )
+    .is_ok());
+}

@@ -1053,6 +1053,40 @@ fn check_expected_checkpoint(
             ));
         }
     }
+    if raw.duration_at_least.is_some() || raw.duration_at_most.is_some() {
+        if let Some(outcome @ (CheckpointOutcome::Aborted | CheckpointOutcome::NeverTriggered)) =
+            raw.outcome
+        {
+            let field = if raw.duration_at_least.is_some() {
+                "duration_at_least"
+            } else {
+                "duration_at_most"
+            };
+            return Err(problem(
+                at(field),
+                format!(
+                    "a duration bound needs a completed checkpoint, and this one is expected to                      be {}",
+                    outcome_name(outcome)
+                ),
+            ));
+        }
+    }
+    if let (Some(min), Some(max)) = (raw.duration_at_least, raw.duration_at_most) {
+        if min > max {
+            return Err(problem(
+                at("duration_at_most"),
+                format!("{max} is below duration_at_least ({min}): no duration meets both"),
+            ));
+        }
+    }
+    if let (Some(min), Some(max)) = (raw.channel_state_at_least, raw.channel_state_at_most) {
+        if min > max {
+            return Err(problem(
+                at("channel_state_at_most"),
+                format!("{max} is below channel_state_at_least ({min}): no count meets both"),
+            ));
+        }
+    }
     for (field, list) in [("triggered", &raw.triggered), ("finished", &raw.finished)] {
         let list = list.as_deref().unwrap_or_default();
         check_set(list, &at(field), |name| check_subtask(name, job))?;
