@@ -5,6 +5,7 @@
 use clap::{Args, ValueEnum};
 use flinksim::bug::Bug;
 use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, CampaignResult};
+use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::generate::GenerateOptions;
 use flinksim::fuzz::replay::{replay, Replay};
 use flinksim::fuzz::shrink::{shrink, write_reproducer, Size, MAX_SHRINK_RUNS};
@@ -236,6 +237,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
     })
     .map_err(|e| with_path(&results_path, e))?;
     print_table(&mut out, &campaign)?;
+    write_coverage(&mut out, &coverage(&campaign.results))?;
 
     // Shrink the lowest violating seeds, one shrink per (seed, invariant), across threads.
     let targets: Vec<(u64, Invariant)> = campaign

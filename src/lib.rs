@@ -13,6 +13,7 @@
 //! - [`world`]: holds the actors and dispatches kernel events to them.
 //! - [`trace`]: the typed events a run records, hashed and rendered.
 //! - [`oracle`]: invariant checkers, read-only.
+//! - [`probes`]: coverage probes: the named protocol situations a run went through.
 //! - [`run`]: one run from scenario to report.
 //! - [`report`]: what people read: timeline, JSON Lines, summary, expectations.
 //! - [`status`]: Flink's job and execution status names.
@@ -27,6 +28,7 @@ pub mod graph;
 pub mod jobmaster;
 pub mod net;
 pub mod oracle;
+pub mod probes;
 pub mod record;
 pub mod report;
 pub mod run;

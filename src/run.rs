@@ -5,6 +5,7 @@ use crate::checkpoint::stats::{CheckpointRecord, FailoverRecord, Outcome};
 use crate::graph::ExecutionGraph;
 use crate::oracle::invariant::Invariant;
 use crate::oracle::Violation;
+use crate::probes::ProbeSet;
 use crate::scenario::{Delivery, Operator, Scenario, TieBreak};
 use crate::status::JobStatus;
 use crate::trace::{Retain, Trace};
@@ -40,6 +41,8 @@ pub struct RunReport {
     pub failovers: Vec<FailoverRecord>,
     /// Records committed by two-phase-commit sinks, in all.
     pub committed_records: u64,
+    /// The coverage probes the run hit (`crate::probes`).
+    pub probes: ProbeSet,
     pub trace: Trace,
     pub graph: ExecutionGraph,
 }
@@ -179,6 +182,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         failovers: io.stats.failovers,
         checkpoints: io.stats.checkpoints,
         committed_records,
+        probes: io.probes.hits(),
         trace: io.trace,
         graph,
     }

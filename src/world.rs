@@ -16,6 +16,7 @@ use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::JobMaster;
 use crate::net::{DataPlane, LinkId, RpcLinks};
 use crate::oracle::Oracles;
+use crate::probes::Probes;
 use crate::record::Element;
 use crate::scenario::{
     CheckpointMode, Checkpointing, Cluster, DurationRange, FaultKind, FinishProtocol,
@@ -124,6 +125,9 @@ pub struct Io {
     pub workload: Stream,
     pub trace: Trace,
     pub oracles: Oracles,
+    /// Coverage probes (`crate::probes`): like the oracles, they watch every event; unlike
+    /// them, they judge nothing, they only name the situations the run went through.
+    pub probes: Probes,
     /// Durable checkpoint storage: survives the JobManager.
     pub storage: CheckpointStorage,
     /// Where two-phase-commit sinks commit.
@@ -145,7 +149,7 @@ pub struct Ctx<'a, 's> {
 }
 
 impl Ctx<'_, '_> {
-    /// Records `event` in the trace and shows it to the oracles and the fault plan.
+    /// Records `event` in the trace and shows it to the oracles, the probes and the fault plan.
     #[inline]
     pub fn record(&mut self, event: TraceEvent) {
         let index = self.io.trace.record(self.now, event);
@@ -157,6 +161,7 @@ impl Ctx<'_, '_> {
             self.now,
             &event,
         );
+        self.io.probes.observe(&event);
         for fault in self.io.faults.observe(self.graph, index, &event) {
             self.sched
                 .after(Duration::ZERO, Event::Fault { index: fault });
@@ -240,6 +245,7 @@ impl World {
             workload: streams.stream("workload"),
             trace: Trace::new(retain),
             oracles: Oracles::new(&graph, config),
+            probes: Probes::new(&graph, config),
             storage: CheckpointStorage::default(),
             external: ExternalSystem::default(),
             stats: CheckpointStats::default(),

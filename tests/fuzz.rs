@@ -4,10 +4,12 @@
 
 use flinksim::bug::Bug;
 use flinksim::fuzz::campaign::{run_campaign, CampaignOptions, SeedResult};
+use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::generate::{generate, GenerateOptions, MAX_EVENTS};
 use flinksim::fuzz::mutants::first_detection;
 use flinksim::fuzz::shrink::{shrink, Size, MAX_SHRINK_RUNS};
 use flinksim::fuzz::{judge, run_document, Outcome};
+use flinksim::probes::Probe;
 use flinksim::scenario::{self, FinishProtocol};
 use flinksim::trace::Retain;
 use serde_json::Value;
@@ -88,6 +90,74 @@ fn results_are_the_same_for_any_thread_count_and_sharding() {
 }
 
 #[test]
+fn a_small_campaign_hits_most_coverage_probes_whatever_the_thread_count() {
+    let table = |threads| {
+        let rows = coverage(&campaign(0..300, threads, None));
+        let mut text = Vec::new();
+        write_coverage(&mut text, &rows).unwrap();
+        (rows, String::from_utf8(text).unwrap())
+    };
+    let (rows, one) = table(1);
+    assert_eq!(one, table(2).1);
+    let hit = rows.iter().filter(|r| r.runs > 0).count();
+    assert!(hit >= 20, "{hit} of {} probes hit:\n{one}", rows.len());
+    assert!(one.contains("\nnever hit: ") || one.ends_with("every probe was hit\n"));
+}
+
+/// The probes are defined by trace events; the shipped scenarios built for a situation must
+/// hit its probe, or the definition does not mean what its description says.
+#[test]
+fn shipped_scenarios_hit_the_probes_of_their_situations() {
+    let cases = [
+        (
+            "trigger-races-finish-legacy",
+            Probe::TriggerMissedFinishedTask,
+        ),
+        ("trigger-races-finish-legacy", Probe::LegacyNoTrigger),
+        ("cascade-option1", Probe::RetriggerCascade),
+        ("cascade-option2", Probe::FinishingOwesCheckpoints),
+        ("case-barriers-and-eop", Probe::BarrierInsertedBeforeEop),
+        ("case-trigger-all-eop", Probe::RpcTriggeredNonSource),
+        ("final-transaction-flink", Probe::FinalCheckpointCompleted),
+        ("alignment-timeout", Probe::AlignmentTimeoutSwitch),
+        ("flush-before-finish-false", Probe::PendingProblemSlowEop),
+        ("flush-before-finish-true", Probe::UnalignedChannelState),
+        ("failover-region-during-checkpoints", Probe::RegionFailover),
+        ("failover-between-finishes", Probe::FinishedOnRestore),
+        (
+            "failover-unaligned-channel-state",
+            Probe::RestoreReplaysChannelState,
+        ),
+        (
+            "failover-final-checkpoint-pending",
+            Probe::FaultDuringFinalCheckpoint,
+        ),
+        (
+            "failover-jobmanager-crash-precommitted",
+            Probe::JobmanagerCrashRecovery,
+        ),
+        (
+            "failover-taskmanager-lost-during-alignment",
+            Probe::TaskmanagerLost,
+        ),
+    ];
+    for (name, probe) in cases {
+        let text = std::fs::read_to_string(scenario_path(name)).unwrap();
+        let doc: Value = serde_json::from_str(&text).unwrap();
+        let (_, report) = run_document(&doc, Retain::Nothing).unwrap();
+        assert!(
+            report.probes.contains(probe),
+            "{name} misses {}",
+            probe.id()
+        );
+    }
+    // Pending problem (P1.5) only without flushing: with it, the finishing task takes part.
+    let text = std::fs::read_to_string(scenario_path("flush-before-finish-true")).unwrap();
+    let (_, report) = run_document(&serde_json::from_str(&text).unwrap(), Retain::Nothing).unwrap();
+    assert!(!report.probes.contains(Probe::PendingProblemSlowEop));
+}
+
+#[test]
 fn legacy_losing_its_last_transaction_is_expected_but_nothing_else_is() {
     // P1.7: under `legacy` the last transaction of a two-phase-commit sink is never committed.
     let path = scenario_path("final-transaction-legacy");
@@ -129,6 +199,12 @@ fn a_violation_shrinks_to_a_small_reproducer_that_run_and_replay_confirm() {
         .collect();
     assert_eq!(records.len(), 6);
     assert!(records.iter().all(|r| r["type"] == "seed"));
+    assert!(records.iter().all(|r| r["probes"].is_array()));
+    assert!(
+        stdout(&output).contains("first seed\n"),
+        "{}",
+        stdout(&output)
+    );
     let first = records
         .iter()
         .find(|r| r["outcome"] == "violation")

@@ -4,6 +4,7 @@
 use super::generate::{generate, GenerateOptions};
 use super::{judge, parallel_map, run_document, scenario_hash, Outcome};
 use crate::oracle::invariant::Invariant;
+use crate::probes::{Probe, ProbeSet};
 use crate::trace::Retain;
 use serde_json::{json, Value};
 use sim::Instant;
@@ -38,6 +39,8 @@ pub struct SeedResult {
     pub sim_time: Instant,
     pub trace_hash: u64,
     pub rechecked: bool,
+    /// The coverage probes the run hit.
+    pub probes: ProbeSet,
 }
 
 impl SeedResult {
@@ -54,6 +57,7 @@ impl SeedResult {
             "sim_time_ns": self.sim_time.as_nanos(),
             "trace_hash": format!("{:#018x}", self.trace_hash),
             "rechecked": self.rechecked,
+            "probes": self.probes.iter().map(Probe::id).collect::<Vec<_>>(),
         })
     }
 }
@@ -126,6 +130,7 @@ pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
         sim_time: report.sim_time,
         trace_hash: report.trace_hash,
         rechecked: recheck,
+        probes: report.probes,
     }
 }
 

@@ -428,15 +428,17 @@ impl Oracles {
             let output_state = cut.output_state.get(&key).copied().unwrap_or(0);
             let input_state = cut.input_state.get(&key).copied().unwrap_or(0);
             let processed = processed.map(|n| n + input_state);
-            let channel = graph.channel_name(ChannelId(c as u32)).to_string();
+            let channel = || graph.channel_name(ChannelId(c as u32)).to_string();
             let message = match (sent, processed) {
                 (Some(a), Some(b)) if a == b => continue,
                 (Some(a), Some(b)) => format!(
-                    "checkpoint {checkpoint}, channel {channel}: the producer sent {a} records before its barrier, but the consumer's cut holds {b} ({} processed before its snapshot, {input_state} persisted as input channel state; the producer's output state holds {output_state} more)",
+                    "checkpoint {checkpoint}, channel {}: the producer sent {a} records before its barrier, but the consumer's cut holds {b} ({} processed before its snapshot, {input_state} persisted as input channel state; the producer's output state holds {output_state} more)",
+                    channel(),
                     b - input_state
                 ),
                 (None, _) | (_, None) => format!(
-                    "checkpoint {checkpoint} completed without the state of an endpoint of {channel}"
+                    "checkpoint {checkpoint} completed without the state of an endpoint of {}",
+                    channel()
                 ),
             };
             return self.violate(Violation {

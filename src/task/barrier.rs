@@ -86,7 +86,8 @@ impl BarrierHandler {
         debug_assert!(self.alignment.is_none());
         let mut remaining = 0;
         for s in &mut self.slots {
-            s.delivered = false;
+            // A channel that ended before is done already: delivering it again counts nothing.
+            s.delivered = s.ended;
             if !s.ended {
                 remaining += 1;
             }

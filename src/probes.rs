@@ -1,0 +1,505 @@
+//! Coverage probes: named protocol situations a run went through, so a fuzz campaign can say
+//! which of the situations the protocols exist for its generated scenarios actually reach
+//! (issue 8, item 7), and which they never do.
+//!
+//! A probe is a *situation*, not a verdict: "a trigger reached a finished task" says nothing
+//! about whether the coordinator handled it well (that is the oracles' job). Each probe is
+//! defined by trace events alone, so it means the same in every run and can be checked against
+//! a rendered trace by hand.
+//!
+//! [`Probes`] watches every event as it is recorded, like the oracles, because campaigns run
+//! with `Retain::Nothing`: nothing is left to look at after the run. Its state is a few flags
+//! per subtask; data events (the bulk of a trace) only cost a failed `match` arm.
+
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::record::Element;
+use crate::scenario::{Delivery, FinishProtocol, Operator};
+use crate::status::ExecutionState;
+use crate::trace::{Address, Call, FaultEvent, TraceEvent, TriggerFailure};
+use crate::world::Config;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One named situation. The order is the order of reports.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub enum Probe {
+    TriggerMissedFinishedTask,
+    RetriggerCascade,
+    FinishingOwesCheckpoints,
+    EopDuringAlignment,
+    BarrierInsertedBeforeEop,
+    RpcTriggeredNonSource,
+    FinalCheckpointCompleted,
+    LegacyNoTrigger,
+    UnalignedChannelState,
+    AlignmentTimeoutSwitch,
+    PendingProblemSlowEop,
+    FailoverRestoreFromCheckpoint,
+    FailoverFromScratch,
+    RegionFailover,
+    FinishedOnRestore,
+    RestoreReplaysChannelState,
+    TwoPhaseCommitRestoreCommit,
+    FaultDuringFinalCheckpoint,
+    CrashInFlushWindow,
+    JobmanagerCrashRecovery,
+    TaskmanagerLost,
+    TaskmanagerReplacedBeforeTimeout,
+    LateTaskmanagerReport,
+    RpcLostRetried,
+    StaleRpcFenced,
+    DelaySpike,
+}
+
+impl Probe {
+    pub const ALL: [Probe; 26] = [
+        Probe::TriggerMissedFinishedTask,
+        Probe::RetriggerCascade,
+        Probe::FinishingOwesCheckpoints,
+        Probe::EopDuringAlignment,
+        Probe::BarrierInsertedBeforeEop,
+        Probe::RpcTriggeredNonSource,
+        Probe::FinalCheckpointCompleted,
+        Probe::LegacyNoTrigger,
+        Probe::UnalignedChannelState,
+        Probe::AlignmentTimeoutSwitch,
+        Probe::PendingProblemSlowEop,
+        Probe::FailoverRestoreFromCheckpoint,
+        Probe::FailoverFromScratch,
+        Probe::RegionFailover,
+        Probe::FinishedOnRestore,
+        Probe::RestoreReplaysChannelState,
+        Probe::TwoPhaseCommitRestoreCommit,
+        Probe::FaultDuringFinalCheckpoint,
+        Probe::CrashInFlushWindow,
+        Probe::JobmanagerCrashRecovery,
+        Probe::TaskmanagerLost,
+        Probe::TaskmanagerReplacedBeforeTimeout,
+        Probe::LateTaskmanagerReport,
+        Probe::RpcLostRetried,
+        Probe::StaleRpcFenced,
+        Probe::DelaySpike,
+    ];
+
+    /// The stable id used in campaign tables and `results.jsonl`.
+    pub fn id(self) -> &'static str {
+        match self {
+            Probe::TriggerMissedFinishedTask => "trigger_missed_finished_task",
+            Probe::RetriggerCascade => "retrigger_cascade",
+            Probe::FinishingOwesCheckpoints => "finishing_owes_checkpoints",
+            Probe::EopDuringAlignment => "eop_during_alignment",
+            Probe::BarrierInsertedBeforeEop => "barrier_inserted_before_eop",
+            Probe::RpcTriggeredNonSource => "rpc_triggered_non_source",
+            Probe::FinalCheckpointCompleted => "final_checkpoint_completed",
+            Probe::LegacyNoTrigger => "legacy_no_trigger",
+            Probe::UnalignedChannelState => "unaligned_channel_state",
+            Probe::AlignmentTimeoutSwitch => "alignment_timeout_switch",
+            Probe::PendingProblemSlowEop => "pending_problem_slow_eop",
+            Probe::FailoverRestoreFromCheckpoint => "failover_restore_from_checkpoint",
+            Probe::FailoverFromScratch => "failover_from_scratch",
+            Probe::RegionFailover => "region_failover",
+            Probe::FinishedOnRestore => "finished_on_restore",
+            Probe::RestoreReplaysChannelState => "restore_replays_channel_state",
+            Probe::TwoPhaseCommitRestoreCommit => "two_phase_commit_restore_commit",
+            Probe::FaultDuringFinalCheckpoint => "fault_during_final_checkpoint",
+            Probe::CrashInFlushWindow => "crash_in_flush_window",
+            Probe::JobmanagerCrashRecovery => "jobmanager_crash_recovery",
+            Probe::TaskmanagerLost => "taskmanager_lost",
+            Probe::TaskmanagerReplacedBeforeTimeout => "taskmanager_replaced_before_timeout",
+            Probe::LateTaskmanagerReport => "late_taskmanager_report",
+            Probe::RpcLostRetried => "rpc_lost_retried",
+            Probe::StaleRpcFenced => "stale_rpc_fenced",
+            Probe::DelaySpike => "delay_spike",
+        }
+    }
+
+    /// The situation, with the rule it exercises, in one line.
+    pub fn description(self) -> &'static str {
+        match self {
+            Probe::TriggerMissedFinishedTask => {
+                "P1.2/F1.2: a trigger RPC reached a task that had already finished"
+            }
+            Probe::RetriggerCascade => {
+                "P1.2 option1: two or more re-trigger RPCs for one checkpoint"
+            }
+            Probe::FinishingOwesCheckpoints => {
+                "P1.2 option2: the answer to a finishing report listed pending checkpoints"
+            }
+            Probe::EopDuringAlignment => {
+                "P1.3 step 4/F1.3: EndOfPartition processed on a channel while aligning"
+            }
+            Probe::BarrierInsertedBeforeEop => {
+                "P1.3 steps 2-3: a barrier inserted before a buffered EndOfPartition"
+            }
+            Probe::RpcTriggeredNonSource => {
+                "P1.1/F1.4: a non-source task learned of a checkpoint by trigger RPC"
+            }
+            Probe::FinalCheckpointCompleted => {
+                "F1.5: a checkpoint holding a snapshot taken after end of input completed"
+            }
+            Probe::LegacyNoTrigger => {
+                "legacy: NOT_ALL_REQUIRED_TASKS_RUNNING while a subtask is FINISHED"
+            }
+            Probe::UnalignedChannelState => "P1.4: in-flight records persisted as channel state",
+            Probe::AlignmentTimeoutSwitch => {
+                "F1.3: an aligned checkpoint switched to unaligned (alignment timeout)"
+            }
+            Probe::PendingProblemSlowEop => {
+                "P1.5: unaligned, an RPC-triggered task's barrier waits behind a finished input's data"
+            }
+            Probe::FailoverRestoreFromCheckpoint => {
+                "P1.8: restarted subtasks restored from a completed checkpoint"
+            }
+            Probe::FailoverFromScratch => {
+                "P1.8: restarted subtasks started fresh (no checkpoint completed)"
+            }
+            Probe::RegionFailover => "P1.8: only a pipelined region was restarted",
+            Probe::FinishedOnRestore => "F1.6: a subtask was deployed finished on restore",
+            Probe::RestoreReplaysChannelState => {
+                "P1.4/P1.8: a subtask restored from a checkpoint holding its channel state"
+            }
+            Probe::TwoPhaseCommitRestoreCommit => {
+                "P1.7/P1.8: a restored sink committed a transaction its previous attempt pre-committed"
+            }
+            Probe::FaultDuringFinalCheckpoint => {
+                "F1.5/P1.7: a crash while a task waited for its final checkpoint"
+            }
+            Probe::CrashInFlushWindow => {
+                "P1.5: a crash while a flushing task, past end of input, was back-pressured"
+            }
+            Probe::JobmanagerCrashRecovery => "P1.8: a new JobManager took over after a crash",
+            Probe::TaskmanagerLost => "P1.8: a TaskManager process died with its tasks",
+            Probe::TaskmanagerReplacedBeforeTimeout => {
+                "P1.8: a lost TaskManager's heartbeat timed out after its replacement registered"
+            }
+            Probe::LateTaskmanagerReport => {
+                "P1.8: a state report of a replaced attempt reached the JobMaster"
+            }
+            Probe::RpcLostRetried => "an RPC was lost in the network and retried",
+            Probe::StaleRpcFenced => "a TaskManager refused an RPC from a deposed JobMaster",
+            Probe::DelaySpike => "a delay spike slowed channels or RPCs",
+        }
+    }
+}
+
+/// A set of probes, small and `Copy` so every seed's result can carry one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct ProbeSet(u32);
+
+impl ProbeSet {
+    pub fn insert(&mut self, probe: Probe) {
+        self.0 |= 1 << probe as u32;
+    }
+
+    pub fn contains(self, probe: Probe) -> bool {
+        self.0 & (1 << probe as u32) != 0
+    }
+
+    /// The probes in the set, in [`Probe::ALL`] order.
+    pub fn iter(self) -> impl Iterator<Item = Probe> {
+        Probe::ALL.into_iter().filter(move |&p| self.contains(p))
+    }
+}
+
+/// Per subtask, what the probes need to know about its current attempt.
+#[derive(Clone, Copy, Default)]
+struct Attempt {
+    /// The checkpoint it is aligning (from its first barrier or trigger to its snapshot).
+    aligning: Option<u64>,
+    /// The latest checkpoint it learned of by trigger RPC.
+    rpc_triggered: Option<u64>,
+    /// The checkpoint it was restored from (0: none).
+    restored_from: u64,
+    /// It reached end of input and is not terminal yet.
+    past_end: bool,
+    /// Past end of input, it found an output full (it is draining).
+    draining: bool,
+}
+
+/// Watches a run's trace events and collects the probes they hit.
+pub struct Probes {
+    hit: ProbeSet,
+    is_source: Vec<bool>,
+    /// Per subtask: it waits for a checkpoint covering its final state before it finishes
+    /// (every task in `flink`, two-phase-commit sinks in `option1`/`option2`).
+    needs_final: Vec<bool>,
+    legacy: bool,
+    unaligned: bool,
+    /// `flush_before_finish` in effect (it only applies to unaligned checkpoints).
+    flushing: bool,
+    attempts: Vec<Attempt>,
+    /// Per subtask, the JobMaster's latest attempt and whether it counts it FINISHED.
+    latest_attempt: Vec<u32>,
+    finished_view: Vec<bool>,
+    /// Pending checkpoints: re-trigger RPCs so far, and whether a final snapshot is in.
+    retriggers: BTreeMap<u64, u32>,
+    final_snapshots: BTreeSet<u64>,
+    /// (checkpoint, subtask) pairs whose snapshot holds channel state.
+    channel_state: BTreeSet<(u64, SubtaskId)>,
+    /// TaskManagers whose replacement process started since they were last lost.
+    replaced: BTreeSet<u32>,
+}
+
+impl Probes {
+    pub fn new(graph: &ExecutionGraph, config: Config) -> Probes {
+        let operators = graph
+            .subtasks
+            .iter()
+            .map(|s| &graph.vertices[s.vertex.index()].operator);
+        let is_source = operators
+            .clone()
+            .map(|o| matches!(o, Operator::Source { .. }))
+            .collect();
+        let needs_final = operators
+            .map(|o| match config.protocol {
+                Some(FinishProtocol::Flink) => true,
+                Some(FinishProtocol::Option1 | FinishProtocol::Option2) => matches!(
+                    o,
+                    Operator::Sink {
+                        delivery: Delivery::TwoPhaseCommit
+                    }
+                ),
+                Some(FinishProtocol::Legacy) | None => false,
+            })
+            .collect();
+        let n = graph.subtasks.len();
+        Probes {
+            hit: ProbeSet::default(),
+            is_source,
+            needs_final,
+            legacy: config.protocol == Some(FinishProtocol::Legacy),
+            unaligned: config.unaligned,
+            flushing: config.unaligned && config.flush_before_finish,
+            attempts: vec![Attempt::default(); n],
+            latest_attempt: vec![0; n],
+            finished_view: vec![false; n],
+            retriggers: BTreeMap::new(),
+            final_snapshots: BTreeSet::new(),
+            channel_state: BTreeSet::new(),
+            replaced: BTreeSet::new(),
+        }
+    }
+
+    /// The probes hit so far.
+    pub fn hits(&self) -> ProbeSet {
+        self.hit
+    }
+
+    /// Sees one trace event as it is recorded.
+    #[inline]
+    pub fn observe(&mut self, event: &TraceEvent) {
+        match *event {
+            TraceEvent::Push {
+                element: Element::PriorityBarrier(_),
+                ..
+            } if !self.unaligned => self.hit.insert(Probe::AlignmentTimeoutSwitch),
+            TraceEvent::Take {
+                subtask,
+                element: Element::EndOfPartition,
+                ..
+            } if self.attempts[subtask.index()].aligning.is_some() => {
+                self.hit.insert(Probe::EopDuringAlignment)
+            }
+            TraceEvent::Blocked { subtask, .. } if self.attempts[subtask.index()].past_end => {
+                self.attempts[subtask.index()].draining = true
+            }
+            TraceEvent::Push { .. }
+            | TraceEvent::Arrive { .. }
+            | TraceEvent::Take { .. }
+            | TraceEvent::Blocked { .. } => {}
+            _ => self.observe_protocol(event),
+        }
+    }
+
+    /// Everything but the data plane: rare enough to branch freely.
+    fn observe_protocol(&mut self, event: &TraceEvent) {
+        match *event {
+            // A new attempt starts afresh, and a terminal one waits for nothing. Where it was
+            // restored from stays: `SubmitTask` sets it before the slot's previous attempt is
+            // cancelled and before the new one is deploying.
+            TraceEvent::TaskState { subtask, to, .. }
+                if to == ExecutionState::Deploying || to.is_terminal() =>
+            {
+                let a = &mut self.attempts[subtask.index()];
+                *a = Attempt {
+                    restored_from: a.restored_from,
+                    ..Attempt::default()
+                };
+            }
+            TraceEvent::ExecutionState {
+                subtask,
+                attempt,
+                to,
+                ..
+            } => {
+                let latest = &mut self.latest_attempt[subtask.index()];
+                *latest = (*latest).max(attempt);
+                self.finished_view[subtask.index()] = to == ExecutionState::Finished;
+            }
+            TraceEvent::Rpc { to, rpc, .. } => match (to, rpc.call) {
+                (Address::JobMaster, Call::TriggerMissed(_)) => {
+                    self.hit.insert(Probe::TriggerMissedFinishedTask)
+                }
+                (Address::JobMaster, Call::UpdateTaskExecutionState(_))
+                    if rpc.attempt < self.latest_attempt[rpc.subtask.index()] =>
+                {
+                    self.hit.insert(Probe::LateTaskmanagerReport)
+                }
+                (Address::TaskManager(_), Call::FinishingAnswer(owed)) if !owed.is_empty() => {
+                    self.hit.insert(Probe::FinishingOwesCheckpoints)
+                }
+                (Address::TaskManager(_), Call::SubmitTask(restore)) => {
+                    // Set before the task starts: it commits restored transactions then.
+                    self.attempts[rpc.subtask.index()].restored_from = restore.checkpoint;
+                    if self
+                        .channel_state
+                        .contains(&(restore.checkpoint, rpc.subtask))
+                    {
+                        self.hit.insert(Probe::RestoreReplaysChannelState);
+                    }
+                }
+                (Address::TaskManager(_), Call::NotifyCheckpointAborted(n)) => {
+                    let a = &mut self.attempts[rpc.subtask.index()];
+                    if a.aligning == Some(n) {
+                        a.aligning = None;
+                    }
+                }
+                _ => {}
+            },
+            TraceEvent::EndOfInput { subtask } => {
+                let a = &mut self.attempts[subtask.index()];
+                a.past_end = true;
+                // Legacy P1.6: finishing abandons the alignment.
+                if self.legacy {
+                    a.aligning = None;
+                }
+            }
+            TraceEvent::CheckpointNotTriggered {
+                reason: TriggerFailure::NotAllRequiredTasksRunning,
+            } if self.legacy && self.finished_view.contains(&true) => {
+                self.hit.insert(Probe::LegacyNoTrigger)
+            }
+            TraceEvent::CheckpointSeen {
+                subtask,
+                checkpoint,
+                by_trigger,
+            } => {
+                let a = &mut self.attempts[subtask.index()];
+                a.aligning = Some(checkpoint);
+                if by_trigger {
+                    a.rpc_triggered = Some(checkpoint);
+                    if !self.is_source[subtask.index()] {
+                        self.hit.insert(Probe::RpcTriggeredNonSource);
+                    }
+                }
+            }
+            TraceEvent::BarrierInserted {
+                subtask,
+                checkpoint,
+                ..
+            } => {
+                self.hit.insert(Probe::BarrierInsertedBeforeEop);
+                if self.unaligned
+                    && self.attempts[subtask.index()].rpc_triggered == Some(checkpoint)
+                {
+                    self.hit.insert(Probe::PendingProblemSlowEop);
+                }
+            }
+            TraceEvent::AlignmentDone { subtask, .. } => {
+                self.attempts[subtask.index()].aligning = None
+            }
+            TraceEvent::Snapshot {
+                subtask,
+                checkpoint,
+                finished,
+                ..
+            } => {
+                self.attempts[subtask.index()].aligning = None;
+                if finished {
+                    self.final_snapshots.insert(checkpoint);
+                }
+            }
+            TraceEvent::ChannelState {
+                subtask,
+                checkpoint,
+                records,
+                ..
+            } if records > 0 => {
+                self.hit.insert(Probe::UnalignedChannelState);
+                self.channel_state.insert((checkpoint, subtask));
+            }
+            TraceEvent::Retrigger { checkpoint, .. } => {
+                let n = self.retriggers.entry(checkpoint).or_default();
+                *n += 1;
+                if *n >= 2 {
+                    self.hit.insert(Probe::RetriggerCascade);
+                }
+            }
+            TraceEvent::CheckpointCompleted { checkpoint } => {
+                if self.final_snapshots.remove(&checkpoint) {
+                    self.hit.insert(Probe::FinalCheckpointCompleted);
+                }
+                self.retriggers.remove(&checkpoint);
+            }
+            TraceEvent::CheckpointAborted { checkpoint, .. } => {
+                self.final_snapshots.remove(&checkpoint);
+                self.retriggers.remove(&checkpoint);
+            }
+            TraceEvent::TransactionCommitted {
+                subtask,
+                checkpoint,
+                ..
+            } if checkpoint <= self.attempts[subtask.index()].restored_from => {
+                self.hit.insert(Probe::TwoPhaseCommitRestoreCommit)
+            }
+            TraceEvent::FaultFired { fault, .. } => match fault {
+                FaultEvent::DelaySpike => self.hit.insert(Probe::DelaySpike),
+                FaultEvent::RpcLoss => {}
+                FaultEvent::FailTask(_)
+                | FaultEvent::LoseTaskManager(_)
+                | FaultEvent::CrashJobMaster => {
+                    let waiting = |(a, needs): (&Attempt, &bool)| a.past_end && *needs;
+                    if self.attempts.iter().zip(&self.needs_final).any(waiting) {
+                        self.hit.insert(Probe::FaultDuringFinalCheckpoint);
+                    }
+                    if self.flushing && self.attempts.iter().any(|a| a.draining) {
+                        self.hit.insert(Probe::CrashInFlushWindow);
+                    }
+                }
+            },
+            TraceEvent::Restore {
+                checkpoint,
+                finished,
+                region,
+                ..
+            } => {
+                self.hit.insert(if checkpoint > 0 {
+                    Probe::FailoverRestoreFromCheckpoint
+                } else {
+                    Probe::FailoverFromScratch
+                });
+                if finished > 0 {
+                    self.hit.insert(Probe::FinishedOnRestore);
+                }
+                if region.is_some() {
+                    self.hit.insert(Probe::RegionFailover);
+                }
+            }
+            TraceEvent::JobMasterElected { .. } => self.hit.insert(Probe::JobmanagerCrashRecovery),
+            TraceEvent::TaskManagerLost { task_manager } => {
+                self.hit.insert(Probe::TaskmanagerLost);
+                self.replaced.remove(&task_manager);
+            }
+            TraceEvent::TaskManagerStarted { task_manager } => {
+                self.replaced.insert(task_manager);
+            }
+            TraceEvent::TaskManagerTimedOut { task_manager }
+                if self.replaced.contains(&task_manager) =>
+            {
+                self.hit.insert(Probe::TaskmanagerReplacedBeforeTimeout)
+            }
+            TraceEvent::RpcLost { .. } => self.hit.insert(Probe::RpcLostRetried),
+            TraceEvent::RpcDropped { fenced: true, .. } => self.hit.insert(Probe::StaleRpcFenced),
+            _ => {}
+        }
+    }
+}
