@@ -937,7 +937,10 @@ impl Task {
     fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> (OperatorState, bool) {
         // Final: taken after end of input, also while a closing task drains its partition
         // (P1.5 `flush_before_finish`): a restore must not run its operators' ending again.
-        let finished = matches!(self.phase, Phase::EndOfInput | Phase::Closing);
+        // A task deployed finished on restore says so in every snapshot (F1.6: "its
+        // checkpoint acks say deployed as finished"), or a later restore would revive it.
+        let finished =
+            self.finished_on_restore || matches!(self.phase, Phase::EndOfInput | Phase::Closing);
         if finished && self.final_checkpoint.is_none() {
             self.final_checkpoint = Some(n);
         }
