@@ -451,6 +451,32 @@ impl Narrator<'_> {
                 "P4 no-lost-rpc",
                 format!("an RPC to {} was lost in the network; the sender retries after {retry}, so nothing is lost for good", address(to)),
             ),
+            TraceEvent::RpcRefused { from, rpc } => told(
+                JM,
+                "P3.3",
+                format!(
+                    "refuses an RPC about {} from {} while reconciling; the TaskManager retries it later",
+                    self.name(rpc.subtask),
+                    address(from)
+                ),
+            ),
+            TraceEvent::ReconcileEnded {
+                outcome,
+                reported,
+                missing,
+            } => key(
+                JM,
+                "P3.4",
+                format!(
+                    "reconciliation ends: {reported} executions reported, {missing} TaskManager(s) missing, so the job goes {}",
+                    match outcome {
+                        crate::trace::ReconcileOutcome::Running => "RUNNING: every TaskManager reported and no task failed",
+                        crate::trace::ReconcileOutcome::Finished => "FINISHED: every task had finished",
+                        crate::trace::ReconcileOutcome::Failing => "FAILING, then a normal failover",
+                    }
+                ),
+                "reconciled",
+            ),
             TraceEvent::RpcDropped { from, to, fenced, .. } => told(
                 address(to),
                 "P1.8",
@@ -682,6 +708,12 @@ impl Narrator<'_> {
                 told(dest, "P1.2 option2", text)
             }
             Call::CancelTask => told(dest, "P1.8", format!("cancels {name} attempt {attempt} for the failover")),
+            Call::ReportExecution(state) => told(
+                dest,
+                "P3.2",
+                format!("learns from {} that it hosts {name} attempt {attempt}, {state}", address(from)),
+            ),
+            Call::ReportDone => told(dest, "P3.2", format!("has the whole report of {}", address(from))),
         }
     }
 

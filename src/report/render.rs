@@ -67,6 +67,12 @@ fn call_parts(call: &Call) -> (&'static str, String, Value) {
             json!({"restore_checkpoint": restore.checkpoint, "finished_on_restore": restore.finished}),
         ),
         Call::CancelTask => ("cancelTask", String::new(), json!({})),
+        Call::ReportExecution(state) => (
+            "reportExecution",
+            state.to_string(),
+            json!({"state": state.name()}),
+        ),
+        Call::ReportDone => ("reportDone", String::new(), json!({})),
         Call::UpdateTaskExecutionState(state) => (
             "updateTaskExecutionState",
             state.to_string(),
@@ -402,6 +408,29 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 }
             ),
         ),
+        TraceEvent::RpcRefused { from, rpc } => (
+            "JobMaster".into(),
+            format!(
+                "refused {} from {}: reconciling (P3.3)",
+                rpc_text(graph, rpc),
+                address(*from)
+            ),
+        ),
+        TraceEvent::ReconcileEnded {
+            outcome,
+            reported,
+            missing,
+        } => (
+            "JobMaster".into(),
+            format!(
+                "RECONCILIATION ENDED: {reported} executions reported, {missing} TaskManager(s) missing: {} (P3.4)",
+                match outcome {
+                    crate::trace::ReconcileOutcome::Running => "RUNNING",
+                    crate::trace::ReconcileOutcome::Finished => "FINISHED",
+                    crate::trace::ReconcileOutcome::Failing => "FAILING, then failover",
+                }
+            ),
+        ),
         TraceEvent::RpcLost { from, to, retry } => (
             address(*from),
             format!("an RPC to {} was lost; retried after {retry}", address(*to)),
@@ -582,6 +611,20 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         TraceEvent::RpcLost { from, to, retry } => {
             json!({"from": address(*from), "to": address(*to), "retry": retry.to_string()})
         }
+        TraceEvent::RpcRefused { from, rpc } => {
+            let (method, _, args) = call_parts(&rpc.call);
+            json!({"from": address(*from), "method": method, "task": name(rpc.subtask),
+                   "attempt": rpc.attempt, "args": args})
+        }
+        TraceEvent::ReconcileEnded {
+            outcome,
+            reported,
+            missing,
+        } => json!({"outcome": match outcome {
+                        crate::trace::ReconcileOutcome::Running => "running",
+                        crate::trace::ReconcileOutcome::Finished => "finished",
+                        crate::trace::ReconcileOutcome::Failing => "failing",
+                    }, "reported": reported, "missing": missing}),
         TraceEvent::RpcDropped {
             from,
             to,

@@ -13,7 +13,7 @@ use super::raw::{
 };
 use super::types::{
     Budget, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange, Expect,
-    ExpectedCheckpoint, Failover, Fault, FaultKind, FaultTrigger, Job, JobMasterConfig, Mode,
+    ExpectedCheckpoint, Fault, FaultKind, FaultTrigger, Job, JobMasterConfig, Mode,
     Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy, Scenario, SubtaskRef,
     Vertex,
 };
@@ -118,12 +118,6 @@ pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
                 "blocking exchanges in streaming mode are not implemented yet; use \"pipelined\"",
             ));
         }
-    }
-    if scenario.jobmaster.failover == Failover::Reconcile {
-        return Err(problem(
-            "jobmaster.failover",
-            "reconciliation (FLINK-5703) is not implemented yet; use \"restart\"",
-        ));
     }
     Ok(())
 }
@@ -913,7 +907,16 @@ fn check_jobmaster(raw: RawJobMaster) -> Result<JobMasterConfig, Problem> {
              heartbeat arrived for this long",
         ));
     }
+    if raw.reconcile_timeout == sim::Duration::ZERO {
+        return Err(problem(
+            "jobmaster.reconcile_timeout",
+            "must be longer than 0: a new JobMaster waits this long for the TaskManagers' \
+             reports (P3.4)",
+        ));
+    }
     Ok(JobMasterConfig {
+        reconcile_timeout: raw.reconcile_timeout,
+        terminal_state_retention: raw.terminal_state_retention,
         failover: raw.failover,
         restart_strategy: RestartStrategy {
             delay: raw.restart_strategy.delay,

@@ -300,6 +300,8 @@ impl Task {
             | Call::AcknowledgeCheckpoint { .. }
             | Call::DeclineCheckpoint { .. }
             | Call::TriggerMissed(_)
+            | Call::ReportExecution(_)
+            | Call::ReportDone
             | Call::Finishing => unreachable!("{call:?} is never sent to a task"),
         }
         // Whatever the call changed (outputs queued, channels unblocked, closing) is carried
