@@ -398,7 +398,10 @@ pub enum TraceEvent {
         fenced: bool,
     },
     /// A reconciling JobMaster refused an RPC (P3.3); its TaskManager retries it later.
-    RpcRefused { from: Address, rpc: Rpc },
+    RpcRefused {
+        from: Address,
+        rpc: Rpc,
+    },
     /// A new JobMaster ended its reconciliation (P3.4): `reported` executions were reported,
     /// `missing` TaskManagers did not report in time.
     ReconcileEnded {

@@ -1608,6 +1608,35 @@ fn rejects_bad_predicates() {
 }
 
 #[test]
+fn waiting_for_final_checkpoint_must_name_a_task_that_waits() {
+    let fault = |protocol: &str, task: &str| {
+        two_phase(&format!(
+            r#""checkpointing": {{"finish_protocol": "{protocol}"}},
+               "faults": [{{"when": {{"waiting_for_final_checkpoint": "{task}"}},
+                            "fault": "crash_jobmaster"}}]"#
+        ))
+    };
+    let path = "faults[0].when.waiting_for_final_checkpoint";
+    // P1.7: under option1 and option2 only the two-phase-commit sink waits.
+    for protocol in ["option1", "option2"] {
+        ok(&fault(protocol, "sink[0]"));
+        reject(
+            &fault(protocol, "sum[1]"),
+            path,
+            "`sum[1]` never waits for a final checkpoint, so this predicate could never hold",
+        );
+    }
+    // F1.5 step 3: under flink every task waits; under legacy none does.
+    ok(&fault("flink", "sum[1]"));
+    ok(&fault("flink", "src[0]"));
+    reject(
+        &fault("legacy", "sink[0]"),
+        path,
+        "use `end_of_input` for the moment its input ends",
+    );
+}
+
+#[test]
 fn rejects_checkpoint_predicates_without_checkpointing() {
     let phrase = "checkpointing is disabled (the scenario has no `checkpointing` block), so this \
                   predicate could never hold";

@@ -13,7 +13,7 @@ use super::raw::{
 };
 use super::types::{
     Budget, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange, Expect,
-    ExpectedCheckpoint, Fault, FaultKind, FaultTrigger, Job, JobMasterConfig, Mode,
+    ExpectedCheckpoint, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode,
     Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy, Scenario, SubtaskRef,
     Vertex,
 };
@@ -70,6 +70,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         job: &job,
         cluster: &cluster,
         checkpointing: checkpointing.is_some(),
+        finish_protocol: checkpointing.as_ref().map(|c| c.finish_protocol),
         budget: &budget,
     };
     let faults = raw
@@ -542,6 +543,7 @@ struct FaultContext<'a> {
     job: &'a Job,
     cluster: &'a Cluster,
     checkpointing: bool,
+    finish_protocol: Option<FinishProtocol>,
     budget: &'a Budget,
 }
 
@@ -838,6 +840,32 @@ fn check_predicate(
         let key = "waiting_for_final_checkpoint";
         let task = subtask(key, name)?;
         needs_checkpointing(key)?;
+        // The predicate holds at the task's end of input, so it must name a task that then
+        // waits: under `flink` every task does (F1.5 step 3), under `option1`/`option2` only a
+        // two-phase-commit sink (P1.7), under `legacy` none.
+        let operator = &world.job.vertices[task.vertex].operator;
+        let two_phase = matches!(
+            operator,
+            Operator::Sink {
+                delivery: Delivery::TwoPhaseCommit
+            }
+        );
+        let waits = match world.finish_protocol {
+            Some(FinishProtocol::Flink) => true,
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2) => two_phase,
+            Some(FinishProtocol::Legacy) | None => false,
+        };
+        if !waits {
+            return Err(problem(
+                at(key),
+                format!(
+                    "`{name}` never waits for a final checkpoint, so this predicate could never \
+                     hold: under `option1` and `option2` only two-phase-commit sinks wait (P1.7), \
+                     under `flink` every task does (F1.5), under `legacy` none; use \
+                     `end_of_input` for the moment its input ends"
+                ),
+            ));
+        }
         return Ok(Predicate::WaitingForFinalCheckpoint(task));
     }
     if let Some(all) = raw.all_sources_finished {
