@@ -49,13 +49,10 @@ pub enum Bug {
     /// TaskManagers keep no terminal task state, so a task that ended during the outage is
     /// unknown to the new JobMaster.
     NoTerminalRetention,
-    /// The new JobMaster applies each reported state as it arrives, before it has rebuilt the
-    /// whole execution graph from every report.
-    ApplyStateBeforeRebuild,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 17] = [
+    pub const ALL: [Bug; 16] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -72,7 +69,6 @@ impl Bug {
         Bug::DropRefusedRpc,
         Bug::ReconcileIgnoresMissingTm,
         Bug::NoTerminalRetention,
-        Bug::ApplyStateBeforeRebuild,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -94,7 +90,6 @@ impl Bug {
             Bug::DropRefusedRpc => "drop-refused-rpc",
             Bug::ReconcileIgnoresMissingTm => "reconcile-ignores-missing-tm",
             Bug::NoTerminalRetention => "no-terminal-retention",
-            Bug::ApplyStateBeforeRebuild => "apply-state-before-rebuild",
         }
     }
 
@@ -133,7 +128,6 @@ impl Bug {
                 "P3.4 (a TaskManager that missed the window means FAILING)"
             }
             Bug::NoTerminalRetention => "P3.1 (TaskManagers keep terminal task states a while)",
-            Bug::ApplyStateBeforeRebuild => "P3.2 (rebuild everything first, then apply states)",
         }
     }
 
@@ -156,7 +150,6 @@ impl Bug {
             Bug::DropRefusedRpc => Invariant::NoLostRpc,
             Bug::ReconcileIgnoresMissingTm => Invariant::JobTerminates,
             Bug::NoTerminalRetention => Invariant::FinishedNotRerun,
-            Bug::ApplyStateBeforeRebuild => Invariant::ExactlyOnceOutput,
         }
     }
 
@@ -208,9 +201,6 @@ impl Bug {
             }
             Bug::NoTerminalRetention => {
                 "a task that finished during the outage is unknown, so its work is done again"
-            }
-            Bug::ApplyStateBeforeRebuild => {
-                "the first TaskManager's finished tasks end the job before the others have reported"
             }
         }
     }

@@ -65,13 +65,25 @@ pub enum Call {
 }
 
 /// How a reconciliation ended (P3.4).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ReconcileOutcome {
     Running,
     Finished,
     /// A TaskManager missed the window, or a task had failed or been cancelled: normal
     /// failover follows.
     Failing,
+}
+
+impl ReconcileOutcome {
+    /// The job status it leads to, as Flink names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReconcileOutcome::Running => "RUNNING",
+            ReconcileOutcome::Finished => "FINISHED",
+            ReconcileOutcome::Failing => "FAILING",
+        }
+    }
 }
 
 /// Which fault fired, for the trace.

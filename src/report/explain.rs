@@ -395,7 +395,7 @@ impl Narrator<'_> {
             TraceEvent::JobMasterElected { incarnation } => key(
                 JM,
                 "P1.8",
-                format!("JobManager {incarnation} is elected (HA): it reads the completed checkpoints from durable storage and recovers the job"),
+                format!("JobManager {incarnation} is elected (HA): it reads the completed checkpoints from durable storage and recovers the job, or, under `failover: reconcile`, asks the TaskManagers what they run (P3.1)"),
                 "recovery decision",
             ),
             TraceEvent::TaskManagerLost { task_manager } => key(
@@ -452,12 +452,11 @@ impl Narrator<'_> {
                 format!("an RPC to {} was lost in the network; the sender retries after {retry}, so nothing is lost for good", address(to)),
             ),
             TraceEvent::RpcRefused { from, rpc } => told(
-                JM,
+                address(from),
                 "P3.3",
                 format!(
-                    "refuses an RPC about {} from {} while reconciling; the TaskManager retries it later",
-                    self.name(rpc.subtask),
-                    address(from)
+                    "keeps an RPC about {}: no JobMaster is elected, or the new one is reconciling and refuses everything but reports; the TaskManager sends it again later, so none is lost",
+                    self.name(rpc.subtask)
                 ),
             ),
             TraceEvent::ReconcileEnded {

@@ -123,6 +123,9 @@ fn call_parts(call: &Call) -> (&'static str, String, Value) {
 
 fn rpc_text(graph: &ExecutionGraph, rpc: &Rpc) -> String {
     let (method, args, _) = call_parts(&rpc.call);
+    if rpc.call == Call::ReportDone {
+        return format!("{method}()"); // about no subtask
+    }
     let sep = if args.is_empty() { "" } else { ", " };
     format!(
         "{method}({} attempt {}{sep}{args})",
@@ -354,7 +357,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
         ),
         TraceEvent::JobMasterElected { incarnation } => (
             "JobMaster".into(),
-            format!("JobManager {incarnation} elected: it recovers the job from durable storage"),
+            format!("JobManager {incarnation} elected: it takes the job over"),
         ),
         TraceEvent::TaskManagerLost { task_manager } => (
             format!("TaskManager{task_manager}"),
@@ -409,11 +412,10 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             ),
         ),
         TraceEvent::RpcRefused { from, rpc } => (
-            "JobMaster".into(),
+            address(*from),
             format!(
-                "refused {} from {}: reconciling (P3.3)",
-                rpc_text(graph, rpc),
-                address(*from)
+                "keeps {}: no JobMaster took it (none elected, or reconciling); retries (P3.3)",
+                rpc_text(graph, rpc)
             ),
         ),
         TraceEvent::ReconcileEnded {

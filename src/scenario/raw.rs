@@ -385,6 +385,7 @@ pub(super) struct RawExpect {
     pub retrigger_rpcs: Option<u64>,
     pub committed_records: Option<u64>,
     pub failovers: Option<u64>,
+    pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
 }
 
 /// One entry of `expect.checkpoints`; subtask and vertex names are checked in validation.

@@ -411,6 +411,8 @@ pub struct Expect {
     pub committed_records: Option<u64>,
     /// Failovers the JobMaster performed during the whole run.
     pub failovers: Option<u64>,
+    /// The outcome of every reconciliation (P3.4), in order.
+    pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
 }
 
 /// What one checkpoint must show; `None` means "not checked".

@@ -13,9 +13,9 @@ use super::raw::{
 };
 use super::types::{
     Budget, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange, Expect,
-    ExpectedCheckpoint, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode,
-    Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy, Scenario, SubtaskRef,
-    Vertex,
+    ExpectedCheckpoint, Failover, Fault, FaultKind, FaultTrigger, FinishProtocol, Job,
+    JobMasterConfig, Mode, Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy,
+    Scenario, SubtaskRef, Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -82,6 +82,13 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
     check_heal_at(raw.heal_at, &faults, &budget)?;
     let jobmaster = check_jobmaster(raw.jobmaster)?;
     let expect = check_expect(raw.expect, &job, checkpointing.is_some())?;
+    if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
+        return Err(problem(
+            "expect.reconciliations",
+            "the JobMaster never reconciles: set `jobmaster.failover` to \"reconcile\" (P3), or \
+             drop this expectation",
+        ));
+    }
     Ok(Scenario {
         name: raw.name,
         description: raw.description,
@@ -1033,6 +1040,7 @@ fn check_expect(raw: RawExpect, job: &Job, checkpointing: bool) -> Result<Expect
         retrigger_rpcs: raw.retrigger_rpcs,
         committed_records: raw.committed_records,
         failovers: raw.failovers,
+        reconciliations: raw.reconciliations,
     })
 }
 
