@@ -42,10 +42,17 @@ pub enum Bug {
     /// When an alignment times out, records already buffered on the channels still owing a
     /// barrier are not persisted.
     TimeoutSwitchLosesBuffers,
+    /// A TaskManager forgets an RPC a reconciling JobMaster refused instead of retrying it.
+    DropRefusedRpc,
+    /// Reconciliation treats the executions of a TaskManager that never reported as running.
+    ReconcileIgnoresMissingTm,
+    /// TaskManagers keep no terminal task state, so a task that ended during the outage is
+    /// unknown to the new JobMaster.
+    NoTerminalRetention,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 13] = [
+    pub const ALL: [Bug; 16] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -59,6 +66,9 @@ impl Bug {
         Bug::UnalignedDropChannelState,
         Bug::UnalignedSpillAfterBarrier,
         Bug::TimeoutSwitchLosesBuffers,
+        Bug::DropRefusedRpc,
+        Bug::ReconcileIgnoresMissingTm,
+        Bug::NoTerminalRetention,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -77,6 +87,9 @@ impl Bug {
             Bug::UnalignedDropChannelState => "unaligned-drop-channel-state",
             Bug::UnalignedSpillAfterBarrier => "unaligned-spill-after-barrier",
             Bug::TimeoutSwitchLosesBuffers => "timeout-switch-loses-buffers",
+            Bug::DropRefusedRpc => "drop-refused-rpc",
+            Bug::ReconcileIgnoresMissingTm => "reconcile-ignores-missing-tm",
+            Bug::NoTerminalRetention => "no-terminal-retention",
         }
     }
 
@@ -110,6 +123,11 @@ impl Bug {
             Bug::TimeoutSwitchLosesBuffers => {
                 "P1.4, F1.3 (alignment timeout switches to unaligned)"
             }
+            Bug::DropRefusedRpc => "P3.3 (a refused RPC is retried until accepted)",
+            Bug::ReconcileIgnoresMissingTm => {
+                "P3.4 (a TaskManager that missed the window means FAILING)"
+            }
+            Bug::NoTerminalRetention => "P3.1 (TaskManagers keep terminal task states a while)",
         }
     }
 
@@ -129,6 +147,9 @@ impl Bug {
             Bug::UnalignedDropChannelState => Invariant::ConsistentCut,
             Bug::UnalignedSpillAfterBarrier => Invariant::ConsistentCut,
             Bug::TimeoutSwitchLosesBuffers => Invariant::ConsistentCut,
+            Bug::DropRefusedRpc => Invariant::NoLostRpc,
+            Bug::ReconcileIgnoresMissingTm => Invariant::JobTerminates,
+            Bug::NoTerminalRetention => Invariant::FinishedNotRerun,
         }
     }
 
@@ -173,6 +194,13 @@ impl Bug {
             }
             Bug::TimeoutSwitchLosesBuffers => {
                 "after an alignment timeout, buffered records before the barrier are missing from the checkpoint"
+            }
+            Bug::DropRefusedRpc => "a state update refused during reconciliation never reaches the JobMaster",
+            Bug::ReconcileIgnoresMissingTm => {
+                "tasks lost with a TaskManager are taken for running, and the job waits for them forever"
+            }
+            Bug::NoTerminalRetention => {
+                "a task that finished during the outage is unknown, so its work is done again"
             }
         }
     }

@@ -1,7 +1,7 @@
 //! One run: build the world from a scenario, drive the kernel to the end or a budget, let the
 //! oracles judge, and gather what the reports need.
 
-use crate::checkpoint::stats::{CheckpointRecord, FailoverRecord, Outcome};
+use crate::checkpoint::stats::{CheckpointRecord, FailoverRecord, Outcome, ReconcileRecord};
 use crate::graph::ExecutionGraph;
 use crate::oracle::invariant::Invariant;
 use crate::oracle::Violation;
@@ -39,6 +39,11 @@ pub struct RunReport {
     pub checkpoints: Vec<CheckpointRecord>,
     /// Every failover (P1.8), in order.
     pub failovers: Vec<FailoverRecord>,
+    /// Every reconciliation (P3), in order.
+    pub reconciliations: Vec<ReconcileRecord>,
+    /// P3.3: TaskManager RPCs kept for a retry, and sent again.
+    pub rpcs_kept: u64,
+    pub rpcs_resent: u64,
     /// Records committed by two-phase-commit sinks, in all.
     pub committed_records: u64,
     /// The coverage probes the run hit (`crate::probes`).
@@ -149,9 +154,16 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         })
         .map(|(_, n)| n)
         .sum();
-    let mut violations =
-        io.oracles
-            .finish(&graph, status, outcome.now, trace_len.saturating_sub(1));
+    let mut violations = io.oracles.finish(
+        &graph,
+        status,
+        outcome.now,
+        trace_len.saturating_sub(1),
+        |tm, rpc| {
+            io.outboxes[tm as usize].kept().any(|r| r == rpc)
+                || io.rpc.in_flight_from(tm).any(|r| r == rpc)
+        },
+    );
     if stalled || not_terminated {
         let message = if stalled {
             format!("no event is pending but the job is still {status}: it is stuck")
@@ -180,6 +192,9 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         violations,
         diagnosis,
         failovers: io.stats.failovers,
+        reconciliations: io.stats.reconciliations,
+        rpcs_kept: io.stats.rpcs_kept,
+        rpcs_resent: io.stats.rpcs_resent,
         checkpoints: io.stats.checkpoints,
         committed_records,
         probes: io.probes.hits(),

@@ -58,6 +58,32 @@ pub enum Call {
     FinishingAnswer(CheckpointSet),
     /// JobMaster → TaskManager: cancel this attempt (failover, P1.8).
     CancelTask,
+    /// TaskManager → a new JobMaster (P3.2): it hosts this attempt, in this state.
+    ReportExecution(ExecutionState),
+    /// TaskManager → a new JobMaster (P3.2): its report is complete (`subtask` unused).
+    ReportDone,
+}
+
+/// How a reconciliation ended (P3.4).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReconcileOutcome {
+    Running,
+    Finished,
+    /// A TaskManager missed the window, or a task had failed or been cancelled: normal
+    /// failover follows.
+    Failing,
+}
+
+impl ReconcileOutcome {
+    /// The job status it leads to, as Flink names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReconcileOutcome::Running => "RUNNING",
+            ReconcileOutcome::Finished => "FINISHED",
+            ReconcileOutcome::Failing => "FAILING",
+        }
+    }
 }
 
 /// Which fault fired, for the trace.
@@ -383,6 +409,18 @@ pub enum TraceEvent {
         rpc: Rpc,
         fenced: bool,
     },
+    /// A reconciling JobMaster refused an RPC (P3.3); its TaskManager retries it later.
+    RpcRefused {
+        from: Address,
+        rpc: Rpc,
+    },
+    /// A new JobMaster ended its reconciliation (P3.4): `reported` executions were reported,
+    /// `missing` TaskManagers did not report in time.
+    ReconcileEnded {
+        outcome: ReconcileOutcome,
+        reported: u32,
+        missing: u32,
+    },
     /// An RPC was lost in the network; its sender retries it after `retry`.
     RpcLost {
         from: Address,
@@ -429,6 +467,8 @@ impl TraceEvent {
             TraceEvent::RestoreRejected { .. } => "restore_rejected",
             TraceEvent::RpcLost { .. } => "rpc_lost",
             TraceEvent::RpcDropped { .. } => "rpc_dropped",
+            TraceEvent::RpcRefused { .. } => "rpc_refused",
+            TraceEvent::ReconcileEnded { .. } => "reconcile_ended",
         }
     }
 
@@ -468,7 +508,9 @@ impl TraceEvent {
             | TraceEvent::RestoreRejected { .. }
             | TraceEvent::ChannelState { .. }
             | TraceEvent::RpcLost { .. }
-            | TraceEvent::RpcDropped { .. } => false,
+            | TraceEvent::RpcDropped { .. }
+            | TraceEvent::RpcRefused { .. }
+            | TraceEvent::ReconcileEnded { .. } => false,
         }
     }
 
@@ -681,6 +723,24 @@ impl TraceEvent {
                 let (tag, a, b) = call_words(rpc.call);
                 words(h, tag, &[a, b]);
             }
+            TraceEvent::RpcRefused { from, rpc } => {
+                words(
+                    h,
+                    35,
+                    &[address_word(from), id(rpc.subtask), u64::from(rpc.attempt)],
+                );
+                let (tag, a, b) = call_words(rpc.call);
+                words(h, tag, &[a, b]);
+            }
+            TraceEvent::ReconcileEnded {
+                outcome,
+                reported,
+                missing,
+            } => words(
+                h,
+                36,
+                &[outcome as u64, u64::from(reported), u64::from(missing)],
+            ),
             TraceEvent::RpcLost { from, to, retry } => words(
                 h,
                 31,
@@ -714,6 +774,8 @@ fn call_words(call: Call) -> (u64, u64, u64) {
         Call::Finishing => (9, 0, 0),
         Call::FinishingAnswer(set) => (10, set.base, set.mask),
         Call::CancelTask => (11, 0, 0),
+        Call::ReportExecution(state) => (12, state as u64, 0),
+        Call::ReportDone => (13, 0, 0),
     }
 }
 

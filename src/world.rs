@@ -19,11 +19,11 @@ use crate::oracle::Oracles;
 use crate::probes::Probes;
 use crate::record::Element;
 use crate::scenario::{
-    CheckpointMode, Checkpointing, Cluster, DurationRange, FaultKind, FinishProtocol,
+    CheckpointMode, Checkpointing, Cluster, DurationRange, Failover, FaultKind, FinishProtocol,
     JobMasterConfig, Scenario,
 };
 use crate::task::Task;
-use crate::taskmanager::TaskManager;
+use crate::taskmanager::{outbox, Outbox, TaskManager};
 use crate::trace::{Address, Call, FaultEvent, Retain, Rpc, Trace, TraceEvent};
 use sim::{Duration, Instant, Model, RandomStreams, Scheduler, Stream};
 
@@ -68,6 +68,10 @@ pub enum Event {
     JobMasterTimeout { incarnation: u32 },
     /// A new JobMaster has been elected.
     JobMasterElected,
+    /// The reconcile window of JobMaster `incarnation` closes (P3.4).
+    ReconcileTimeout { incarnation: u32 },
+    /// TaskManager process `process` sends its refused RPCs again (P3.3).
+    RetryParked { task_manager: u32, process: u32 },
     /// An aligned checkpoint has been aligning at `subtask` for `alignment_timeout` (F1.3).
     AlignmentTimeout {
         subtask: SubtaskId,
@@ -90,6 +94,9 @@ pub struct Config {
     /// P1.5: a finishing task waits until its result partition is fully sent (unaligned only;
     /// otherwise the partition outlives the task).
     pub flush_before_finish: bool,
+    /// Under `jobmaster.failover: reconcile` (P3), how long TaskManagers keep terminal task
+    /// states (P3.1); `None` under `restart`.
+    pub retention: Option<Duration>,
 }
 
 /// Which processes are alive, and which incarnation of each: a message sent to one
@@ -137,6 +144,8 @@ pub struct Io {
     pub stats: CheckpointStats,
     pub faults: FaultPlan,
     pub membership: Membership,
+    /// Per TaskManager, the RPCs it keeps for the JobMaster (P3.3; only under reconcile).
+    pub outboxes: Vec<Outbox>,
 }
 
 /// A handler's view of the world.
@@ -179,6 +188,14 @@ impl Ctx<'_, '_> {
     /// (a JobMaster addresses the TaskManager process that registered with it). If that
     /// process has died, the RPC is lost, even if a replacement runs by now.
     pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
+        if let (Address::TaskManager(tm), Address::JobMaster) = (from, to) {
+            let outbox = &mut self.io.outboxes[tm as usize];
+            if outbox.is_holding() && !outbox::is_report(rpc.call) {
+                outbox.keep(rpc); // P3.3: behind the RPCs it keeps, in order
+                self.io.stats.rpcs_kept += 1;
+                return;
+            }
+        }
         let link = LinkId::between(from, to);
         let (extra, lost) = self.io.faults.rpc_delay(self.now);
         if let Some(retry) = lost {
@@ -237,6 +254,8 @@ impl World {
             unaligned: checkpointing.is_some_and(|c| c.mode == CheckpointMode::Unaligned),
             alignment_timeout: checkpointing.and_then(|c| c.alignment_timeout),
             flush_before_finish: checkpointing.is_some_and(|c| c.flush_before_finish),
+            retention: (scenario.jobmaster.failover == Failover::Reconcile)
+                .then_some(scenario.jobmaster.terminal_state_retention),
         };
         let tms = cluster.task_managers as usize;
         let io = Io {
@@ -256,6 +275,7 @@ impl World {
                 task_manager_alive: vec![true; tms],
                 task_manager: vec![0; tms],
             },
+            outboxes: (0..tms).map(|_| Outbox::default()).collect(),
         };
         let spec = JobMasterSpec {
             cluster,
@@ -314,6 +334,7 @@ impl Model for World {
             tasks,
             io,
         } = self;
+        let reconcile = spec.config.failover == Failover::Reconcile;
         let mut ctx = Ctx {
             now,
             graph,
@@ -338,6 +359,34 @@ impl Model for World {
                 // Fencing (Flink's JobMasterId): a TaskManager refuses the RPCs of a
                 // JobMaster that is no longer the leader.
                 let fenced = from == Address::JobMaster && membership.jobmaster != sender;
+                if let (Address::TaskManager(tm), true) = (from, reconcile) {
+                    // P3.3: under reconciliation no RPC to the JobMaster is lost while its
+                    // TaskManager lives: one that found no JobMaster, or one a reconciling
+                    // JobMaster refuses (and any behind such), waits in the outbox. Reports
+                    // belong to one election and are never kept.
+                    let refused = jobmaster.as_ref().is_some_and(|jm| jm.refuses(rpc.call));
+                    let sender_alive = membership.task_manager_alive[tm as usize]
+                        && membership.task_manager[tm as usize] == sender;
+                    if !sender_alive && (outbox::is_report(rpc.call) || refused || dead) {
+                        // The sender died since: nobody is left to keep what the JobMaster
+                        // would refuse, and a report of a dead process is void (its heartbeat
+                        // timeout tells the JobMaster so, maybe already).
+                        ctx.record(TraceEvent::RpcDropped {
+                            from,
+                            to,
+                            rpc,
+                            fenced: false,
+                        });
+                        return;
+                    }
+                    if !outbox::is_report(rpc.call)
+                        && sender_alive
+                        && (dead || refused || ctx.io.outboxes[tm as usize].is_holding())
+                    {
+                        keep(&mut ctx, tm, rpc);
+                        return;
+                    }
+                }
                 if dead || fenced {
                     ctx.record(TraceEvent::RpcDropped {
                         from,
@@ -353,13 +402,16 @@ impl Model for World {
                     sent_at,
                     rpc,
                 });
-                match (to, rpc.call) {
-                    (Address::JobMaster, _) => {
+                match (from, to, rpc.call) {
+                    (Address::TaskManager(tm), Address::JobMaster, _) => {
                         if let Some(jm) = jobmaster {
-                            jm.on_rpc(&mut ctx, rpc);
+                            jm.on_rpc(&mut ctx, tm, rpc);
                         }
                     }
-                    (Address::TaskManager(tm), Call::SubmitTask(restore)) => {
+                    (Address::JobMaster, Address::JobMaster, _) => {
+                        unreachable!("the JobMaster sends no RPC to itself")
+                    }
+                    (_, Address::TaskManager(tm), Call::SubmitTask(restore)) => {
                         let slot = &mut tasks[rpc.subtask.index()];
                         if let Some(old) = slot.as_mut().filter(|t| !t.state().is_terminal()) {
                             // The slot still runs a previous attempt: it is cancelled first.
@@ -373,16 +425,17 @@ impl Model for World {
                         );
                         slot.insert(task).start(&mut ctx);
                     }
-                    (Address::TaskManager(_), Call::CancelTask) => {
+                    (_, Address::TaskManager(tm), Call::CancelTask) => {
                         let slot = &mut tasks[rpc.subtask.index()];
                         if let Some(task) = slot.as_mut().filter(|t| t.attempt() == rpc.attempt) {
                             if !task.state().is_terminal() {
                                 task.cancel(&mut ctx, true);
+                                task_managers[tm as usize].task_ended(task, now);
                                 *slot = None;
                             }
                         }
                     }
-                    (Address::TaskManager(_), call) => match &mut tasks[rpc.subtask.index()] {
+                    (_, Address::TaskManager(_), call) => match &mut tasks[rpc.subtask.index()] {
                         Some(task) if task.attempt() == rpc.attempt => task.on_rpc(&mut ctx, call),
                         // The attempt is gone: nothing to deliver to.
                         _ => {}
@@ -462,7 +515,7 @@ impl Model for World {
                 // A fault due after `heal_at` never fires: the healed phase has begun.
                 if let Some(fault) = ctx.io.faults.fire(index, now) {
                     let kind = fault.kind.clone();
-                    fire(&mut ctx, jobmaster, tasks, index, kind);
+                    fire(&mut ctx, jobmaster, task_managers, tasks, index, kind);
                 }
             }
             Event::TaskManagerTimeout {
@@ -484,8 +537,11 @@ impl Model for World {
             }
             Event::JobMasterTimeout { incarnation } => {
                 // Without reconciliation, TaskManagers that lose their JobMaster cancel its
-                // tasks (P1.8). If a successor was elected meanwhile, it did so already.
-                if ctx.io.membership.jobmaster == incarnation && !ctx.io.membership.jobmaster_alive
+                // tasks (P1.8); with it, they keep them running (P3.1). If a successor was
+                // elected meanwhile, it did so already.
+                if !reconcile
+                    && ctx.io.membership.jobmaster == incarnation
+                    && !ctx.io.membership.jobmaster_alive
                 {
                     cancel_all(&mut ctx, tasks);
                 }
@@ -502,9 +558,11 @@ impl Model for World {
                     .map(|(&alive, &process)| alive.then_some(process))
                     .collect();
                 ctx.record(TraceEvent::JobMasterElected { incarnation });
-                // The leader change reaches the TaskManagers: whatever the old JobMaster ran is
-                // cancelled before the new one deploys.
-                cancel_all(&mut ctx, tasks);
+                // The leader change reaches the TaskManagers: without reconciliation whatever
+                // the old JobMaster ran is cancelled before the new one deploys (P1.8).
+                if !reconcile {
+                    cancel_all(&mut ctx, tasks);
+                }
                 let mut jm = JobMaster::new(
                     ctx.graph,
                     spec.cluster,
@@ -514,8 +572,50 @@ impl Model for World {
                     incarnation,
                     alive,
                 );
-                jm.recover(&mut ctx);
+                if !reconcile {
+                    jm.recover(&mut ctx);
+                    *jobmaster = Some(jm);
+                    return;
+                }
+                jm.reconcile(&mut ctx);
                 *jobmaster = Some(jm);
+                // P3.2: every TaskManager alive reports to the new leader, then sends again
+                // what it kept (P3.3).
+                let retention = spec.config.terminal_state_retention;
+                for tm in task_managers.iter() {
+                    if ctx.io.membership.task_manager_alive[tm.index() as usize] {
+                        report(&mut ctx, tm, tasks, retention);
+                        schedule_retry(&mut ctx, tm.index());
+                    }
+                }
+            }
+            Event::ReconcileTimeout { incarnation } => {
+                if let Some(jm) = live(jobmaster, incarnation) {
+                    jm.on_reconcile_timeout(&mut ctx);
+                }
+            }
+            Event::RetryParked {
+                task_manager,
+                process,
+            } => {
+                let membership = &ctx.io.membership;
+                if !membership.task_manager_alive[task_manager as usize]
+                    || membership.task_manager[task_manager as usize] != process
+                {
+                    return; // the process died, and its outbox with it
+                }
+                let outbox = &mut ctx.io.outboxes[task_manager as usize];
+                if ctx.io.rpc.in_flight_from(task_manager).next().is_some() {
+                    // Older RPCs are still on the wire: resent now, the kept ones would land
+                    // behind them. Holding lets the wire drain.
+                    outbox.retry_later();
+                    schedule_retry(&mut ctx, task_manager);
+                    return;
+                }
+                for rpc in outbox.take() {
+                    ctx.io.stats.rpcs_resent += 1;
+                    ctx.send(Address::TaskManager(task_manager), Address::JobMaster, rpc);
+                }
             }
         }
     }
@@ -534,6 +634,95 @@ fn live(jobmaster: &mut Option<JobMaster>, incarnation: u32) -> Option<&mut JobM
         .filter(|jm| jm.incarnation() == incarnation)
 }
 
+/// P3.3: TaskManager `tm` keeps an RPC no JobMaster accepted, and retries it soon if a
+/// JobMaster is there to take it (or else once one is elected).
+fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, rpc: Rpc) {
+    let from = Address::TaskManager(tm);
+    ctx.record(TraceEvent::RpcRefused { from, rpc });
+    ctx.io.stats.rpcs_kept += 1;
+    if ctx.config.bug == Some(Bug::DropRefusedRpc) {
+        return; // the bug: the TaskManager forgets it
+    }
+    ctx.io.outboxes[tm as usize].keep(rpc);
+    if ctx.io.membership.jobmaster_alive {
+        schedule_retry(ctx, tm);
+    }
+}
+
+/// P3.3: schedules the retry of TaskManager `task_manager`'s outbox, unless it is empty or
+/// one is scheduled.
+fn schedule_retry(ctx: &mut Ctx<'_, '_>, task_manager: u32) {
+    if ctx.io.outboxes[task_manager as usize].claim_retry() {
+        let process = ctx.io.membership.task_manager[task_manager as usize];
+        ctx.sched.after(
+            outbox::RETRY,
+            Event::RetryParked {
+                task_manager,
+                process,
+            },
+        );
+    }
+}
+
+/// P3.2: TaskManager `tm` reports to a newly elected JobMaster every execution it hosts, and
+/// every one that ended within `retention` (P3.1), then says its report is complete.
+fn report(ctx: &mut Ctx<'_, '_>, tm: &TaskManager, tasks: &[Option<Task>], retention: Duration) {
+    let from = Address::TaskManager(tm.index());
+    for &subtask in tm.hosted() {
+        let (attempt, state, ended_at) = match &tasks[subtask.index()] {
+            Some(t) if t.task_manager() == tm.index() => (t.attempt(), t.state(), t.ended_at()),
+            _ => match tm.ended(subtask) {
+                Some(e) => (e.attempt, e.state, Some(e.at)),
+                None => continue,
+            },
+        };
+        if let Some(at) = ended_at {
+            if ctx.config.bug == Some(Bug::NoTerminalRetention) || at + retention < ctx.now {
+                continue; // forgotten
+            }
+        }
+        let call = Call::ReportExecution(state);
+        ctx.send(
+            from,
+            Address::JobMaster,
+            Rpc {
+                subtask,
+                attempt,
+                call,
+            },
+        );
+    }
+    let done = Rpc {
+        subtask: SubtaskId(0),
+        attempt: 0,
+        call: Call::ReportDone,
+    };
+    ctx.send(from, Address::JobMaster, done);
+    // A question the previous JobMaster took but never answered is asked again of its
+    // successor: an `option2` "finishing" report (P1.2) whose answer died with the old leader
+    // would leave its task waiting forever.
+    for &subtask in tm.hosted() {
+        if let Some(t) = tasks[subtask.index()]
+            .as_ref()
+            .filter(|t| t.task_manager() == tm.index() && t.awaits_finishing_answer())
+        {
+            let rpc = Rpc {
+                subtask,
+                attempt: t.attempt(),
+                call: Call::Finishing,
+            };
+            // Unless the question itself is still kept or on its way: then it is not lost.
+            let pending = ctx.io.outboxes[tm.index() as usize]
+                .kept()
+                .chain(ctx.io.rpc.in_flight_from(tm.index()))
+                .any(|r| r == rpc);
+            if !pending {
+                ctx.send(from, Address::JobMaster, rpc);
+            }
+        }
+    }
+}
+
 /// Cancels every task still deployed (no JobMaster to report to).
 fn cancel_all(ctx: &mut Ctx<'_, '_>, tasks: &mut [Option<Task>]) {
     for slot in tasks.iter_mut() {
@@ -550,6 +739,7 @@ fn cancel_all(ctx: &mut Ctx<'_, '_>, tasks: &mut [Option<Task>]) {
 fn fire(
     ctx: &mut Ctx<'_, '_>,
     jobmaster: &mut Option<JobMaster>,
+    task_managers: &mut [TaskManager],
     tasks: &mut [Option<Task>],
     index: u32,
     kind: FaultKind,
@@ -566,6 +756,7 @@ fn fire(
             if let Some(t) = slot {
                 if !t.state().is_terminal() {
                     t.fail(ctx);
+                    task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
                     *slot = None;
                 }
             }
@@ -586,6 +777,8 @@ fn fire(
             let dead = membership.task_manager[task_manager as usize];
             membership.task_manager[task_manager as usize] += 1;
             ctx.record(TraceEvent::TaskManagerLost { task_manager });
+            task_managers[task_manager as usize].died();
+            ctx.io.outboxes[task_manager as usize].clear();
             for slot in tasks.iter_mut() {
                 if let Some(t) = slot.as_mut().filter(|t| t.task_manager() == task_manager) {
                     if !t.state().is_terminal() {

@@ -308,11 +308,6 @@ fn unsupported_feature() {
         "mode",
         "not implemented yet",
     );
-    reject(
-        &with(r#", "jobmaster": {"failover": "reconcile"}"#),
-        "jobmaster.failover",
-        "reconciliation (FLINK-5703) is not implemented yet",
-    );
 }
 
 #[test]

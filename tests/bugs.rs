@@ -23,6 +23,9 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::UnalignedDropChannelState => "unaligned-two-running-inputs",
         Bug::UnalignedSpillAfterBarrier => "unaligned-two-running-inputs",
         Bug::TimeoutSwitchLosesBuffers => "alignment-timeout",
+        Bug::DropRefusedRpc => "reconcile-refused-burst",
+        Bug::ReconcileIgnoresMissingTm => "reconcile-taskmanager-late",
+        Bug::NoTerminalRetention => "reconcile-finished-during-outage",
     }
 }
 

@@ -289,6 +289,45 @@ fn describe(report: &RunReport) -> String {
     )
 }
 
+/// [`scenario_doc`] under `jobmaster.failover: reconcile` (P3), with one more JobManager crash
+/// at a random time, a random reconcile window and terminal-state retention, and a delay spike
+/// on RPCs at the election that makes the TaskManagers' reports late by a random amount.
+fn reconcile_doc() -> impl Strategy<Value = Value> {
+    (
+        scenario_doc(),
+        0u64..60_000, // crash at, µs
+        0u64..40,     // election delay, ms
+        1u64..=60,    // reconcile timeout, ms
+        0u64..=200,   // terminal state retention, ms
+        0u64..30_000, // report delay, µs
+    )
+        .prop_map(
+            |(mut doc, crash_us, elect_ms, reconcile_ms, retention_ms, delay_us)| {
+                let jobmaster = doc["jobmaster"].as_object_mut().unwrap();
+                jobmaster.insert("failover".into(), json!("reconcile"));
+                jobmaster.insert(
+                    "reconcile_timeout".into(),
+                    json!(format!("{reconcile_ms}ms")),
+                );
+                jobmaster.insert(
+                    "terminal_state_retention".into(),
+                    json!(format!("{retention_ms}ms")),
+                );
+                let faults = doc["faults"].as_array_mut().unwrap();
+                faults.push(
+                    json!({"at": format!("{crash_us}us"), "fault": "crash_jobmaster",
+                "restart_after": format!("{elect_ms}ms")}),
+                );
+                if delay_us > 0 {
+                    faults.push(json!({"at": format!("{}us", crash_us + elect_ms * 1000),
+                    "fault": "delay_spike", "extra": format!("{delay_us}us"),
+                    "duration": "1ms", "target": "rpcs"}));
+                }
+                doc
+            },
+        )
+}
+
 /// The invariants this property checks (P4).
 const CHECKED: [Invariant; 6] = [
     Invariant::ExactlyOnceOutput,
@@ -311,6 +350,24 @@ proptest! {
         prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{}", describe(&report), text);
         prop_assert!(
             report.violations.iter().all(|v| !CHECKED.contains(&v.invariant)),
+            "{}\n{}", describe(&report), text
+        );
+        let again = run_doc(&text);
+        prop_assert_eq!(report.trace_hash, again.trace_hash, "determinism\n{}", text);
+    }
+
+    /// P3 under faults: TaskManagers keep their tasks through JobManager crashes, the new
+    /// JobManager reconciles with their reports, and whatever the outcome (RUNNING, FINISHED,
+    /// or FAILING then failover) the job FINISHES with every guarantee of P4, and no refused
+    /// RPC is lost (`no-lost-rpc`).
+    #[test]
+    fn reconciliation_keeps_every_guarantee(doc in reconcile_doc()) {
+        let text = doc.to_string();
+        let report = run_doc(&text);
+        prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{}", describe(&report), text);
+        prop_assert!(
+            report.violations.iter().all(|v| !CHECKED.contains(&v.invariant)
+                && v.invariant != Invariant::NoLostRpc),
             "{}\n{}", describe(&report), text
         );
         let again = run_doc(&text);

@@ -72,6 +72,27 @@ impl CheckpointCoordinator {
     }
 
     /// The job is running: start the periodic trigger and the explicit `trigger_at` times.
+    /// P3.4: a coordinator that takes over running tasks from a reconciliation tells them that
+    /// every checkpoint its predecessor left pending is aborted: they will never complete, and
+    /// under `option1` a task at its end of input waits for their outcome (P1.6; fuzz seed
+    /// 92608).
+    pub fn abort_inherited(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+    ) {
+        let completed = ctx.io.storage.latest().map_or(0, |c| c.id);
+        for id in completed + 1..=ctx.io.storage.last_checkpoint_id() {
+            for (i, e) in view.iter().enumerate() {
+                if !e.state.is_terminal() {
+                    let call = Call::NotifyCheckpointAborted(id);
+                    send(ctx, view, placement, SubtaskId(i as u32), call);
+                }
+            }
+        }
+    }
+
     pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
         let incarnation = self.incarnation;
         if let Some(interval) = self.config.interval {
@@ -325,24 +346,47 @@ impl CheckpointCoordinator {
     /// A failover resets `restarting` subtasks (P1.8): every pending checkpoint waits for some
     /// of them, so all are aborted; and `option2`'s finished set forgets the restarted ones
     /// ("an entry is removed when its subtask restarts").
-    pub fn on_failover(&mut self, ctx: &mut Ctx<'_, '_>, restarting: &[SubtaskId]) {
-        self.drop_pending(ctx, AbortReason::Failover);
+    ///
+    /// The tasks that keep running are told of each abort, as Flink's coordinator does
+    /// (`notifyCheckpointAborted`): under `option1` a task at its end of input waits for the
+    /// outcome of every checkpoint it took part in (P1.6), and would wait forever (fuzz seed
+    /// 436733).
+    pub fn on_failover(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        restarting: &[SubtaskId],
+    ) {
+        let mut in_scope = vec![false; view.len()];
         for s in restarting {
+            in_scope[s.index()] = true;
             self.reported_finishing[s.index()] = false;
+        }
+        for p in std::mem::take(&mut self.pending) {
+            self.drop_one(ctx, &p, AbortReason::Failover);
+            for &s in p.plan.to_wait_for.iter().filter(|s| !in_scope[s.index()]) {
+                send(ctx, view, placement, s, Call::NotifyCheckpointAborted(p.id));
+            }
         }
     }
 
     /// Aborts every pending checkpoint without notifying tasks (they are gone or going).
     fn drop_pending(&mut self, ctx: &mut Ctx<'_, '_>, reason: AbortReason) {
         for p in std::mem::take(&mut self.pending) {
-            ctx.io.storage.discard(p.id);
-            ctx.record(TraceEvent::CheckpointAborted {
-                checkpoint: p.id,
-                reason,
-            });
-            if let Some(record) = ctx.io.stats.get_mut(p.id) {
-                record.outcome = Outcome::Aborted(ctx.now, reason);
-            }
+            self.drop_one(ctx, &p, reason);
+        }
+    }
+
+    /// Discards pending checkpoint `p` and records why.
+    fn drop_one(&mut self, ctx: &mut Ctx<'_, '_>, p: &Pending, reason: AbortReason) {
+        ctx.io.storage.discard(p.id);
+        ctx.record(TraceEvent::CheckpointAborted {
+            checkpoint: p.id,
+            reason,
+        });
+        if let Some(record) = ctx.io.stats.get_mut(p.id) {
+            record.outcome = Outcome::Aborted(ctx.now, reason);
         }
     }
 
@@ -384,14 +428,7 @@ impl CheckpointCoordinator {
         reason: AbortReason,
     ) {
         let p = self.pending.remove(i);
-        ctx.io.storage.discard(p.id);
-        ctx.record(TraceEvent::CheckpointAborted {
-            checkpoint: p.id,
-            reason,
-        });
-        if let Some(record) = ctx.io.stats.get_mut(p.id) {
-            record.outcome = Outcome::Aborted(ctx.now, reason);
-        }
+        self.drop_one(ctx, &p, reason);
         for &s in &p.plan.to_wait_for {
             send(ctx, view, placement, s, Call::NotifyCheckpointAborted(p.id));
         }

@@ -49,10 +49,47 @@ pub struct FailoverRecord {
     pub records_replayed: u64,
 }
 
+impl FailoverRecord {
+    /// A failover starting now; the restore fills in the rest.
+    pub fn new(at: Instant, cause: String, full: bool) -> FailoverRecord {
+        FailoverRecord {
+            at,
+            cause,
+            full,
+            restored_at: None,
+            restored_checkpoint: None,
+            restarted: Vec::new(),
+            kept_finished: Vec::new(),
+            records_replayed: 0,
+        }
+    }
+}
+
+/// One reconciliation of a newly elected JobMaster with its TaskManagers (P3).
+pub struct ReconcileRecord {
+    pub started: Instant,
+    /// When the window closed (every TaskManager reported, or `reconcile_timeout`).
+    pub ended: Option<Instant>,
+    pub outcome: Option<crate::trace::ReconcileOutcome>,
+    /// Executions reported within the window, and after it.
+    pub reports: u32,
+    pub late_reports: u32,
+    /// Executions reported RUNNING (or on their way there) that kept running through the
+    /// JobManager's absence.
+    pub kept_running: u32,
+    /// Executions reported FINISHED.
+    pub kept_finished: u32,
+}
+
 #[derive(Default)]
 pub struct CheckpointStats {
     pub checkpoints: Vec<CheckpointRecord>,
     pub failovers: Vec<FailoverRecord>,
+    pub reconciliations: Vec<ReconcileRecord>,
+    /// P3.3: TaskManager RPCs kept for a retry (refused by a reconciling JobMaster, or sent
+    /// when none was elected), and RPCs sent again.
+    pub rpcs_kept: u64,
+    pub rpcs_resent: u64,
 }
 
 impl CheckpointStats {

@@ -99,6 +99,11 @@ impl CheckpointStorage {
         self.snapshots.keys().map(|&(c, _)| c).max()
     }
 
+    /// The last checkpoint id handed out (0: none yet).
+    pub fn last_checkpoint_id(&self) -> u64 {
+        self.next_checkpoint_id.saturating_sub(1)
+    }
+
     /// The next checkpoint id, counted durably.
     pub fn next_checkpoint_id(&mut self) -> u64 {
         self.next_checkpoint_id = self.next_checkpoint_id.max(1);

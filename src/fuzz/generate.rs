@@ -56,12 +56,17 @@ pub struct GenerateOptions {
 ///   that protocol, so "any protocol" narrows to those;
 /// - a bug in unaligned checkpoints (`unaligned-drop-channel-state`,
 ///   `unaligned-spill-after-barrier`, `ignore-channel-state-on-restore`) needs barriers that
-///   overtake records, and `timeout-switch-loses-buffers` needs an alignment timeout.
+///   overtake records, and `timeout-switch-loses-buffers` needs an alignment timeout;
+/// - a bug in reconciliation (`drop-refused-rpc`, `reconcile-ignores-missing-tm`,
+///   `no-terminal-retention`) needs `failover: reconcile` and a JobManager crash, and the
+///   missing-TaskManager bug a TaskManager lost in the outage.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Bias {
     two_phase_commit: bool,
     failure: bool,
     alignment: Option<Alignment>,
+    reconcile: bool,
+    lost_task_manager: bool,
 }
 
 /// How barriers align (P1.4).
@@ -97,6 +102,11 @@ impl Bias {
                     Bug::TimeoutSwitchLosesBuffers => Some(Alignment::Timeout),
                     _ => None,
                 },
+                reconcile: matches!(
+                    bug,
+                    Bug::DropRefusedRpc | Bug::ReconcileIgnoresMissingTm | Bug::NoTerminalRetention
+                ),
+                lost_task_manager: bug == Bug::ReconcileIgnoresMissingTm,
             },
         }
     }
@@ -341,6 +351,11 @@ fn faults(
         enabled[0] = true;
         count = count.max(1);
     }
+    if bias.reconcile {
+        enabled[2] = true;
+        enabled[1] |= bias.lost_task_manager;
+        count = count.max(if bias.lost_task_manager { 2 } else { 1 });
+    }
     let kinds: Vec<&str> = FAULT_KINDS
         .iter()
         .zip(enabled)
@@ -357,11 +372,12 @@ fn faults(
         .enumerate()
         .map(|(n, spec)| {
             let &(kind, pick, tm, restart_ms, (trigger, permille, id, pred), spike, loss) = spec;
-            // The biased failure is the first fault, so shrinking cannot drop it.
-            let kind = if bias.failure && n == 0 {
-                "fail_task"
-            } else {
-                kinds[kind as usize % kinds.len()]
+            // The biased faults come first, so shrinking cannot drop them.
+            let kind = match n {
+                0 if bias.failure => "fail_task",
+                0 if bias.reconcile => "crash_jobmaster",
+                1 if bias.lost_task_manager => "lose_task_manager",
+                _ => kinds[kind as usize % kinds.len()],
             };
             let mut doc = match kind {
                 "fail_task" => json!({"fault": kind, "task": subtask(vertices, pick)}),
@@ -432,7 +448,20 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
         1u64..=20,     // restart delay ms
         5u64..=50,     // heartbeat timeout ms
     );
-    (shape, network, checkpointing, swarm(), cluster_and_jobmaster)
+    // Drawn last, so the draws above are what they were before reconciliation existed.
+    let reconciliation = (
+        0u8..4,     // 0: `failover: reconcile`
+        1u64..=60,  // reconcile timeout ms
+        0u64..=100, // terminal state retention ms
+    );
+    (
+        shape,
+        network,
+        checkpointing,
+        swarm(),
+        cluster_and_jobmaster,
+        reconciliation,
+    )
         .prop_map(
             move |(
                 (sources, middles, sinks),
@@ -440,7 +469,12 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 ((interval_us, trigger_at), max_concurrent, p, (alignment, timeout_us, flush)),
                 swarm,
                 (task_managers, full, delay_ms, heartbeat_ms),
+                (failover, reconcile_ms, retention_ms),
             )| {
+                let reconcile = failover == 0 || bias.reconcile;
+                // A retention shorter than the outage forgets every task that ended in it, and
+                // the retention bug then changes nothing: its campaign keeps them longer.
+                let retention_ms = if bias.reconcile { retention_ms + 200 } else { retention_ms };
                 let protocol = protocols[p];
                 let (vertices, edges) = graph(&sources, &middles, &sinks, bias.two_phase_commit);
                 let trigger_at: BTreeSet<u64> = trigger_at.into_iter().collect();
@@ -487,6 +521,9 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         "failover_scope": if full { "full" } else { "region" },
                         "restart_strategy": {"delay": format!("{delay_ms}ms"), "max_attempts": 10},
                         "heartbeat_timeout": format!("{heartbeat_ms}ms"),
+                        "failover": if reconcile { "reconcile" } else { "restart" },
+                        "reconcile_timeout": format!("{reconcile_ms}ms"),
+                        "terminal_state_retention": format!("{retention_ms}ms"),
                     },
                     "budget": {"max_events": MAX_EVENTS, "max_time": MAX_TIME},
                     "tie_break": if shuffled { "shuffled" } else { "insertion" },

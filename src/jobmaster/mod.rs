@@ -10,6 +10,7 @@
 //! process no records. A JobMaster that crashes loses all of this; the one elected after it
 //! starts from durable storage alone ([`JobMaster::recover`]).
 
+mod reconcile;
 mod restorable;
 pub mod transitions;
 
@@ -61,6 +62,10 @@ pub struct JobMaster {
     task_managers: Vec<Option<u32>>,
     /// Per subtask: the TaskManager process its current attempt was deployed to.
     deployed_on: Vec<Option<u32>>,
+    /// The open reconcile window of a JobMaster elected under `failover: reconcile` (P3).
+    reconciling: Option<reconcile::Reconciliation>,
+    /// Its entry in the reconciliation statistics, kept after the window to count late reports.
+    reconcile_record: Option<usize>,
 }
 
 impl JobMaster {
@@ -98,6 +103,8 @@ impl JobMaster {
             restart: None,
             deployed_on: vec![None; graph.subtasks.len()],
             task_managers,
+            reconciling: None,
+            reconcile_record: None,
         }
     }
 
@@ -130,16 +137,11 @@ impl JobMaster {
         self.set_status(ctx, JobStatus::Created);
         self.set_status(ctx, JobStatus::Running);
         let record = ctx.io.stats.failovers.len();
-        ctx.io.stats.failovers.push(FailoverRecord {
-            at: ctx.now,
-            cause: "JobManager crash".to_owned(),
-            full: true,
-            restored_at: None,
-            restored_checkpoint: None,
-            restarted: Vec::new(),
-            kept_finished: Vec::new(),
-            records_replayed: 0,
-        });
+        ctx.io.stats.failovers.push(FailoverRecord::new(
+            ctx.now,
+            "JobManager crash".to_owned(),
+            true,
+        ));
         let all: Vec<SubtaskId> = (0..self.executions.len() as u32).map(SubtaskId).collect();
         // A TaskManager lost while no JobMaster was alive has not registered with this one:
         // deploy only once it has (Flink's scheduler waits for slots), through the same
@@ -157,10 +159,12 @@ impl JobMaster {
         }
     }
 
-    /// An RPC from a TaskManager.
-    pub fn on_rpc(&mut self, ctx: &mut Ctx<'_, '_>, rpc: Rpc) {
+    /// An RPC from TaskManager `task_manager` (never one [`JobMaster::refuses`]).
+    pub fn on_rpc(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32, rpc: Rpc) {
         let (view, placement) = (&self.executions[..], &self.placement[..]);
         match (rpc.call, &mut self.checkpoints) {
+            (Call::ReportExecution(state), _) => self.on_report(ctx, task_manager, rpc, state),
+            (Call::ReportDone, _) => self.on_report_done(ctx, task_manager),
             (Call::UpdateTaskExecutionState(state), _) => {
                 self.on_task_state(ctx, rpc.subtask, rpc.attempt, state)
             }
@@ -224,6 +228,13 @@ impl JobMaster {
         if execution.attempt != attempt || execution.state.is_terminal() {
             return; // about an attempt that has been replaced, or already settled
         }
+        // P3.3: a retried update older than what a reconciliation report already told.
+        if !state.is_terminal()
+            && execution.state <= ExecutionState::Running
+            && state <= execution.state
+        {
+            return;
+        }
         let state = match (execution.state, state) {
             // Cancelling wins over what the task did meanwhile (Flink's Execution does the
             // same): a task that finished or failed while being cancelled counts as cancelled.
@@ -262,6 +273,9 @@ impl JobMaster {
             *registered = None;
         }
         ctx.record(TraceEvent::TaskManagerTimedOut { task_manager });
+        if self.lost_while_reconciling(task_manager) {
+            return; // P3.4: it missed the window; the end of the window acts on it
+        }
         let lost: Vec<SubtaskId> = (0..self.executions.len())
             .filter(|&i| {
                 // Only executions deployed to the dead process: a replacement may already
@@ -338,18 +352,12 @@ impl JobMaster {
             full,
         });
         let record = ctx.io.stats.failovers.len();
-        ctx.io.stats.failovers.push(FailoverRecord {
-            at: ctx.now,
-            cause,
-            full,
-            restored_at: None,
-            restored_checkpoint: None,
-            restarted: Vec::new(),
-            kept_finished: Vec::new(),
-            records_replayed: 0,
-        });
+        ctx.io
+            .stats
+            .failovers
+            .push(FailoverRecord::new(ctx.now, cause, full));
         if let Some(cc) = &mut self.checkpoints {
-            cc.on_failover(ctx, &scope);
+            cc.on_failover(ctx, &self.executions, &self.placement, &scope);
         }
         if full && self.status == JobStatus::Running {
             self.set_status(ctx, JobStatus::Restarting);

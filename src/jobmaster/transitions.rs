@@ -24,6 +24,11 @@ pub fn job(from: JobStatus, to: JobStatus) -> bool {
             // The restart strategy is exhausted (P1.8).
             | (Running | Restarting, Failing)
             | (Failing, Failed)
+            // A JobMaster elected under `reconcile` (P3.1) ends its window RUNNING, FINISHED,
+            // or FAILING and then restarts like a failover (P3.4).
+            | (Created, Reconciling)
+            | (Reconciling, Running | Finished | Failing)
+            | (Failing, Restarting)
     )
 }
 
@@ -48,6 +53,14 @@ pub fn execution(from: ExecutionState, to: ExecutionState) -> bool {
             // Failover cancels the executions of the restarted region (P1.8).
             | (Scheduled | Deploying | Initializing | Running, Canceling)
             | (Canceling, Canceled)
+            // P3.1: a JobMaster elected under `reconcile` knows nothing of any execution yet;
+            // P3.2: the reported state replaces RECONCILING, or its absence fails it (P3.4),
+            // or a late report of a running task has it cancelled.
+            | (Created, Reconciling)
+            | (
+                Reconciling,
+                Deploying | Initializing | Running | Finished | Failed | Canceled | Canceling
+            )
     )
 }
 

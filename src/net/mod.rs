@@ -257,6 +257,15 @@ impl RpcLinks {
         }
     }
 
+    /// The RPCs still on their way from TaskManager `tm` to the JobMaster.
+    pub fn in_flight_from(&self, tm: u32) -> impl Iterator<Item = Rpc> + '_ {
+        let link = LinkId::between(Address::TaskManager(tm), Address::JobMaster);
+        self.links[link.0 as usize]
+            .in_flight
+            .iter()
+            .map(|&(_, rpc, _, _)| rpc)
+    }
+
     /// Sends `rpc` on `link` now, from the sender's incarnation `sender` to the destination's
     /// incarnation `incarnation`; returns when it arrives (the caller schedules that). `extra`
     /// is added latency (a delay spike, or the retry of a lost RPC).

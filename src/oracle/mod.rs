@@ -15,7 +15,7 @@ use crate::jobmaster::transitions;
 use crate::record::{Element, Record};
 use crate::scenario::{Delivery, FinishProtocol, Operator};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{AbortReason, Call, DeclineReason, Rpc, TraceEvent};
+use crate::trace::{AbortReason, Address, Call, DeclineReason, Rpc, TraceEvent};
 use crate::world::Config;
 use invariant::Invariant;
 use sim::Instant;
@@ -101,6 +101,20 @@ pub struct Oracles {
     must_stay_finished: Vec<bool>,
     /// A failover happened: at-least-once sinks may hold duplicates from then on.
     failed_over: bool,
+    /// `no-lost-rpc` (P3.3): RPCs a JobMaster refused (or none was there to take), by their
+    /// TaskManager, not yet applied: the trace index and time of the first refusal.
+    owed: Vec<(u32, Rpc, u64, Instant)>,
+    /// Refused RPCs that were applied since, to catch one applied twice.
+    settled: Vec<(u32, Rpc)>,
+    /// Under reconciliation (P3.1), how long TaskManagers keep terminal task states.
+    retention: Option<sim::Duration>,
+    /// Per subtask: the TaskManager its latest attempt was submitted to, while that process
+    /// lives, and when that attempt finished.
+    host: Vec<Option<u32>>,
+    finished_at: Vec<Option<Instant>>,
+    /// The latest election, and which subtasks have been reported to it (P3.2).
+    elected_at: Option<Instant>,
+    reported: Vec<bool>,
     violations: Vec<Violation>,
 }
 
@@ -135,6 +149,13 @@ impl Oracles {
             triggered_at: BTreeMap::new(),
             must_stay_finished: vec![false; n],
             failed_over: false,
+            owed: Vec::new(),
+            settled: Vec::new(),
+            retention: config.retention,
+            host: vec![None; n],
+            finished_at: vec![None; n],
+            elected_at: None,
+            reported: vec![false; n],
             final_covered: vec![false; n],
             violations: Vec::new(),
         }
@@ -151,6 +172,9 @@ impl Oracles {
         now: Instant,
         event: &TraceEvent,
     ) {
+        if self.retention.is_some() {
+            self.observe_reconciliation(graph, index, now, event);
+        }
         match *event {
             TraceEvent::Push {
                 channel,
@@ -299,6 +323,7 @@ impl Oracles {
                 ..
             } => {
                 self.finished[subtask.index()] = true;
+                self.finished_at[subtask.index()] = Some(now);
                 self.check_final_checkpoint(graph, subtask, index, now);
             }
             _ => {}
@@ -603,6 +628,129 @@ impl Oracles {
         }
     }
 
+    /// The reconciliation oracles (P3): `no-lost-rpc` and the retention rule of
+    /// `finished-not-rerun`. Only under `failover: reconcile`.
+    fn observe_reconciliation(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+    ) {
+        match *event {
+            TraceEvent::RpcRefused {
+                from: Address::TaskManager(tm),
+                rpc,
+            } if !self.owed.iter().any(|o| (o.0, o.1) == (tm, rpc)) => {
+                self.owed.push((tm, rpc, index, now));
+            }
+            TraceEvent::Rpc {
+                from: Address::TaskManager(tm),
+                to: Address::JobMaster,
+                rpc,
+                ..
+            } => {
+                self.rpc_applied(graph, tm, rpc, index, now);
+                match rpc.call {
+                    Call::ReportExecution(_) => self.reported[rpc.subtask.index()] = true,
+                    Call::ReportDone => self.check_retention(graph, tm, index, now),
+                    _ => {}
+                }
+            }
+            TraceEvent::Rpc {
+                to: Address::TaskManager(tm),
+                rpc:
+                    Rpc {
+                        subtask,
+                        call: Call::SubmitTask(_),
+                        ..
+                    },
+                ..
+            } => {
+                self.host[subtask.index()] = Some(tm);
+                self.finished_at[subtask.index()] = None;
+            }
+            // P3.3: what a TaskManager kept dies with it; what an attempt owed is moot once
+            // the attempt is replaced.
+            TraceEvent::TaskManagerLost { task_manager } => {
+                self.owed.retain(|o| o.0 != task_manager);
+                for host in &mut self.host {
+                    if *host == Some(task_manager) {
+                        *host = None;
+                    }
+                }
+            }
+            TraceEvent::ExecutionState {
+                subtask,
+                attempt,
+                to: ExecutionState::Scheduled,
+                ..
+            } => self
+                .owed
+                .retain(|o| o.1.subtask != subtask || o.1.attempt >= attempt),
+            TraceEvent::JobMasterElected { .. } => {
+                self.elected_at = Some(now);
+                self.reported.fill(false);
+                // Applied once per JobMaster: a question its predecessor took but never
+                // answered is asked again (option2's "finishing").
+                self.settled.clear();
+            }
+            _ => {}
+        }
+    }
+
+    /// `no-lost-rpc`: an RPC from TaskManager `tm` reached the JobMaster; if it had been
+    /// refused, it is applied now, and must not be again.
+    fn rpc_applied(&mut self, graph: &ExecutionGraph, tm: u32, rpc: Rpc, index: u64, now: Instant) {
+        if self.owed.is_empty() && self.settled.is_empty() {
+            return;
+        }
+        if let Some(i) = self.owed.iter().position(|o| (o.0, o.1) == (tm, rpc)) {
+            self.owed.swap_remove(i);
+            self.settled.push((tm, rpc));
+        } else if self.settled.contains(&(tm, rpc)) {
+            self.violate(Violation {
+                invariant: Invariant::NoLostRpc,
+                time: now,
+                actors: vec![format!("TaskManager{tm}"), "JobMaster".to_owned()],
+                event_index: index,
+                message: format!(
+                    "TaskManager{tm}'s {:?} about {} attempt {} reached the JobMaster twice after a refusal (P3.3: applied exactly once)",
+                    rpc.call,
+                    graph.subtask_name(rpc.subtask),
+                    rpc.attempt
+                ),
+            });
+        }
+    }
+
+    /// P3.1: TaskManager `tm` finished its report to the latest election. Every task it hosts
+    /// that finished within the retention before the election must be in it, or the new
+    /// JobMaster runs that work again (`finished-not-rerun`).
+    fn check_retention(&mut self, graph: &ExecutionGraph, tm: u32, index: u64, now: Instant) {
+        let (Some(retention), Some(elected)) = (self.retention, self.elected_at) else {
+            return;
+        };
+        let forgotten = (0..self.host.len()).find(|&s| {
+            self.host[s] == Some(tm)
+                && !self.reported[s]
+                && self.finished_at[s].is_some_and(|f| f + retention >= elected)
+        });
+        if let Some(s) = forgotten {
+            let name = graph.subtask_name(SubtaskId(s as u32)).to_string();
+            let f = self.finished_at[s].expect("found above");
+            self.violate(Violation {
+                invariant: Invariant::FinishedNotRerun,
+                time: now,
+                actors: vec![name.clone(), format!("TaskManager{tm}")],
+                event_index: index,
+                message: format!(
+                    "{name} finished at {f}, within the terminal-state retention before the election at {elected}, yet TaskManager{tm}'s report omits it: the new JobMaster takes it for lost and runs it again (P3.1)"
+                ),
+            });
+        }
+    }
+
     fn violate(&mut self, violation: Violation) {
         self.violations.push(violation);
     }
@@ -632,13 +780,31 @@ impl Oracles {
     /// `exactly-once-output`: the sinks' records are compared with a reference evaluation of the
     /// job over the records the sources actually emitted. No record may be sunk twice or be
     /// unknown to the reference; when the job FINISHED, none may be missing either.
+    /// `kept` tells whether TaskManager `tm` still holds `rpc` for a retry, or has it on its
+    /// way to the JobMaster: an RPC refused and never applied is lost only if it is neither.
     pub fn finish(
         mut self,
         graph: &ExecutionGraph,
         status: JobStatus,
         now: Instant,
         last_event: u64,
+        kept: impl Fn(u32, Rpc) -> bool,
     ) -> Vec<Violation> {
+        // P3.3: no refused RPC is lost.
+        if let Some(&(tm, rpc, index, at)) = self.owed.iter().find(|o| !kept(o.0, o.1)) {
+            self.violate(Violation {
+                invariant: Invariant::NoLostRpc,
+                time: at,
+                actors: vec![format!("TaskManager{tm}"), "JobMaster".to_owned()],
+                event_index: index,
+                message: format!(
+                    "TaskManager{tm}'s {:?} about {} attempt {} was refused at {at} and never reached the JobMaster, though the TaskManager lived on and the attempt was never replaced (P3.3)",
+                    rpc.call,
+                    graph.subtask_name(rpc.subtask),
+                    rpc.attempt
+                ),
+            });
+        }
         let expected = reference::expected_sink_output(graph, &self.emitted);
         let mut sunk = std::mem::take(&mut self.sunk);
         sunk.sort_by_key(|s| (s.vertex, s.record, s.event_index));

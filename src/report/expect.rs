@@ -98,6 +98,23 @@ fn check_checkpoints(expect: &Expect, report: &RunReport, failures: &mut Vec<Str
         report.failovers.len() as u64,
         failures,
     );
+    if let Some(want) = &expect.reconciliations {
+        let got: Vec<_> = report.reconciliations.iter().map(|r| r.outcome).collect();
+        let want: Vec<_> = want.iter().map(|&o| Some(o)).collect();
+        if got != want {
+            let show = |list: &[Option<crate::trace::ReconcileOutcome>]| {
+                list.iter()
+                    .map(|o| o.map_or("still open".to_owned(), |o| o.name().to_owned()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            failures.push(format!(
+                "expected reconciliations [{}], got [{}]",
+                show(&want),
+                show(&got)
+            ));
+        }
+    }
     count(
         "committed records",
         expect.committed_records,

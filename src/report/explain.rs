@@ -395,7 +395,7 @@ impl Narrator<'_> {
             TraceEvent::JobMasterElected { incarnation } => key(
                 JM,
                 "P1.8",
-                format!("JobManager {incarnation} is elected (HA): it reads the completed checkpoints from durable storage and recovers the job"),
+                format!("JobManager {incarnation} is elected (HA): it reads the completed checkpoints from durable storage and recovers the job, or, under `failover: reconcile`, asks the TaskManagers what they run (P3.1)"),
                 "recovery decision",
             ),
             TraceEvent::TaskManagerLost { task_manager } => key(
@@ -450,6 +450,31 @@ impl Narrator<'_> {
                 address(from),
                 "P4 no-lost-rpc",
                 format!("an RPC to {} was lost in the network; the sender retries after {retry}, so nothing is lost for good", address(to)),
+            ),
+            TraceEvent::RpcRefused { from, rpc } => told(
+                address(from),
+                "P3.3",
+                format!(
+                    "keeps an RPC about {}: no JobMaster is elected, or the new one is reconciling and refuses everything but reports; the TaskManager sends it again later, so none is lost",
+                    self.name(rpc.subtask)
+                ),
+            ),
+            TraceEvent::ReconcileEnded {
+                outcome,
+                reported,
+                missing,
+            } => key(
+                JM,
+                "P3.4",
+                format!(
+                    "reconciliation ends: {reported} executions reported, {missing} TaskManager(s) missing, so the job goes {}",
+                    match outcome {
+                        crate::trace::ReconcileOutcome::Running => "RUNNING: every TaskManager reported and no task failed",
+                        crate::trace::ReconcileOutcome::Finished => "FINISHED: every task had finished",
+                        crate::trace::ReconcileOutcome::Failing => "FAILING, then a normal failover",
+                    }
+                ),
+                "reconciled",
             ),
             TraceEvent::RpcDropped { from, to, fenced, .. } => told(
                 address(to),
@@ -682,6 +707,12 @@ impl Narrator<'_> {
                 told(dest, "P1.2 option2", text)
             }
             Call::CancelTask => told(dest, "P1.8", format!("cancels {name} attempt {attempt} for the failover")),
+            Call::ReportExecution(state) => told(
+                dest,
+                "P3.2",
+                format!("learns from {} that it hosts {name} attempt {attempt}, {state}", address(from)),
+            ),
+            Call::ReportDone => told(dest, "P3.2", format!("has the whole report of {}", address(from))),
         }
     }
 

@@ -67,6 +67,12 @@ fn call_parts(call: &Call) -> (&'static str, String, Value) {
             json!({"restore_checkpoint": restore.checkpoint, "finished_on_restore": restore.finished}),
         ),
         Call::CancelTask => ("cancelTask", String::new(), json!({})),
+        Call::ReportExecution(state) => (
+            "reportExecution",
+            state.to_string(),
+            json!({"state": state.name()}),
+        ),
+        Call::ReportDone => ("reportDone", String::new(), json!({})),
         Call::UpdateTaskExecutionState(state) => (
             "updateTaskExecutionState",
             state.to_string(),
@@ -117,6 +123,9 @@ fn call_parts(call: &Call) -> (&'static str, String, Value) {
 
 fn rpc_text(graph: &ExecutionGraph, rpc: &Rpc) -> String {
     let (method, args, _) = call_parts(&rpc.call);
+    if rpc.call == Call::ReportDone {
+        return format!("{method}()"); // about no subtask
+    }
     let sep = if args.is_empty() { "" } else { ", " };
     format!(
         "{method}({} attempt {}{sep}{args})",
@@ -348,7 +357,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
         ),
         TraceEvent::JobMasterElected { incarnation } => (
             "JobMaster".into(),
-            format!("JobManager {incarnation} elected: it recovers the job from durable storage"),
+            format!("JobManager {incarnation} elected: it takes the job over"),
         ),
         TraceEvent::TaskManagerLost { task_manager } => (
             format!("TaskManager{task_manager}"),
@@ -399,6 +408,28 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                     "its JobMaster is no longer the leader"
                 } else {
                     "the process it was sent to has died"
+                }
+            ),
+        ),
+        TraceEvent::RpcRefused { from, rpc } => (
+            address(*from),
+            format!(
+                "keeps {}: no JobMaster took it (none elected, or reconciling); retries (P3.3)",
+                rpc_text(graph, rpc)
+            ),
+        ),
+        TraceEvent::ReconcileEnded {
+            outcome,
+            reported,
+            missing,
+        } => (
+            "JobMaster".into(),
+            format!(
+                "RECONCILIATION ENDED: {reported} executions reported, {missing} TaskManager(s) missing: {} (P3.4)",
+                match outcome {
+                    crate::trace::ReconcileOutcome::Running => "RUNNING",
+                    crate::trace::ReconcileOutcome::Finished => "FINISHED",
+                    crate::trace::ReconcileOutcome::Failing => "FAILING, then failover",
                 }
             ),
         ),
@@ -582,6 +613,20 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         TraceEvent::RpcLost { from, to, retry } => {
             json!({"from": address(*from), "to": address(*to), "retry": retry.to_string()})
         }
+        TraceEvent::RpcRefused { from, rpc } => {
+            let (method, _, args) = call_parts(&rpc.call);
+            json!({"from": address(*from), "method": method, "task": name(rpc.subtask),
+                   "attempt": rpc.attempt, "args": args})
+        }
+        TraceEvent::ReconcileEnded {
+            outcome,
+            reported,
+            missing,
+        } => json!({"outcome": match outcome {
+                        crate::trace::ReconcileOutcome::Running => "running",
+                        crate::trace::ReconcileOutcome::Finished => "finished",
+                        crate::trace::ReconcileOutcome::Failing => "failing",
+                    }, "reported": reported, "missing": missing}),
         TraceEvent::RpcDropped {
             from,
             to,

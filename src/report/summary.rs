@@ -51,6 +51,18 @@ pub fn summary_json(name: &str, report: &RunReport, failures: &[String]) -> Valu
             "kept_finished": names(&report.graph, &f.kept_finished),
             "records_replayed": f.records_replayed,
         })).collect::<Vec<_>>(),
+        "reconciliations": report.reconciliations.iter().map(|r| json!({
+            "started": r.started.to_string(),
+            "ended": r.ended.map(|t| t.to_string()),
+            "duration": r.ended.map(|t| (t - r.started).to_string()),
+            "outcome": r.outcome.map(|o| o.name()),
+            "reports": r.reports,
+            "late_reports": r.late_reports,
+            "kept_running": r.kept_running,
+            "kept_finished": r.kept_finished,
+        })).collect::<Vec<_>>(),
+        "rpcs_kept": report.rpcs_kept,
+        "rpcs_resent": report.rpcs_resent,
         "diagnosis": report.diagnosis,
         "expectations_met": failures.is_empty(),
         "expectation_failures": failures,
@@ -225,6 +237,24 @@ pub fn summary_text(
             f.restarted.len(),
             f.kept_finished.len(),
             f.records_replayed
+        ));
+    }
+    for r in &report.reconciliations {
+        let ended = match (r.ended, r.outcome) {
+            (Some(end), Some(outcome)) => {
+                format!("{} after {}", outcome.name(), end - r.started)
+            }
+            _ => "still open when the run ended".to_owned(),
+        };
+        s.push_str(&format!(
+            "reconcile    at {}: {ended}; {} executions reported ({} late), {} kept running, {} kept finished\n",
+            r.started, r.reports, r.late_reports, r.kept_running, r.kept_finished
+        ));
+    }
+    if report.rpcs_kept > 0 {
+        s.push_str(&format!(
+            "rpcs kept    {} refused or sent to no JobMaster, kept by their TaskManager; {} sent again\n",
+            report.rpcs_kept, report.rpcs_resent
         ));
     }
     s.push_str(&format!("trace hash   {:#018x}\n", report.trace_hash));

@@ -194,10 +194,12 @@
 //!
 //! | field | meaning | default |
 //! | --- | --- | --- |
-//! | `failover` | what a new JobMaster does after a JobMaster crash: `"restart"` (cancels the tasks and restarts the job from the latest completed checkpoint) or `"reconcile"` (keeps them running and rebuilds the job from the TaskManagers' reports, P3; not implemented yet) | `"restart"` |
+//! | `failover` | what a new JobMaster does after a JobMaster crash: `"restart"` (cancels the tasks and restarts the job from the latest completed checkpoint) or `"reconcile"` (keeps them running and rebuilds the job from the TaskManagers' reports, P3; streaming only) | `"restart"` |
 //! | `restart_strategy` | Flink's fixed-delay restart strategy: `{"delay": D, "max_attempts": N}`; `delay` is one duration from a failure to the restart (may be 0), `max_attempts` the restarts allowed in all (0: the first failure fails the job); each field defaults on its own | `{"delay": "10ms", "max_attempts": 5}` |
 //! | `failover_scope` | which tasks a failover restarts: `"region"` (the pipelined region of the failed tasks, Flink's default) or `"full"` (every task of the job) | `"region"` |
 //! | `heartbeat_timeout` | one duration above 0: how long until a lost TaskManager or JobMaster is noticed | `"50ms"` |
+//! | `reconcile_timeout` | one duration above 0: under `"reconcile"`, how long a new JobMaster waits for the TaskManagers' reports (P3.4) | `"50ms"` |
+//! | `terminal_state_retention` | one duration (0 allowed): under `"reconcile"`, how long a TaskManager remembers a task that ended, to report it (P3.1) | `"200ms"` |
 //!
 //! `expect` (only what is listed is checked, except `violations`):
 //!
@@ -213,6 +215,7 @@
 //! | `retrigger_rpcs` | count of re-trigger RPCs `option1` sent during the whole run; needs a `checkpointing` block | not checked |
 //! | `committed_records` | records committed by all two-phase-commit sinks together; needs such a sink | not checked |
 //! | `failovers` | count of failovers (restarts of a region or of the whole job) during the whole run | not checked |
+//! | `reconciliations` | the outcome of each reconciliation in order (`"RUNNING"`, `"FINISHED"`, `"FAILING"`); needs `jobmaster.failover: "reconcile"` | not checked |
 //!
 //! `expect.checkpoints[]` (subtasks are written `vertex[i]`, `i` 0-based and below the
 //! vertex's parallelism; a list is compared as a set, so its order does not matter and no entry

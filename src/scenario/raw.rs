@@ -57,6 +57,8 @@ pub(super) const DEFAULT_MAX_ATTEMPTS: u32 = 5;
 /// Flink's default, as in `jobmanager.execution.failover-strategy: region`.
 pub(super) const DEFAULT_FAILOVER_SCOPE: FailoverScope = FailoverScope::Region;
 pub(super) const DEFAULT_HEARTBEAT_TIMEOUT: Duration = Duration::from_millis(50);
+pub(super) const DEFAULT_RECONCILE_TIMEOUT: Duration = Duration::from_millis(50);
+pub(super) const DEFAULT_TERMINAL_STATE_RETENTION: Duration = Duration::from_millis(200);
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -313,6 +315,16 @@ pub(super) struct RawJobMaster {
         deserialize_with = "single_duration"
     )]
     pub heartbeat_timeout: Duration,
+    #[serde(
+        default = "default_reconcile_timeout",
+        deserialize_with = "single_duration"
+    )]
+    pub reconcile_timeout: Duration,
+    #[serde(
+        default = "default_terminal_state_retention",
+        deserialize_with = "single_duration"
+    )]
+    pub terminal_state_retention: Duration,
 }
 
 impl Default for RawJobMaster {
@@ -322,8 +334,18 @@ impl Default for RawJobMaster {
             restart_strategy: RawRestartStrategy::default(),
             failover_scope: DEFAULT_FAILOVER_SCOPE,
             heartbeat_timeout: DEFAULT_HEARTBEAT_TIMEOUT,
+            reconcile_timeout: DEFAULT_RECONCILE_TIMEOUT,
+            terminal_state_retention: DEFAULT_TERMINAL_STATE_RETENTION,
         }
     }
+}
+
+fn default_reconcile_timeout() -> Duration {
+    DEFAULT_RECONCILE_TIMEOUT
+}
+
+fn default_terminal_state_retention() -> Duration {
+    DEFAULT_TERMINAL_STATE_RETENTION
 }
 
 #[derive(Deserialize)]
@@ -363,6 +385,7 @@ pub(super) struct RawExpect {
     pub retrigger_rpcs: Option<u64>,
     pub committed_records: Option<u64>,
     pub failovers: Option<u64>,
+    pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
 }
 
 /// One entry of `expect.checkpoints`; subtask and vertex names are checked in validation.

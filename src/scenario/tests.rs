@@ -170,6 +170,7 @@ fn full_example_reads_into_the_expected_values() {
             retrigger_rpcs: None,
             committed_records: None,
             failovers: None,
+            reconciliations: None,
         }
     );
     assert!(s.faults.is_empty());
@@ -231,6 +232,8 @@ fn every_field_but_name_mode_and_job_has_a_default() {
             },
             failover_scope: FailoverScope::Region,
             heartbeat_timeout: Duration::from_millis(50),
+            reconcile_timeout: Duration::from_millis(50),
+            terminal_state_retention: Duration::from_millis(200),
         }
     );
 }
@@ -1449,6 +1452,8 @@ fn every_fault_kind_and_predicate_reads_back() {
             },
             failover_scope: FailoverScope::Full,
             heartbeat_timeout: Duration::from_secs(1),
+            reconcile_timeout: Duration::from_millis(50),
+            terminal_state_retention: Duration::from_millis(200),
         }
     );
     assert_eq!(s.expect.failovers, Some(3));
@@ -1879,9 +1884,14 @@ fn rejects_bad_jobmaster_blocks() {
         "must be longer than 0",
     );
     reject(
-        &block(r#""reconcile_timeout": "1s""#),
+        &block(r#""reconcile_timeout": "0""#),
         "jobmaster.reconcile_timeout",
-        "unknown field `reconcile_timeout`",
+        "must be longer than 0",
+    );
+    reject(
+        &block(r#""terminal_state_retention": "5""#),
+        "jobmaster.terminal_state_retention",
+        "a unit",
     );
     reject(
         &with(r#""expect": {"failovers": -1}"#),
@@ -1901,14 +1911,29 @@ fn rejects_bad_jobmaster_blocks() {
 }
 
 #[test]
-fn reconciliation_reads_but_is_not_implemented_yet() {
-    let text = with(r#""jobmaster": {"failover": "reconcile"}"#);
-    let s = parse_valid(&text, "t.json").expect("valid apart from what is unsupported");
+fn reconciliation_reads_its_windows_and_expectations() {
+    let s = ok(&with(
+        r#""jobmaster": {"failover": "reconcile", "reconcile_timeout": "20ms",
+                         "terminal_state_retention": "0"},
+           "expect": {"reconciliations": ["RUNNING", "FAILING"]}"#,
+    ));
     assert_eq!(s.jobmaster.failover, Failover::Reconcile);
+    assert_eq!(s.jobmaster.reconcile_timeout, Duration::from_millis(20));
+    assert_eq!(s.jobmaster.terminal_state_retention, Duration::ZERO);
+    use crate::trace::ReconcileOutcome;
+    assert_eq!(
+        s.expect.reconciliations,
+        Some(vec![ReconcileOutcome::Running, ReconcileOutcome::Failing])
+    );
     reject(
-        &text,
-        "jobmaster.failover",
-        "reconciliation (FLINK-5703) is not implemented yet",
+        &with(r#""expect": {"reconciliations": ["RUNNING"]}"#),
+        "expect.reconciliations",
+        "the JobMaster never reconciles",
+    );
+    reject(
+        &with(r#""jobmaster": {"failover": "reconcile"}, "expect": {"reconciliations": ["DONE"]}"#),
+        "expect.reconciliations[0]",
+        "unknown variant `DONE`",
     );
 }
 

@@ -339,6 +339,12 @@ pub struct JobMasterConfig {
     /// How long until a lost TaskManager or JobMaster is noticed (no heartbeat for this long);
     /// above 0.
     pub heartbeat_timeout: Duration,
+    /// `failover: "reconcile"` (P3.4): how long a new JobMaster waits for the TaskManagers'
+    /// reports before it decides; above 0.
+    pub reconcile_timeout: Duration,
+    /// `failover: "reconcile"` (P3.1): how long a TaskManager keeps the state of a task that
+    /// ended, so it can still report it to a new JobMaster.
+    pub terminal_state_retention: Duration,
 }
 
 /// What a new JobMaster does with the tasks of the job after a JobMaster crash.
@@ -405,6 +411,8 @@ pub struct Expect {
     pub committed_records: Option<u64>,
     /// Failovers the JobMaster performed during the whole run.
     pub failovers: Option<u64>,
+    /// The outcome of every reconciliation (P3.4), in order.
+    pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
 }
 
 /// What one checkpoint must show; `None` means "not checked".

@@ -82,6 +82,13 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
     check_heal_at(raw.heal_at, &faults, &budget)?;
     let jobmaster = check_jobmaster(raw.jobmaster)?;
     let expect = check_expect(raw.expect, &job, checkpointing.is_some())?;
+    if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
+        return Err(problem(
+            "expect.reconciliations",
+            "the JobMaster never reconciles: set `jobmaster.failover` to \"reconcile\" (P3), or \
+             drop this expectation",
+        ));
+    }
     Ok(Scenario {
         name: raw.name,
         description: raw.description,
@@ -119,12 +126,6 @@ pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
                 "blocking exchanges in streaming mode are not implemented yet; use \"pipelined\"",
             ));
         }
-    }
-    if scenario.jobmaster.failover == Failover::Reconcile {
-        return Err(problem(
-            "jobmaster.failover",
-            "reconciliation (FLINK-5703) is not implemented yet; use \"restart\"",
-        ));
     }
     Ok(())
 }
@@ -941,7 +942,16 @@ fn check_jobmaster(raw: RawJobMaster) -> Result<JobMasterConfig, Problem> {
              heartbeat arrived for this long",
         ));
     }
+    if raw.reconcile_timeout == sim::Duration::ZERO {
+        return Err(problem(
+            "jobmaster.reconcile_timeout",
+            "must be longer than 0: a new JobMaster waits this long for the TaskManagers' \
+             reports (P3.4)",
+        ));
+    }
     Ok(JobMasterConfig {
+        reconcile_timeout: raw.reconcile_timeout,
+        terminal_state_retention: raw.terminal_state_retention,
         failover: raw.failover,
         restart_strategy: RestartStrategy {
             delay: raw.restart_strategy.delay,
@@ -1030,6 +1040,7 @@ fn check_expect(raw: RawExpect, job: &Job, checkpointing: bool) -> Result<Expect
         retrigger_rpcs: raw.retrigger_rpcs,
         committed_records: raw.committed_records,
         failovers: raw.failovers,
+        reconciliations: raw.reconciliations,
     })
 }
 

@@ -28,6 +28,7 @@ use crate::trace::{Address, Call, CheckpointSet, DeclineReason, Restore, Rpc, Tr
 use crate::world::{Ctx, Event};
 use barrier::BarrierHandler;
 use operator::Operator;
+use sim::Instant;
 use std::collections::{BTreeSet, VecDeque};
 use unaligned::UnalignedCheckpoint;
 
@@ -58,6 +59,9 @@ pub struct Task {
     task_manager: u32,
     state: ExecutionState,
     phase: Phase,
+    /// When the task reached a terminal state: a TaskManager keeps reporting it for
+    /// `terminal_state_retention` (P3.1).
+    ended_at: Option<Instant>,
     operator: Operator,
     process_time: DurationRange,
     /// Input slots (positions in the subtask's `inputs`) with buffered elements that are not
@@ -148,6 +152,7 @@ impl Task {
             task_manager,
             state: ExecutionState::Created,
             phase: Phase::Processing,
+            ended_at: None,
             operator,
             process_time: vertex.process_time,
             available: VecDeque::new(),
@@ -175,12 +180,26 @@ impl Task {
         self.attempt
     }
 
+    pub fn subtask(&self) -> SubtaskId {
+        self.id
+    }
+
     pub fn task_manager(&self) -> u32 {
         self.task_manager
     }
 
     pub fn state(&self) -> ExecutionState {
         self.state
+    }
+
+    /// `option2`: the task reported "finishing" and no answer came (P1.2).
+    pub fn awaits_finishing_answer(&self) -> bool {
+        self.finishing == Finishing::Asked
+    }
+
+    /// When the task reached its terminal state, if it has.
+    pub fn ended_at(&self) -> Option<Instant> {
+        self.ended_at
     }
 
     /// One line on what the task is doing or waiting for, for a diagnosis of a run that
@@ -300,6 +319,8 @@ impl Task {
             | Call::AcknowledgeCheckpoint { .. }
             | Call::DeclineCheckpoint { .. }
             | Call::TriggerMissed(_)
+            | Call::ReportExecution(_)
+            | Call::ReportDone
             | Call::Finishing => unreachable!("{call:?} is never sent to a task"),
         }
         // Whatever the call changed (outputs queued, channels unblocked, closing) is carried
@@ -1174,6 +1195,7 @@ impl Task {
     /// The task dies with its TaskManager: FAILED, and nobody is left to report it.
     pub fn die(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.phase = Phase::Finished;
+        self.ended_at = Some(ctx.now);
         let from = std::mem::replace(&mut self.state, ExecutionState::Failed);
         ctx.record(TraceEvent::TaskState {
             subtask: self.id,
@@ -1188,6 +1210,7 @@ impl Task {
     /// to tell. The caller drops the attempt.
     pub fn cancel(&mut self, ctx: &mut Ctx<'_, '_>, report: bool) {
         self.phase = Phase::Finished;
+        self.ended_at = Some(ctx.now);
         for to in [ExecutionState::Canceling, ExecutionState::Canceled] {
             let from = std::mem::replace(&mut self.state, to);
             ctx.record(TraceEvent::TaskState {
@@ -1220,6 +1243,9 @@ impl Task {
     /// Changes the task's own state and, from INITIALIZING on, reports it to the JobMaster
     /// through the TaskManager (Flink's `updateTaskExecutionState`).
     fn set_state(&mut self, ctx: &mut Ctx<'_, '_>, to: ExecutionState) {
+        if to.is_terminal() {
+            self.ended_at = Some(ctx.now);
+        }
         let from = std::mem::replace(&mut self.state, to);
         ctx.record(TraceEvent::TaskState {
             subtask: self.id,

@@ -1,0 +1,280 @@
+//! Reconciliation (`protocols.md` P3, FLINK-5703): a newly elected JobMaster rebuilds its
+//! execution graph from what the TaskManagers report instead of restarting the tasks.
+//!
+//! The window opens at election: the job and every execution are RECONCILING (P3.1), and
+//! every RPC but a report is refused (P3.3; the world parks it at its TaskManager). It closes
+//! when every expected TaskManager has sent its whole report, or at `reconcile_timeout`: the
+//! JobMaster first rebuilds the attempts of every reported execution, then applies their
+//! states (P3.2), and decides RUNNING, FINISHED or FAILING (P3.4). FAILING restarts the job
+//! from the latest completed checkpoint, as the restart-based recovery would have done at
+//! election; executions nobody reported stay RECONCILING until their TaskManager's late report
+//! says where they are, so no old attempt can run beside its replacement.
+
+use super::{JobMaster, PendingRestart};
+use crate::bug::Bug;
+use crate::checkpoint::stats::{FailoverRecord, ReconcileRecord};
+use crate::graph::SubtaskId;
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::{Call, ReconcileOutcome, Rpc, TraceEvent};
+use crate::world::{Ctx, Event};
+
+/// The state of an open reconcile window.
+pub(super) struct Reconciliation {
+    /// Per subtask: the attempt and state its TaskManager reported.
+    reports: Vec<Option<(u32, ExecutionState)>>,
+    /// Per TaskManager: it hosted the job before the crash (P3.1: the JobMaster expects its
+    /// report), and its report is complete.
+    expected: Vec<bool>,
+    done: Vec<bool>,
+}
+
+impl JobMaster {
+    /// P3.1: a newly elected JobMaster under `failover: reconcile` takes the job over from the
+    /// TaskManagers, which kept its tasks running.
+    pub fn reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.set_status(ctx, JobStatus::Created);
+        self.set_status(ctx, JobStatus::Reconciling);
+        let mut expected = vec![false; self.task_managers.len()];
+        for &tm in &self.placement {
+            expected[tm as usize] = true;
+        }
+        for i in 0..self.executions.len() {
+            self.deployed_on[i] = self.task_managers[self.placement[i] as usize];
+            self.set_execution(ctx, SubtaskId(i as u32), ExecutionState::Reconciling);
+        }
+        self.reconcile_record = Some(ctx.io.stats.reconciliations.len());
+        ctx.io.stats.reconciliations.push(ReconcileRecord {
+            started: ctx.now,
+            ended: None,
+            outcome: None,
+            reports: 0,
+            late_reports: 0,
+            kept_running: 0,
+            kept_finished: 0,
+        });
+        self.reconciling = Some(Reconciliation {
+            reports: vec![None; self.executions.len()],
+            done: vec![false; expected.len()],
+            expected,
+        });
+        let incarnation = self.incarnation;
+        ctx.sched.after(
+            self.config.reconcile_timeout,
+            Event::ReconcileTimeout { incarnation },
+        );
+    }
+
+    /// P3.3: while reconciling, every RPC but a report is refused.
+    pub fn refuses(&self, call: Call) -> bool {
+        self.reconciling.is_some() && !matches!(call, Call::ReportExecution(_) | Call::ReportDone)
+    }
+
+    /// P3.2: TaskManager `task_manager` hosts `rpc.attempt` of `rpc.subtask` in `state`.
+    pub(super) fn on_report(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        task_manager: u32,
+        rpc: Rpc,
+        state: ExecutionState,
+    ) {
+        let s = rpc.subtask.index();
+        if let Some(r) = &mut self.reconciling {
+            r.reports[s] = Some((rpc.attempt, state));
+            let record = self.reconcile_record.expect("set with the window");
+            ctx.io.stats.reconciliations[record].reports += 1;
+            return;
+        }
+        if let Some(record) = self.reconcile_record {
+            ctx.io.stats.reconciliations[record].late_reports += 1;
+        }
+        // A late report (P3.4): the window closed without it, the job is restarting, and this
+        // execution is still unknown. Settle it: a running one is cancelled before its
+        // replacement is deployed.
+        if self.executions[s].state != ExecutionState::Reconciling
+            || task_manager != self.placement[s]
+        {
+            return;
+        }
+        self.executions[s].attempt = rpc.attempt;
+        if state.is_terminal() {
+            self.apply(ctx, rpc.subtask, state);
+            self.check_restart(ctx);
+        } else {
+            self.cancel(ctx, rpc.subtask);
+        }
+    }
+
+    /// P3.2: TaskManager `task_manager` reported every execution it hosts.
+    pub(super) fn on_report_done(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32) {
+        if let Some(r) = &mut self.reconciling {
+            r.done[task_manager as usize] = true;
+            let all = r.expected.iter().zip(&r.done).all(|(&e, &d)| !e || d);
+            if all {
+                self.end_reconcile(ctx);
+            }
+            return;
+        }
+        // Late: what it did not report, it does not host; that attempt is gone.
+        for i in 0..self.executions.len() {
+            if self.placement[i] == task_manager
+                && self.executions[i].state == ExecutionState::Reconciling
+            {
+                self.set_execution(ctx, SubtaskId(i as u32), ExecutionState::Failed);
+            }
+        }
+        self.check_restart(ctx);
+    }
+
+    /// The heartbeat of a TaskManager timed out while reconciling: whatever it reported is void,
+    /// and it counts as missing (P3.4).
+    pub(super) fn lost_while_reconciling(&mut self, task_manager: u32) -> bool {
+        let Some(r) = &mut self.reconciling else {
+            return false;
+        };
+        r.done[task_manager as usize] = false;
+        for (i, report) in r.reports.iter_mut().enumerate() {
+            if self.placement[i] == task_manager {
+                *report = None;
+            }
+        }
+        true
+    }
+
+    /// `reconcile_timeout` passed.
+    pub fn on_reconcile_timeout(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if self.reconciling.is_some() {
+            self.end_reconcile(ctx);
+        }
+    }
+
+    /// P3.4: the window closes.
+    fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let r = self.reconciling.take().expect("the window is open");
+        let ignore_missing = self.bug == Some(Bug::ReconcileIgnoresMissingTm);
+        let missing = r
+            .expected
+            .iter()
+            .zip(&r.done)
+            .filter(|&(&e, &d)| e && !d)
+            .count() as u32;
+        // P3.2: rebuild everything but the states first ...
+        for (execution, report) in self.executions.iter_mut().zip(&r.reports) {
+            if let Some((attempt, _)) = *report {
+                execution.attempt = attempt;
+            }
+        }
+        // ... then apply the reported states, as normal state updates would.
+        let (mut unknown, mut failed, mut all_finished) = (false, false, true);
+        let (mut running, mut finished) = (0, 0);
+        for (i, report) in r.reports.iter().enumerate() {
+            let subtask = SubtaskId(i as u32);
+            if self.executions[i].state != ExecutionState::Reconciling {
+                continue; // settled in the window (its TaskManager was lost)
+            }
+            match *report {
+                Some((_, state)) => {
+                    self.apply(ctx, subtask, state);
+                    match state {
+                        ExecutionState::Finished => finished += 1,
+                        ExecutionState::Failed | ExecutionState::Canceled => failed = true,
+                        _ => running += 1,
+                    }
+                    all_finished &= state == ExecutionState::Finished;
+                }
+                None if ignore_missing && !r.done[self.placement[i] as usize] => {
+                    // The bug: taken for running, though nobody said so.
+                    self.apply(ctx, subtask, ExecutionState::Running);
+                    all_finished = false;
+                }
+                None => {
+                    unknown = true;
+                    all_finished = false;
+                }
+            }
+        }
+        let missing_counts = if ignore_missing { 0 } else { missing };
+        let outcome = if missing_counts > 0 || unknown || failed {
+            ReconcileOutcome::Failing
+        } else if all_finished {
+            ReconcileOutcome::Finished
+        } else {
+            ReconcileOutcome::Running
+        };
+        ctx.record(TraceEvent::ReconcileEnded {
+            outcome,
+            reported: r.reports.iter().flatten().count() as u32,
+            missing,
+        });
+        let record = self.reconcile_record.expect("set with the window");
+        let stats = &mut ctx.io.stats.reconciliations[record];
+        stats.ended = Some(ctx.now);
+        stats.outcome = Some(outcome);
+        stats.kept_running = running;
+        stats.kept_finished = finished;
+        match outcome {
+            ReconcileOutcome::Running => {
+                self.set_status(ctx, JobStatus::Running);
+                if let Some(cc) = &mut self.checkpoints {
+                    cc.abort_inherited(ctx, &self.executions, &self.placement);
+                    cc.start(ctx);
+                }
+            }
+            ReconcileOutcome::Finished => self.set_status(ctx, JobStatus::Finished),
+            ReconcileOutcome::Failing => self.restart_after_reconcile(ctx, &r, missing),
+        }
+    }
+
+    /// P3.4 FAILING: normal failover, a full restart from the latest completed checkpoint.
+    fn restart_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, r: &Reconciliation, missing: u32) {
+        self.failovers += 1;
+        if self.failovers > self.config.restart_strategy.max_attempts {
+            return self.give_up(ctx);
+        }
+        self.set_status(ctx, JobStatus::Failing);
+        self.set_status(ctx, JobStatus::Restarting);
+        let record = ctx.io.stats.failovers.len();
+        ctx.io.stats.failovers.push(FailoverRecord::new(
+            ctx.now,
+            format!("reconciliation ended FAILING ({missing} TaskManager(s) missing the window)"),
+            true,
+        ));
+        for i in 0..self.executions.len() {
+            let subtask = SubtaskId(i as u32);
+            let tm = self.placement[i];
+            match self.executions[i].state {
+                ExecutionState::Reconciling => {
+                    // Nobody reported it. If its TaskManager reported in full, or the process
+                    // the window expected is gone, so is the attempt; otherwise its late report
+                    // settles it (`on_report`, `on_report_done`).
+                    let gone = r.done[tm as usize]
+                        || self.deployed_on[i].is_none()
+                        || self.task_managers[tm as usize] != self.deployed_on[i];
+                    if gone {
+                        self.set_execution(ctx, subtask, ExecutionState::Failed);
+                    }
+                }
+                _ => self.cancel(ctx, subtask),
+            }
+        }
+        let all: Vec<SubtaskId> = (0..self.executions.len() as u32).map(SubtaskId).collect();
+        self.restart = Some(PendingRestart {
+            in_scope: vec![true; all.len()],
+            scope: all,
+            full: true,
+            delay_elapsed: true,
+            record,
+        });
+        if let Some(cc) = &mut self.checkpoints {
+            cc.start(ctx);
+        }
+        self.check_restart(ctx);
+    }
+
+    /// Sets the view of `subtask` to a reported state, counting a FINISHED one.
+    fn apply(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, state: ExecutionState) {
+        self.set_execution(ctx, subtask, state);
+        if state == ExecutionState::Finished {
+            self.finished += 1;
+        }
+    }
+}

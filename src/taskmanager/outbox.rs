@@ -1,0 +1,67 @@
+//! P3.3: the RPCs a TaskManager keeps for its JobMaster while none accepts them.
+//!
+//! Under `failover: reconcile` an RPC from a TaskManager that finds no JobMaster, or one that is
+//! reconciling, is not lost: the TaskManager keeps it and sends it again later. Order matters
+//! (a FINISHED must not overtake the RUNNING before it), so while anything is kept the
+//! TaskManager *holds*: every newer RPC joins the outbox instead of the wire, and one already
+//! on the wire joins it on arrival. A retry resends the whole outbox, oldest first, once the
+//! wire to the JobMaster is empty; holding guarantees it empties.
+
+use crate::trace::{Call, Rpc};
+use sim::Duration;
+use std::collections::VecDeque;
+
+/// How long a TaskManager waits before it sends kept RPCs again. Fixed, not exponential: a
+/// reconcile window is short, and a fixed pace keeps runs easy to read.
+pub const RETRY: Duration = Duration::from_millis(5);
+
+#[derive(Default)]
+pub struct Outbox {
+    rpcs: VecDeque<Rpc>,
+    /// A retry is scheduled.
+    retry_scheduled: bool,
+}
+
+/// Reports belong to one election: a TaskManager never keeps them (a new JobMaster asks again).
+pub fn is_report(call: Call) -> bool {
+    matches!(call, Call::ReportExecution(_) | Call::ReportDone)
+}
+
+impl Outbox {
+    /// Whether RPCs to the JobMaster must wait behind kept ones.
+    #[inline]
+    pub fn is_holding(&self) -> bool {
+        !self.rpcs.is_empty()
+    }
+
+    /// The kept RPCs, oldest first.
+    pub fn kept(&self) -> impl Iterator<Item = Rpc> + '_ {
+        self.rpcs.iter().copied()
+    }
+
+    pub fn keep(&mut self, rpc: Rpc) {
+        self.rpcs.push_back(rpc);
+    }
+
+    /// True when RPCs are kept and no retry is scheduled yet; the caller schedules one.
+    pub fn claim_retry(&mut self) -> bool {
+        !self.rpcs.is_empty() && !std::mem::replace(&mut self.retry_scheduled, true)
+    }
+
+    /// The retry is due: hands over every kept RPC, oldest first, to be sent again.
+    pub fn take(&mut self) -> VecDeque<Rpc> {
+        self.retry_scheduled = false;
+        std::mem::take(&mut self.rpcs)
+    }
+
+    /// The retry is due but older RPCs are still on the wire: try again later.
+    pub fn retry_later(&mut self) {
+        self.retry_scheduled = false;
+    }
+
+    /// The process died: what it kept is gone.
+    pub fn clear(&mut self) {
+        self.rpcs.clear();
+        self.retry_scheduled = false;
+    }
+}

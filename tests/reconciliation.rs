@@ -1,0 +1,70 @@
+//! Restart against reconcile on one JobManager crash (`protocols.md` P1.8 against P3): the same
+//! job, the same crash, the same election delay. Reconciliation keeps every task running, so
+//! nothing is restarted or replayed and the job finishes sooner; both keep the output exactly
+//! once.
+
+use flinksim::run::{run, RunOptions, RunReport};
+use flinksim::scenario;
+use flinksim::status::JobStatus;
+use flinksim::trace::{ReconcileOutcome, Retain};
+
+fn load_and_run(name: &str) -> RunReport {
+    let path = format!("{}/scenarios/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    let scenario = scenario::load(std::path::Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+    run(
+        &scenario,
+        &RunOptions {
+            seed: None,
+            retain: Retain::Nothing,
+        },
+    )
+}
+
+#[test]
+fn reconcile_keeps_the_tasks_that_restart_would_rerun() {
+    let restart = load_and_run("failover-jobmanager-crash-precommitted");
+    let reconcile = load_and_run("reconcile-all-in-time");
+    for report in [&restart, &reconcile] {
+        assert_eq!(report.status, JobStatus::Finished);
+        assert!(report.violations.is_empty(), "{:?}", report.violations);
+        assert_eq!(report.committed_records, 500);
+    }
+
+    // Restart: the new JobManager redeploys every subtask from checkpoint 1 and replays.
+    assert_eq!(restart.failovers.len(), 1);
+    let failover = &restart.failovers[0];
+    assert_eq!(failover.restarted.len(), 5);
+    assert!(failover.records_replayed > 0);
+    assert!(restart.reconciliations.is_empty());
+
+    // Reconcile: no failover, every execution reported RUNNING and kept running.
+    assert!(reconcile.failovers.is_empty());
+    assert_eq!(reconcile.reconciliations.len(), 1);
+    let r = &reconcile.reconciliations[0];
+    assert_eq!(r.outcome, Some(ReconcileOutcome::Running));
+    assert_eq!((r.reports, r.late_reports, r.kept_running), (5, 0, 5));
+    // The acknowledgements sent while no JobManager ran were kept and sent again.
+    assert!(reconcile.rpcs_kept > 0);
+    assert_eq!(reconcile.rpcs_kept, reconcile.rpcs_resent);
+
+    // Back to RUNNING at most a window later than restart's restore, and done sooner.
+    let running_again = r.ended.expect("the window closed");
+    let restored = failover.restored_at.expect("restored");
+    assert!(running_again >= restored);
+    assert!(reconcile.sim_time < restart.sim_time);
+    assert!(reconcile.events < restart.events);
+}
+
+#[test]
+fn a_reconciled_run_is_deterministic() {
+    for name in [
+        "reconcile-refused-burst",
+        "reconcile-taskmanager-late",
+        "reconcile-finished-during-outage",
+    ] {
+        let a = load_and_run(name);
+        let b = load_and_run(name);
+        assert_eq!(a.trace_hash, b.trace_hash, "{name}");
+        assert_eq!(a.rpcs_kept, b.rpcs_kept, "{name}");
+    }
+}
