@@ -49,10 +49,13 @@ pub enum Bug {
     /// TaskManagers keep no terminal task state, so a task that ended during the outage is
     /// unknown to the new JobMaster.
     NoTerminalRetention,
+    /// The new JobMaster applies the reported states to an execution graph it has not rebuilt:
+    /// its executions keep the attempt numbers it made up at election.
+    ApplyStateBeforeRebuild,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 16] = [
+    pub const ALL: [Bug; 17] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -69,6 +72,7 @@ impl Bug {
         Bug::DropRefusedRpc,
         Bug::ReconcileIgnoresMissingTm,
         Bug::NoTerminalRetention,
+        Bug::ApplyStateBeforeRebuild,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -90,6 +94,7 @@ impl Bug {
             Bug::DropRefusedRpc => "drop-refused-rpc",
             Bug::ReconcileIgnoresMissingTm => "reconcile-ignores-missing-tm",
             Bug::NoTerminalRetention => "no-terminal-retention",
+            Bug::ApplyStateBeforeRebuild => "apply-state-before-rebuild",
         }
     }
 
@@ -128,6 +133,7 @@ impl Bug {
                 "P3.4 (a TaskManager that missed the window means FAILING)"
             }
             Bug::NoTerminalRetention => "P3.1 (TaskManagers keep terminal task states a while)",
+            Bug::ApplyStateBeforeRebuild => "P3.2 (rebuild everything first, then apply states)",
         }
     }
 
@@ -150,6 +156,7 @@ impl Bug {
             Bug::DropRefusedRpc => Invariant::NoLostRpc,
             Bug::ReconcileIgnoresMissingTm => Invariant::JobTerminates,
             Bug::NoTerminalRetention => Invariant::FinishedNotRerun,
+            Bug::ApplyStateBeforeRebuild => Invariant::JobTerminates,
         }
     }
 
@@ -201,6 +208,9 @@ impl Bug {
             }
             Bug::NoTerminalRetention => {
                 "a task that finished during the outage is unknown, so its work is done again"
+            }
+            Bug::ApplyStateBeforeRebuild => {
+                "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"
             }
         }
     }

@@ -26,6 +26,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::DropRefusedRpc => "reconcile-refused-burst",
         Bug::ReconcileIgnoresMissingTm => "reconcile-taskmanager-late",
         Bug::NoTerminalRetention => "reconcile-finished-during-outage",
+        Bug::ApplyStateBeforeRebuild => "reconcile-after-failover",
     }
 }
 

@@ -58,8 +58,9 @@ pub struct GenerateOptions {
 ///   `unaligned-spill-after-barrier`, `ignore-channel-state-on-restore`) needs barriers that
 ///   overtake records, and `timeout-switch-loses-buffers` needs an alignment timeout;
 /// - a bug in reconciliation (`drop-refused-rpc`, `reconcile-ignores-missing-tm`,
-///   `no-terminal-retention`) needs `failover: reconcile` and a JobManager crash, and the
-///   missing-TaskManager bug a TaskManager lost in the outage.
+///   `no-terminal-retention`, `apply-state-before-rebuild`) needs `failover: reconcile` and a
+///   JobManager crash, the missing-TaskManager bug a TaskManager lost in the outage, and
+///   `apply-state-before-rebuild` a failure before it (attempts above 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Bias {
     two_phase_commit: bool,
@@ -89,7 +90,8 @@ impl Bias {
                 ),
                 failure: matches!(
                     bug,
-                    Bug::TerminalCountsAsFinished
+                    Bug::ApplyStateBeforeRebuild
+                        | Bug::TerminalCountsAsFinished
                         | Bug::RestartFinishedTasks
                         | Bug::RestoreFromPending
                         | Bug::CommitUncoveredTransaction
@@ -104,7 +106,10 @@ impl Bias {
                 },
                 reconcile: matches!(
                     bug,
-                    Bug::DropRefusedRpc | Bug::ReconcileIgnoresMissingTm | Bug::NoTerminalRetention
+                    Bug::DropRefusedRpc
+                        | Bug::ReconcileIgnoresMissingTm
+                        | Bug::NoTerminalRetention
+                        | Bug::ApplyStateBeforeRebuild
                 ),
                 lost_task_manager: bug == Bug::ReconcileIgnoresMissingTm,
             },
@@ -354,7 +359,11 @@ fn faults(
     if bias.reconcile {
         enabled[2] = true;
         enabled[1] |= bias.lost_task_manager;
-        count = count.max(if bias.lost_task_manager { 2 } else { 1 });
+        count = count.max(if bias.lost_task_manager || bias.failure {
+            2
+        } else {
+            1
+        });
     }
     let kinds: Vec<&str> = FAULT_KINDS
         .iter()
@@ -375,8 +384,8 @@ fn faults(
             // The biased faults come first, so shrinking cannot drop them.
             let kind = match n {
                 0 if bias.failure => "fail_task",
-                0 if bias.reconcile => "crash_jobmaster",
                 1 if bias.lost_task_manager => "lose_task_manager",
+                0 | 1 if bias.reconcile => "crash_jobmaster",
                 _ => kinds[kind as usize % kinds.len()],
             };
             let mut doc = match kind {

@@ -158,9 +158,11 @@ impl JobMaster {
             .filter(|&(&e, &d)| e && !d)
             .count() as u32;
         // P3.2: rebuild everything but the states first ...
-        for (execution, report) in self.executions.iter_mut().zip(&r.reports) {
-            if let Some((attempt, _)) = *report {
-                execution.attempt = attempt;
+        if self.bug != Some(Bug::ApplyStateBeforeRebuild) {
+            for (execution, report) in self.executions.iter_mut().zip(&r.reports) {
+                if let Some((attempt, _)) = *report {
+                    execution.attempt = attempt;
+                }
             }
         }
         // ... then apply the reported states, as normal state updates would.
