@@ -84,6 +84,11 @@ pub struct Task {
     blocked_on: Option<ChannelId>,
     /// The highest checkpoint id this task has learned of.
     latest_checkpoint: u64,
+    /// Checkpoints newer than `latest_checkpoint` whose abort was notified before their first
+    /// barrier arrived: their barriers are stale. Only those: an older checkpoint still
+    /// pending must not become stale with them (fuzz seed 1015619: a task skipped barrier 8
+    /// because 9 had been aborted, and downstream alignments of 8 deadlocked).
+    aborted_ahead: BTreeSet<u64>,
     /// Checkpoints performed (acknowledged) and not yet notified complete or aborted.
     unnotified: BTreeSet<u64>,
     /// P1.6: the checkpoints it took part in when its input ended, which it waits for.
@@ -164,6 +169,7 @@ impl Task {
             step_scheduled: false,
             blocked_on: None,
             latest_checkpoint: 0,
+            aborted_ahead: BTreeSet::new(),
             unnotified: BTreeSet::new(),
             wait_at_end: BTreeSet::new(),
             final_checkpoint: None,
@@ -586,7 +592,7 @@ impl Task {
         }
         let aligning = self.barriers.alignment().map(|a| a.checkpoint);
         if aligning != Some(n) {
-            if n <= self.latest_checkpoint {
+            if self.is_stale(n) {
                 // A barrier of a checkpoint already performed, declined or subsumed.
                 self.unblock_if_stale(ctx, slot);
                 return;
@@ -596,6 +602,12 @@ impl Task {
         if self.barriers.deliver(slot) {
             self.aligned(ctx);
         }
+    }
+
+    /// A barrier or trigger of checkpoint `n` comes too late: the task has learned of `n` or a
+    /// newer checkpoint already, or `n` was aborted before it arrived.
+    fn is_stale(&self, n: u64) -> bool {
+        n <= self.latest_checkpoint || self.aborted_ahead.contains(&n)
     }
 
     /// A stale barrier blocks nothing: put its channel back in the queue.
@@ -611,6 +623,7 @@ impl Task {
     fn begin_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
         self.subsume(ctx);
         self.latest_checkpoint = n;
+        self.aborted_ahead.retain(|&a| a > n);
         ctx.record(TraceEvent::CheckpointSeen {
             subtask: self.id,
             checkpoint: n,
@@ -656,10 +669,7 @@ impl Task {
             self.snapshot_unaligned(ctx, n);
         }
         if self.unaligned.as_ref().is_none_or(|u| u.checkpoint != n) {
-            if n <= self.latest_checkpoint
-                || self.phase == Phase::Closing
-                || self.phase == Phase::Finished
-            {
+            if self.is_stale(n) || self.phase == Phase::Closing || self.phase == Phase::Finished {
                 return; // stale, or the task is past taking part
             }
             self.subsume(ctx);
@@ -864,8 +874,8 @@ impl Task {
             }
             Phase::Processing | Phase::EndOfInput => {}
         }
-        if n <= self.latest_checkpoint {
-            return; // already learned of it from a barrier (or an earlier trigger)
+        if self.is_stale(n) {
+            return; // already learned of it from a barrier (or an earlier trigger), or aborted
         }
         if self.operator.is_source() {
             self.latest_checkpoint = n;
@@ -1044,8 +1054,10 @@ impl Task {
         // The abort can overtake the checkpoint's barriers (RPC against data path). Remember
         // it, as Flink's SubtaskCheckpointCoordinatorImpl remembers aborted ids, so that
         // barrier n, when it comes, is stale and blocks no channel: nobody upstream will
-        // complete its alignment any more.
-        self.latest_checkpoint = self.latest_checkpoint.max(n);
+        // complete its alignment any more. Older checkpoints stay live.
+        if n > self.latest_checkpoint {
+            self.aborted_ahead.insert(n);
+        }
         self.check_close(ctx);
     }
 
