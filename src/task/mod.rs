@@ -604,6 +604,18 @@ impl Task {
         }
     }
 
+    /// The task learns of checkpoint `n`, newer than any it knew: by trigger RPC (or
+    /// `option2`'s finishing answer) or by its first barrier.
+    fn learn_of(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
+        self.latest_checkpoint = n;
+        self.aborted_ahead.retain(|&a| a > n);
+        ctx.record(TraceEvent::CheckpointSeen {
+            subtask: self.id,
+            checkpoint: n,
+            by_trigger,
+        });
+    }
+
     /// A barrier or trigger of checkpoint `n` comes too late: the task has learned of `n` or a
     /// newer checkpoint already, or `n` was aborted before it arrived.
     fn is_stale(&self, n: u64) -> bool {
@@ -622,13 +634,7 @@ impl Task {
     /// still aligning (F1.3).
     fn begin_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
         self.subsume(ctx);
-        self.latest_checkpoint = n;
-        self.aborted_ahead.retain(|&a| a > n);
-        ctx.record(TraceEvent::CheckpointSeen {
-            subtask: self.id,
-            checkpoint: n,
-            by_trigger,
-        });
+        self.learn_of(ctx, n, by_trigger);
         self.barriers.start(n, ctx.now);
         if let (Some(timeout), false) = (ctx.config.alignment_timeout, by_trigger) {
             ctx.sched.after(
@@ -673,12 +679,7 @@ impl Task {
                 return; // stale, or the task is past taking part
             }
             self.subsume(ctx);
-            self.latest_checkpoint = n;
-            ctx.record(TraceEvent::CheckpointSeen {
-                subtask: self.id,
-                checkpoint: n,
-                by_trigger: false,
-            });
+            self.learn_of(ctx, n, false);
             self.snapshot_unaligned(ctx, n);
         }
         if ctx.config.bug == Some(Bug::UnalignedSpillAfterBarrier) {
@@ -878,12 +879,7 @@ impl Task {
             return; // already learned of it from a barrier (or an earlier trigger), or aborted
         }
         if self.operator.is_source() {
-            self.latest_checkpoint = n;
-            ctx.record(TraceEvent::CheckpointSeen {
-                subtask: self.id,
-                checkpoint: n,
-                by_trigger: true,
-            });
+            self.learn_of(ctx, n, true);
             self.perform_checkpoint(ctx, n);
             return;
         }
@@ -1167,12 +1163,7 @@ impl Task {
     fn on_finishing_answer(&mut self, ctx: &mut Ctx<'_, '_>, owed: CheckpointSet) {
         for n in owed.iter() {
             if n > self.latest_checkpoint {
-                self.latest_checkpoint = n;
-                ctx.record(TraceEvent::CheckpointSeen {
-                    subtask: self.id,
-                    checkpoint: n,
-                    by_trigger: true,
-                });
+                self.learn_of(ctx, n, true);
                 self.perform_checkpoint(ctx, n);
             }
         }
