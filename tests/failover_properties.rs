@@ -2,8 +2,8 @@
 //! P1.2, P1.6, P1.7; `flink-reference.md` F1.6), checked by the oracles of P4.
 //!
 //! A random small job graph (2–7 vertices, parallelism 1–3, 0–200 records per source subtask
-//! with very different lengths, `at_least_once` or `two_phase_commit` sinks; generator copied
-//! from `checkpoint_properties.rs`) on a cluster of 2 TaskManagers, with a periodic checkpoint
+//! with very different lengths, `at_least_once` or `two_phase_commit` sinks; the job generator of
+//! `tests/common`) on a cluster of 2 TaskManagers, with a periodic checkpoint
 //! every 2–20ms under `option1`, `option2` or `flink` (not `legacy`: it loses the last
 //! transaction by design, P1.7), gets a random fault plan of 1–3 faults:
 //! - `fail_task` of a random subtask,
@@ -24,114 +24,12 @@
 //! `PROPTEST_CASES` overrides the number of cases (default 128).
 
 use flinksim::oracle::invariant::Invariant;
-use flinksim::run::{run, RunOptions, RunReport};
-use flinksim::scenario;
+mod common;
+
+use common::{cases, describe, graph, middle, run_doc, sink, source};
 use flinksim::status::JobStatus;
-use flinksim::trace::Retain;
 use proptest::prelude::*;
 use serde_json::{json, Value};
-
-/// One source vertex: parallelism, records per subtask (one entry per possible subtask), pace
-/// range in µs.
-type SourceSpec = (u32, Vec<u64>, (u64, u64));
-/// One middle vertex: kind (0: keyed_sum), parallelism, process time in ns, keys, input choice.
-type MiddleSpec = (u8, u32, u64, u32, (bool, bool, u8));
-/// One sink: parallelism, two-phase-commit, forward, pick.
-type SinkSpec = (u32, bool, bool, u8);
-
-fn source() -> impl Strategy<Value = SourceSpec> {
-    (
-        1u32..4,
-        prop::collection::vec(
-            prop_oneof![2 => 0u64..20, 1 => Just(0u64), 3 => 0u64..201],
-            3,
-        ),
-        (1u64..50, 0u64..250),
-    )
-}
-
-fn middle() -> impl Strategy<Value = MiddleSpec> {
-    (
-        0u8..3,
-        1u32..4,
-        1u64..300_000,
-        1u32..20,
-        (any::<bool>(), any::<bool>(), any::<u8>()),
-    )
-}
-
-fn sink() -> impl Strategy<Value = SinkSpec> {
-    (1u32..4, any::<bool>(), any::<bool>(), any::<u8>())
-}
-
-/// The graph: sources, then layers of maps / keyed sums, then sinks (copied from
-/// `checkpoint_properties.rs`).
-fn graph(
-    sources: &[SourceSpec],
-    middles: &[MiddleSpec],
-    sinks: &[SinkSpec],
-) -> (Vec<Value>, Vec<Value>) {
-    let mut vertices = Vec::new();
-    let mut edges = Vec::new();
-    let mut names: Vec<String> = Vec::new();
-    for (s, (p, records, (pace_lo, pace_extra))) in sources.iter().enumerate() {
-        let id = format!("src{s}");
-        let records: Vec<u64> = records[..*p as usize].to_vec();
-        vertices.push(json!({"id": id, "operator": "source", "parallelism": p,
-            "records": records,
-            "record_interval": format!("{pace_lo}us..{}us", pace_lo + pace_extra)}));
-        names.push(id);
-    }
-    let n_sources = names.len();
-    for (m, &(kind, p, cost, keys, (two, forward, pick))) in middles.iter().enumerate() {
-        let id = format!("v{m}");
-        let operator = if kind == 0 { "keyed_sum" } else { "map" };
-        let mut vertex = json!({"id": id, "operator": operator, "parallelism": p,
-            "process_time": format!("{}ns..{}ns", cost / 4, cost)});
-        if kind == 0 {
-            vertex["keys"] = json!(keys);
-        }
-        vertices.push(vertex);
-        let earlier = names.len();
-        let first = pick as usize % earlier;
-        let mut inputs = vec![first];
-        if two && earlier > 1 {
-            inputs.push((first + 1) % earlier);
-        }
-        for i in inputs {
-            let pattern = if kind == 0 || !forward {
-                "all_to_all"
-            } else {
-                "forward"
-            };
-            let mut edge = json!({"from": names[i], "to": id, "pattern": pattern});
-            if pattern == "all_to_all" && kind != 0 && pick % 2 == 1 {
-                edge["partitioner"] = json!("round_robin");
-            }
-            edges.push(edge);
-        }
-        names.push(id);
-    }
-    let producers: Vec<String> = if names.len() > n_sources {
-        names[n_sources..].to_vec()
-    } else {
-        names.clone()
-    };
-    for (k, &(p, tpc, forward, pick)) in sinks.iter().enumerate() {
-        let id = format!("sink{k}");
-        let delivery = if tpc {
-            "two_phase_commit"
-        } else {
-            "at_least_once"
-        };
-        vertices
-            .push(json!({"id": id, "operator": "sink", "parallelism": p, "delivery": delivery}));
-        let from = &producers[pick as usize % producers.len()];
-        edges.push(json!({"from": from, "to": id,
-            "pattern": if forward { "forward" } else { "all_to_all" }}));
-    }
-    (vertices, edges)
-}
 
 /// A fault before it is resolved against the graph: kind (0 fail_task, 1 lose_task_manager,
 /// 2 crash_jobmaster), subtask pick (vertex, index), task manager, restart_after in ms,
@@ -183,9 +81,9 @@ fn fault_json(vertices: &[Value], f: &FaultSpec) -> Value {
 
 fn scenario_doc() -> impl Strategy<Value = Value> {
     let shape = (
-        prop::collection::vec(source(), 1..3),
-        prop::collection::vec(middle(), 0..4),
-        prop::collection::vec(sink(), 1..3),
+        prop::collection::vec(source(4, 200), 1..3),
+        prop::collection::vec(middle(4), 0..4),
+        prop::collection::vec(sink(4), 1..3),
     )
         .prop_map(|(sources, mut middles, sinks)| {
             middles.truncate(7 - sources.len() - sinks.len());
@@ -220,7 +118,7 @@ fn scenario_doc() -> impl Strategy<Value = Value> {
                 seed,
             )| {
                 let protocol = ["option1", "option2", "flink"][p];
-                let (vertices, edges) = graph(&sources, &middles, &sinks);
+                let (vertices, edges) = graph(&sources, &middles, &sinks, true);
                 let faults: Vec<Value> = faults.iter().map(|f| fault_json(&vertices, f)).collect();
                 json!({
                     "name": "generated-failover",
@@ -249,44 +147,6 @@ fn scenario_doc() -> impl Strategy<Value = Value> {
                 })
             },
         )
-}
-
-fn run_doc(text: &str) -> RunReport {
-    let scenario = scenario::parse(text, "generated").unwrap_or_else(|e| panic!("{e}\n{text}"));
-    run(
-        &scenario,
-        &RunOptions {
-            seed: None,
-            retain: Retain::Nothing,
-        },
-    )
-}
-
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
-fn describe(report: &RunReport) -> String {
-    let violations: Vec<String> = report
-        .violations
-        .iter()
-        .map(|v| {
-            format!(
-                "{} at {} {:?}: {}",
-                v.invariant.id(),
-                v.time,
-                v.actors,
-                v.message
-            )
-        })
-        .collect();
-    format!(
-        "status {}, stop {:?}, violations {violations:#?}, diagnosis {:#?}",
-        report.status, report.stop, report.diagnosis
-    )
 }
 
 /// [`scenario_doc`] under `jobmaster.failover: reconcile` (P3), with one more JobManager crash
