@@ -622,11 +622,7 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             outcome,
             reported,
             missing,
-        } => json!({"outcome": match outcome {
-                        crate::trace::ReconcileOutcome::Running => "running",
-                        crate::trace::ReconcileOutcome::Finished => "finished",
-                        crate::trace::ReconcileOutcome::Failing => "failing",
-                    }, "reported": reported, "missing": missing}),
+        } => json!({"outcome": outcome.name(), "reported": reported, "missing": missing}),
         TraceEvent::RpcDropped {
             from,
             to,
