@@ -52,10 +52,24 @@ pub enum Bug {
     /// The new JobMaster applies the reported states to an execution graph it has not rebuilt:
     /// its executions keep the attempt numbers it made up at election.
     ApplyStateBeforeRebuild,
+    /// Batch: the job event store's write buffer survives a JobManager crash, as if every
+    /// event had been flushed (P2.2).
+    TrustUnflushedEvents,
+    /// Batch: recovery marks replayed subtasks finished without their partitions being
+    /// reported (P2.4 step 2).
+    IgnorePartitionReports,
+    /// Batch: recovery neither returns the splits of unfinished source subtasks nor applies
+    /// the rules for coordinators without batch snapshots (P2.4 step 3, P2.5).
+    SkipCoordinatorReset,
+    /// Batch: recovery re-runs every finished producer of an unfinished subtask, even when
+    /// its partition survived and was reported (P2.4 step 4).
+    RestartAllUpstream,
+    /// Batch: a partition reported after the wait is kept instead of released (F2.4).
+    KeepLatePartitions,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 17] = [
+    pub const ALL: [Bug; 22] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -73,6 +87,11 @@ impl Bug {
         Bug::ReconcileIgnoresMissingTm,
         Bug::NoTerminalRetention,
         Bug::ApplyStateBeforeRebuild,
+        Bug::TrustUnflushedEvents,
+        Bug::IgnorePartitionReports,
+        Bug::SkipCoordinatorReset,
+        Bug::RestartAllUpstream,
+        Bug::KeepLatePartitions,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -95,7 +114,25 @@ impl Bug {
             Bug::ReconcileIgnoresMissingTm => "reconcile-ignores-missing-tm",
             Bug::NoTerminalRetention => "no-terminal-retention",
             Bug::ApplyStateBeforeRebuild => "apply-state-before-rebuild",
+            Bug::TrustUnflushedEvents => "trust-unflushed-events",
+            Bug::IgnorePartitionReports => "ignore-partition-reports",
+            Bug::SkipCoordinatorReset => "skip-coordinator-reset",
+            Bug::RestartAllUpstream => "restart-all-upstream",
+            Bug::KeepLatePartitions => "keep-late-partitions",
         }
+    }
+
+    /// Breaks a batch rule (P2). The fuzz generator draws streaming jobs only, so these are
+    /// shown on shipped batch scenarios (`tests/bugs.rs`) and by the batch property test.
+    pub fn is_batch(self) -> bool {
+        matches!(
+            self,
+            Bug::TrustUnflushedEvents
+                | Bug::IgnorePartitionReports
+                | Bug::SkipCoordinatorReset
+                | Bug::RestartAllUpstream
+                | Bug::KeepLatePartitions
+        )
     }
 
     pub fn from_name(name: &str) -> Option<Bug> {
@@ -134,6 +171,13 @@ impl Bug {
             }
             Bug::NoTerminalRetention => "P3.1 (TaskManagers keep terminal task states a while)",
             Bug::ApplyStateBeforeRebuild => "P3.2 (rebuild everything first, then apply states)",
+            Bug::TrustUnflushedEvents => "P2.2 (a crash loses the unflushed events)",
+            Bug::IgnorePartitionReports => {
+                "P2.4 step 2 (finished only with every needed partition reported)"
+            }
+            Bug::SkipCoordinatorReset => "P2.4 step 3, P2.5 (reset subtasks return their splits)",
+            Bug::RestartAllUpstream => "P2.4 step 4 (producers with reported partitions stay)",
+            Bug::KeepLatePartitions => "F2.4 (a late report is answered by a release)",
         }
     }
 
@@ -157,6 +201,11 @@ impl Bug {
             Bug::ReconcileIgnoresMissingTm => Invariant::JobTerminates,
             Bug::NoTerminalRetention => Invariant::FinishedNotRerun,
             Bug::ApplyStateBeforeRebuild => Invariant::JobTerminates,
+            Bug::TrustUnflushedEvents => Invariant::MinimalRerun,
+            Bug::IgnorePartitionReports => Invariant::MinimalRerun,
+            Bug::SkipCoordinatorReset => Invariant::ExactlyOnceOutput,
+            Bug::RestartAllUpstream => Invariant::MinimalRerun,
+            Bug::KeepLatePartitions => Invariant::MinimalRerun,
         }
     }
 
@@ -208,6 +257,21 @@ impl Bug {
             }
             Bug::NoTerminalRetention => {
                 "a task that finished during the outage is unknown, so its work is done again"
+            }
+            Bug::TrustUnflushedEvents => {
+                "a new JobManager trusts events that were never flushed and skips work it cannot prove was done"
+            }
+            Bug::IgnorePartitionReports => {
+                "subtasks are recovered as finished although their partitions are gone, so consumers hit PartitionNotFound"
+            }
+            Bug::SkipCoordinatorReset => {
+                "splits assigned to subtasks that run again never return to the enumerator: their records are lost"
+            }
+            Bug::RestartAllUpstream => {
+                "finished producers whose partitions survived run again: recovery saves less than it could"
+            }
+            Bug::KeepLatePartitions => {
+                "partitions reported after the wait are never released and leak on their TaskManager"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

@@ -423,7 +423,8 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
         "bug", "caught by", "seeds"
     )?;
     let mut missed = 0;
-    for bug in Bug::ALL {
+    let drawn: Vec<Bug> = Bug::ALL.into_iter().filter(|b| !b.is_batch()).collect();
+    for &bug in &drawn {
         let mutant = mutants::score(bug, args.seeds_per_bug, args.threads.max(1));
         let seeds = mutant
             .detected_at
@@ -450,9 +451,11 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
     }
     writeln!(
         out,
-        "detected {} of {} bugs",
-        Bug::ALL.len() - missed,
-        Bug::ALL.len()
+        "detected {} of {} bugs (the {} batch bugs are shown on shipped scenarios: the \
+         generator draws streaming jobs)",
+        drawn.len() - missed,
+        drawn.len(),
+        Bug::ALL.len() - drawn.len()
     )?;
     Ok(if missed == 0 {
         ExitCode::SUCCESS

@@ -10,6 +10,7 @@
 //! - [`record`]: records and channel elements.
 //! - [`net`]: data channels (FIFO, latency, credit) and RPC links.
 //! - [`task`], [`taskmanager`], [`jobmaster`]: the actors.
+//! - [`batch`]: batch execution and job recovery after a JobManager crash (P2, FLIP-383).
 //! - [`world`]: holds the actors and dispatches kernel events to them.
 //! - [`trace`]: the typed events a run records, hashed and rendered.
 //! - [`oracle`]: invariant checkers, read-only.
@@ -20,6 +21,7 @@
 //! - [`bug`]: the catalogue of injected bugs (`--bug NAME`).
 //! - [`fuzz`]: campaigns: generated scenarios, shrinking, replay, the mutation score.
 
+pub mod batch;
 pub mod bug;
 pub mod checkpoint;
 pub mod faults;

@@ -50,6 +50,10 @@ enum Command {
         /// Inject a bug (see `flinksim bugs`), overriding the scenario's `bug`.
         #[arg(long, value_name = "NAME", value_parser = parse_bug)]
         bug: Option<Bug>,
+        /// Batch scenarios: also run the same scenario with job recovery off (a full
+        /// restart after a JobManager crash, P2.6) and compare the figures.
+        #[arg(long)]
+        compare_baseline: bool,
     },
     /// List the injectable bugs, the rule each breaks and the oracle that catches it.
     Bugs,
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
             quiet,
             timeline,
             bug,
+            compare_baseline,
         } => cmd_run(
             &scenario,
             RunArgs {
@@ -109,6 +114,7 @@ fn main() -> ExitCode {
                 quiet,
                 timeline,
                 bug,
+                compare_baseline,
             },
         ),
         Command::Validate { files } => cmd_validate(&files),
@@ -187,6 +193,7 @@ struct RunArgs<'a> {
     quiet: bool,
     timeline: Timeline,
     bug: Option<Bug>,
+    compare_baseline: bool,
 }
 
 fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
@@ -197,12 +204,21 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         quiet,
         timeline,
         bug,
+        compare_baseline,
     } = args;
     let Some(mut scenario) = load_or_report(path) else {
         return Ok(ExitCode::from(2));
     };
     if bug.is_some() {
         scenario.bug = bug;
+    }
+    if compare_baseline && scenario.batch.is_none() {
+        eprintln!(
+            "error: --compare-baseline compares batch job recovery with a full restart; {} is a \
+             streaming scenario",
+            path.display()
+        );
+        return Ok(ExitCode::from(2));
     }
     let seed_used = seed.unwrap_or(scenario.seed);
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -251,6 +267,20 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
     }
 
     let failures = check_expectations(&scenario.expect, &report);
+    // P2.6: the same run with job recovery off is the baseline recovery is measured against.
+    let baseline = compare_baseline.then(|| {
+        let mut off = scenario.clone();
+        if let Some(b) = off.batch.as_mut() {
+            b.job_recovery = false;
+        }
+        run(
+            &off,
+            &RunOptions {
+                seed,
+                retain: Retain::Nothing,
+            },
+        )
+    });
     let reproduce = match scenario.bug {
         Some(bug) => format!(
             "flinksim run {} --seed {seed_used} --bug {bug}",
@@ -262,7 +292,10 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         flinksim::fuzz::trace_file::write_trace(trace_path, &scenario, &report)?;
     }
     if let Some(summary_path) = summary_path {
-        let summary = summary_json(&scenario.name, &report, &failures);
+        let mut summary = summary_json(&scenario.name, &report, &failures);
+        if let Some(base) = &baseline {
+            summary["baseline"] = summary_json(&scenario.name, base, &[]);
+        }
         report::write_atomically(summary_path, |w| {
             serde_json::to_writer_pretty(&mut *w, &summary)?;
             writeln!(w)
@@ -279,6 +312,9 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         "{}",
         summary_text(&scenario.name, &report, &failures, &reproduce)
     )?;
+    if let Some(base) = &baseline {
+        write!(out, "{}", report::batch::baseline_text(&report, base))?;
+    }
     out.flush()?;
     Ok(if failures.is_empty() {
         ExitCode::SUCCESS

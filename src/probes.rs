@@ -456,6 +456,7 @@ impl Probes {
                 FaultEvent::RpcLoss => {}
                 FaultEvent::FailTask(_)
                 | FaultEvent::LoseTaskManager(_)
+                | FaultEvent::DisconnectTaskManager(_)
                 | FaultEvent::CrashJobMaster => {
                     let waiting = |(a, needs): (&Attempt, &bool)| a.past_end && *needs;
                     if self.attempts.iter().zip(&self.needs_final).any(waiting) {

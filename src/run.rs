@@ -50,6 +50,8 @@ pub struct RunReport {
     pub probes: ProbeSet,
     pub trace: Trace,
     pub graph: ExecutionGraph,
+    /// Batch runs (P2): parallelism, recoveries and their figures.
+    pub batch: Option<crate::batch::BatchFigures>,
 }
 
 impl RunReport {
@@ -72,6 +74,9 @@ impl RunReport {
 /// Runs `scenario` to completion or to its budget. Deterministic: the same scenario and seed
 /// give the same report, trace and hash.
 pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    if scenario.mode == crate::scenario::Mode::Batch {
+        return crate::batch::run(scenario, options);
+    }
     let seed = options.seed.unwrap_or(scenario.seed);
     let mut world = World::new(scenario, seed, options.retain);
     let tie_break = match scenario.tie_break {
@@ -200,5 +205,6 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         probes: io.probes.hits(),
         trace: io.trace,
         graph,
+        batch: None,
     }
 }

@@ -91,6 +91,7 @@ impl ReconcileOutcome {
 pub enum FaultEvent {
     FailTask(SubtaskId),
     LoseTaskManager(u32),
+    DisconnectTaskManager(u32),
     CrashJobMaster,
     DelaySpike,
     RpcLoss,
@@ -416,6 +417,8 @@ pub enum TraceEvent {
     },
     /// A new JobMaster ended its reconciliation (P3.4): `reported` executions were reported,
     /// `missing` TaskManagers did not report in time.
+    /// A batch event (P2), see `crate::batch::trace`.
+    Batch(crate::batch::trace::BatchEvent),
     ReconcileEnded {
         outcome: ReconcileOutcome,
         reported: u32,
@@ -469,6 +472,7 @@ impl TraceEvent {
             TraceEvent::RpcDropped { .. } => "rpc_dropped",
             TraceEvent::RpcRefused { .. } => "rpc_refused",
             TraceEvent::ReconcileEnded { .. } => "reconcile_ended",
+            TraceEvent::Batch(b) => b.kind(),
         }
     }
 
@@ -510,7 +514,8 @@ impl TraceEvent {
             | TraceEvent::RpcLost { .. }
             | TraceEvent::RpcDropped { .. }
             | TraceEvent::RpcRefused { .. }
-            | TraceEvent::ReconcileEnded { .. } => false,
+            | TraceEvent::ReconcileEnded { .. }
+            | TraceEvent::Batch(_) => false,
         }
     }
 
@@ -650,6 +655,7 @@ impl TraceEvent {
                     FaultEvent::CrashJobMaster => (3, 0),
                     FaultEvent::DelaySpike => (4, 0),
                     FaultEvent::RpcLoss => (5, 0),
+                    FaultEvent::DisconnectTaskManager(tm) => (6, u64::from(tm)),
                 };
                 words(h, 22, &[u64::from(index), a, b]);
             }
@@ -741,6 +747,7 @@ impl TraceEvent {
                 36,
                 &[outcome as u64, u64::from(reported), u64::from(missing)],
             ),
+            TraceEvent::Batch(b) => b.hash_into(h),
             TraceEvent::RpcLost { from, to, retry } => words(
                 h,
                 31,

@@ -825,5 +825,8 @@ fn fire(
             index,
             fault: FaultEvent::RpcLoss,
         }),
+        FaultKind::DisconnectTaskManager { .. } => {
+            unreachable!("validation allows disconnect_task_manager only in batch mode")
+        }
     }
 }

@@ -304,9 +304,13 @@ fn fault_with_both_at_and_when() {
 #[test]
 fn unsupported_feature() {
     reject(
-        &with("").replacen(r#""mode": "streaming""#, r#""mode": "batch""#, 1),
-        "mode",
-        "not implemented yet",
+        &with(r#", "jobmaster": {"failover": "reconcile"}"#).replacen(
+            r#""mode": "streaming""#,
+            r#""mode": "batch""#,
+            1,
+        ),
+        "jobmaster.failover",
+        "not implemented for batch jobs yet",
     );
 }
 

@@ -27,6 +27,11 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::ReconcileIgnoresMissingTm => "reconcile-taskmanager-late",
         Bug::NoTerminalRetention => "reconcile-finished-during-outage",
         Bug::ApplyStateBeforeRebuild => "reconcile-after-failover",
+        Bug::TrustUnflushedEvents => "batch-crash-in-flush-window",
+        Bug::IgnorePartitionReports => "batch-taskmanager-never-returns",
+        Bug::SkipCoordinatorReset => "batch-crash-during-sources",
+        Bug::RestartAllUpstream => "batch-crash-mid-stage",
+        Bug::KeepLatePartitions => "batch-taskmanager-returns-late",
     }
 }
 

@@ -319,7 +319,8 @@ const SEEDS_PER_BUG: u64 = 150;
 
 #[test]
 fn every_injected_bug_is_detected_within_its_budget() {
-    for bug in Bug::ALL {
+    // The generator draws streaming jobs; batch bugs are caught in tests/bugs.rs.
+    for bug in Bug::ALL.into_iter().filter(|b| !b.is_batch()) {
         assert!(
             first_detection(bug, SEEDS_PER_BUG, 2).is_some(),
             "{bug}: no seed of 0..{SEEDS_PER_BUG} violates `{}`",

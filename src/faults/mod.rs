@@ -65,6 +65,7 @@ impl FaultPlan {
             .map(|f| match f.kind {
                 FaultKind::LoseTaskManager { restart_after, .. }
                 | FaultKind::CrashJobMaster { restart_after } => restart_after,
+                FaultKind::DisconnectTaskManager { duration, .. } => duration,
                 FaultKind::FailTask { .. }
                 | FaultKind::DelaySpike { .. }
                 | FaultKind::RpcLoss { .. } => Duration::ZERO,
@@ -232,6 +233,7 @@ impl FaultPlan {
             )),
             FaultKind::FailTask { .. }
             | FaultKind::LoseTaskManager { .. }
+            | FaultKind::DisconnectTaskManager { .. }
             | FaultKind::CrashJobMaster { .. } => {}
         }
         Some(&self.faults[index as usize])

@@ -53,6 +53,9 @@ pub fn execution(from: ExecutionState, to: ExecutionState) -> bool {
             // Failover cancels the executions of the restarted region (P1.8).
             | (Scheduled | Deploying | Initializing | Running, Canceling)
             | (Canceling, Canceled)
+            // Batch recovery (P2.4 step 2, F2.4): a recovered subtask is marked finished
+            // directly, keeping the attempt that finished before the crash.
+            | (Created, Finished)
             // P3.1: a JobMaster elected under `reconcile` knows nothing of any execution yet;
             // P3.2: the reported state replaces RECONCILING, or its absence fails it (P3.4),
             // or a late report of a running task has it cancelled.

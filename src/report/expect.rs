@@ -98,6 +98,7 @@ fn check_checkpoints(expect: &Expect, report: &RunReport, failures: &mut Vec<Str
         report.failovers.len() as u64,
         failures,
     );
+    super::batch::check_batch(expect, report, failures);
     if let Some(want) = &expect.reconciliations {
         let got: Vec<_> = report.reconciliations.iter().map(|r| r.outcome).collect();
         let want: Vec<_> = want.iter().map(|&o| Some(o)).collect();

@@ -203,6 +203,20 @@ impl Narrator<'_> {
 
     fn event(&mut self, time: Instant, event: &TraceEvent) -> Told {
         match *event {
+            TraceEvent::Batch(b) => {
+                let (actor, text) = b.line(self.graph);
+                let rule = match b {
+                    crate::batch::trace::BatchEvent::SubtaskReset { reason, .. } => reason.rule(),
+                    crate::batch::trace::BatchEvent::JobEventLogged { .. }
+                    | crate::batch::trace::BatchEvent::JobEventsFlushed { .. }
+                    | crate::batch::trace::BatchEvent::JobEventsLost { .. } => "P2.2",
+                    crate::batch::trace::BatchEvent::RecoveryStarted { .. }
+                    | crate::batch::trace::BatchEvent::RecoveryEnded { .. }
+                    | crate::batch::trace::BatchEvent::PartitionReported { .. } => "P2.4",
+                    _ => "P2.1",
+                };
+                told(actor, rule, text)
+            }
             TraceEvent::JobStatus { from, to } => self.job_status(from, to),
             TraceEvent::ExecutionState {
                 subtask,
@@ -343,6 +357,7 @@ impl Narrator<'_> {
                 let what = match fault {
                     FaultEvent::FailTask(s) => format!("task {} fails", self.name(s)),
                     FaultEvent::LoseTaskManager(tm) => format!("TaskManager{tm} is lost with its tasks and data"),
+                    FaultEvent::DisconnectTaskManager(tm) => format!("TaskManager{tm} loses its connection to the JobManager, keeping its partitions"),
                     FaultEvent::CrashJobMaster => "the JobManager crashes".to_owned(),
                     FaultEvent::DelaySpike => "network delays spike".to_owned(),
                     FaultEvent::RpcLoss => "RPCs start getting lost".to_owned(),

@@ -1,6 +1,7 @@
 //! What people read: the timeline, the JSON Lines trace, the summary, and the verdict on a
 //! scenario's expectations. Nothing here influences a run; everything renders a finished one.
 
+pub mod batch;
 pub mod cli;
 mod expect;
 pub mod explain;

@@ -140,6 +140,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
     let channel = |c| graph.channel_name(c).to_string();
     const CC: &str = "Checkpointing";
     match event {
+        TraceEvent::Batch(b) => b.line(graph),
         TraceEvent::JobStatus { from, to } => ("JobMaster".into(), format!("job {from} → {to}")),
         TraceEvent::ExecutionState {
             subtask,
@@ -444,6 +445,7 @@ fn fault_text(graph: &ExecutionGraph, fault: &FaultEvent) -> String {
     match fault {
         FaultEvent::FailTask(s) => format!("task {} fails", graph.subtask_name(*s)),
         FaultEvent::LoseTaskManager(tm) => format!("TaskManager{tm} is lost"),
+        FaultEvent::DisconnectTaskManager(tm) => format!("TaskManager{tm} is cut off"),
         FaultEvent::CrashJobMaster => "the JobManager crashes".to_owned(),
         FaultEvent::DelaySpike => "network delay spike".to_owned(),
         FaultEvent::RpcLoss => "RPC loss begins".to_owned(),
@@ -462,6 +464,7 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         "time_ns": time.as_nanos(),
     });
     let fields = match event {
+        TraceEvent::Batch(b) => b.json(graph),
         TraceEvent::JobStatus { from, to } => json!({"from": from.name(), "to": to.name()}),
         TraceEvent::ExecutionState {
             subtask,

@@ -61,6 +61,7 @@ pub fn summary_json(name: &str, report: &RunReport, failures: &[String]) -> Valu
             "kept_running": r.kept_running,
             "kept_finished": r.kept_finished,
         })).collect::<Vec<_>>(),
+        "batch": report.batch.as_ref().map(|f| super::batch::batch_json(&report.graph, f)),
         "rpcs_kept": report.rpcs_kept,
         "rpcs_resent": report.rpcs_resent,
         "diagnosis": report.diagnosis,
@@ -250,6 +251,9 @@ pub fn summary_text(
             "reconcile    at {}: {ended}; {} executions reported ({} late), {} kept running, {} kept finished\n",
             r.started, r.reports, r.late_reports, r.kept_running, r.kept_finished
         ));
+    }
+    if let Some(figures) = &report.batch {
+        s.push_str(&super::batch::batch_text(&report.graph, figures));
     }
     if report.rpcs_kept > 0 {
         s.push_str(&format!(

@@ -243,11 +243,15 @@
 //! checked in the order of the tables above; and last, a fully valid scenario that uses a feature
 //! not implemented yet is refused by `validate::reject_unsupported`, which says so.
 
+mod batch;
 mod error;
 mod raw;
 mod types;
 mod validate;
 
+pub use batch::{
+    AdaptiveParallelism, Batch, Coordinator, ExpectedRecovery, JobEvents, ShuffleKind,
+};
 pub use error::ScenarioError;
 pub use types::{
     Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, DurationRange,

@@ -92,6 +92,9 @@ pub(super) struct RawScenario {
     pub bug: Option<BugName>,
     #[serde(default, deserialize_with = "object")]
     pub expect: RawExpect,
+    /// `mode: "batch"` only (P2); `null` reads as absent: every default.
+    #[serde(default)]
+    pub batch: Option<Object<super::batch::RawBatch>>,
 }
 
 #[derive(Deserialize)]
@@ -108,7 +111,7 @@ pub(super) struct RawJob {
 pub(super) struct RawVertex {
     pub id: String,
     pub operator: OperatorKind,
-    pub parallelism: u32,
+    pub parallelism: RawParallelism,
     #[serde(default = "default_process_time")]
     pub process_time: DurationRange,
     // Operator-specific: absent means "the default", present on the wrong operator is an error.
@@ -116,6 +119,39 @@ pub(super) struct RawVertex {
     pub record_interval: Option<DurationRange>,
     pub keys: Option<u32>,
     pub delivery: Option<Delivery>,
+}
+
+/// A vertex's `parallelism`: a number, or `"auto"` (batch only: decided from its input bytes
+/// when its inputs finish, P2.1).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum RawParallelism {
+    Fixed(u64),
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for RawParallelism {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ParallelismVisitor;
+        impl Visitor<'_> for ParallelismVisitor {
+            type Value = RawParallelism;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(r#"a parallelism: a whole number like 4, or "auto" (batch mode)"#)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawParallelism, E> {
+                Ok(RawParallelism::Fixed(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawParallelism, E> {
+                if v == "auto" {
+                    Ok(RawParallelism::Auto)
+                } else {
+                    Err(E::custom(format!(
+                        r#"{v:?} is not a parallelism; expected a whole number like 4, or "auto" (batch mode)"#
+                    )))
+                }
+            }
+        }
+        d.deserialize_any(ParallelismVisitor)
+    }
 }
 
 /// The `operator` field: which [`super::Operator`] variant to build.
@@ -268,6 +304,7 @@ pub(super) struct RawFault {
 pub(super) enum FaultName {
     FailTask,
     LoseTaskManager,
+    DisconnectTaskManager,
     CrashJobmaster,
     DelaySpike,
     RpcLoss,
@@ -279,6 +316,7 @@ impl FaultName {
         match self {
             FaultName::FailTask => "fail_task",
             FaultName::LoseTaskManager => "lose_task_manager",
+            FaultName::DisconnectTaskManager => "disconnect_task_manager",
             FaultName::CrashJobmaster => "crash_jobmaster",
             FaultName::DelaySpike => "delay_spike",
             FaultName::RpcLoss => "rpc_loss",
@@ -386,6 +424,12 @@ pub(super) struct RawExpect {
     pub committed_records: Option<u64>,
     pub failovers: Option<u64>,
     pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
+    /// Batch (P2.4): one entry per JobManager recovery, in order.
+    #[serde(default, deserialize_with = "nullable_objects")]
+    pub recoveries: Option<Vec<super::batch::RawExpectedRecovery>>,
+    /// Batch (P2.1): vertex id -> the parallelism the run decided or used.
+    #[serde(default)]
+    pub parallelism: Option<std::collections::BTreeMap<String, u32>>,
 }
 
 /// One entry of `expect.checkpoints`; subtask and vertex names are checked in validation.
@@ -600,7 +644,7 @@ fn from_str_with<'de, D: Deserializer<'de>, T>(
     d.deserialize_str(StrVisitor { expected, parse })
 }
 
-fn single_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+pub(super) fn single_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     from_str_with(d, DURATION_EXPECTED, parse_duration)
 }
 
@@ -651,7 +695,7 @@ impl<'de> Deserialize<'de> for TraceHash {
 
 /// Reads a struct only from a JSON object. serde's derived structs also accept an array of the
 /// fields in declaration order, which would let `"cluster": [2, 4]` through unchecked by name.
-fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+pub(super) fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
     d.deserialize_map(ObjectVisitor(PhantomData))
 }
 
@@ -659,6 +703,14 @@ fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::
 fn objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
     let list = Vec::<Object<T>>::deserialize(d)?;
     Ok(list.into_iter().map(|element| element.0).collect())
+}
+
+/// [`objects`], or `null` / absent for `None`.
+fn nullable_objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    let list = Option::<Vec<Object<T>>>::deserialize(d)?;
+    Ok(list.map(|l| l.into_iter().map(|element| element.0).collect()))
 }
 
 /// A `T` read with [`object`]; also how the document itself is read.

@@ -93,6 +93,7 @@ fn full_example_reads_into_the_expected_values() {
             Vertex {
                 id: "src".into(),
                 parallelism: 2,
+                adaptive: false,
                 operator: Operator::Source {
                     records: vec![Records::Bounded(100), Records::Bounded(400)],
                     record_interval: DurationRange::fixed(Duration::from_millis(1)),
@@ -102,12 +103,14 @@ fn full_example_reads_into_the_expected_values() {
             Vertex {
                 id: "sum".into(),
                 parallelism: 2,
+                adaptive: false,
                 operator: Operator::KeyedSum { keys: 16 },
                 process_time: range(Duration::from_micros(20), Duration::from_micros(200)),
             },
             Vertex {
                 id: "sink".into(),
                 parallelism: 1,
+                adaptive: false,
                 operator: Operator::Sink {
                     delivery: Delivery::AtLeastOnce,
                 },
@@ -171,6 +174,8 @@ fn full_example_reads_into_the_expected_values() {
             committed_records: None,
             failovers: None,
             reconciliations: None,
+            recoveries: None,
+            parallelism: None,
         }
     );
     assert!(s.faults.is_empty());
@@ -312,27 +317,86 @@ fn ranges_and_fixed_durations_print_as_they_are_written() {
     assert_eq!(s.tie_break, TieBreak::Shuffled);
 }
 
-/// What is valid but not implemented yet still reads into the values it will have once it is.
+/// A batch scenario (P2) reads with Flink's defaults, and settings only streaming has are
+/// refused with the place to fix.
 #[test]
-fn unsupported_features_read_correctly_before_they_are_refused() {
+fn batch_scenarios_read_with_their_defaults_and_refuse_streaming_only_settings() {
     let batch = r#"{"name": "t", "mode": "batch", "job": {
-        "vertices": [{"id": "src", "operator": "source", "parallelism": 1},
-                     {"id": "out", "operator": "sink", "parallelism": 1, "delivery": "two_phase_commit"}],
-        "edges": [{"from": "src", "to": "out", "pattern": "forward"}]},
-        "checkpointing": {"mode": "unaligned", "alignment_timeout": "0", "flush_before_finish": true}}"#;
-    let s = parse_valid(batch, "t.json").expect("valid apart from what is unsupported");
+        "vertices": [{"id": "src", "operator": "source", "parallelism": 2, "records": 30},
+                     {"id": "agg", "operator": "keyed_sum", "parallelism": "auto"},
+                     {"id": "out", "operator": "sink", "parallelism": 1}],
+        "edges": [{"from": "src", "to": "agg", "pattern": "all_to_all"},
+                  {"from": "agg", "to": "out", "pattern": "all_to_all"}]}}"#;
+    let s = parse_valid(batch, "t.json").expect("a valid batch scenario");
     assert_eq!(s.mode, Mode::Batch);
     assert_eq!(s.job.edges[0].exchange, Exchange::Blocking);
-    assert_eq!(
-        s.job.vertices[1].operator,
-        Operator::Sink {
-            delivery: Delivery::TwoPhaseCommit
-        }
+    assert!(s.job.vertices[1].adaptive);
+    let b = s.batch.expect("a batch block with defaults");
+    assert_eq!(s.job.vertices[1].parallelism, b.adaptive.max);
+    assert_eq!(b.job_events.flush_interval, Duration::from_secs(1));
+    assert_eq!(b.previous_worker_timeout, Duration::from_secs(30));
+    assert_eq!(b.coordinators[0].map(|c| c.splits), Some(8));
+    assert!(b.recovery_enabled());
+    let refuse = |from: &str, to: &str, path: &str, says: &str| {
+        let e = parse_valid(&batch.replacen(from, to, 1), "t.json").expect_err(to);
+        assert_eq!(e.path, path, "{e}");
+        assert!(e.message.contains(says), "{e}");
+    };
+    refuse(
+        r#""mode": "batch""#,
+        r#""mode": "streaming""#,
+        "job.vertices[1].parallelism",
+        "only applies in mode",
     );
-    let checkpointing = s.checkpointing.expect("a checkpointing block");
-    assert_eq!(checkpointing.mode, CheckpointMode::Unaligned);
-    assert_eq!(checkpointing.alignment_timeout, Some(Duration::ZERO));
-    assert!(checkpointing.flush_before_finish);
+    refuse(
+        r#""records": 30"#,
+        r#""records": [30, 40]"#,
+        "job.vertices[0].records",
+        "reads splits",
+    );
+    refuse(
+        r#""pattern": "all_to_all"}"#,
+        r#""pattern": "all_to_all", "exchange": "pipelined"}"#,
+        "job.edges[0].exchange",
+        "blocking exchanges only",
+    );
+    let tail = r#"]}}"#;
+    refuse(
+        tail,
+        r#"]}, "checkpointing": {}}"#,
+        "checkpointing",
+        "does not checkpoint",
+    );
+    refuse(
+        tail,
+        r#"]}, "batch": {"coordinators": {"agg": {"splits": 3}}}}"#,
+        "batch.coordinators.agg",
+        "not a source",
+    );
+    refuse(
+        tail,
+        r#"]}, "batch": {"job_events": {"flush_interval": "0ms"}}}"#,
+        "batch.job_events.flush_interval",
+        "longer than 0",
+    );
+    refuse(
+        tail,
+        r#"]}, "batch": {"adaptive_parallelism": {"min": 4, "max": 2}}}"#,
+        "batch.adaptive_parallelism.max",
+        "at least `min`",
+    );
+    refuse(
+        tail,
+        r#"]}, "faults": [{"at": "1ms", "fault": "rpc_loss", "probability": 0.5, "duration": "1ms"}]}"#,
+        "faults[0].fault",
+        "not modelled for batch jobs",
+    );
+    refuse(
+        tail,
+        r#"]}, "jobmaster": {"failover": "reconcile"}}"#,
+        "jobmaster.failover",
+        "not implemented for batch jobs yet",
+    );
 }
 
 #[test]
@@ -790,9 +854,9 @@ fn rejects_bad_expectations() {
 #[test]
 fn rejects_what_is_not_implemented_yet_saying_so() {
     reject(
-        &with(r#""mode": "batch""#).replacen(r#""mode": "streaming","#, "", 1),
-        "mode",
-        "batch execution (FLIP-383) is not implemented yet",
+        &with(r#""batch": {}"#),
+        "batch",
+        "only applies to mode \"batch\"",
     );
     reject(
         &edges(
@@ -1480,7 +1544,7 @@ fn rejects_bad_fault_shapes() {
         &one_fault(r#""at": "1ms", "fault": "kill_task""#),
         "faults[0].fault",
         "unknown variant `kill_task`, expected one of `fail_task`, `lose_task_manager`, \
-         `crash_jobmaster`, `delay_spike`, `rpc_loss`",
+         `disconnect_task_manager`, `crash_jobmaster`, `delay_spike`, `rpc_loss`",
     );
     reject(
         &one_fault(r#""at": "1ms", "fault": "crash_jobmaster", "delay": "1ms""#),
@@ -1679,8 +1743,8 @@ fn rejects_fault_fields_of_another_kind_naming_their_kind() {
         (
             r#""fault": "fail_task", "task": "src[0]", "task_manager": 0"#,
             "task_manager",
-            "`task_manager` only applies to lose_task_manager faults, and this one is a \
-             fail_task fault",
+            "`task_manager` only applies to lose_task_manager and disconnect_task_manager \
+             faults, and this one is a fail_task fault",
         ),
         (
             r#""fault": "fail_task", "task": "src[0]", "restart_after": "1ms""#,
@@ -1696,7 +1760,7 @@ fn rejects_fault_fields_of_another_kind_naming_their_kind() {
         (
             r#""fault": "crash_jobmaster", "duration": "1ms""#,
             "duration",
-            "`duration` only applies to delay_spike and rpc_loss faults",
+            "`duration` only applies to delay_spike and rpc_loss and disconnect_task_manager faults",
         ),
         (
             r#""fault": "rpc_loss", "probability": 0.5, "duration": "1ms", "target": "rpcs""#,

@@ -35,6 +35,8 @@ pub struct Scenario {
     pub heal_at: Option<Duration>,
     pub jobmaster: JobMasterConfig,
     pub tie_break: TieBreak,
+    /// `Some` exactly in `mode: "batch"` (P2).
+    pub batch: Option<super::batch::Batch>,
     /// The injected bug of the run, if any; `None` runs the protocols as designed.
     pub bug: Option<Bug>,
     pub expect: Expect,
@@ -62,7 +64,10 @@ pub struct Job {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Vertex {
     pub id: String,
+    /// For an `"auto"` vertex (batch, P2.1): the upper bound; the run decides the rest.
     pub parallelism: u32,
+    /// `"parallelism": "auto"`: decided from input bytes when the inputs finish (P2.1).
+    pub adaptive: bool,
     pub operator: Operator,
     /// The simulated cost of processing one record, so a slow operator builds back-pressure.
     pub process_time: DurationRange,
@@ -299,6 +304,12 @@ pub enum FaultKind {
         task_manager: u32,
         restart_after: Duration,
     },
+    /// Batch: the TaskManager cannot reach any JobManager for `duration` (above 0); it keeps
+    /// its partitions and registers with the leader afterwards (P2.4's late TaskManager).
+    DisconnectTaskManager {
+        task_manager: u32,
+        duration: Duration,
+    },
     /// The JobMaster crashes; a new leader is elected `restart_after` after the crash (the HA
     /// election delay; 0: at once).
     CrashJobMaster { restart_after: Duration },
@@ -413,6 +424,10 @@ pub struct Expect {
     pub failovers: Option<u64>,
     /// The outcome of every reconciliation (P3.4), in order.
     pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
+    /// Batch (P2.4): what each JobManager recovery showed, in order.
+    pub recoveries: Option<Vec<super::batch::ExpectedRecovery>>,
+    /// Batch (P2.1): vertex id -> decided (or fixed) parallelism.
+    pub parallelism: Option<std::collections::BTreeMap<String, u32>>,
 }
 
 /// What one checkpoint must show; `None` means "not checked".

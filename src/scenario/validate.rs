@@ -30,7 +30,7 @@ pub(super) const MAX_CONCURRENT_CHECKPOINTS: u32 = 64;
 
 /// What validation found wrong: where, and what was expected. The caller adds the file name.
 #[derive(Debug)]
-pub(super) struct Problem {
+pub struct Problem {
     pub path: String,
     pub message: String,
 }
@@ -41,7 +41,7 @@ impl Problem {
     }
 }
 
-fn problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
+pub(super) fn problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
     Problem {
         path: path.into(),
         message: message.into(),
@@ -58,7 +58,30 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         ));
     }
     let checkpointing_enabled = raw.checkpointing.is_some();
-    let job = check_job(raw.job, raw.mode, checkpointing_enabled)?;
+    let raw_batch =
+        match (raw.mode, raw.batch) {
+            (Mode::Streaming, Some(_)) => return Err(problem(
+                "batch",
+                "the `batch` block only applies to mode \"batch\" (P2); remove it or set `mode`",
+            )),
+            (Mode::Streaming, None) => None,
+            (Mode::Batch, block) => Some(block.map(|b| b.0).unwrap_or_default()),
+        };
+    if raw.mode == Mode::Batch && checkpointing_enabled {
+        return Err(problem(
+            "checkpointing",
+            "a batch job does not checkpoint: it recovers from job events and partitions \
+             (P2); remove the block",
+        ));
+    }
+    let adaptive_max = match &raw_batch {
+        Some(b) => Some(super::batch::adaptive_bounds(Some(b))?.max),
+        None => None,
+    };
+    let job = check_job(raw.job, raw.mode, checkpointing_enabled, adaptive_max)?;
+    let batch = raw_batch
+        .map(|b| super::batch::check_batch(b, &job))
+        .transpose()?;
     let cluster = check_cluster(raw.cluster, &job)?;
     let network = check_network(raw.network)?;
     let checkpointing = raw
@@ -70,6 +93,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         job: &job,
         cluster: &cluster,
         checkpointing: checkpointing.is_some(),
+        batch: raw.mode == Mode::Batch,
         finish_protocol: checkpointing.as_ref().map(|c| c.finish_protocol),
         budget: &budget,
     };
@@ -81,7 +105,14 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         .collect::<Result<Vec<_>, _>>()?;
     check_heal_at(raw.heal_at, &faults, &budget)?;
     let jobmaster = check_jobmaster(raw.jobmaster)?;
-    let expect = check_expect(raw.expect, &job, checkpointing.is_some())?;
+    if raw.mode == Mode::Batch && jobmaster.failover == Failover::Reconcile {
+        return Err(problem(
+            "jobmaster.failover",
+            "\"reconcile\" is not implemented for batch jobs yet (P3.4's batch half); a batch \
+             JobManager recovers by FLIP-383 job recovery: use \"restart\"",
+        ));
+    }
+    let expect = check_expect(raw.expect, &job, checkpointing.is_some(), raw.mode)?;
     if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
         return Err(problem(
             "expect.reconciliations",
@@ -103,6 +134,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         heal_at: raw.heal_at,
         jobmaster,
         tie_break: raw.tie_break,
+        batch,
         bug: raw.bug.map(|b| b.0),
         expect,
         document,
@@ -113,14 +145,8 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
 /// [`validate`], so such a file is otherwise fully checked; delete a rule here when its
 /// feature lands.
 pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
-    if scenario.mode == Mode::Batch {
-        return Err(problem(
-            "mode",
-            "batch execution (FLIP-383) is not implemented yet; use \"streaming\"",
-        ));
-    }
     for (k, edge) in scenario.job.edges.iter().enumerate() {
-        if edge.exchange == Exchange::Blocking {
+        if edge.exchange == Exchange::Blocking && scenario.mode == Mode::Streaming {
             return Err(problem(
                 format!("job.edges[{k}].exchange"),
                 "blocking exchanges in streaming mode are not implemented yet; use \"pipelined\"",
@@ -130,7 +156,12 @@ pub(super) fn reject_unsupported(scenario: &Scenario) -> Result<(), Problem> {
     Ok(())
 }
 
-fn check_job(raw: RawJob, mode: Mode, checkpointing: bool) -> Result<Job, Problem> {
+fn check_job(
+    raw: RawJob,
+    mode: Mode,
+    checkpointing: bool,
+    adaptive_max: Option<u32>,
+) -> Result<Job, Problem> {
     if raw.vertices.is_empty() {
         return Err(problem(
             "job.vertices",
@@ -141,7 +172,7 @@ fn check_job(raw: RawJob, mode: Mode, checkpointing: bool) -> Result<Job, Proble
     let mut ids: IndexMap<String, usize> = IndexMap::new();
     let mut vertices = Vec::with_capacity(raw.vertices.len());
     for (i, raw_vertex) in raw.vertices.into_iter().enumerate() {
-        let vertex = check_vertex(i, raw_vertex, &ids, checkpointing)?;
+        let vertex = check_vertex(i, raw_vertex, &ids, checkpointing, adaptive_max)?;
         ids.insert(vertex.id.clone(), i);
         vertices.push(vertex);
     }
@@ -168,6 +199,7 @@ fn check_vertex(
     raw: RawVertex,
     ids: &IndexMap<String, usize>,
     checkpointing: bool,
+    adaptive_max: Option<u32>,
 ) -> Result<Vertex, Problem> {
     let at = |field: &str| format!("job.vertices[{i}].{field}");
     if raw.id.trim().is_empty() {
@@ -186,17 +218,36 @@ fn check_vertex(
             ),
         ));
     }
-    if !(1..=MAX_PARALLELISM).contains(&raw.parallelism) {
-        return Err(problem(
-            at("parallelism"),
-            format!(
-                "parallelism must be between 1 and {MAX_PARALLELISM} (the number of subtasks), \
-                 not {}",
-                raw.parallelism
-            ),
-        ));
-    }
     let kind = raw.operator;
+    let (parallelism, adaptive) = match (raw.parallelism, adaptive_max) {
+        (raw::RawParallelism::Fixed(p), _) => {
+            if !(1..=u64::from(MAX_PARALLELISM)).contains(&p) {
+                return Err(problem(
+                    at("parallelism"),
+                    format!(
+                        "parallelism must be between 1 and {MAX_PARALLELISM} (the number of \
+                         subtasks), not {p}"
+                    ),
+                ));
+            }
+            (p as u32, false)
+        }
+        (raw::RawParallelism::Auto, None) => {
+            return Err(problem(
+                at("parallelism"),
+                "\"auto\" (adaptive parallelism, P2.1) only applies in mode \"batch\"; give a \
+                 number",
+            ))
+        }
+        (raw::RawParallelism::Auto, Some(_)) if kind == OperatorKind::Source => {
+            return Err(problem(
+                at("parallelism"),
+                "a source's parallelism cannot be \"auto\": adaptive parallelism is decided \
+                 from input bytes, and a source has no input; give a number",
+            ))
+        }
+        (raw::RawParallelism::Auto, Some(max)) => (max, true),
+    };
     let misplaced = [
         ("records", raw.records.is_some(), OperatorKind::Source),
         (
@@ -221,8 +272,37 @@ fn check_vertex(
         }
     }
     let operator = match kind {
+        OperatorKind::Source if adaptive_max.is_some() => {
+            // Batch (P2.1): the enumerator hands out splits on request, so `records` counts
+            // the records of one split, the same for every split.
+            let per_split = match raw.records {
+                None => raw::DEFAULT_RECORDS,
+                Some(RawRecords::Every(super::types::Records::Bounded(n))) => {
+                    super::types::Records::Bounded(n)
+                }
+                Some(_) => {
+                    return Err(problem(
+                        at("records"),
+                        "in batch mode a source reads splits: `records` is one whole number, \
+                         the records of each split (a list per subtask, or \"unbounded\", \
+                         only applies to streaming)",
+                    ))
+                }
+            };
+            if raw.record_interval.is_some() {
+                return Err(problem(
+                    at("record_interval"),
+                    "a batch source reads a split at `process_time` per record; \
+                     `record_interval` only applies to streaming",
+                ));
+            }
+            Operator::Source {
+                records: vec![per_split; parallelism as usize],
+                record_interval: raw::DEFAULT_RECORD_INTERVAL,
+            }
+        }
         OperatorKind::Source => Operator::Source {
-            records: subtask_records(raw.records, raw.parallelism)
+            records: subtask_records(raw.records, parallelism)
                 .map_err(|message| problem(at("records"), message))?,
             record_interval: raw.record_interval.unwrap_or(raw::DEFAULT_RECORD_INTERVAL),
         },
@@ -251,7 +331,8 @@ fn check_vertex(
     };
     Ok(Vertex {
         id: raw.id,
-        parallelism: raw.parallelism,
+        parallelism,
+        adaptive,
         operator,
         process_time: raw.process_time,
     })
@@ -364,6 +445,32 @@ fn check_edges(
                 format!("job.edges[{k}]"),
                 format!("the edges form a cycle: {}", names.join(" -> ")),
             ));
+        }
+        if mode == Mode::Batch {
+            if raw_edge.exchange == Some(Exchange::Pipelined) {
+                return Err(problem(
+                    at("exchange"),
+                    "batch jobs here use blocking exchanges only (P2.1); remove `exchange` or \
+                     write \"blocking\"",
+                ));
+            }
+            if (up.adaptive || down.adaptive) && raw_edge.pattern != Pattern::AllToAll {
+                let auto = if down.adaptive { &down.id } else { &up.id };
+                return Err(problem(
+                    at("pattern"),
+                    format!(
+                        "{auto:?} has parallelism \"auto\", so its edges must be all_to_all: a \
+                         forward edge needs both parallelisms known up front"
+                    ),
+                ));
+            }
+            if raw_edge.partitioner == Some(Partitioner::RoundRobin) {
+                return Err(problem(
+                    at("partitioner"),
+                    "batch exchanges here are partitioned by key hash (consumers read key \
+                     ranges, P2.1); remove `partitioner` or write \"key_hash\"",
+                ));
+            }
         }
         edges.push(Edge {
             from,
@@ -550,6 +657,8 @@ struct FaultContext<'a> {
     job: &'a Job,
     cluster: &'a Cluster,
     checkpointing: bool,
+    /// `mode: "batch"`: some faults and predicates only apply to one mode.
+    batch: bool,
     finish_protocol: Option<FinishProtocol>,
     budget: &'a Budget,
 }
@@ -590,13 +699,33 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
         (None, Some(when)) => FaultTrigger::When(check_predicate(i, when.0, world)?),
     };
     let kind = raw.fault;
+    match (kind, world.batch) {
+        (FaultName::DelaySpike | FaultName::RpcLoss, true) => {
+            return Err(problem(
+                at("fault"),
+                format!(
+                    "{} faults are not modelled for batch jobs; batch mode takes fail_task, \
+                     lose_task_manager, disconnect_task_manager and crash_jobmaster",
+                    kind.name()
+                ),
+            ))
+        }
+        (FaultName::DisconnectTaskManager, false) => {
+            return Err(problem(
+                at("fault"),
+                "disconnect_task_manager only applies to batch jobs (a TaskManager that keeps \
+                 its partitions but reaches a new JobManager late, P2.4)",
+            ))
+        }
+        _ => {}
+    }
     // Each kind-specific field with the kinds it applies to.
     let misplaced: [(&str, bool, &[FaultName]); 8] = [
         ("task", raw.task.is_some(), &[FaultName::FailTask]),
         (
             "task_manager",
             raw.task_manager.is_some(),
-            &[FaultName::LoseTaskManager],
+            &[FaultName::LoseTaskManager, FaultName::DisconnectTaskManager],
         ),
         (
             "restart_after",
@@ -607,7 +736,11 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
         (
             "duration",
             raw.duration.is_some(),
-            &[FaultName::DelaySpike, FaultName::RpcLoss],
+            &[
+                FaultName::DelaySpike,
+                FaultName::RpcLoss,
+                FaultName::DisconnectTaskManager,
+            ],
         ),
         ("target", raw.target.is_some(), &[FaultName::DelaySpike]),
         (
@@ -664,13 +797,10 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
             let task = subtask_ref(&name, world.job).map_err(|m| problem(at("task"), m))?;
             FaultKind::FailTask { task }
         }
-        FaultName::LoseTaskManager => {
-            let task_manager = raw.task_manager.ok_or_else(|| {
-                required(
-                    "task_manager",
-                    "the number of the TaskManager to lose, from 0",
-                )
-            })?;
+        FaultName::LoseTaskManager | FaultName::DisconnectTaskManager => {
+            let task_manager = raw
+                .task_manager
+                .ok_or_else(|| required("task_manager", "the number of the TaskManager, from 0"))?;
             let count = world.cluster.task_managers;
             if task_manager >= count {
                 let numbered = if count == 1 {
@@ -686,11 +816,29 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
                     ),
                 ));
             }
-            FaultKind::LoseTaskManager {
-                task_manager,
-                restart_after: raw
-                    .restart_after
-                    .map_or(raw::DEFAULT_TASK_MANAGER_RESTART_AFTER, |d| d.0),
+            if kind == FaultName::DisconnectTaskManager {
+                let duration = raw.duration.ok_or_else(|| {
+                    required(
+                        "duration",
+                        "how long the TaskManager cannot reach the JobManager, like \"100ms\"",
+                    )
+                })?;
+                let duration = above_zero(
+                    "duration",
+                    duration.0,
+                    "a disconnection that lasts no time changes nothing",
+                )?;
+                FaultKind::DisconnectTaskManager {
+                    task_manager,
+                    duration,
+                }
+            } else {
+                FaultKind::LoseTaskManager {
+                    task_manager,
+                    restart_after: raw
+                        .restart_after
+                        .map_or(raw::DEFAULT_TASK_MANAGER_RESTART_AFTER, |d| d.0),
+                }
             }
         }
         FaultName::CrashJobmaster => FaultKind::CrashJobMaster {
@@ -825,6 +973,18 @@ fn check_predicate(
     let subtask = |key: &str, name: &str| {
         subtask_ref(name, world.job).map_err(|message| problem(at(key), message))
     };
+    if world.batch && (raw.end_of_input.is_some() || raw.waiting_for_final_checkpoint.is_some()) {
+        let key = if raw.end_of_input.is_some() {
+            "end_of_input"
+        } else {
+            "waiting_for_final_checkpoint"
+        };
+        return Err(problem(
+            at(key),
+            "only applies to streaming jobs; a batch fault takes `finished`, \
+             `all_sources_finished` or `event_count`",
+        ));
+    }
     if let Some(id) = raw.checkpoint_pending {
         return Ok(Predicate::CheckpointPending(checkpoint_id(
             "checkpoint_pending",
@@ -962,7 +1122,42 @@ fn check_jobmaster(raw: RawJobMaster) -> Result<JobMasterConfig, Problem> {
     })
 }
 
-fn check_expect(raw: RawExpect, job: &Job, checkpointing: bool) -> Result<Expect, Problem> {
+fn check_expect(
+    raw: RawExpect,
+    job: &Job,
+    checkpointing: bool,
+    mode: Mode,
+) -> Result<Expect, Problem> {
+    if mode == Mode::Streaming {
+        for (field, present) in [
+            ("recoveries", raw.recoveries.is_some()),
+            ("parallelism", raw.parallelism.is_some()),
+        ] {
+            if present {
+                return Err(problem(
+                    format!("expect.{field}"),
+                    "only applies to batch jobs (P2); remove it or set `mode` to \"batch\"",
+                ));
+            }
+        }
+    }
+    let recoveries = raw
+        .recoveries
+        .map(|r| super::batch::check_expected_recoveries(r, job))
+        .transpose()?;
+    if let Some(parallelism) = &raw.parallelism {
+        for id in parallelism.keys() {
+            if !job.vertices.iter().any(|v| &v.id == id) {
+                return Err(problem(
+                    format!("expect.parallelism.{id}"),
+                    format!(
+                        "unknown vertex {id:?}; the vertices are {}",
+                        quoted_ids(job)
+                    ),
+                ));
+            }
+        }
+    }
     let sink_ids: Vec<&str> = job
         .vertices
         .iter()
@@ -1041,6 +1236,8 @@ fn check_expect(raw: RawExpect, job: &Job, checkpointing: bool) -> Result<Expect
         committed_records: raw.committed_records,
         failovers: raw.failovers,
         reconciliations: raw.reconciliations,
+        recoveries,
+        parallelism: raw.parallelism,
     })
 }
 
@@ -1182,7 +1379,7 @@ fn check_set(
 
 /// Checks that `name` is a subtask of the job, written `vertex[i]` as traces and summaries
 /// write it: the vertex id, and the 0-based index in decimal without leading zeros.
-fn check_subtask(name: &str, job: &Job) -> Result<(), String> {
+pub(super) fn check_subtask(name: &str, job: &Job) -> Result<(), String> {
     subtask_ref(name, job).map(|_| ())
 }
 

@@ -1,0 +1,520 @@
+//! The batch oracles (P4): `exactly-once-output` (the committed output is exactly what a
+//! failure-free run commits: every record of every split, once per path to the sink),
+//! `minimal-rerun` (after a JobManager crash, exactly the subtasks P2.4/P2.5 require run
+//! again, computed from the ledger, not from the JobMaster's state) and `legal-transition`.
+//!
+//! The ledger is what the oracle saw happen: every job event appended and which of them were
+//! flushed before the JobManager died, which partitions the remote shuffle service holds,
+//! and which partition reports reached the new JobManager before it stopped waiting. From that
+//! it recomputes the recovered set as a greatest fixpoint (a subtask stays finished unless a
+//! rule removes it), a different formulation from the JobMaster's breadth-first expansion.
+
+use super::data::{self, Fragment};
+use super::events::{JobEvent, Location};
+use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
+use crate::jobmaster::transitions;
+use crate::oracle::invariant::Invariant;
+use crate::oracle::Violation;
+use crate::scenario::Batch;
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::TraceEvent;
+use sim::Instant;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub struct BatchOracles {
+    batch: Batch,
+    violations: Vec<Violation>,
+    log: Vec<JobEvent>,
+    /// How many of `log` are durable.
+    durable: usize,
+    remote: BTreeSet<(SubtaskId, u32)>,
+    window: Option<Window>,
+    /// A JobManager finished a recovery: reports after it are late.
+    after_window: bool,
+    /// Partitions reported after the window: (subtask, attempt, task manager, when, event
+    /// index, answered by a release request since).
+    late: Vec<(SubtaskId, u32, u32, Instant, u64, bool)>,
+    lost_task_managers: BTreeSet<u32>,
+    kept: BTreeSet<(SubtaskId, u32)>,
+}
+
+struct Window {
+    started: Instant,
+    reports: BTreeSet<(SubtaskId, u32, u32, u32)>,
+    recovered: BTreeSet<SubtaskId>,
+}
+
+impl BatchOracles {
+    pub fn new(_graph: &ExecutionGraph, batch: &Batch) -> BatchOracles {
+        BatchOracles {
+            batch: batch.clone(),
+            violations: Vec::new(),
+            log: Vec::new(),
+            durable: 0,
+            remote: BTreeSet::new(),
+            window: None,
+            after_window: false,
+            late: Vec::new(),
+            lost_task_managers: BTreeSet::new(),
+            kept: BTreeSet::new(),
+        }
+    }
+
+    /// The JobMaster appended `event` to its write buffer.
+    pub fn logged(&mut self, event: &JobEvent) {
+        self.log.push(event.clone());
+    }
+
+    /// A partition report reached the current JobMaster.
+    pub fn report_arrived(
+        &mut self,
+        subtask: SubtaskId,
+        attempt: u32,
+        (tm, process): (u32, u32),
+        now: Instant,
+        index: u64,
+    ) {
+        if let Some(w) = self.window.as_mut() {
+            w.reports.insert((subtask, attempt, tm, process));
+        } else if self.after_window && !self.kept.contains(&(subtask, attempt)) {
+            self.late.push((subtask, attempt, tm, now, index, false));
+        }
+    }
+
+    pub fn observe(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+    ) {
+        match *event {
+            TraceEvent::JobStatus { from, to } => {
+                if !transitions::job(from, to) {
+                    self.violate(
+                        Invariant::LegalTransition,
+                        now,
+                        index,
+                        vec!["JobMaster".into()],
+                        format!("job status {from} → {to} is not in the transition table"),
+                    );
+                }
+                if to == JobStatus::Reconciling {
+                    self.window = Some(Window {
+                        started: now,
+                        reports: BTreeSet::new(),
+                        recovered: BTreeSet::new(),
+                    });
+                }
+            }
+            TraceEvent::ExecutionState {
+                subtask, from, to, ..
+            }
+            | TraceEvent::TaskState {
+                subtask, from, to, ..
+            } => {
+                if !transitions::execution(from, to) {
+                    self.violate(
+                        Invariant::LegalTransition,
+                        now,
+                        index,
+                        vec![graph.subtask_name(subtask).to_string()],
+                        format!("execution state {from} → {to} is not in the transition table"),
+                    );
+                }
+                if let (
+                    TraceEvent::ExecutionState { .. },
+                    ExecutionState::Created,
+                    ExecutionState::Finished,
+                ) = (event, from, to)
+                {
+                    if let Some(w) = self.window.as_mut() {
+                        w.recovered.insert(subtask);
+                    }
+                }
+            }
+            TraceEvent::JobMasterLost { .. } => {
+                // P2.2: the write buffer dies with the JobManager, whatever it believes.
+                self.log.truncate(self.durable);
+                self.window = None;
+                self.after_window = false;
+            }
+            TraceEvent::TaskManagerLost { task_manager } => {
+                self.lost_task_managers.insert(task_manager);
+            }
+            TraceEvent::Batch(b) => self.observe_batch(graph, index, now, b),
+            _ => {}
+        }
+    }
+
+    fn observe_batch(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: super::trace::BatchEvent,
+    ) {
+        use super::trace::BatchEvent as B;
+        match event {
+            B::JobEventsFlushed { events, .. } => {
+                self.durable = (self.durable + events as usize).min(self.log.len());
+            }
+            B::RecoveryStarted {
+                full_restart: true, ..
+            } => {
+                self.log.clear();
+                self.durable = 0;
+                self.after_window = true;
+            }
+            B::PartitionWritten {
+                subtask,
+                attempt,
+                remote: true,
+                ..
+            } => {
+                self.remote.insert((subtask, attempt));
+            }
+            B::PartitionReleased {
+                subtask,
+                attempt,
+                remote: true,
+            } => {
+                self.remote.remove(&(subtask, attempt));
+            }
+            B::ReleaseRequested {
+                subtask, attempt, ..
+            } => {
+                for late in &mut self.late {
+                    if (late.0, late.1) == (subtask, attempt) {
+                        late.5 = true;
+                    }
+                }
+            }
+            B::RecoveryEnded { .. } => {
+                if let Some(w) = self.window.take() {
+                    self.check_recovery(graph, index, now, &w);
+                    self.after_window = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `minimal-rerun`: recompute which subtasks stay finished and compare.
+    fn check_recovery(&mut self, graph: &ExecutionGraph, index: u64, now: Instant, w: &Window) {
+        let durable = &self.log[..self.durable.min(self.log.len())];
+        // F2.3, read backwards: finished events after the last one with a snapshot do not count.
+        let cut = durable.iter().rposition(|e| {
+            matches!(
+                e,
+                JobEvent::Finished {
+                    snapshot: Some(_),
+                    ..
+                }
+            )
+        });
+        let mut parallelism: Vec<Option<u32>> = vec![None; graph.vertices.len()];
+        let mut finished: BTreeMap<SubtaskId, (u32, Location)> = BTreeMap::new();
+        let mut snapshot_exists = false;
+        for (i, e) in durable.iter().enumerate() {
+            match e {
+                JobEvent::VertexInitialized {
+                    vertex,
+                    parallelism: p,
+                } => parallelism[vertex.index()] = Some(*p),
+                JobEvent::Finished {
+                    subtask,
+                    attempt,
+                    location,
+                    snapshot,
+                    ..
+                } => {
+                    if cut.is_some_and(|c| i <= c) {
+                        finished.insert(*subtask, (*attempt, *location));
+                        snapshot_exists |= snapshot.is_some();
+                    }
+                }
+                JobEvent::Reset { subtasks } => {
+                    for s in subtasks {
+                        finished.remove(s);
+                    }
+                }
+            }
+        }
+        let within = |s: SubtaskId| {
+            let sub = &graph.subtasks[s.index()];
+            parallelism[sub.vertex.index()].is_some_and(|p| sub.index < p)
+        };
+        let consumers_of = |s: SubtaskId| -> (bool, Vec<SubtaskId>) {
+            let v = &graph.vertices[graph.subtasks[s.index()].vertex.index()];
+            let uninitialized = v
+                .outputs
+                .iter()
+                .any(|&e| parallelism[graph.edges[e].to.index()].is_none());
+            let list = graph.subtasks[s.index()]
+                .outputs
+                .iter()
+                .flat_map(|g| g.channels.iter())
+                .map(|c| graph.channels[c.index()].to)
+                .filter(|&c| within(c))
+                .collect();
+            (uninitialized, list)
+        };
+        let producers_of = |s: SubtaskId| -> Vec<SubtaskId> {
+            graph.subtasks[s.index()]
+                .inputs
+                .iter()
+                .map(|c| graph.channels[c.index()].from)
+                .filter(|&p| within(p))
+                .collect()
+        };
+        let available = |s: SubtaskId, (attempt, location): (u32, Location)| match location {
+            Location::Remote => self.remote.contains(&(s, attempt)),
+            Location::TaskManager {
+                task_manager,
+                process,
+            } => w.reports.contains(&(s, attempt, task_manager, process)),
+        };
+        // The window may end early only once every RESERVE partition is reported.
+        let deadline = w.started + self.batch.previous_worker_timeout;
+        if now < deadline {
+            for (&s, &f) in &finished {
+                let has_outputs = !graph.vertices[graph.subtasks[s.index()].vertex.index()]
+                    .outputs
+                    .is_empty();
+                let (uninit, consumers) = consumers_of(s);
+                let reserve = uninit || consumers.iter().any(|c| !finished.contains_key(c));
+                // A remote partition is known from the shuffle master's snapshot at once:
+                // there is nothing to wait for.
+                let remote = f.1 == Location::Remote;
+                if has_outputs && reserve && !remote && !available(s, f) {
+                    self.violate(
+                        Invariant::MinimalRerun,
+                        now,
+                        index,
+                        vec!["JobMaster".into(), graph.subtask_name(s).to_string()],
+                        format!(
+                            "recovery stopped waiting before previous_worker_timeout although \
+                             the needed partition of {} was not reported (P2.4)",
+                            graph.subtask_name(s)
+                        ),
+                    );
+                    return;
+                }
+            }
+        }
+        // P2.5: coordinators without a usable snapshot.
+        let mut keep: BTreeSet<SubtaskId> = finished.keys().copied().collect();
+        let mut remembered: Vec<VertexId> = Vec::new();
+        for (v, c) in self.batch.coordinators.iter().enumerate() {
+            let (Some(c), Some(p)) = (c, parallelism[v]) else {
+                continue;
+            };
+            if c.supports_batch_snapshot && snapshot_exists {
+                continue;
+            }
+            let first = graph.vertices[v].first;
+            let all: Vec<SubtaskId> = (first..first + p).map(SubtaskId).collect();
+            if all.iter().all(|s| keep.contains(s)) {
+                remembered.push(VertexId(v as u32));
+            } else {
+                for s in all {
+                    keep.remove(&s);
+                }
+            }
+        }
+        // The greatest fixpoint.
+        loop {
+            let mut drop = Vec::new();
+            for &s in &keep {
+                let has_outputs = !graph.vertices[graph.subtasks[s.index()].vertex.index()]
+                    .outputs
+                    .is_empty();
+                let (uninit, consumers) = consumers_of(s);
+                let needed = uninit || consumers.iter().any(|c| !keep.contains(c));
+                let partition_gone = has_outputs && needed && !available(s, finished[&s]);
+                let input_rerun = producers_of(s).iter().any(|p| !keep.contains(p));
+                if partition_gone || input_rerun {
+                    drop.push(s);
+                }
+            }
+            for v in &remembered {
+                let vertex = &graph.vertices[v.index()];
+                let p = parallelism[v.index()].unwrap_or(0);
+                let all: Vec<SubtaskId> = (vertex.first..vertex.first + p).map(SubtaskId).collect();
+                if all.iter().any(|s| !keep.contains(s) || drop.contains(s)) {
+                    drop.extend(all.into_iter().filter(|s| keep.contains(s)));
+                }
+            }
+            if drop.is_empty() {
+                break;
+            }
+            for s in drop {
+                keep.remove(&s);
+            }
+        }
+        self.kept = keep.iter().map(|s| (*s, finished[s].0)).collect();
+        let extra: Vec<String> = w
+            .recovered
+            .difference(&keep)
+            .map(|s| graph.subtask_name(*s).to_string())
+            .collect();
+        let missing: Vec<String> = keep
+            .difference(&w.recovered)
+            .map(|s| graph.subtask_name(*s).to_string())
+            .collect();
+        if !extra.is_empty() || !missing.is_empty() {
+            let mut parts = Vec::new();
+            if !extra.is_empty() {
+                parts.push(format!(
+                    "kept {} as finished although the ledger says they must run again",
+                    extra.join(", ")
+                ));
+            }
+            if !missing.is_empty() {
+                parts.push(format!(
+                    "runs {} again although their finish was durable, snapshotted and their \
+                     partitions available",
+                    missing.join(", ")
+                ));
+            }
+            let mut actors = vec!["JobMaster".to_owned()];
+            actors.extend(extra.iter().chain(&missing).cloned());
+            self.violate(
+                Invariant::MinimalRerun,
+                now,
+                index,
+                actors,
+                format!("recovery {} (P2.4, P2.5)", parts.join("; and ")),
+            );
+        }
+    }
+
+    fn violate(
+        &mut self,
+        invariant: Invariant,
+        time: Instant,
+        event_index: u64,
+        actors: Vec<String>,
+        message: String,
+    ) {
+        // One violation per invariant is enough to fail a run; the first is the useful one.
+        if self.violations.iter().any(|v| v.invariant == invariant) {
+            return;
+        }
+        self.violations.push(Violation {
+            invariant,
+            time,
+            actors,
+            event_index,
+            message,
+        });
+    }
+
+    /// The end-of-run checks: the committed output, and late partitions released.
+    pub fn finish(
+        mut self,
+        graph: &ExecutionGraph,
+        status: JobStatus,
+        committed: &[(SubtaskId, Vec<Fragment>)],
+        now: Instant,
+        last_index: u64,
+    ) -> Vec<Violation> {
+        for &(s, attempt, tm, at, index, answered) in &self.late.clone() {
+            let gone = answered || self.lost_task_managers.contains(&tm);
+            if !gone {
+                self.violate(
+                    Invariant::MinimalRerun,
+                    at,
+                    index,
+                    vec![
+                        format!("TaskManager-{tm}"),
+                        graph.subtask_name(s).to_string(),
+                    ],
+                    format!(
+                        "the partition of {} (attempt {attempt}) was reported after recovery \
+                         ended and never released (F2.4: a late report is answered by a \
+                         release)",
+                        graph.subtask_name(s)
+                    ),
+                );
+            }
+        }
+        if status == JobStatus::Finished {
+            self.check_output(graph, committed, now, last_index);
+        }
+        self.violations
+    }
+
+    /// `exactly-once-output`: per sink vertex, every split of every upstream source exactly
+    /// once per path from that source.
+    fn check_output(
+        &mut self,
+        graph: &ExecutionGraph,
+        committed: &[(SubtaskId, Vec<Fragment>)],
+        now: Instant,
+        index: u64,
+    ) {
+        let vertices = graph.vertices.len();
+        // paths[a][b]: the number of paths from vertex a to vertex b.
+        let mut paths = vec![vec![0u64; vertices]; vertices];
+        for &v in graph.topological_order.iter().rev() {
+            paths[v.index()][v.index()] = 1;
+            for &e in &graph.vertices[v.index()].outputs {
+                let to = graph.edges[e].to.index();
+                let downstream = paths[to].clone();
+                for (total, n) in paths[v.index()].iter_mut().zip(downstream) {
+                    *total += n;
+                }
+            }
+        }
+        for (sink, vertex) in graph.vertices.iter().enumerate() {
+            if !vertex.outputs.is_empty() {
+                continue;
+            }
+            let mut got: BTreeMap<(VertexId, u32), u64> = BTreeMap::new();
+            for (s, fragments) in committed {
+                if graph.subtasks[s.index()].vertex.index() != sink {
+                    continue;
+                }
+                for f in fragments {
+                    *got.entry((f.source, f.split)).or_default() += f.records;
+                }
+            }
+            for (source, c) in self.batch.coordinators.iter().enumerate() {
+                let Some(c) = c else { continue };
+                let k = paths[source][sink];
+                let per_split = data::records_per_split(graph, VertexId(source as u32));
+                for split in 0..c.splits {
+                    let want = k * per_split;
+                    let have = got.remove(&(VertexId(source as u32), split)).unwrap_or(0);
+                    if have != want {
+                        let src = &graph.vertices[source].name;
+                        self.violate(
+                            Invariant::ExactlyOnceOutput,
+                            now,
+                            index,
+                            vec![vertex.name.clone()],
+                            format!(
+                                "{} committed {have} records of split {split} of {src}, \
+                                 expected {want} ({}): the split was {}",
+                                vertex.name,
+                                if k == 1 {
+                                    "once".to_owned()
+                                } else {
+                                    format!("once per each of {k} paths")
+                                },
+                                if have < want {
+                                    "lost"
+                                } else {
+                                    "read more than once"
+                                }
+                            ),
+                        );
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The batch part of a run's summary (P2.4 figures) and of its expectations, and the
+//! side-by-side comparison with a full restart (`--compare-baseline`).
+
+use crate::batch::trace::RerunReason;
+use crate::batch::{BatchFigures, RecoveryRecord};
+use crate::graph::ExecutionGraph;
+use crate::run::RunReport;
+use crate::scenario::Expect;
+use serde_json::{json, Value};
+
+fn rerun_names(graph: &ExecutionGraph, r: &RecoveryRecord) -> Vec<String> {
+    let mut names: Vec<String> = r
+        .rerun
+        .iter()
+        .map(|(s, _)| graph.subtask_name(*s).to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+fn reasons(r: &RecoveryRecord) -> Vec<(RerunReason, usize)> {
+    RerunReason::ALL
+        .into_iter()
+        .map(|why| (why, r.rerun.iter().filter(|(_, w)| *w == why).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// The `batch` block of the summary JSON.
+pub fn batch_json(graph: &ExecutionGraph, figures: &BatchFigures) -> Value {
+    json!({
+        "parallelism": figures.parallelism.iter().map(|(v, p)| (v.clone(), json!(p))).collect::<serde_json::Map<_, _>>(),
+        "failovers": figures.failovers,
+        "finished_at": figures.finished_at.map(|t| t.to_string()),
+        "work_redone": figures.redone().to_string(),
+        "recoveries": figures.recoveries.iter().map(|r| json!({
+            "crashed_at": r.crashed_at.to_string(),
+            "elected_at": r.elected_at.to_string(),
+            "running_at": r.running_at.map(|t| t.to_string()),
+            "recovery_time": r.running_at.map(|t| t.saturating_duration_since(r.crashed_at).to_string()),
+            "full_restart": r.full_restart,
+            "events_lost": r.events_lost,
+            "discarded": r.discarded,
+            "recovered": r.recovered.len(),
+            "rerun": rerun_names(graph, r),
+            "rerun_reasons": reasons(r).into_iter().map(|(w, n)| (w.name().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
+            "work_redone": r.redone.to_string(),
+            "late_reports": r.late_reports,
+            "timed_out": r.timed_out,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The batch lines of the text summary.
+pub fn batch_text(graph: &ExecutionGraph, figures: &BatchFigures) -> String {
+    let mut s = String::new();
+    let decided: Vec<String> = figures
+        .parallelism
+        .iter()
+        .map(|(v, p)| format!("{v}={}", p.map_or("-".to_owned(), |p| p.to_string())))
+        .collect();
+    s.push_str(&format!("parallelism  {}\n", decided.join(", ")));
+    for r in &figures.recoveries {
+        let how = if r.full_restart {
+            "full restart (no recovery)".to_owned()
+        } else {
+            format!(
+                "{} recovered as finished, {} finished events discarded{}",
+                r.recovered.len(),
+                r.discarded,
+                if r.timed_out {
+                    ", waited until previous_worker_timeout"
+                } else {
+                    ""
+                }
+            )
+        };
+        let why: Vec<String> = reasons(r)
+            .into_iter()
+            .map(|(w, n)| format!("{n} {}", w.name()))
+            .collect();
+        s.push_str(&format!(
+            "recovery     crash at {}, RUNNING {}: {how}; {} re-run{}; work redone {}{}\n",
+            r.crashed_at,
+            r.running_at.map_or("never".to_owned(), |t| format!(
+                "after {}",
+                t.saturating_duration_since(r.crashed_at)
+            )),
+            r.rerun.len(),
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", why.join(", "))
+            },
+            r.redone,
+            if r.late_reports > 0 {
+                format!("; {} late partition reports released", r.late_reports)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if figures.failovers > 0 {
+        s.push_str(&format!("failovers    {}\n", figures.failovers));
+    }
+    let _ = graph;
+    s
+}
+
+/// The comparison of a recovery run with the same run under a full restart.
+pub fn baseline_text(recovery: &RunReport, baseline: &RunReport) -> String {
+    let row = |r: &RunReport| {
+        let f = r.batch.as_ref().expect("a batch run");
+        let rerun: usize = f.recoveries.iter().map(|x| x.rerun.len()).sum();
+        let recovered: usize = f.recoveries.iter().map(|x| x.recovered.len()).sum();
+        let to_running = f
+            .recoveries
+            .last()
+            .and_then(|x| {
+                x.running_at
+                    .map(|t| t.saturating_duration_since(x.crashed_at))
+            })
+            .map_or("-".to_owned(), |d| d.to_string());
+        (
+            recovered,
+            rerun,
+            f.redone().to_string(),
+            to_running,
+            r.sim_time.to_string(),
+        )
+    };
+    let (a, b) = (row(recovery), row(baseline));
+    let mut s = String::from("\n== recovery against a full restart (--compare-baseline)\n");
+    s.push_str(&format!(
+        "{:<22} {:>14} {:>14}\n",
+        "", "job recovery", "full restart"
+    ));
+    s.push_str(&format!(
+        "{:<22} {:>14} {:>14}\n",
+        "recovered as finished", a.0, b.0
+    ));
+    s.push_str(&format!(
+        "{:<22} {:>14} {:>14}\n",
+        "subtasks re-run", a.1, b.1
+    ));
+    s.push_str(&format!("{:<22} {:>14} {:>14}\n", "work redone", a.2, b.2));
+    s.push_str(&format!(
+        "{:<22} {:>14} {:>14}\n",
+        "crash to RUNNING", a.3, b.3
+    ));
+    s.push_str(&format!(
+        "{:<22} {:>14} {:>14}\n",
+        "job finished at", a.4, b.4
+    ));
+    s
+}
+
+/// `expect.recoveries` and `expect.parallelism`.
+pub fn check_batch(expect: &Expect, report: &RunReport, failures: &mut Vec<String>) {
+    let figures = report.batch.as_ref();
+    if let Some(want) = &expect.parallelism {
+        for (vertex, &p) in want {
+            let got = figures
+                .and_then(|f| f.parallelism.iter().find(|(v, _)| v == vertex))
+                .and_then(|(_, p)| *p);
+            if got != Some(p) {
+                failures.push(format!(
+                    "expected {vertex} to run with parallelism {p}, got {}",
+                    got.map_or("none (never initialized)".to_owned(), |g| g.to_string())
+                ));
+            }
+        }
+    }
+    let Some(want) = &expect.recoveries else {
+        return;
+    };
+    let got = figures.map_or(&[][..], |f| &f.recoveries[..]);
+    if want.len() != got.len() {
+        failures.push(format!(
+            "expected {} JobManager recoveries, got {}",
+            want.len(),
+            got.len()
+        ));
+        return;
+    }
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        if let Some(n) = w.recovered {
+            if n != g.recovered.len() as u64 {
+                failures.push(format!(
+                    "recovery {i}: expected {n} subtasks recovered as finished, got {}",
+                    g.recovered.len()
+                ));
+            }
+        }
+        if let Some(names) = &w.rerun {
+            let got = rerun_names(&report.graph, g);
+            if &got != names {
+                failures.push(format!(
+                    "recovery {i}: expected re-run [{}], got [{}]",
+                    names.join(", "),
+                    got.join(", ")
+                ));
+            }
+        }
+        if let Some(full) = w.full_restart {
+            if full != g.full_restart {
+                failures.push(format!(
+                    "recovery {i}: expected full_restart {full}, got {}",
+                    g.full_restart
+                ));
+            }
+        }
+        if let Some(n) = w.late_reports {
+            if n != u64::from(g.late_reports) {
+                failures.push(format!(
+                    "recovery {i}: expected {n} late partition reports, got {}",
+                    g.late_reports
+                ));
+            }
+        }
+    }
+}

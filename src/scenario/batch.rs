@@ -1,0 +1,410 @@
+//! The `batch` block of a `mode: "batch"` scenario (P2, FLIP-383): its serde schema, its
+//! defaults, its checks, and the validated [`Batch`] the batch model reads.
+//!
+//! Defaults follow Flink (`flink-reference-batch.md` F2.2) except where Flink's value is sized
+//! for gigabytes and hours: `adaptive_parallelism.bytes_per_task` is scaled to the simulator's
+//! small record counts.
+
+use super::raw::{object, single_duration, Object};
+use super::types::{Job, Operator};
+use super::validate::{problem, Problem};
+use serde::Deserialize;
+use sim::Duration;
+use std::collections::BTreeMap;
+
+pub(super) const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
+pub(super) const DEFAULT_BUFFER_SIZE: u64 = 1 << 20;
+pub(super) const DEFAULT_SNAPSHOT_MIN_PAUSE: Duration = Duration::from_secs(180);
+pub(super) const DEFAULT_PREVIOUS_WORKER_TIMEOUT: Duration = Duration::from_secs(30);
+pub(super) const DEFAULT_RECORD_BYTES: u64 = 100;
+pub(super) const DEFAULT_ADAPTIVE_MIN: u32 = 1;
+pub(super) const DEFAULT_ADAPTIVE_MAX: u32 = 8;
+pub(super) const DEFAULT_BYTES_PER_TASK: u64 = 16 * 1024;
+/// Splits per source subtask when a coordinator does not say.
+pub(super) const DEFAULT_SPLITS_PER_SUBTASK: u32 = 4;
+
+/// Where result partitions live (P2.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShuffleKind {
+    /// On the producer's TaskManager: lost with it (Flink's Netty shuffle).
+    Internal,
+    /// On a remote shuffle service that outlives TaskManagers.
+    Remote,
+}
+
+/// The validated `batch` block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Batch {
+    pub shuffle: ShuffleKind,
+    /// P2.6: a shuffle master that cannot snapshot disables job recovery.
+    pub shuffle_supports_snapshot: bool,
+    /// F2.1 `execution.batch.job-recovery.enabled`; off, a JobManager crash restarts the job
+    /// from scratch (the baseline).
+    pub job_recovery: bool,
+    /// F2.1: TaskManagers keep a job's partitions when they lose its JobManager.
+    pub keep_partitions: bool,
+    pub adaptive: AdaptiveParallelism,
+    pub job_events: JobEvents,
+    /// P2.4: how long a new JobManager waits for the previous TaskManagers' partition reports.
+    pub previous_worker_timeout: Duration,
+    /// The size of one record, for partition bytes.
+    pub record_bytes: u64,
+    /// One split enumerator per source vertex, indexed like [`Job::vertices`] (`None` for
+    /// the other vertices).
+    pub coordinators: Vec<Option<Coordinator>>,
+}
+
+impl Batch {
+    /// P2.6 and F2.1: is job recovery possible at all?
+    pub fn recovery_enabled(&self) -> bool {
+        self.job_recovery && self.shuffle_supports_snapshot
+    }
+}
+
+/// Bounds of adaptive parallelism (P2.1) for vertices with `"parallelism": "auto"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdaptiveParallelism {
+    pub min: u32,
+    pub max: u32,
+    /// The input bytes one subtask should get.
+    pub bytes_per_task: u64,
+}
+
+/// The job event store's write buffer (P2.2, F2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobEvents {
+    pub flush_interval: Duration,
+    /// Bytes; a write that fills the buffer flushes it.
+    pub buffer_size: u64,
+    pub snapshot_min_pause: Duration,
+}
+
+/// A source vertex's split enumerator (the operator coordinator of P2.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coordinator {
+    pub splits: u32,
+    pub supports_batch_snapshot: bool,
+}
+
+/// What one JobManager recovery must show (`expect.recoveries`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExpectedRecovery {
+    /// Subtasks recovered as finished.
+    pub recovered: Option<u64>,
+    /// Subtasks that had finished before the crash and run again, by name, sorted.
+    pub rerun: Option<Vec<String>>,
+    /// The recovery was a restart from scratch (P2.6, or no job events).
+    pub full_restart: Option<bool>,
+    /// Partition reports that came after `previous_worker_timeout` and were released.
+    pub late_reports: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBatch {
+    #[serde(default, deserialize_with = "object")]
+    shuffle: RawShuffle,
+    #[serde(default = "yes")]
+    job_recovery: bool,
+    #[serde(default = "yes")]
+    keep_partitions: bool,
+    #[serde(default, deserialize_with = "object")]
+    adaptive_parallelism: RawAdaptive,
+    #[serde(default, deserialize_with = "object")]
+    job_events: RawJobEvents,
+    #[serde(
+        default = "default_previous_worker_timeout",
+        deserialize_with = "single_duration"
+    )]
+    previous_worker_timeout: Duration,
+    #[serde(default = "default_record_bytes")]
+    record_bytes: u64,
+    #[serde(default)]
+    coordinators: BTreeMap<String, Object<RawCoordinator>>,
+}
+
+impl Default for RawBatch {
+    fn default() -> Self {
+        RawBatch {
+            shuffle: RawShuffle::default(),
+            job_recovery: true,
+            keep_partitions: true,
+            adaptive_parallelism: RawAdaptive::default(),
+            job_events: RawJobEvents::default(),
+            previous_worker_timeout: DEFAULT_PREVIOUS_WORKER_TIMEOUT,
+            record_bytes: DEFAULT_RECORD_BYTES,
+            coordinators: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShuffle {
+    #[serde(default = "default_shuffle_kind")]
+    kind: ShuffleKind,
+    #[serde(default = "yes")]
+    supports_snapshot: bool,
+}
+
+impl Default for RawShuffle {
+    fn default() -> Self {
+        RawShuffle {
+            kind: ShuffleKind::Internal,
+            supports_snapshot: true,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAdaptive {
+    #[serde(default = "default_adaptive_min")]
+    min: u32,
+    #[serde(default = "default_adaptive_max")]
+    max: u32,
+    #[serde(default = "default_bytes_per_task")]
+    bytes_per_task: u64,
+}
+
+impl Default for RawAdaptive {
+    fn default() -> Self {
+        RawAdaptive {
+            min: DEFAULT_ADAPTIVE_MIN,
+            max: DEFAULT_ADAPTIVE_MAX,
+            bytes_per_task: DEFAULT_BYTES_PER_TASK,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJobEvents {
+    #[serde(
+        default = "default_flush_interval",
+        deserialize_with = "single_duration"
+    )]
+    flush_interval: Duration,
+    #[serde(default = "default_buffer_size")]
+    buffer_size: u64,
+    #[serde(
+        default = "default_snapshot_min_pause",
+        deserialize_with = "single_duration"
+    )]
+    snapshot_min_pause: Duration,
+}
+
+impl Default for RawJobEvents {
+    fn default() -> Self {
+        RawJobEvents {
+            flush_interval: DEFAULT_FLUSH_INTERVAL,
+            buffer_size: DEFAULT_BUFFER_SIZE,
+            snapshot_min_pause: DEFAULT_SNAPSHOT_MIN_PAUSE,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCoordinator {
+    splits: Option<u32>,
+    #[serde(default = "yes")]
+    supports_batch_snapshot: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExpectedRecovery {
+    recovered: Option<u64>,
+    rerun: Option<Vec<String>>,
+    full_restart: Option<bool>,
+    late_reports: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_shuffle_kind() -> ShuffleKind {
+    ShuffleKind::Internal
+}
+fn default_previous_worker_timeout() -> Duration {
+    DEFAULT_PREVIOUS_WORKER_TIMEOUT
+}
+fn default_record_bytes() -> u64 {
+    DEFAULT_RECORD_BYTES
+}
+fn default_adaptive_min() -> u32 {
+    DEFAULT_ADAPTIVE_MIN
+}
+fn default_adaptive_max() -> u32 {
+    DEFAULT_ADAPTIVE_MAX
+}
+fn default_bytes_per_task() -> u64 {
+    DEFAULT_BYTES_PER_TASK
+}
+fn default_flush_interval() -> Duration {
+    DEFAULT_FLUSH_INTERVAL
+}
+fn default_buffer_size() -> u64 {
+    DEFAULT_BUFFER_SIZE
+}
+fn default_snapshot_min_pause() -> Duration {
+    DEFAULT_SNAPSHOT_MIN_PAUSE
+}
+
+/// The adaptive bounds alone: validation needs them before the job (an `"auto"` vertex has
+/// `max` subtasks in the execution graph).
+pub(super) fn adaptive_bounds(raw: Option<&RawBatch>) -> Result<AdaptiveParallelism, Problem> {
+    let default = RawAdaptive::default();
+    let a = raw.map_or(&default, |b| &b.adaptive_parallelism);
+    let at = |f: &str| format!("batch.adaptive_parallelism.{f}");
+    if a.min == 0 {
+        return Err(problem(
+            at("min"),
+            "must be at least 1: a vertex runs at least one subtask",
+        ));
+    }
+    if a.max < a.min {
+        return Err(problem(
+            at("max"),
+            format!("must be at least `min` ({}), not {}", a.min, a.max),
+        ));
+    }
+    if a.max > super::validate::MAX_PARALLELISM {
+        return Err(problem(
+            at("max"),
+            format!("must be at most {}", super::validate::MAX_PARALLELISM),
+        ));
+    }
+    if a.bytes_per_task == 0 {
+        return Err(problem(
+            at("bytes_per_task"),
+            "must be above 0: the parallelism is the input bytes divided by it",
+        ));
+    }
+    Ok(AdaptiveParallelism {
+        min: a.min,
+        max: a.max,
+        bytes_per_task: a.bytes_per_task,
+    })
+}
+
+/// Checks the `batch` block against the validated job.
+pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
+    let adaptive = adaptive_bounds(Some(&raw))?;
+    let events = &raw.job_events;
+    if events.flush_interval == Duration::ZERO {
+        return Err(problem(
+            "batch.job_events.flush_interval",
+            "must be longer than 0: the write buffer is flushed this often",
+        ));
+    }
+    if events.buffer_size == 0 {
+        return Err(problem(
+            "batch.job_events.buffer_size",
+            "must be at least 1 byte: a write that fills the buffer flushes it",
+        ));
+    }
+    if raw.previous_worker_timeout == Duration::ZERO {
+        return Err(problem(
+            "batch.previous_worker_timeout",
+            "must be longer than 0: the new JobManager waits this long for partition reports",
+        ));
+    }
+    if raw.record_bytes == 0 {
+        return Err(problem("batch.record_bytes", "must be at least 1"));
+    }
+    let mut coordinators: Vec<Option<Coordinator>> = job
+        .vertices
+        .iter()
+        .map(|v| match v.operator {
+            Operator::Source { .. } => Some(Coordinator {
+                splits: DEFAULT_SPLITS_PER_SUBTASK * v.parallelism,
+                supports_batch_snapshot: true,
+            }),
+            _ => None,
+        })
+        .collect();
+    for (id, c) in raw.coordinators {
+        let at = format!("batch.coordinators.{id}");
+        let Some(v) = job.vertices.iter().position(|v| v.id == id) else {
+            let sources: Vec<String> = job
+                .vertices
+                .iter()
+                .filter(|v| matches!(v.operator, Operator::Source { .. }))
+                .map(|v| format!("{:?}", v.id))
+                .collect();
+            return Err(problem(
+                at,
+                format!(
+                    "unknown vertex {id:?}; coordinators belong to source vertices: {}",
+                    sources.join(", ")
+                ),
+            ));
+        };
+        let Some(coordinator) = coordinators[v].as_mut() else {
+            return Err(problem(
+                at,
+                format!("{id:?} is not a source; only a source has a split enumerator"),
+            ));
+        };
+        if let Some(splits) = c.0.splits {
+            if splits == 0 {
+                return Err(problem(
+                    format!("{at}.splits"),
+                    "must be at least 1: a source reads its input as splits",
+                ));
+            }
+            coordinator.splits = splits;
+        }
+        coordinator.supports_batch_snapshot = c.0.supports_batch_snapshot;
+    }
+    Ok(Batch {
+        shuffle: raw.shuffle.kind,
+        shuffle_supports_snapshot: raw.shuffle.supports_snapshot,
+        job_recovery: raw.job_recovery,
+        keep_partitions: raw.keep_partitions,
+        adaptive,
+        job_events: JobEvents {
+            flush_interval: events.flush_interval,
+            buffer_size: events.buffer_size,
+            snapshot_min_pause: events.snapshot_min_pause,
+        },
+        previous_worker_timeout: raw.previous_worker_timeout,
+        record_bytes: raw.record_bytes,
+        coordinators,
+    })
+}
+
+/// Checks `expect.recoveries` (subtask names must exist).
+pub(super) fn check_expected_recoveries(
+    raw: Vec<RawExpectedRecovery>,
+    job: &Job,
+) -> Result<Vec<ExpectedRecovery>, Problem> {
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let rerun = r
+                .rerun
+                .map(|names| {
+                    let mut checked = Vec::with_capacity(names.len());
+                    for (k, name) in names.into_iter().enumerate() {
+                        super::validate::check_subtask(&name, job).map_err(|message| {
+                            problem(format!("expect.recoveries[{i}].rerun[{k}]"), message)
+                        })?;
+                        checked.push(name);
+                    }
+                    checked.sort();
+                    Ok::<_, Problem>(checked)
+                })
+                .transpose()?;
+            Ok(ExpectedRecovery {
+                recovered: r.recovered,
+                rerun,
+                full_restart: r.full_restart,
+                late_reports: r.late_reports,
+            })
+        })
+        .collect()
+}
