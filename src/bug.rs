@@ -122,8 +122,7 @@ impl Bug {
         }
     }
 
-    /// Breaks a batch rule (P2). The fuzz generator draws streaming jobs only, so these are
-    /// shown on shipped batch scenarios (`tests/bugs.rs`) and by the batch property test.
+    /// Breaks a batch rule (P2): its fuzz campaign draws batch jobs.
     pub fn is_batch(self) -> bool {
         matches!(
             self,

@@ -51,6 +51,7 @@ fn campaign(
 fn a_seed_always_generates_the_same_valid_scenario_with_a_healed_phase() {
     let options = GenerateOptions::default();
     let mut protocols = std::collections::BTreeSet::new();
+    let mut batch = 0;
     for seed in 0..40 {
         let doc = generate(seed, &options);
         assert_eq!(doc, generate(seed, &options), "seed {seed}");
@@ -58,16 +59,30 @@ fn a_seed_always_generates_the_same_valid_scenario_with_a_healed_phase() {
         let s = scenario::parse(&doc.to_string(), "generated")
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{doc}"));
         assert_eq!(s.seed, seed);
+        if s.batch.is_some() {
+            // One seed in five is a batch job (P2): no checkpointing, its faults all fire.
+            batch += 1;
+            assert!(
+                !s.faults.is_empty(),
+                "seed {seed}: a batch job without a crash"
+            );
+            continue;
+        }
         assert!(doc["heal_at"].is_string(), "seed {seed}: no healed phase");
         assert_eq!(s.budget.max_events, MAX_EVENTS);
         protocols.insert(doc["checkpointing"]["finish_protocol"].to_string());
     }
+    assert!(
+        (3..=15).contains(&batch),
+        "{batch} of 40 seeds are batch jobs"
+    );
     assert_eq!(
         protocols.len(),
         4,
         "every finish protocol is drawn: {protocols:?}"
     );
     let legacy = GenerateOptions {
+        mode: None,
         protocol: Some(FinishProtocol::Legacy),
         bug: None,
     };
@@ -319,8 +334,7 @@ const SEEDS_PER_BUG: u64 = 150;
 
 #[test]
 fn every_injected_bug_is_detected_within_its_budget() {
-    // The generator draws streaming jobs; batch bugs are caught in tests/bugs.rs.
-    for bug in Bug::ALL.into_iter().filter(|b| !b.is_batch()) {
+    for bug in Bug::ALL {
         assert!(
             first_detection(bug, SEEDS_PER_BUG, 2).is_some(),
             "{bug}: no seed of 0..{SEEDS_PER_BUG} violates `{}`",
@@ -338,6 +352,7 @@ fn detections_shrink_to_at_most_four_vertices_and_two_faults() {
     ] {
         let seed = first_detection(bug, SEEDS_PER_BUG, 2).expect("detected");
         let options = GenerateOptions {
+            mode: None,
             protocol: None,
             bug: Some(bug),
         };

@@ -65,9 +65,11 @@ pub enum Msg {
         subtask: SubtaskId,
         attempt: u32,
     },
+    /// F2.4: a partition kept across the JobManager's absence, with its metrics (bytes).
     Report {
         subtask: SubtaskId,
         attempt: u32,
+        bytes: u64,
     },
 }
 
@@ -124,6 +126,15 @@ pub enum Event {
     },
 }
 
+/// What a deployment carries besides the attempt (Flink's `TaskDeploymentDescriptor`): its
+/// vertex's decided parallelism and, per input, the producer attempt and where its partition is.
+#[derive(Clone, Debug, Default)]
+struct Descriptor {
+    attempt: u32,
+    parallelism: u32,
+    inputs: Vec<(usize, SubtaskId, u32, Location)>,
+}
+
 /// A result partition as its holder keeps it.
 struct Partition {
     producer: SubtaskId,
@@ -175,14 +186,14 @@ pub(super) struct JobMaster {
     registered: Vec<Option<u32>>,
     slots_used: Vec<u32>,
     last_snapshot: Instant,
+    /// When this JobMaster took over: the phase of its flush timer.
+    started: Instant,
     restarts: u32,
     /// While RECONCILING (P2.4): the replay, and partitions still awaited.
     recovering: Option<Recovering>,
     recovered_once: bool,
     /// A `FlushTick` is scheduled.
     flush_pending: bool,
-    /// Inputs each deployed attempt reads (its deployment descriptor).
-    descriptors: Vec<Vec<(usize, SubtaskId, u32, Location)>>,
 }
 
 struct Recovering {
@@ -231,6 +242,8 @@ pub struct World {
     remote: Vec<Partition>,
     tasks: Vec<Option<Task>>,
     pub store: JobEventStore,
+    /// Per subtask: the descriptor of its latest deployment.
+    descriptors: Vec<Descriptor>,
     /// Sink outputs staged by finished attempts (a file sink's pending files), by
     /// (subtask, attempt); committed when the job finishes.
     staged: Vec<(SubtaskId, u32, Vec<Fragment>)>,
@@ -296,6 +309,7 @@ impl World {
             remote: Vec::new(),
             tasks: (0..n).map(|_| None).collect(),
             store: JobEventStore::default(),
+            descriptors: vec![Descriptor::default(); n],
             staged: Vec::new(),
             committed: Vec::new(),
             done: vec![None; n],
@@ -443,13 +457,22 @@ impl World {
                 }
             }
             Msg::AskPartitions => {
-                let held: Vec<(SubtaskId, u32)> = self.tms[tm as usize]
+                let record_bytes = self.batch.record_bytes;
+                let held: Vec<(SubtaskId, u32, u64)> = self.tms[tm as usize]
                     .partitions
                     .iter()
-                    .map(|p| (p.producer, p.attempt))
+                    .map(|p| {
+                        let bytes = data::total_records(&p.fragments) * record_bytes;
+                        (p.producer, p.attempt, bytes)
+                    })
                     .collect();
-                for (subtask, attempt) in held {
-                    self.send_to_jobmaster(sched, tm, Msg::Report { subtask, attempt });
+                for (subtask, attempt, bytes) in held {
+                    let report = Msg::Report {
+                        subtask,
+                        attempt,
+                        bytes,
+                    };
+                    self.send_to_jobmaster(sched, tm, report);
                 }
             }
             Msg::AssignSplit {
@@ -520,6 +543,11 @@ impl World {
         attempt: u32,
     ) {
         let now = sched.now();
+        // A deployment the JobMaster has since replaced by a newer attempt is stale.
+        let descriptor = self.descriptors[subtask.index()].clone();
+        if descriptor.attempt != attempt {
+            return;
+        }
         if let Some(old) = &self.tasks[subtask.index()] {
             if !old.state.is_terminal() {
                 self.end_task(now, subtask, ExecutionState::Canceled);
@@ -546,19 +574,10 @@ impl World {
             return;
         }
         // Blocking inputs are complete: read them whole (P2.1).
-        let descriptor = self
-            .jm
-            .as_ref()
-            .map(|jm| jm.descriptors[subtask.index()].clone())
-            .unwrap_or_default();
         let vertex = self.graph.subtasks[subtask.index()].vertex;
-        let decided = self
-            .jm
-            .as_ref()
-            .and_then(|jm| jm.parallelism[vertex.index()])
-            .unwrap_or(self.graph.vertices[vertex.index()].parallelism);
+        let decided = descriptor.parallelism;
         let mut input = Vec::new();
-        for (edge, producer, p_attempt, location) in descriptor {
+        for (edge, producer, p_attempt, location) in descriptor.inputs {
             let found = match location {
                 Location::Remote => self
                     .remote
@@ -748,7 +767,11 @@ impl World {
                 self.send_to_task_manager(sched, tm, Msg::AskPartitions);
                 self.schedule(sched);
             }
-            Msg::Report { subtask, attempt } => self.on_report(sched, tm, subtask, attempt),
+            Msg::Report {
+                subtask,
+                attempt,
+                bytes,
+            } => self.on_report(sched, tm, (subtask, attempt), bytes),
             Msg::Running { subtask, attempt } => {
                 if self.current(subtask, attempt, ExecutionState::Deploying) {
                     self.exec_state(now, subtask, ExecutionState::Initializing);
@@ -969,12 +992,14 @@ impl World {
         // The flush timer runs while something is buffered (so an idle run can quiesce).
         let jm = self.jm.as_mut().expect("alive");
         if !jm.flush_pending {
+            // The next tick of a timer with period `flush_interval` started with the
+            // JobMaster; ticks that would find the buffer empty are never scheduled.
             jm.flush_pending = true;
+            let period = self.batch.job_events.flush_interval.as_nanos();
+            let elapsed = now.saturating_duration_since(jm.started).as_nanos();
+            let next = jm.started + Duration::from_nanos((elapsed / period + 1) * period);
             let incarnation = jm.incarnation;
-            sched.after(
-                self.batch.job_events.flush_interval,
-                Event::FlushTick { incarnation },
-            );
+            sched.at(next, Event::FlushTick { incarnation });
         }
         self.batch_event(now, BatchEvent::JobEventLogged { what, snapshot });
         if full {
@@ -1094,7 +1119,7 @@ impl World {
             .filter(|&t| jm.registered[t].is_some() && jm.slots_used[t] < slots)
             .max_by_key(|&t| (slots - jm.slots_used[t], std::cmp::Reverse(t)));
         let Some(tm) = choice else { return false };
-        let descriptor: Vec<(usize, SubtaskId, u32, Location)> =
+        let inputs: Vec<(usize, SubtaskId, u32, Location)> =
             Self::producers(&self.graph, &jm.parallelism, s)
                 .into_iter()
                 .map(|(edge, p)| {
@@ -1102,11 +1127,17 @@ impl World {
                     (edge, p, attempt, location)
                 })
                 .collect();
+        let vertex = self.graph.subtasks[s.index()].vertex;
+        let parallelism = jm.parallelism[vertex.index()].expect("an initialized vertex");
         let jm = self.jm.as_mut().expect("alive");
-        jm.descriptors[s.index()] = descriptor;
         jm.slots_used[tm] += 1;
         jm.exec[s.index()].placed = Some(tm as u32);
         let attempt = jm.exec[s.index()].attempt;
+        self.descriptors[s.index()] = Descriptor {
+            attempt,
+            parallelism,
+            inputs,
+        };
         self.exec_state(now, s, ExecutionState::Deploying);
         self.send_to_task_manager(
             sched,
@@ -1389,11 +1420,11 @@ impl World {
             registered: vec![None; tms],
             slots_used: vec![0; tms],
             last_snapshot: now,
+            started: now,
             restarts: 0,
             recovering: None,
             recovered_once: false,
             flush_pending: false,
-            descriptors: vec![Vec::new(); n],
         }
     }
 
@@ -1579,8 +1610,8 @@ impl World {
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
-        subtask: SubtaskId,
-        attempt: u32,
+        (subtask, attempt): (SubtaskId, u32),
+        bytes: u64,
     ) {
         let now = sched.now();
         let process = self.tms[tm as usize].process;
@@ -1593,7 +1624,7 @@ impl World {
                 task_manager: tm,
                 process,
             };
-            if let Some((a, location, bytes)) = rec.replayed.finished[subtask.index()] {
+            if let Some((a, location, _)) = rec.replayed.finished[subtask.index()] {
                 if a == attempt && location == expected {
                     jm.tracker[subtask.index()] = Some((attempt, location, bytes));
                     rec.awaited.remove(&subtask);

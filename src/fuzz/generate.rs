@@ -26,7 +26,7 @@
 //! shrinker produces is still a valid scenario.
 
 use crate::bug::Bug;
-use crate::scenario::FinishProtocol;
+use crate::scenario::{FinishProtocol, Mode};
 use proptest::prelude::*;
 use proptest::strategy::{BoxedStrategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -36,7 +36,9 @@ use std::collections::BTreeSet;
 /// What a campaign asks of its scenarios.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GenerateOptions {
-    /// Only this finish protocol; `None`: any of the four.
+    /// Only streaming or only batch jobs; `None`: one seed in five is a batch job.
+    pub mode: Option<Mode>,
+    /// Only this finish protocol (streaming jobs only); `None`: any of the four.
     pub protocol: Option<FinishProtocol>,
     /// The bug the campaign injects: it biases the shapes drawn (`Bias`) and is written into
     /// the scenario's `bug`.
@@ -68,6 +70,8 @@ struct Bias {
     alignment: Option<Alignment>,
     reconcile: bool,
     lost_task_manager: bool,
+    /// A batch bug (P2) needs a batch job.
+    batch: bool,
 }
 
 /// How barriers align (P1.4).
@@ -112,6 +116,7 @@ impl Bias {
                         | Bug::ApplyStateBeforeRebuild
                 ),
                 lost_task_manager: bug == Bug::ReconcileIgnoresMissingTm,
+                batch: bug.is_batch(),
             },
         }
     }
@@ -422,6 +427,11 @@ fn faults(
 /// run's random streams are the campaign's seed, and shrinking never changes them).
 pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<Value> {
     let protocols = protocols(options);
+    let mode = match (options.bug, options.mode, options.protocol) {
+        (Some(bug), _, _) if bug.is_batch() => Some(Mode::Batch),
+        (Some(_), _, _) | (None, None, Some(_)) => Some(Mode::Streaming),
+        (None, mode, _) => mode,
+    };
     let bias = Bias::of(options.bug);
     let bug = options.bug;
     let shape = (
@@ -463,13 +473,16 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
         1u64..=60,  // reconcile timeout ms
         0u64..=100, // terminal state retention ms
     );
+    // Drawn after everything else, so streaming seeds are what they were before batch jobs:
+    // one seed in five is a batch job (P2) instead.
+    let batch = (0u8..5, super::batch_gen::spec());
     (
         shape,
         network,
         checkpointing,
         swarm(),
         cluster_and_jobmaster,
-        reconciliation,
+        (reconciliation, batch),
     )
         .prop_map(
             move |(
@@ -478,8 +491,25 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 ((interval_us, trigger_at), max_concurrent, p, (alignment, timeout_us, flush)),
                 swarm,
                 (task_managers, full, delay_ms, heartbeat_ms),
-                (failover, reconcile_ms, retention_ms),
+                ((failover, reconcile_ms, retention_ms), (batch_draw, batch)),
             )| {
+                // A bug's campaign draws the mode of its protocol; a finish protocol implies
+                // streaming.
+                let is_batch = match mode {
+                    Some(Mode::Batch) => true,
+                    Some(Mode::Streaming) => false,
+                    None => batch_draw == 0,
+                };
+                if is_batch {
+                    let mut doc = super::batch_gen::document(
+                        &format!("fuzz-seed-{seed}"),
+                        seed,
+                        &batch,
+                        shuffled,
+                    );
+                    doc["bug"] = json!(bug.map(|b| b.name()));
+                    return doc;
+                }
                 let reconcile = failover == 0 || bias.reconcile;
                 // A retention shorter than the outage forgets every task that ended in it, and
                 // the retention bug then changes nothing: its campaign keeps them longer.

@@ -8,12 +8,14 @@
 //!
 //! Module map:
 //! - [`generate`]: the proptest strategy, `seed -> scenario document`.
+//! - [`batch_gen`]: the batch part of it (P2), shared with the batch property test.
 //! - [`campaign`]: a range of seeds across threads, their verdicts and JSON Lines records.
 //! - [`coverage`]: which coverage probes (`crate::probes`) a campaign's runs hit.
 //! - [`shrink`]: a violating seed to a minimal scenario still violating the same invariant.
 //! - [`trace_file`]: the JSON Lines trace `flinksim run --trace` writes, and [`replay`] of one.
 //! - [`mutants`]: the mutation score: how soon a campaign catches each injected bug.
 
+pub mod batch_gen;
 pub mod campaign;
 pub mod coverage;
 pub mod generate;

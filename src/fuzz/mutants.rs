@@ -32,6 +32,7 @@ fn options(bug: Bug, seeds: u64, threads: usize) -> CampaignOptions {
         seeds: 0..seeds,
         threads,
         generate: GenerateOptions {
+            mode: None,
             protocol: None,
             bug: Some(bug),
         },

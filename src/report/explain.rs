@@ -204,7 +204,13 @@ impl Narrator<'_> {
     fn event(&mut self, time: Instant, event: &TraceEvent) -> Told {
         match *event {
             TraceEvent::Batch(b) => {
-                let (actor, text) = b.line(self.graph);
+                let (actor, mut text) = b.line(self.graph);
+                // The narration cites the rule in front; drop the timeline's trailing citation.
+                if let Some(cut) = text.rfind(" (P").or_else(|| text.rfind(" (F")) {
+                    if text.ends_with(')') {
+                        text.truncate(cut);
+                    }
+                }
                 let rule = match b {
                     crate::batch::trace::BatchEvent::SubtaskReset { reason, .. } => reason.rule(),
                     crate::batch::trace::BatchEvent::JobEventLogged { .. }
@@ -546,6 +552,14 @@ impl Narrator<'_> {
             "now sees {} attempt {attempt} {to}{lag}",
             self.name(subtask)
         );
+        if self.protocol.is_none() {
+            // Without checkpointing (a batch job, or checkpointing off) no plan is involved.
+            let rule = match to {
+                ExecutionState::Failed | ExecutionState::Canceled => "P1.8",
+                _ => "",
+            };
+            return told(JM, rule, base);
+        }
         match to {
             ExecutionState::Finished => told(
                 JM,

@@ -1,0 +1,160 @@
+//! Random batch scenarios (P2): the part of [`super::generate`] that draws a batch job, its
+//! recovery settings and its faults. Shared by fuzz campaigns and the batch property test, so
+//! both explore the same space.
+//!
+//! What it draws, and why:
+//! - `src` (2–3 subtasks reading 1–9 splits) → `map` (forward) → `agg` (`"auto"` parallelism)
+//!   → `sink`, and sometimes a second path `src` → `side` → `agg` (a diamond, so a sink counts
+//!   a split once per path);
+//! - internal or remote shuffle, coordinators with or without batch snapshots, a shuffle
+//!   master that sometimes cannot snapshot (no recovery), TaskManagers that sometimes release
+//!   partitions on losing the JobManager (F2.1);
+//! - the job event store's flush interval, buffer size and `snapshot_min_pause`, so finished
+//!   events are lost, kept without a snapshot (F2.3's discard) or kept with one;
+//! - 1–3 JobManager crashes (a second one often lands in the recovery window), 0–2
+//!   TaskManagers lost or cut off for up to 120ms (some return after
+//!   `previous_worker_timeout`), and sometimes a failed source or map subtask.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+/// The drawn shape of a batch scenario.
+#[derive(Clone, Debug)]
+pub struct BatchSpec {
+    pub parallelism: u32,
+    pub splits: u32,
+    pub diamond: bool,
+    pub remote: bool,
+    pub coordinator_snapshot: bool,
+    pub shuffle_snapshot: bool,
+    pub keep_partitions: bool,
+    pub flush_us: u64,
+    pub buffer_size: u64,
+    pub min_pause_us: u64,
+    pub faults: Vec<Value>,
+}
+
+/// Records in each split.
+pub const RECORDS_PER_SPLIT: u64 = 20;
+
+impl BatchSpec {
+    /// Records a failure-free run commits: every split once per path from `src` to `sink`.
+    pub fn expected_sink_records(&self) -> u64 {
+        u64::from(self.splits) * RECORDS_PER_SPLIT * if self.diamond { 2 } else { 1 }
+    }
+}
+
+fn faults() -> impl Strategy<Value = Vec<Value>> {
+    let crash = (1u64..40_000, 1u64..60_000).prop_map(|(at, after)| {
+        json!({"at": format!("{at}us"), "fault": "crash_jobmaster", "restart_after": format!("{after}us")})
+    });
+    let task_manager = (0u32..3, 1u64..60_000, 1u64..120_000, any::<bool>()).prop_map(
+        |(t, at, d, lose)| {
+            if lose {
+                json!({"at": format!("{at}us"), "fault": "lose_task_manager", "task_manager": t, "restart_after": format!("{d}us")})
+            } else {
+                json!({"at": format!("{at}us"), "fault": "disconnect_task_manager", "task_manager": t, "duration": format!("{d}us")})
+            }
+        },
+    );
+    let task = (prop::sample::select(vec!["src", "map"]), 0u32..2, 1u64..40_000).prop_map(
+        |(v, i, at)| {
+            json!({"at": format!("{at}us"), "fault": "fail_task", "task": format!("{v}[{i}]")})
+        },
+    );
+    (
+        prop::collection::vec(crash, 1..4),
+        prop::collection::vec(task_manager, 0..3),
+        prop::option::of(task),
+    )
+        .prop_map(|(mut all, tms, task)| {
+            all.extend(tms);
+            all.extend(task);
+            all
+        })
+}
+
+pub fn spec() -> impl Strategy<Value = BatchSpec> {
+    (
+        (2u32..4, 1u32..10, any::<bool>(), any::<bool>()),
+        (
+            any::<bool>(),
+            prop::bool::weighted(0.9),
+            prop::bool::weighted(0.8),
+        ),
+        (
+            200u64..20_000,
+            prop::sample::select(vec![200u64, 1_000, 1 << 20]),
+            prop::sample::select(vec![0u64, 5_000, 180_000_000]),
+        ),
+        faults(),
+    )
+        .prop_map(
+            |(
+                (parallelism, splits, diamond, remote),
+                (coordinator_snapshot, shuffle_snapshot, keep_partitions),
+                (flush_us, buffer_size, min_pause_us),
+                faults,
+            )| BatchSpec {
+                parallelism,
+                splits,
+                diamond,
+                remote,
+                coordinator_snapshot,
+                shuffle_snapshot,
+                keep_partitions,
+                flush_us,
+                buffer_size,
+                min_pause_us,
+                faults,
+            },
+        )
+}
+
+/// The scenario document of `spec`.
+pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Value {
+    let p = spec.parallelism;
+    let mut vertices = vec![
+        json!({"id": "src", "operator": "source", "parallelism": p, "records": RECORDS_PER_SPLIT, "process_time": "20us"}),
+        json!({"id": "map", "operator": "map", "parallelism": p, "process_time": "10us"}),
+        json!({"id": "agg", "operator": "keyed_sum", "parallelism": "auto", "process_time": "10us"}),
+        json!({"id": "sink", "operator": "sink", "parallelism": 1}),
+    ];
+    let mut edges = vec![
+        json!({"from": "src", "to": "map", "pattern": "forward"}),
+        json!({"from": "map", "to": "agg", "pattern": "all_to_all"}),
+        json!({"from": "agg", "to": "sink", "pattern": "all_to_all"}),
+    ];
+    if spec.diamond {
+        vertices.push(json!({"id": "side", "operator": "map", "parallelism": 2}));
+        edges.push(json!({"from": "src", "to": "side", "pattern": "all_to_all"}));
+        edges.push(json!({"from": "side", "to": "agg", "pattern": "all_to_all"}));
+    }
+    json!({
+        "name": name,
+        "seed": seed,
+        "mode": "batch",
+        "job": {"vertices": vertices, "edges": edges},
+        "cluster": {"task_managers": 3, "slots_per_task_manager": 2},
+        "batch": {
+            "shuffle": {
+                "kind": if spec.remote { "remote" } else { "internal" },
+                "supports_snapshot": spec.shuffle_snapshot,
+            },
+            "keep_partitions": spec.keep_partitions,
+            "adaptive_parallelism": {"min": 1, "max": 4, "bytes_per_task": 8000},
+            "job_events": {
+                "flush_interval": format!("{}us", spec.flush_us),
+                "buffer_size": spec.buffer_size,
+                "snapshot_min_pause": format!("{}us", spec.min_pause_us),
+            },
+            "previous_worker_timeout": "20ms",
+            "coordinators": {"src": {"splits": spec.splits, "supports_batch_snapshot": spec.coordinator_snapshot}},
+        },
+        "faults": spec.faults,
+        "tie_break": if shuffled { "shuffled" } else { "insertion" },
+        // Exhausting the restart strategy is no protocol violation: allow plenty.
+        "jobmaster": {"restart_strategy": {"max_attempts": 1000}},
+        "budget": {"max_events": super::generate::MAX_EVENTS, "max_time": super::generate::MAX_TIME},
+    })
+}
