@@ -304,13 +304,13 @@ fn fault_with_both_at_and_when() {
 #[test]
 fn unsupported_feature() {
     reject(
-        &with(r#", "jobmaster": {"failover": "reconcile"}"#).replacen(
-            r#""mode": "streaming""#,
-            r#""mode": "batch""#,
+        &with("").replacen(
+            r#""to": "sum", "pattern": "all_to_all"}"#,
+            r#""to": "sum", "pattern": "all_to_all", "exchange": "blocking"}"#,
             1,
         ),
-        "jobmaster.failover",
-        "not implemented for batch jobs yet",
+        "job.edges[0].exchange",
+        "blocking exchanges in streaming mode are not implemented yet",
     );
 }
 

@@ -2,9 +2,12 @@
 //! with equal hashes, recovery against a full restart, and a property over random batch
 //! DAGs, crash times, flush intervals and TaskManager return times.
 
+use flinksim::bug::Bug;
 use flinksim::fuzz::batch_gen;
+use flinksim::oracle::invariant::Invariant;
 use flinksim::run::{run, RunOptions, RunReport};
 use flinksim::scenario::{self, Scenario};
+use flinksim::trace::ReconcileOutcome;
 use flinksim::trace::Retain;
 use proptest::prelude::*;
 
@@ -70,6 +73,51 @@ fn the_remote_shuffle_keeps_what_a_lost_taskmanager_takes_with_it() {
     let remote = go(&load("batch-remote-shuffle"));
     let kept = |r: &RunReport| r.batch.as_ref().unwrap().recoveries[0].recovered.len();
     assert!(kept(&remote) > kept(&internal));
+}
+
+#[test]
+fn reconciliation_keeps_running_what_a_restart_interrupts() {
+    let reconciled = go(&load("batch-reconcile-all-in-time"));
+    let restarted = go(&load("batch-restart-same-crash"));
+    assert!(reconciled.violations.is_empty() && restarted.violations.is_empty());
+    assert_eq!(reconciled.sinks, restarted.sinks);
+    let r = &reconciled.reconciliations[0];
+    assert_eq!(r.outcome, Some(ReconcileOutcome::Running));
+    assert_eq!((r.kept_running, r.kept_finished), (3, 6));
+    assert!(reconciled.batch.as_ref().unwrap().recoveries.is_empty());
+    let recovery = &restarted.batch.as_ref().unwrap().recoveries[0];
+    assert_eq!(
+        recovery.interrupted, 3,
+        "the restart fails agg's running tasks"
+    );
+    assert!(reconciled.sim_time < restarted.sim_time);
+}
+
+#[test]
+fn refused_rpcs_are_kept_and_applied_and_dropping_them_is_caught() {
+    let scenario = load("batch-reconcile-refused-rpcs");
+    let ok = go(&scenario);
+    assert!(ok.violations.is_empty(), "{:?}", ok.violations);
+    assert!(ok.rpcs_kept > 0 && ok.rpcs_resent > 0);
+    let mut broken = scenario.clone();
+    broken.bug = Some(Bug::DropRefusedRpc);
+    let caught = go(&broken);
+    assert!(caught
+        .violations
+        .iter()
+        .any(|v| v.invariant == Invariant::NoLostRpc));
+}
+
+#[test]
+fn a_failing_reconciliation_recovers_like_a_batch_job() {
+    let report = go(&load("batch-reconcile-finished-during-outage-no-retention"));
+    assert!(report.violations.is_empty());
+    assert_eq!(
+        report.reconciliations[0].outcome,
+        Some(ReconcileOutcome::Failing)
+    );
+    let recovery = &report.batch.as_ref().unwrap().recoveries[0];
+    assert_eq!(recovery.recovered.len(), 6);
 }
 
 proptest! {

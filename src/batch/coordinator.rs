@@ -13,6 +13,10 @@ pub struct Enumerator {
     unassigned: BTreeSet<u32>,
     /// Per subtask index: the splits assigned to it since it (last) started.
     assigned: Vec<Vec<u32>>,
+    /// Per subtask index: it was told that no split is left, so it may finish any moment;
+    /// a split handed to it now could arrive after it finished and be lost. It gets none
+    /// until it is reset.
+    exhausted: Vec<bool>,
 }
 
 impl Enumerator {
@@ -21,12 +25,30 @@ impl Enumerator {
         Enumerator {
             unassigned: (0..splits).collect(),
             assigned: vec![Vec::new(); subtasks as usize],
+            exhausted: vec![false; subtasks as usize],
+        }
+    }
+
+    /// P3.2: an enumerator rebuilt from what the readers reported they were assigned; every
+    /// other split is unassigned.
+    pub fn rebuild(splits: u32, assigned: Vec<Vec<u32>>) -> Enumerator {
+        let taken: BTreeSet<u32> = assigned.iter().flatten().copied().collect();
+        Enumerator {
+            unassigned: (0..splits).filter(|s| !taken.contains(s)).collect(),
+            exhausted: vec![false; assigned.len()],
+            assigned,
         }
     }
 
     /// The next split for `subtask`, or `None` when every split is handed out.
     pub fn next_split(&mut self, subtask: u32) -> Option<u32> {
-        let split = self.unassigned.pop_first()?;
+        if self.exhausted[subtask as usize] {
+            return None;
+        }
+        let Some(split) = self.unassigned.pop_first() else {
+            self.exhausted[subtask as usize] = true;
+            return None;
+        };
         self.assigned[subtask as usize].push(split);
         Some(split)
     }
@@ -35,6 +57,7 @@ impl Enumerator {
     pub fn subtask_reset(&mut self, subtask: u32) {
         let returned = std::mem::take(&mut self.assigned[subtask as usize]);
         self.unassigned.extend(returned);
+        self.exhausted[subtask as usize] = false;
     }
 
     pub fn assigned(&self, subtask: u32) -> &[u32] {
@@ -63,5 +86,16 @@ mod tests {
         assert_eq!(e.next_split(1), Some(2));
         assert_eq!(e.next_split(1), Some(3));
         assert_eq!(e.next_split(1), None);
+    }
+
+    #[test]
+    fn a_reader_told_no_split_is_left_gets_none_until_reset() {
+        let mut e = Enumerator::new(2, 2);
+        assert_eq!(e.next_split(0), Some(0));
+        assert_eq!(e.next_split(1), Some(1));
+        assert_eq!(e.next_split(0), None);
+        e.subtask_reset(1);
+        assert_eq!(e.next_split(0), None, "subtask 0 may have finished already");
+        assert_eq!(e.next_split(1), Some(1));
     }
 }

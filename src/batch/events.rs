@@ -125,7 +125,9 @@ pub struct Replayed {
 
 /// Replays `events` in order (F2.3): trailing finished events that carry no snapshot are
 /// discarded, so the subtasks they name run again.
-pub fn replay(events: &[JobEvent], vertices: usize, subtasks: usize) -> Replayed {
+/// A finish logged without its vertex's initialization cannot be placed and is dropped.
+pub fn replay(events: &[JobEvent], vertices: usize, vertex_of: &[VertexId]) -> Replayed {
+    let subtasks = vertex_of.len();
     let last_snapshot = events.iter().rposition(|e| {
         matches!(
             e,
@@ -172,12 +174,24 @@ pub fn replay(events: &[JobEvent], vertices: usize, subtasks: usize) -> Replayed
         }
         replayed.applied += 1;
     }
+    for (s, finished) in replayed.finished.iter_mut().enumerate() {
+        if finished.is_some() && replayed.parallelism[vertex_of[s].index()].is_none() {
+            *finished = None;
+        }
+    }
     replayed
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn initialized() -> JobEvent {
+        JobEvent::VertexInitialized {
+            vertex: VertexId(0),
+            parallelism: 3,
+        }
+    }
 
     fn finished(s: u32, snapshot: bool) -> JobEvent {
         JobEvent::Finished {
@@ -195,8 +209,13 @@ mod tests {
 
     #[test]
     fn trailing_finished_events_without_a_snapshot_are_discarded() {
-        let log = [finished(0, false), finished(1, true), finished(2, false)];
-        let r = replay(&log, 1, 3);
+        let log = [
+            initialized(),
+            finished(0, false),
+            finished(1, true),
+            finished(2, false),
+        ];
+        let r = replay(&log, 1, &[VertexId(0); 3]);
         assert!(r.finished[0].is_some() && r.finished[1].is_some());
         assert!(r.finished[2].is_none());
         assert_eq!(r.discarded, vec![SubtaskId(2)]);
@@ -205,6 +224,7 @@ mod tests {
     #[test]
     fn a_reset_undoes_a_finish_and_a_crash_loses_the_buffer() {
         let mut store = JobEventStore::default();
+        store.append(initialized(), 1 << 20);
         store.append(finished(0, true), 1 << 20);
         store.flush();
         store.append(
@@ -214,7 +234,7 @@ mod tests {
             1 << 20,
         );
         assert_eq!(store.lose_buffer(), 1);
-        assert!(replay(store.durable(), 1, 1).finished[0].is_some());
+        assert!(replay(store.durable(), 1, &[VertexId(0)]).finished[0].is_some());
         assert!(
             store.append(finished(0, true), 1),
             "a full buffer asks for a flush"

@@ -84,8 +84,12 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
                 )));
     let trace_len = world.trace.len();
     let finished_at = (status == crate::status::JobStatus::Finished).then_some(outcome.now);
+    let current = world.who_is_current();
     let world::World {
         graph,
+        reconciliations,
+        rpcs_kept,
+        rpcs_resent,
         trace,
         oracles,
         committed,
@@ -112,8 +116,8 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         &graph,
         status,
         &committed,
-        outcome.now,
-        trace_len.saturating_sub(1),
+        (outcome.now, trace_len.saturating_sub(1)),
+        &current,
     );
     if not_terminated {
         violations.push(Violation {
@@ -160,9 +164,9 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         diagnosis,
         checkpoints: Vec::new(),
         failovers: Vec::new(),
-        reconciliations: Vec::new(),
-        rpcs_kept: 0,
-        rpcs_resent: 0,
+        reconciliations,
+        rpcs_kept,
+        rpcs_resent,
         committed_records: 0,
         probes: crate::probes::ProbeSet::default(),
         trace,

@@ -36,6 +36,26 @@ pub struct BatchOracles {
     late: Vec<(SubtaskId, u32, u32, Instant, u64, bool)>,
     lost_task_managers: BTreeSet<u32>,
     kept: BTreeSet<(SubtaskId, u32)>,
+    /// `no-lost-rpc` (P3.3): refused task RPCs not applied since, by (TaskManager, process,
+    /// send order), with the execution they concern and where they were refused.
+    refused: BTreeMap<(u32, u32, u64), Refused>,
+}
+
+/// A task RPC a reconciling JobMaster refused: which execution, when, at which event.
+#[derive(Clone, Copy)]
+struct Refused {
+    subtask: SubtaskId,
+    attempt: u32,
+    at: Instant,
+    index: u64,
+}
+
+/// What the end of a run says about who is current, for `no-lost-rpc`.
+pub struct Current {
+    /// Per subtask: the JobMaster's attempt and its state (`None`: no JobMaster).
+    pub attempts: Vec<Option<(u32, ExecutionState)>>,
+    /// Per TaskManager: its live process.
+    pub processes: Vec<Option<u32>>,
 }
 
 struct Window {
@@ -57,12 +77,39 @@ impl BatchOracles {
             late: Vec::new(),
             lost_task_managers: BTreeSet::new(),
             kept: BTreeSet::new(),
+            refused: BTreeMap::new(),
         }
     }
 
     /// The JobMaster appended `event` to its write buffer.
     pub fn logged(&mut self, event: &JobEvent) {
         self.log.push(event.clone());
+    }
+
+    /// P3.3: a reconciling JobMaster refused a task RPC.
+    pub fn rpc_refused(
+        &mut self,
+        tm: u32,
+        process: u32,
+        seq: u64,
+        (subtask, attempt): (SubtaskId, u32),
+        now: Instant,
+        index: u64,
+    ) {
+        self.refused.insert(
+            (tm, process, seq),
+            Refused {
+                subtask,
+                attempt,
+                at: now,
+                index,
+            },
+        );
+    }
+
+    /// A task RPC reached a JobMaster that took it.
+    pub fn rpc_accepted(&mut self, tm: u32, process: u32, seq: u64) {
+        self.refused.remove(&(tm, process, seq));
     }
 
     /// A partition report reached the current JobMaster.
@@ -141,6 +188,16 @@ impl BatchOracles {
             }
             TraceEvent::TaskManagerLost { task_manager } => {
                 self.lost_task_managers.insert(task_manager);
+            }
+            // P3.4: a reconciliation that ends RUNNING or FINISHED recovers nothing by P2.4;
+            // one that ends FAILING goes on to P2.4 in the same window.
+            // F2.4's "late reports are released" belongs to P2.4: after a reconciliation
+            // that adopted the reported partitions there is nothing it must release.
+            TraceEvent::ReconcileEnded { outcome, .. }
+                if outcome != crate::trace::ReconcileOutcome::Failing && self.window.is_some() =>
+            {
+                self.window = None;
+                self.after_window = false;
             }
             TraceEvent::Batch(b) => self.observe_batch(graph, index, now, b),
             _ => {}
@@ -245,6 +302,8 @@ impl BatchOracles {
             let sub = &graph.subtasks[s.index()];
             parallelism[sub.vertex.index()].is_some_and(|p| sub.index < p)
         };
+        // A finish whose vertex was never logged initialized cannot be placed.
+        finished.retain(|s, _| within(*s));
         let consumers_of = |s: SubtaskId| -> (bool, Vec<SubtaskId>) {
             let v = &graph.vertices[graph.subtasks[s.index()].vertex.index()];
             let uninitialized = v
@@ -333,7 +392,11 @@ impl BatchOracles {
                 let (uninit, consumers) = consumers_of(s);
                 let needed = uninit || consumers.iter().any(|c| !keep.contains(c));
                 let partition_gone = has_outputs && needed && !available(s, finished[&s]);
-                let input_rerun = producers_of(s).iter().any(|p| !keep.contains(p));
+                let orphan = graph.vertices[graph.subtasks[s.index()].vertex.index()]
+                    .inputs
+                    .iter()
+                    .any(|&e| parallelism[graph.edges[e].from.index()].is_none());
+                let input_rerun = orphan || producers_of(s).iter().any(|p| !keep.contains(p));
                 if partition_gone || input_rerun {
                     drop.push(s);
                 }
@@ -411,15 +474,49 @@ impl BatchOracles {
         });
     }
 
-    /// The end-of-run checks: the committed output, and late partitions released.
+    /// The end-of-run checks: the committed output, late partitions released, and every
+    /// refused RPC applied or made moot: `current` says, per subtask, the JobMaster's attempt
+    /// and its state, and per TaskManager its live process.
     pub fn finish(
         mut self,
         graph: &ExecutionGraph,
         status: JobStatus,
         committed: &[(SubtaskId, Vec<Fragment>)],
-        now: Instant,
-        last_index: u64,
+        (now, last_index): (Instant, u64),
+        current: &Current,
     ) -> Vec<Violation> {
+        let (attempts, processes) = (&current.attempts, &current.processes);
+        for (&(tm, process, _), r) in &self.refused.clone() {
+            let Refused {
+                subtask: s,
+                attempt,
+                at,
+                index,
+            } = *r;
+            // Moot: the attempt was superseded, its TaskManager is gone, or the JobMaster
+            // already holds the execution terminal (a report carried what the RPC said).
+            let moot = match attempts[s.index()] {
+                Some((current, state)) => current != attempt || state.is_terminal(),
+                None => true,
+            };
+            let sender_gone = processes[tm as usize] != Some(process);
+            if !moot && !sender_gone {
+                self.violate(
+                    Invariant::NoLostRpc,
+                    at,
+                    index,
+                    vec![
+                        format!("TaskManager-{tm}"),
+                        graph.subtask_name(s).to_string(),
+                    ],
+                    format!(
+                        "an RPC of {} (attempt {attempt}) refused while reconciling was never \
+                         applied (P3.3: kept and retried until accepted)",
+                        graph.subtask_name(s)
+                    ),
+                );
+            }
+        }
         for &(s, attempt, tm, at, index, answered) in &self.late.clone() {
             let gone = answered || self.lost_task_managers.contains(&tm);
             if !gone {

@@ -171,6 +171,33 @@ pub fn recover(
             }
         }
     }
+    // A finish logged after its producer's finish went unlogged (a JobMaster that learned of
+    // the producer from a reconciliation, P3.2): the producer runs again, so its consumer
+    // must too (P2.4 step 4, downstream of a reset).
+    for s in 0..n {
+        let v = graph.subtasks[s].vertex;
+        let initialized =
+            replayed.parallelism[v.index()].is_some_and(|p| graph.subtasks[s].index < p);
+        if initialized && !finished[s] {
+            for c in World::consumers(graph, &replayed.parallelism, SubtaskId(s as u32)) {
+                if finished[c.index()] {
+                    seeds.push((c, RerunReason::DownstreamOfReset));
+                }
+            }
+        }
+    }
+    // A finish whose input vertex the log never initialized consumed outputs nobody can
+    // account for: it runs again.
+    for (s, &done) in finished.iter().enumerate() {
+        let vertex = &graph.vertices[graph.subtasks[s].vertex.index()];
+        let orphan = vertex
+            .inputs
+            .iter()
+            .any(|&e| replayed.parallelism[graph.edges[e].from.index()].is_none());
+        if done && orphan {
+            seeds.push((SubtaskId(s as u32), RerunReason::DownstreamOfReset));
+        }
+    }
     // `restart-all-upstream`: every finished producer of an unfinished subtask runs again.
     if bug == Some(Bug::RestartAllUpstream) {
         for s in 0..n {

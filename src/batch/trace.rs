@@ -139,6 +139,12 @@ pub enum BatchEvent {
         attempt: u32,
         late: bool,
     },
+    /// P3.3: a reconciling JobMaster refused a task's RPC; its TaskManager keeps it.
+    RpcRefused {
+        task_manager: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+    },
     /// The JobMaster asks a TaskManager to release a partition.
     ReleaseRequested {
         task_manager: u32,
@@ -194,6 +200,7 @@ impl BatchEvent {
             BatchEvent::RecoveryStarted { .. } => "recovery_started",
             BatchEvent::PartitionReported { .. } => "partition_reported",
             BatchEvent::ReleaseRequested { .. } => "release_requested",
+            BatchEvent::RpcRefused { .. } => "batch_rpc_refused",
             BatchEvent::PartitionReleased { .. } => "partition_released",
             BatchEvent::SubtaskReset { .. } => "subtask_reset",
             BatchEvent::RecoveryEnded { .. } => "recovery_ended",
@@ -284,6 +291,17 @@ impl BatchEvent {
                 attempt,
             } => [
                 115,
+                u64::from(task_manager),
+                id(subtask),
+                u64::from(attempt),
+                0,
+            ],
+            BatchEvent::RpcRefused {
+                task_manager,
+                subtask,
+                attempt,
+            } => [
+                116,
                 u64::from(task_manager),
                 id(subtask),
                 u64::from(attempt),
@@ -422,6 +440,17 @@ impl BatchEvent {
                     }
                 ),
             ),
+            BatchEvent::RpcRefused {
+                task_manager,
+                subtask,
+                ..
+            } => (
+                jm(),
+                format!(
+                    "refuses an RPC of {} from TaskManager-{task_manager}: RECONCILING; it is kept and sent again (P3.3)",
+                    name(subtask)
+                ),
+            ),
             BatchEvent::ReleaseRequested {
                 task_manager,
                 subtask,
@@ -544,6 +573,11 @@ impl BatchEvent {
                 remote,
             } => json!({"task": name(subtask), "attempt": attempt, "remote": remote}),
             BatchEvent::ReleaseRequested {
+                task_manager,
+                subtask,
+                attempt,
+            }
+            | BatchEvent::RpcRefused {
                 task_manager,
                 subtask,
                 attempt,

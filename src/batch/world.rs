@@ -8,6 +8,8 @@
 //! TaskManager's tasks and (internal shuffle) partitions. Data moves through partitions, read
 //! whole when a consumer starts (blocking exchanges).
 
+mod reconcile;
+
 use super::coordinator::Enumerator;
 use super::data::{self, Fragment};
 use super::events::{replay, JobEvent, JobEventStore, Location, Replayed, Snapshot};
@@ -19,7 +21,7 @@ use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::scenario::{Batch, FaultKind, Scenario, ShuffleKind};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{Address, FaultEvent, Retain, Trace, TraceEvent};
+use crate::trace::{Address, FaultEvent, ReconcileOutcome, Retain, Trace, TraceEvent};
 use sim::{Duration, Instant, Model, RandomStreams, Scheduler, Stream};
 use std::collections::BTreeSet;
 
@@ -71,6 +73,42 @@ pub enum Msg {
         attempt: u32,
         bytes: u64,
     },
+    /// P3.2 (`failover: reconcile`): an execution this TaskManager hosts, its state and its
+    /// vertex's parallelism (from the deployment descriptor).
+    ReportExecution {
+        subtask: SubtaskId,
+        attempt: u32,
+        state: ExecutionState,
+        parallelism: u32,
+    },
+    /// P3.2: a split a reported source execution was assigned (its reader's state).
+    ReportSplit {
+        subtask: SubtaskId,
+        attempt: u32,
+        split: u32,
+    },
+    /// P3.2: a partition a reported execution consumed (from its deployment descriptor).
+    ReportInput {
+        subtask: SubtaskId,
+        attempt: u32,
+        producer: SubtaskId,
+        producer_attempt: u32,
+    },
+    /// P3.2: the TaskManager's report is complete.
+    ReportDone,
+}
+
+impl Msg {
+    /// A task's RPC to the JobMaster: refused while it reconciles and retried (P3.3).
+    fn is_task_rpc(self) -> bool {
+        matches!(
+            self,
+            Msg::Running { .. }
+                | Msg::Finished { .. }
+                | Msg::Failed { .. }
+                | Msg::RequestSplit { .. }
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +118,10 @@ pub enum Event {
         msg: Msg,
         from: Address,
         to: Address,
+        /// A TaskManager's send order (P3.3 keeps refused RPCs in it), and the sender's
+        /// process: a TaskManager's, or the JobMaster's incarnation.
+        seq: u64,
+        from_process: u32,
         /// The receiving process's incarnation when sent: a message to a process that died
         /// since is lost.
         to_incarnation: u32,
@@ -124,6 +166,15 @@ pub enum Event {
     RestartDelay {
         incarnation: u32,
     },
+    /// P3.4: the reconcile window of JobMaster `incarnation` closes.
+    ReconcileTimeout {
+        incarnation: u32,
+    },
+    /// P3.3: TaskManager process `process` sends its kept RPCs again.
+    RetryParked {
+        task_manager: u32,
+        process: u32,
+    },
 }
 
 /// What a deployment carries besides the attempt (Flink's `TaskDeploymentDescriptor`): its
@@ -149,15 +200,34 @@ struct TaskManager {
     /// The JobMaster incarnation it works for.
     leader: Option<u32>,
     partitions: Vec<Partition>,
+    /// P3.3: RPCs no JobMaster accepted yet, by send order.
+    outbox: std::collections::BTreeMap<u64, Msg>,
+    next_seq: u64,
+    /// Its RPCs on the wire to the JobMaster: kept ones are resent only once it is empty,
+    /// so a resent RPC never overtakes an older one.
+    in_flight: u32,
+    retry_scheduled: bool,
 }
 
 /// A running attempt, on its TaskManager.
 struct Task {
     attempt: u32,
     task_manager: u32,
+    /// The TaskManager process it runs in: a replacement process knows nothing of it.
+    process: u32,
     state: ExecutionState,
     output: Vec<Fragment>,
     started: Instant,
+    /// When it reached a terminal state (P3.1: kept for `terminal_state_retention`).
+    ended: Option<Instant>,
+    /// A source's splits so far (its reader's state, reported under P3.2).
+    splits: Vec<u32>,
+    /// Its vertex's parallelism, from the deployment descriptor.
+    parallelism: u32,
+    /// A source asked for a split and has no answer yet.
+    awaiting_split: bool,
+    /// The producer attempts whose partitions it read.
+    inputs: Vec<(SubtaskId, u32)>,
 }
 
 /// The JobMaster's view of one execution vertex.
@@ -191,6 +261,8 @@ pub(super) struct JobMaster {
     restarts: u32,
     /// While RECONCILING (P2.4): the replay, and partitions still awaited.
     recovering: Option<Recovering>,
+    /// P3: the reconcile window, while open.
+    reconciling: Option<reconcile::Reconciling>,
     recovered_once: bool,
     /// A `FlushTick` is scheduled.
     flush_pending: bool,
@@ -217,6 +289,9 @@ pub struct RecoveryRecord {
     pub redone: Duration,
     pub late_reports: u32,
     pub timed_out: bool,
+    /// Tasks that were running when their TaskManagers lost the JobManager and failed
+    /// (F2.5): their work so far is lost too.
+    pub interrupted: u32,
 }
 
 pub struct World {
@@ -231,6 +306,15 @@ pub struct World {
     rpc_latency: crate::scenario::DurationRange,
     heartbeat: Duration,
     restart_delay: Duration,
+    /// `jobmaster.failover: reconcile` (P3): the window and the terminal-state retention.
+    reconcile: Option<(Duration, Duration)>,
+    /// P3.1 (HA storage): the TaskManager processes the job uses, as registered by any of
+    /// its JobMasters and not declared lost since; it outlives JobMasters.
+    expected_task_managers: Vec<Option<u32>>,
+    pub reconciliations: Vec<crate::checkpoint::stats::ReconcileRecord>,
+    /// P3.3: task RPCs kept for a retry, and sent again.
+    pub rpcs_kept: u64,
+    pub rpcs_resent: u64,
     max_restarts: u32,
     slots: u32,
     /// FIFO per link: the last delivery time of each JM→TM (even) and TM→JM (odd) link.
@@ -291,6 +375,20 @@ impl World {
             rpc_latency: scenario.network.rpc_latency,
             heartbeat: scenario.jobmaster.heartbeat_timeout,
             restart_delay: scenario.jobmaster.restart_strategy.delay,
+            reconcile: (scenario.jobmaster.failover == crate::scenario::Failover::Reconcile).then(
+                || {
+                    let retention = if scenario.bug == Some(Bug::NoTerminalRetention) {
+                        Duration::ZERO
+                    } else {
+                        scenario.jobmaster.terminal_state_retention
+                    };
+                    (scenario.jobmaster.reconcile_timeout, retention)
+                },
+            ),
+            expected_task_managers: vec![Some(0); tms],
+            reconciliations: Vec::new(),
+            rpcs_kept: 0,
+            rpcs_resent: 0,
             max_restarts: scenario.jobmaster.restart_strategy.max_attempts,
             slots: scenario.cluster.slots_per_task_manager,
             link_clock: vec![Instant::ZERO; 2 * tms],
@@ -304,6 +402,10 @@ impl World {
                     connected: true,
                     leader: Some(0),
                     partitions: Vec::new(),
+                    outbox: std::collections::BTreeMap::new(),
+                    next_seq: 0,
+                    in_flight: 0,
+                    retry_scheduled: false,
                 })
                 .collect(),
             remote: Vec::new(),
@@ -346,6 +448,17 @@ impl World {
     // ---- Messages ------------------------------------------------------------------------
 
     fn send(&mut self, sched: &mut Scheduler<'_, Event>, from: Address, to: Address, msg: Msg) {
+        self.send_numbered(sched, from, to, msg, 0);
+    }
+
+    fn send_numbered(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        from: Address,
+        to: Address,
+        msg: Msg,
+        seq: u64,
+    ) {
         let (tm, link) = match (from, to) {
             (Address::JobMaster, Address::TaskManager(t)) => (t, 2 * t as usize),
             (Address::TaskManager(t), Address::JobMaster) => (t, 2 * t as usize + 1),
@@ -374,11 +487,38 @@ impl World {
                 from,
                 to,
                 to_incarnation,
+                seq,
+                from_process: match from {
+                    Address::JobMaster => self.jm_incarnation,
+                    Address::TaskManager(_) => self.tms[tm as usize].process,
+                },
             },
         );
+        if to == Address::JobMaster {
+            self.tms[tm as usize].in_flight += 1;
+        }
     }
 
     fn send_to_jobmaster(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+        if self.reconcile.is_some() && msg.is_task_rpc() {
+            // P3.3: a task's RPC waits behind those no JobMaster took yet.
+            let t = &mut self.tms[tm as usize];
+            let seq = t.next_seq;
+            t.next_seq += 1;
+            if t.leader.is_none() || !t.outbox.is_empty() {
+                t.outbox.insert(seq, msg);
+                self.rpcs_kept += 1;
+                return;
+            }
+            self.send_numbered(
+                sched,
+                Address::TaskManager(tm),
+                Address::JobMaster,
+                msg,
+                seq,
+            );
+            return;
+        }
         if self.tms[tm as usize].leader.is_some() {
             self.send(sched, Address::TaskManager(tm), Address::JobMaster, msg);
         }
@@ -402,26 +542,39 @@ impl World {
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         msg: Msg,
-        from: Address,
-        to: Address,
+        (from, to): (Address, Address),
         to_incarnation: u32,
+        (seq, from_process): (u64, u32),
     ) {
         match to {
             Address::JobMaster => {
                 let Address::TaskManager(tm) = from else {
                     unreachable!("only TaskManagers write to the JobMaster")
                 };
+                let sender = &mut self.tms[tm as usize];
+                let sender_alive = sender.alive && sender.process == from_process;
+                if !sender_alive {
+                    // Its connection died with it: what it still had on the wire is gone.
+                    return;
+                }
+                sender.in_flight = sender.in_flight.saturating_sub(1);
                 let alive = self
                     .jm
                     .as_ref()
                     .is_some_and(|jm| jm.incarnation == to_incarnation);
-                if alive && self.tms[tm as usize].connected {
+                let connected = self.tms[tm as usize].connected;
+                if self.reconcile.is_some() && msg.is_task_rpc() {
+                    self.deliver_task_rpc(sched, tm, msg, (seq, from_process), alive && connected);
+                } else if alive && connected {
                     self.jm_receives(sched, tm, msg);
                 }
             }
             Address::TaskManager(tm) => {
                 let t = &self.tms[tm as usize];
-                if t.alive && t.connected && t.process == to_incarnation {
+                // Fencing (Flink's JobMasterId): once a TaskManager follows a new leader it
+                // ignores what an older JobMaster sent.
+                let fenced = t.leader.is_some_and(|leader| leader != from_process);
+                if t.alive && t.connected && t.process == to_incarnation && !fenced {
                     self.tm_receives(sched, tm, msg);
                 }
             }
@@ -483,11 +636,16 @@ impl World {
                 if !self.running(subtask, attempt) {
                     return;
                 }
+                self.tasks[subtask.index()]
+                    .as_mut()
+                    .expect("running")
+                    .awaiting_split = false;
                 match split {
                     Some(split) => {
                         let vertex = self.graph.subtasks[subtask.index()].vertex;
                         let records = data::records_per_split(&self.graph, vertex);
                         let task = self.tasks[subtask.index()].as_mut().expect("running");
+                        task.splits.push(split);
                         task.output
                             .extend(data::split_fragments(vertex, split, records));
                         let cost = self.work_time(vertex, records);
@@ -501,8 +659,26 @@ impl World {
             | Msg::Finished { .. }
             | Msg::Failed { .. }
             | Msg::RequestSplit { .. }
-            | Msg::Report { .. } => unreachable!("a JobMaster message"),
+            | Msg::Report { .. }
+            | Msg::ReportExecution { .. }
+            | Msg::ReportSplit { .. }
+            | Msg::ReportInput { .. }
+            | Msg::ReportDone => unreachable!("a JobMaster message"),
         }
+    }
+
+    fn request_split(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) {
+        self.tasks[subtask.index()]
+            .as_mut()
+            .expect("running")
+            .awaiting_split = true;
+        self.send_to_jobmaster(sched, tm, Msg::RequestSplit { subtask, attempt });
     }
 
     fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
@@ -523,6 +699,9 @@ impl World {
         let task = self.tasks[subtask.index()].as_mut().expect("a task");
         let from = task.state;
         task.state = to;
+        if to.is_terminal() {
+            task.ended = Some(now);
+        }
         let attempt = task.attempt;
         self.record(
             now,
@@ -557,9 +736,19 @@ impl World {
         self.tasks[subtask.index()] = Some(Task {
             attempt,
             task_manager: tm,
+            process: self.tms[tm as usize].process,
             state: ExecutionState::Created,
             output: Vec::new(),
             started: now,
+            ended: None,
+            splits: Vec::new(),
+            parallelism: descriptor.parallelism,
+            awaiting_split: false,
+            inputs: descriptor
+                .inputs
+                .iter()
+                .map(|&(_, p, a, _)| (p, a))
+                .collect(),
         });
         for to in [
             ExecutionState::Deploying,
@@ -570,7 +759,7 @@ impl World {
         }
         self.send_to_jobmaster(sched, tm, Msg::Running { subtask, attempt });
         if self.is_source[subtask.index()] {
-            self.send_to_jobmaster(sched, tm, Msg::RequestSplit { subtask, attempt });
+            self.request_split(sched, tm, subtask, attempt);
             return;
         }
         // Blocking inputs are complete: read them whole (P2.1).
@@ -640,7 +829,7 @@ impl World {
             .expect("running")
             .task_manager;
         if self.is_source[subtask.index()] {
-            self.send_to_jobmaster(sched, tm, Msg::RequestSplit { subtask, attempt });
+            self.request_split(sched, tm, subtask, attempt);
         } else {
             self.finish_task(sched, subtask);
         }
@@ -706,6 +895,10 @@ impl World {
     /// its partitions, or releases them when configured to (F2.1).
     fn lose_leader(&mut self, now: Instant, tm: u32) {
         self.tms[tm as usize].leader = None;
+        if self.reconcile.is_some() {
+            // P3.1: under reconciliation the tasks keep running; their RPCs wait.
+            return;
+        }
         let hosted: Vec<SubtaskId> = (0..self.tasks.len())
             .map(|i| SubtaskId(i as u32))
             .filter(|s| {
@@ -714,6 +907,9 @@ impl World {
                     .is_some_and(|t| t.task_manager == tm && !t.state.is_terminal())
             })
             .collect();
+        if let Some(r) = self.recoveries.last_mut() {
+            r.interrupted += hosted.len() as u32;
+        }
         for s in hosted {
             self.end_task(now, s, ExecutionState::Failed);
         }
@@ -745,6 +941,9 @@ impl World {
         }
         self.tms[tm as usize].leader = Some(incarnation);
         self.send_to_jobmaster(sched, tm, Msg::Register);
+        if self.reconcile.is_some() {
+            self.send_reports(sched, tm);
+        }
     }
 
     // ---- JobMaster side ------------------------------------------------------------------
@@ -759,19 +958,52 @@ impl World {
                 if let Some(old) = old.filter(|&old| old != process) {
                     self.lose_task_manager(sched, tm, old);
                 }
+                self.expected_task_managers[tm as usize] = Some(process);
                 let jm = self.jm.as_mut().expect("alive");
                 jm.registered[tm as usize] = Some(process);
                 jm.slots_used[tm as usize] = 0;
+                // P3.2: a TaskManager that registers in the window reports next (same link):
+                // the window waits for the whole report.
+                if let Some(rec) = jm.reconciling.as_mut() {
+                    rec.expect(tm, process);
+                }
                 // F2.4 step 1: every TaskManager that registers is asked for the partitions
-                // it kept; outside recovery they are all answered by a release.
-                self.send_to_task_manager(sched, tm, Msg::AskPartitions);
+                // it kept; outside recovery they are all answered by a release. Under
+                // reconciliation it reports them unasked, with its executions (P3.2).
+                if self.reconcile.is_none() {
+                    self.send_to_task_manager(sched, tm, Msg::AskPartitions);
+                }
                 self.schedule(sched);
             }
             Msg::Report {
                 subtask,
                 attempt,
                 bytes,
-            } => self.on_report(sched, tm, (subtask, attempt), bytes),
+            } => {
+                if self.jm.as_ref().expect("alive").reconciling.is_some() {
+                    self.reconcile_partition(sched, tm, (subtask, attempt), bytes);
+                } else {
+                    self.on_report(sched, tm, (subtask, attempt), bytes);
+                }
+            }
+            Msg::ReportExecution {
+                subtask,
+                attempt,
+                state,
+                parallelism,
+            } => self.on_report_execution(sched, tm, (subtask, attempt), state, parallelism),
+            Msg::ReportSplit {
+                subtask,
+                attempt,
+                split,
+            } => self.on_report_split(subtask, attempt, split),
+            Msg::ReportInput {
+                subtask,
+                attempt,
+                producer,
+                producer_attempt,
+            } => self.on_report_input((subtask, attempt), (producer, producer_attempt)),
+            Msg::ReportDone => self.on_report_done(sched, tm),
             Msg::Running { subtask, attempt } => {
                 if self.current(subtask, attempt, ExecutionState::Deploying) {
                     self.exec_state(now, subtask, ExecutionState::Initializing);
@@ -1423,6 +1655,7 @@ impl World {
             started: now,
             restarts: 0,
             recovering: None,
+            reconciling: None,
             recovered_once: false,
             flush_pending: false,
         }
@@ -1470,11 +1703,12 @@ impl World {
         }
         self.jm_incarnation += 1;
         self.crashed_at = now;
-        self.recoveries.push(RecoveryRecord {
-            crashed_at: now,
-            events_lost: 0,
-            ..RecoveryRecord::default()
-        });
+        if self.reconcile.is_none() {
+            self.recoveries.push(RecoveryRecord {
+                crashed_at: now,
+                ..RecoveryRecord::default()
+            });
+        }
         sched.after(self.heartbeat, Event::JobMasterTimeout { incarnation });
         sched.after(restart_after, Event::JobMasterElected);
     }
@@ -1492,45 +1726,14 @@ impl World {
         }
         self.record(now, TraceEvent::JobMasterElected { incarnation });
         self.set_job_status(now, JobStatus::Created);
+        if self.reconcile.is_some() {
+            self.start_reconcile(sched);
+            return;
+        }
         let r = self.recoveries.len() - 1;
         self.recoveries[r].elected_at = now;
-        let finished_before: Vec<SubtaskId> = (0..self.done.len() as u32)
-            .map(SubtaskId)
-            .filter(|s| self.done[s.index()].is_some())
-            .collect();
         if !self.batch.recovery_enabled() || self.store.durable().is_empty() {
-            // P2.6 / F2.4 step 5: nothing to recover from, or recovery is off: the job runs
-            // again from scratch, and the log starts over.
-            self.store.clear();
-            self.batch_event(
-                now,
-                BatchEvent::RecoveryStarted {
-                    replayed: 0,
-                    discarded: 0,
-                    full_restart: true,
-                },
-            );
-            let record = &mut self.recoveries[r];
-            record.full_restart = true;
-            record.running_at = Some(now);
-            record.rerun = finished_before
-                .iter()
-                .map(|&s| (s, RerunReason::FullRestart))
-                .collect();
-            for &s in &finished_before {
-                self.rerun_of[s.index()] = Some(r);
-            }
-            let rerun = finished_before.len() as u32;
-            self.jm.as_mut().expect("elected").recovered_once = true;
-            self.set_job_status(now, JobStatus::Running);
-            self.batch_event(
-                now,
-                BatchEvent::RecoveryEnded {
-                    recovered: 0,
-                    rerun,
-                    timed_out: false,
-                },
-            );
+            self.restart_from_scratch(sched, r);
             for tm in 0..self.tms.len() as u32 {
                 self.register(sched, tm);
             }
@@ -1539,11 +1742,7 @@ impl World {
         }
         // P2.4: RECONCILING while replaying and waiting for the previous TaskManagers.
         self.set_job_status(now, JobStatus::Reconciling);
-        let replayed = replay(
-            self.store.durable(),
-            self.graph.vertices.len(),
-            self.graph.subtasks.len(),
-        );
+        let replayed = self.replay_log();
         self.recoveries[r].discarded = replayed.discarded.len() as u32;
         self.batch_event(
             now,
@@ -1595,6 +1794,53 @@ impl World {
         self.maybe_end_recovery(sched);
     }
 
+    /// The durable job events, replayed (F2.3).
+    fn replay_log(&self) -> Replayed {
+        let vertex_of: Vec<VertexId> = self.graph.subtasks.iter().map(|s| s.vertex).collect();
+        replay(self.store.durable(), self.graph.vertices.len(), &vertex_of)
+    }
+
+    /// P2.6 / F2.4 step 5: nothing to recover from, or recovery is off: the job runs again
+    /// from scratch, and the log starts over.
+    fn restart_from_scratch(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
+        let now = sched.now();
+        let finished_before: Vec<SubtaskId> = (0..self.done.len() as u32)
+            .map(SubtaskId)
+            .filter(|s| self.done[s.index()].is_some())
+            .collect();
+        self.store.clear();
+        self.batch_event(
+            now,
+            BatchEvent::RecoveryStarted {
+                replayed: 0,
+                discarded: 0,
+                full_restart: true,
+            },
+        );
+        let record = &mut self.recoveries[r];
+        record.full_restart = true;
+        record.running_at = Some(now);
+        record.rerun = finished_before
+            .iter()
+            .map(|&s| (s, RerunReason::FullRestart))
+            .collect();
+        for &s in &finished_before {
+            self.rerun_of[s.index()] = Some(r);
+        }
+        let rerun = finished_before.len() as u32;
+        self.jm.as_mut().expect("elected").recovered_once = true;
+        self.set_job_status(now, JobStatus::Running);
+        self.batch_event(
+            now,
+            BatchEvent::RecoveryEnded {
+                recovered: 0,
+                rerun,
+                timed_out: false,
+            },
+        );
+        self.schedule(sched);
+    }
+
     fn maybe_end_recovery(&mut self, sched: &mut Scheduler<'_, Event>) {
         let done = self
             .jm
@@ -1606,6 +1852,16 @@ impl World {
         }
     }
 
+    /// A partition report reached the JobMaster: the oracles note it (the ledger of what was
+    /// reported in time). Returns the reporting process.
+    fn report_seen(&mut self, now: Instant, tm: u32, (subtask, attempt): (SubtaskId, u32)) -> u32 {
+        let process = self.tms[tm as usize].process;
+        let index = self.trace.len();
+        self.oracles
+            .report_arrived(subtask, attempt, (tm, process), now, index);
+        process
+    }
+
     fn on_report(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
@@ -1614,10 +1870,7 @@ impl World {
         bytes: u64,
     ) {
         let now = sched.now();
-        let process = self.tms[tm as usize].process;
-        let index = self.trace.len();
-        self.oracles
-            .report_arrived(subtask, attempt, (tm, process), now, index);
+        let process = self.report_seen(now, tm, (subtask, attempt));
         let jm = self.jm.as_mut().expect("alive");
         if let Some(rec) = jm.recovering.as_mut() {
             let expected = Location::TaskManager {
@@ -1815,7 +2068,11 @@ impl World {
         }
         jm.registered[tm as usize] = None;
         jm.slots_used[tm as usize] = 0;
+        if self.expected_task_managers[tm as usize] == Some(process) {
+            self.expected_task_managers[tm as usize] = None;
+        }
         self.record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
+        self.forget_task_manager(sched, tm, process);
         let jm = self.jm.as_ref().expect("alive");
         if jm.recovering.is_some() || jm.status.is_terminal() {
             return;
@@ -1927,6 +2184,8 @@ impl World {
                 self.tms[t].alive = false;
                 self.tms[t].leader = None;
                 self.tms[t].partitions.clear();
+                self.tms[t].outbox.clear();
+                self.tms[t].in_flight = 0;
                 self.record(now, TraceEvent::TaskManagerLost { task_manager });
                 if let Some(jm) = &self.jm {
                     sched.after(
@@ -2025,7 +2284,22 @@ impl Model for World {
                 from,
                 to,
                 to_incarnation,
-            } => self.deliver(sched, msg, from, to, to_incarnation),
+                seq,
+                from_process,
+            } => self.deliver(sched, msg, (from, to), to_incarnation, (seq, from_process)),
+            Event::ReconcileTimeout { incarnation } => {
+                let open = self
+                    .jm
+                    .as_ref()
+                    .is_some_and(|jm| jm.incarnation == incarnation && jm.reconciling.is_some());
+                if open {
+                    self.end_reconcile(sched);
+                }
+            }
+            Event::RetryParked {
+                task_manager,
+                process,
+            } => self.retry_parked(sched, task_manager, process),
             Event::TaskStep { subtask, attempt } => self.task_step(sched, subtask, attempt),
             Event::FlushTick { incarnation } => {
                 if let Some(jm) = self.jm.as_mut().filter(|jm| jm.incarnation == incarnation) {
@@ -2077,6 +2351,9 @@ impl Model for World {
                 t.connected = true;
                 t.leader = None;
                 t.partitions.clear();
+                t.outbox.clear();
+                t.in_flight = 0;
+                t.retry_scheduled = false;
                 self.record(now, TraceEvent::TaskManagerStarted { task_manager });
                 self.register(sched, task_manager);
             }
@@ -2111,6 +2388,27 @@ impl Model for World {
 }
 
 impl World {
+    /// Per subtask the JobMaster's current attempt and its state, per TaskManager its live
+    /// process (for the `no-lost-rpc` oracle).
+    pub fn who_is_current(&self) -> super::oracle::Current {
+        let attempts = (0..self.graph.subtasks.len())
+            .map(|s| {
+                self.jm
+                    .as_ref()
+                    .map(|jm| (jm.exec[s].attempt, jm.exec[s].state))
+            })
+            .collect();
+        let processes = self
+            .tms
+            .iter()
+            .map(|t| t.alive.then_some(t.process))
+            .collect();
+        super::oracle::Current {
+            attempts,
+            processes,
+        }
+    }
+
     /// For a run that stopped early: what each unfinished subtask was doing.
     pub fn describe_unfinished(&self) -> Vec<String> {
         let Some(jm) = &self.jm else {

@@ -13,7 +13,9 @@
 //!   events are lost, kept without a snapshot (F2.3's discard) or kept with one;
 //! - 1–3 JobManager crashes (a second one often lands in the recovery window), 0–2
 //!   TaskManagers lost or cut off for up to 120ms (some return after
-//!   `previous_worker_timeout`), and sometimes a failed source or map subtask.
+//!   `previous_worker_timeout`), and sometimes a failed source or map subtask;
+//! - in one scenario of three `failover: reconcile` (P3) with a window and a retention that
+//!   may be shorter than the outage.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -32,6 +34,9 @@ pub struct BatchSpec {
     pub buffer_size: u64,
     pub min_pause_us: u64,
     pub faults: Vec<Value>,
+    /// `failover: reconcile` (P3) with this window and terminal-state retention (µs), or
+    /// FLIP-383's restart.
+    pub reconcile: Option<(u64, u64)>,
 }
 
 /// Records in each split.
@@ -88,6 +93,7 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
             prop::sample::select(vec![0u64, 5_000, 180_000_000]),
         ),
         faults(),
+        (0u8..3, 1_000u64..60_000, 0u64..100_000),
     )
         .prop_map(
             |(
@@ -95,7 +101,9 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
                 (coordinator_snapshot, shuffle_snapshot, keep_partitions),
                 (flush_us, buffer_size, min_pause_us),
                 faults,
+                (reconcile, window_us, retention_us),
             )| BatchSpec {
+                reconcile: (reconcile == 0).then_some((window_us, retention_us)),
                 parallelism,
                 splits,
                 diamond,
@@ -153,8 +161,13 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
         },
         "faults": spec.faults,
         "tie_break": if shuffled { "shuffled" } else { "insertion" },
-        // Exhausting the restart strategy is no protocol violation: allow plenty.
-        "jobmaster": {"restart_strategy": {"max_attempts": 1000}},
+        "jobmaster": {
+            // Exhausting the restart strategy is no protocol violation: allow plenty.
+            "restart_strategy": {"max_attempts": 1000},
+            "failover": if spec.reconcile.is_some() { "reconcile" } else { "restart" },
+            "reconcile_timeout": format!("{}us", spec.reconcile.map_or(50_000, |r| r.0)),
+            "terminal_state_retention": format!("{}us", spec.reconcile.map_or(200_000, |r| r.1)),
+        },
         "budget": {"max_events": super::generate::MAX_EVENTS, "max_time": super::generate::MAX_TIME},
     })
 }

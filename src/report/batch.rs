@@ -47,6 +47,7 @@ pub fn batch_json(graph: &ExecutionGraph, figures: &BatchFigures) -> Value {
             "work_redone": r.redone.to_string(),
             "late_reports": r.late_reports,
             "timed_out": r.timed_out,
+            "interrupted": r.interrupted,
         })).collect::<Vec<_>>(),
     })
 }
@@ -80,12 +81,13 @@ pub fn batch_text(graph: &ExecutionGraph, figures: &BatchFigures) -> String {
             .map(|(w, n)| format!("{n} {}", w.name()))
             .collect();
         s.push_str(&format!(
-            "recovery     crash at {}, RUNNING {}: {how}; {} re-run{}; work redone {}{}\n",
+            "recovery     crash at {}, RUNNING {}: {how}; {} interrupted, {} re-run{}; work redone {}{}\n",
             r.crashed_at,
             r.running_at.map_or("never".to_owned(), |t| format!(
                 "after {}",
                 t.saturating_duration_since(r.crashed_at)
             )),
+            r.interrupted,
             r.rerun.len(),
             if why.is_empty() {
                 String::new()

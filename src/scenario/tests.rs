@@ -391,12 +391,6 @@ fn batch_scenarios_read_with_their_defaults_and_refuse_streaming_only_settings()
         "faults[0].fault",
         "not modelled for batch jobs",
     );
-    refuse(
-        tail,
-        r#"]}, "jobmaster": {"failover": "reconcile"}}"#,
-        "jobmaster.failover",
-        "not implemented for batch jobs yet",
-    );
 }
 
 #[test]

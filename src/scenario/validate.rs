@@ -105,13 +105,6 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         .collect::<Result<Vec<_>, _>>()?;
     check_heal_at(raw.heal_at, &faults, &budget)?;
     let jobmaster = check_jobmaster(raw.jobmaster)?;
-    if raw.mode == Mode::Batch && jobmaster.failover == Failover::Reconcile {
-        return Err(problem(
-            "jobmaster.failover",
-            "\"reconcile\" is not implemented for batch jobs yet (P3.4's batch half); a batch \
-             JobManager recovers by FLIP-383 job recovery: use \"restart\"",
-        ));
-    }
     let expect = check_expect(raw.expect, &job, checkpointing.is_some(), raw.mode)?;
     if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
         return Err(problem(

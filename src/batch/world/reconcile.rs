@@ -1,0 +1,736 @@
+//! Reconciliation of a batch job with TaskManager reports (P3 in batch, FLINK-5703).
+//!
+//! Under `jobmaster.failover: reconcile` the TaskManagers keep running a batch job's tasks
+//! through the JobManager's absence (P3.1) and keep their RPCs (P3.3). The new JobManager puts
+//! the job and every execution it knows of in RECONCILING, takes each TaskManager's report
+//! (executions with state and parallelism, a source's splits, partitions), rebuilds its view
+//! and applies the states (P3.2), and at the end of the window goes RUNNING, FINISHED or
+//! FAILING (P3.4). FAILING is followed by normal failover, which for a batch job is FLIP-383
+//! job recovery (P2.4) from the job events and the partitions reported.
+
+use super::*;
+
+/// How long a TaskManager waits before sending kept RPCs again (P3.3's backoff).
+const RETRY: Duration = Duration::from_millis(5);
+
+/// The JobMaster's reconcile window (P3).
+pub(in crate::batch) struct Reconciling {
+    started: Instant,
+    /// Per TaskManager: the process expected to report (a replacement process is another
+    /// TaskManager: the one the job used missed the window).
+    expected: Vec<Option<u32>>,
+    done: Vec<bool>,
+    /// Per subtask: the reported execution (attempt, state, TaskManager).
+    reports: Vec<Option<(u32, ExecutionState, u32)>>,
+    /// Per subtask: the splits its reported attempt was assigned.
+    splits: Vec<Vec<u32>>,
+    /// Per subtask: the producer attempts its reported attempt read.
+    inputs: Vec<Vec<(SubtaskId, u32)>>,
+    /// Per subtask: reported partitions (attempt, location, bytes).
+    partitions: Vec<Vec<(u32, Location, u64)>>,
+    /// The job events, for the parallelism and, if this ends FAILING, for P2.4.
+    replayed: Replayed,
+    record: usize,
+    /// Two reports contradict each other (two attempts of one subtask, or one split held
+    /// by two readers): executions an earlier JobMaster had superseded still run, and no
+    /// rebuilt view can be consistent, so the window ends FAILING.
+    conflict: bool,
+}
+
+impl Reconciling {
+    /// TaskManager `tm` registered as `process`: the window waits for its report. What an
+    /// earlier process of it reported is void: that process is gone, with its tasks.
+    pub(super) fn expect(&mut self, tm: u32, process: u32) {
+        if self.expected[tm as usize] != Some(process) {
+            self.forget(tm);
+            self.expected[tm as usize] = Some(process);
+        }
+    }
+
+    /// TaskManager `tm` is gone: the executions it reported are void, and the window no
+    /// longer waits for it (P3.4). Its reported partitions stay known, as in P2.4: a consumer
+    /// that then misses one fails over (`PartitionNotFound`).
+    pub(super) fn forget(&mut self, tm: u32) {
+        self.expected[tm as usize] = None;
+        self.done[tm as usize] = false;
+        {
+            for ((report, splits), inputs) in self
+                .reports
+                .iter_mut()
+                .zip(&mut self.splits)
+                .zip(&mut self.inputs)
+            {
+                if report.is_some_and(|(_, _, t)| t == tm) {
+                    *report = None;
+                    splits.clear();
+                    inputs.clear();
+                }
+            }
+        }
+    }
+}
+
+impl Msg {
+    /// The execution a task RPC is about.
+    fn subject(self) -> (SubtaskId, u32) {
+        match self {
+            Msg::Running { subtask, attempt }
+            | Msg::Finished { subtask, attempt }
+            | Msg::Failed {
+                subtask, attempt, ..
+            }
+            | Msg::RequestSplit { subtask, attempt } => (subtask, attempt),
+            _ => unreachable!("only task RPCs are kept"),
+        }
+    }
+}
+
+impl World {
+    // ---- TaskManager side ----------------------------------------------------------------
+
+    /// P3.2: every execution this TaskManager hosts (running, or ended within the retention
+    /// of P3.1), a source's splits, every partition it holds; then that the report is done.
+    pub(super) fn send_reports(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        let now = sched.now();
+        let (_, retention) = self.reconcile.expect("reconciling");
+        let process = self.tms[tm as usize].process;
+        let mut reports = Vec::new();
+        for (i, task) in self.tasks.iter().enumerate() {
+            let Some(t) = task else { continue };
+            let forgotten = t
+                .ended
+                .is_some_and(|ended| now.saturating_duration_since(ended) > retention);
+            if t.task_manager != tm || t.process != process || forgotten {
+                continue;
+            }
+            let subtask = SubtaskId(i as u32);
+            reports.push(Msg::ReportExecution {
+                subtask,
+                attempt: t.attempt,
+                state: t.state,
+                parallelism: t.parallelism,
+            });
+            for &split in &t.splits {
+                reports.push(Msg::ReportSplit {
+                    subtask,
+                    attempt: t.attempt,
+                    split,
+                });
+            }
+            for &(producer, producer_attempt) in &t.inputs {
+                reports.push(Msg::ReportInput {
+                    subtask,
+                    attempt: t.attempt,
+                    producer,
+                    producer_attempt,
+                });
+            }
+        }
+        let record_bytes = self.batch.record_bytes;
+        for p in &self.tms[tm as usize].partitions {
+            reports.push(Msg::Report {
+                subtask: p.producer,
+                attempt: p.attempt,
+                bytes: data::total_records(&p.fragments) * record_bytes,
+            });
+        }
+        reports.push(Msg::ReportDone);
+        // A split request the old JobMaster answered too late (fenced) or never is asked
+        // again: the new JobMaster's enumerator answers it once rebuilt.
+        let outbox = &self.tms[tm as usize].outbox;
+        for (i, task) in self.tasks.iter().enumerate() {
+            let Some(t) = task else { continue };
+            let kept = outbox.values().any(|m| {
+                matches!(*m, Msg::RequestSplit { subtask, attempt }
+                    if subtask.index() == i && attempt == t.attempt)
+            });
+            if t.task_manager == tm
+                && t.process == process
+                && t.awaiting_split
+                && t.state == ExecutionState::Running
+                && !kept
+            {
+                reports.push(Msg::RequestSplit {
+                    subtask: SubtaskId(i as u32),
+                    attempt: t.attempt,
+                });
+            }
+        }
+        for msg in reports {
+            self.send_to_jobmaster(sched, tm, msg);
+        }
+        self.schedule_retry(sched, tm);
+    }
+
+    fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        let t = &mut self.tms[tm as usize];
+        if t.outbox.is_empty() || t.retry_scheduled {
+            return;
+        }
+        t.retry_scheduled = true;
+        let process = t.process;
+        sched.after(
+            RETRY,
+            Event::RetryParked {
+                task_manager: tm,
+                process,
+            },
+        );
+    }
+
+    /// P3.3: send the kept RPCs again, in their original order, once none of this
+    /// TaskManager's RPCs is on the wire (so a resent one never overtakes an older one).
+    pub(super) fn retry_parked(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, process: u32) {
+        let t = &mut self.tms[tm as usize];
+        if t.process != process {
+            return;
+        }
+        t.retry_scheduled = false;
+        if !t.alive || !t.connected || t.leader.is_none() || t.outbox.is_empty() {
+            return;
+        }
+        if t.in_flight > 0 {
+            self.schedule_retry(sched, tm);
+            return;
+        }
+        for (seq, msg) in std::mem::take(&mut t.outbox) {
+            self.rpcs_resent += 1;
+            self.send_numbered(
+                sched,
+                Address::TaskManager(tm),
+                Address::JobMaster,
+                msg,
+                seq,
+            );
+        }
+    }
+
+    /// A task RPC reaches the JobMaster side: applied, refused while reconciling (P3.3), or
+    /// kept because no JobMaster took it.
+    pub(super) fn deliver_task_rpc(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        msg: Msg,
+        (seq, from_process): (u64, u32),
+        reachable: bool,
+    ) {
+        let now = sched.now();
+        let sender_alive = {
+            let t = &self.tms[tm as usize];
+            t.alive && t.process == from_process
+        };
+        let reconciling = reachable
+            && self
+                .jm
+                .as_ref()
+                .is_some_and(|jm| jm.status == JobStatus::Reconciling);
+        if reachable && !reconciling {
+            self.oracles.rpc_accepted(tm, from_process, seq);
+            self.jm_receives(sched, tm, msg);
+            return;
+        }
+        if reconciling {
+            let (subtask, attempt) = msg.subject();
+            self.batch_event(
+                now,
+                BatchEvent::RpcRefused {
+                    task_manager: tm,
+                    subtask,
+                    attempt,
+                },
+            );
+            let index = self.trace.len().saturating_sub(1);
+            self.oracles
+                .rpc_refused(tm, from_process, seq, (subtask, attempt), now, index);
+            if self.bug == Some(Bug::DropRefusedRpc) {
+                return;
+            }
+        }
+        if sender_alive {
+            self.tms[tm as usize].outbox.insert(seq, msg);
+            self.rpcs_kept += 1;
+            self.schedule_retry(sched, tm);
+        }
+    }
+
+    // ---- JobMaster side ------------------------------------------------------------------
+
+    /// P3.1: the new JobMaster opens the window: the job and every execution it knows of
+    /// (the vertices the job events initialized) are RECONCILING.
+    pub(super) fn start_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
+        let now = sched.now();
+        let (timeout, _) = self.reconcile.expect("reconciling");
+        self.set_job_status(now, JobStatus::Reconciling);
+        let replayed = self.replay_log();
+        for v in 0..self.graph.vertices.len() {
+            if let Some(p) = replayed.parallelism[v] {
+                self.reconcile_vertex(now, VertexId(v as u32), p);
+            }
+        }
+        let n = self.graph.subtasks.len();
+        let tms = self.tms.len();
+        let record = self.reconciliations.len();
+        self.reconciliations
+            .push(crate::checkpoint::stats::ReconcileRecord {
+                started: now,
+                ended: None,
+                outcome: None,
+                reports: 0,
+                late_reports: 0,
+                kept_running: 0,
+                kept_finished: 0,
+            });
+        let jm = self.jm.as_mut().expect("elected");
+        jm.reconciling = Some(Reconciling {
+            started: now,
+            expected: self.expected_task_managers.clone(),
+            done: vec![false; tms],
+            reports: vec![None; n],
+            splits: vec![Vec::new(); n],
+            inputs: vec![Vec::new(); n],
+            partitions: vec![Vec::new(); n],
+            replayed,
+            record,
+            conflict: false,
+        });
+        let incarnation = jm.incarnation;
+        sched.after(timeout, Event::ReconcileTimeout { incarnation });
+        for tm in 0..tms as u32 {
+            self.register(sched, tm);
+        }
+        self.maybe_end_reconcile(sched);
+    }
+
+    /// A vertex becomes known to the reconciling JobMaster: its executions are RECONCILING.
+    fn reconcile_vertex(&mut self, now: Instant, v: VertexId, parallelism: u32) {
+        let jm = self.jm.as_mut().expect("alive");
+        if jm.parallelism[v.index()].is_some() {
+            return;
+        }
+        jm.parallelism[v.index()] = Some(parallelism);
+        let first = self.graph.vertices[v.index()].first;
+        for s in (first..first + parallelism).map(SubtaskId) {
+            self.exec_state(now, s, ExecutionState::Reconciling);
+        }
+    }
+
+    pub(super) fn on_report_execution(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        (subtask, attempt): (SubtaskId, u32),
+        state: ExecutionState,
+        parallelism: u32,
+    ) {
+        let now = sched.now();
+        let jm = self.jm.as_mut().expect("alive");
+        let Some(rec) = jm.reconciling.as_mut() else {
+            // After the window: the JobMaster went on without this execution. A running one
+            // is cancelled (it may be running again elsewhere); the partition, if any, is
+            // answered by a release (`on_report`).
+            if let Some(r) = self.reconciliations.last_mut() {
+                r.late_reports += 1;
+            }
+            let current = jm.exec[subtask.index()];
+            let superseded = current.attempt != attempt || current.placed != Some(tm);
+            if superseded && !state.is_terminal() {
+                self.send_to_task_manager(sched, tm, Msg::Cancel { subtask, attempt });
+            }
+            return;
+        };
+        if rec.reports[subtask.index()].is_some_and(|(a, _, t)| a != attempt || t != tm) {
+            rec.conflict = true;
+        }
+        rec.reports[subtask.index()] = Some((attempt, state, tm));
+        rec.splits[subtask.index()].clear();
+        rec.inputs[subtask.index()].clear();
+        let record = rec.record;
+        self.reconciliations[record].reports += 1;
+        // P3.2: rebuild first: a vertex the job events did not show is known from its
+        // executions' deployment descriptors.
+        let vertex = self.graph.subtasks[subtask.index()].vertex;
+        self.reconcile_vertex(now, vertex, parallelism);
+    }
+
+    pub(super) fn on_report_split(&mut self, subtask: SubtaskId, attempt: u32, split: u32) {
+        let vertex = self.graph.subtasks[subtask.index()].vertex;
+        let first = self.graph.vertices[vertex.index()].first as usize;
+        let p = self.graph.vertices[vertex.index()].parallelism as usize;
+        let jm = self.jm.as_mut().expect("alive");
+        if let Some(rec) = jm.reconciling.as_mut() {
+            if rec.reports[subtask.index()].is_some_and(|(a, _, _)| a == attempt) {
+                if rec.splits[first..first + p]
+                    .iter()
+                    .any(|held| held.contains(&split))
+                {
+                    rec.conflict = true;
+                }
+                rec.splits[subtask.index()].push(split);
+            }
+        }
+    }
+
+    pub(super) fn on_report_input(
+        &mut self,
+        (subtask, attempt): (SubtaskId, u32),
+        input: (SubtaskId, u32),
+    ) {
+        let jm = self.jm.as_mut().expect("alive");
+        if let Some(rec) = jm.reconciling.as_mut() {
+            if rec.reports[subtask.index()].is_some_and(|(a, _, _)| a == attempt) {
+                rec.inputs[subtask.index()].push(input);
+            }
+        }
+    }
+
+    pub(super) fn reconcile_partition(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        (subtask, attempt): (SubtaskId, u32),
+        bytes: u64,
+    ) {
+        let process = self.report_seen(sched.now(), tm, (subtask, attempt));
+        let location = Location::TaskManager {
+            task_manager: tm,
+            process,
+        };
+        let rec = self
+            .jm
+            .as_mut()
+            .and_then(|jm| jm.reconciling.as_mut())
+            .expect("reconciling");
+        rec.partitions[subtask.index()].push((attempt, location, bytes));
+    }
+
+    /// The reconciling JobMaster noticed that TaskManager process `process` is gone.
+    pub(super) fn forget_task_manager(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        process: u32,
+    ) {
+        let Some(rec) = self.jm.as_mut().and_then(|jm| jm.reconciling.as_mut()) else {
+            return;
+        };
+        if rec.expected[tm as usize] == Some(process) {
+            rec.forget(tm);
+        }
+        self.maybe_end_reconcile(sched);
+    }
+
+    pub(super) fn on_report_done(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        let process = self.tms[tm as usize].process;
+        if let Some(rec) = self.jm.as_mut().and_then(|jm| jm.reconciling.as_mut()) {
+            if rec.expected[tm as usize] == Some(process) {
+                rec.done[tm as usize] = true;
+            }
+        }
+        self.maybe_end_reconcile(sched);
+    }
+
+    fn maybe_end_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
+        let complete = self
+            .jm
+            .as_ref()
+            .and_then(|jm| jm.reconciling.as_ref())
+            .is_some_and(|r| {
+                r.expected
+                    .iter()
+                    .zip(&r.done)
+                    .all(|(e, &d)| e.is_none() || d)
+            });
+        if complete {
+            self.end_reconcile(sched);
+        }
+    }
+
+    /// P3.4: the window closes. Apply the reported states (P3.2), then RUNNING, FINISHED, or
+    /// FAILING followed by batch recovery (P2.4).
+    pub(super) fn end_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
+        let now = sched.now();
+        let jm = self.jm.as_mut().expect("alive");
+        let rec = jm.reconciling.take().expect("the window is open");
+        let missing = rec
+            .expected
+            .iter()
+            .zip(&rec.done)
+            .filter(|&(e, &d)| e.is_some() && !d)
+            .count() as u32;
+        // A reported execution that read another attempt of a producer than the one reported
+        // belongs to a graph an earlier JobMaster replaced: no consistent view exists.
+        let stale_inputs =
+            rec.inputs.iter().flatten().any(|&(p, a)| {
+                rec.reports[p.index()].is_some_and(|(reported, _, _)| reported != a)
+            });
+        let mut failing = missing > 0 || rec.conflict || stale_inputs;
+        // A known vertex whose input vertex nobody reported ran on outputs the JobMaster
+        // cannot account for (P3.4: as unknown as a missing TaskManager's).
+        for v in 0..self.graph.vertices.len() {
+            let jm = self.jm.as_ref().expect("alive");
+            if jm.parallelism[v].is_some()
+                && self.graph.vertices[v]
+                    .inputs
+                    .iter()
+                    .any(|&e| jm.parallelism[self.graph.edges[e].from.index()].is_none())
+            {
+                failing = true;
+            }
+        }
+        let (mut running, mut finished) = (0u32, 0u32);
+        let mut all_finished = true;
+        for v in 0..self.graph.vertices.len() {
+            let Some(p) = self.jm.as_ref().expect("alive").parallelism[v] else {
+                all_finished = false;
+                continue;
+            };
+            let vertex = &self.graph.vertices[v];
+            let consumed = vertex.outputs.iter().any(|&e| {
+                let to = self.graph.edges[e].to;
+                self.jm.as_ref().expect("alive").parallelism[to.index()].is_some()
+            });
+            let has_outputs = !vertex.outputs.is_empty();
+            for s in (vertex.first..vertex.first + p).map(SubtaskId) {
+                let Some((attempt, state, tm)) = rec.reports[s.index()] else {
+                    all_finished = false;
+                    if consumed {
+                        // Its consumers ran on an output nobody can account for (P3.4:
+                        // unknown, like a TaskManager that missed the window).
+                        failing = true;
+                    } else {
+                        // Never deployed, or ended and forgotten before anyone read its
+                        // output: it runs (again) under a new attempt.
+                        self.exec_state(now, s, ExecutionState::Canceled);
+                        let fresh = self.next_attempt[s.index()];
+                        self.next_attempt[s.index()] += 1;
+                        let e = &mut self.jm.as_mut().expect("alive").exec[s.index()];
+                        e.attempt = fresh;
+                        e.state = ExecutionState::Created;
+                    }
+                    continue;
+                };
+                // P3.2: rebuild (attempt, placement) before applying the state.
+                let jm = self.jm.as_mut().expect("alive");
+                jm.exec[s.index()].attempt = attempt;
+                jm.exec[s.index()].placed = Some(tm);
+                self.exec_state(now, s, state);
+                match state {
+                    ExecutionState::Finished => {
+                        finished += 1;
+                        let partition = match self.batch.shuffle {
+                            ShuffleKind::Remote => self
+                                .remote
+                                .iter()
+                                .find(|p| p.producer == s && p.attempt == attempt)
+                                .map(|p| {
+                                    let bytes =
+                                        data::total_records(&p.fragments) * self.batch.record_bytes;
+                                    (attempt, Location::Remote, bytes)
+                                }),
+                            ShuffleKind::Internal => rec.partitions[s.index()]
+                                .iter()
+                                .find(|(a, _, _)| *a == attempt)
+                                .copied(),
+                        };
+                        let jm = self.jm.as_mut().expect("alive");
+                        jm.exec[s.index()].placed = None;
+                        match partition {
+                            Some(tracked) => jm.tracker[s.index()] = Some(tracked),
+                            None if has_outputs => failing = true,
+                            None => {}
+                        }
+                    }
+                    ExecutionState::Failed | ExecutionState::Canceled => {
+                        failing = true;
+                        all_finished = false;
+                    }
+                    _ => {
+                        running += 1;
+                        all_finished = false;
+                        let jm = self.jm.as_mut().expect("alive");
+                        jm.slots_used[tm as usize] += 1;
+                    }
+                }
+            }
+        }
+        let outcome = if failing {
+            ReconcileOutcome::Failing
+        } else if all_finished {
+            ReconcileOutcome::Finished
+        } else {
+            ReconcileOutcome::Running
+        };
+        let reported = rec.reports.iter().flatten().count() as u32;
+        self.record(
+            now,
+            TraceEvent::ReconcileEnded {
+                outcome,
+                reported,
+                missing,
+            },
+        );
+        let r = &mut self.reconciliations[rec.record];
+        r.ended = Some(now);
+        r.outcome = Some(outcome);
+        r.kept_running = running;
+        r.kept_finished = finished;
+        match outcome {
+            ReconcileOutcome::Running => {
+                self.set_job_status(now, JobStatus::Running);
+                // P2.2: vertices known only from the reports are logged as initialized, so
+                // a later recovery knows their parallelism.
+                // In topological order, as a JobMaster initializes them.
+                for vertex in self.graph.topological_order.clone() {
+                    let v = vertex.index();
+                    let decided = self.jm.as_ref().expect("alive").parallelism[v];
+                    if let (Some(parallelism), None) = (decided, rec.replayed.parallelism[v]) {
+                        self.log(
+                            sched,
+                            JobEvent::VertexInitialized {
+                                vertex,
+                                parallelism,
+                            },
+                        );
+                    }
+                }
+                self.rebuild_enumerators(&rec);
+                self.release_unknown_partitions(sched, &rec);
+                self.schedule(sched);
+            }
+            ReconcileOutcome::Finished => {
+                self.set_job_status(now, JobStatus::Finished);
+                self.commit(now);
+            }
+            ReconcileOutcome::Failing => self.fail_after_reconcile(sched, rec),
+        }
+    }
+
+    /// The enumerators are rebuilt from the splits the readers reported (P3.2): what no
+    /// reported execution holds is unassigned.
+    fn rebuild_enumerators(&mut self, rec: &Reconciling) {
+        for v in 0..self.graph.vertices.len() {
+            let Some(c) = self.batch.coordinators[v] else {
+                continue;
+            };
+            let jm = self.jm.as_mut().expect("alive");
+            let Some(p) = jm.parallelism[v] else { continue };
+            let first = self.graph.vertices[v].first;
+            let assigned: Vec<Vec<u32>> = (first..first + p)
+                .map(|s| {
+                    let current = jm.exec[s as usize].attempt;
+                    match rec.reports[s as usize] {
+                        Some((a, _, _)) if a == current => rec.splits[s as usize].clone(),
+                        _ => Vec::new(),
+                    }
+                })
+                .collect();
+            jm.enumerators[v] = Some(Enumerator::rebuild(c.splits, assigned));
+        }
+    }
+
+    /// Reported partitions of attempts the JobMaster does not track are released.
+    fn release_unknown_partitions(&mut self, sched: &mut Scheduler<'_, Event>, rec: &Reconciling) {
+        for (s, reported) in rec.partitions.iter().enumerate() {
+            for &(attempt, location, _) in reported {
+                let tracked = self.jm.as_ref().expect("alive").tracker[s]
+                    .is_some_and(|(a, l, _)| a == attempt && l == location);
+                if !tracked {
+                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                }
+            }
+        }
+    }
+
+    /// P3.4 FAILING, then normal failover: every execution is cancelled and the job recovers
+    /// as a batch job does after a JobManager crash (P2.4), from the job events and the
+    /// partitions the TaskManagers reported; a TaskManager that missed the window may still
+    /// report until `previous_worker_timeout` (counted from the election).
+    fn fail_after_reconcile(&mut self, sched: &mut Scheduler<'_, Event>, rec: Reconciling) {
+        let now = sched.now();
+        self.set_job_status(now, JobStatus::Failing);
+        for s in (0..self.graph.subtasks.len() as u32).map(SubtaskId) {
+            self.cancel(sched, s);
+        }
+        self.set_job_status(now, JobStatus::Restarting);
+        // A fresh execution graph: new attempts, nothing tracked, nothing initialized.
+        let incarnation = self.jm.as_ref().expect("alive").incarnation;
+        let mut fresh = self.new_jobmaster(incarnation, now);
+        for n in &mut self.next_attempt {
+            *n += 1;
+        }
+        let jm = self.jm.as_mut().expect("alive");
+        fresh.status = jm.status;
+        fresh.registered = jm.registered.clone();
+        fresh.started = jm.started;
+        fresh.flush_pending = jm.flush_pending;
+        fresh.last_snapshot = jm.last_snapshot;
+        *jm = fresh;
+        self.recoveries.push(RecoveryRecord {
+            crashed_at: self.crashed_at,
+            elected_at: rec.started,
+            ..RecoveryRecord::default()
+        });
+        let r = self.recoveries.len() - 1;
+        if !self.batch.recovery_enabled() || self.store.durable().is_empty() {
+            self.restart_from_scratch(sched, r);
+            for (s, reported) in rec.partitions.iter().enumerate() {
+                for &(attempt, location, _) in reported {
+                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                }
+            }
+            return;
+        }
+        self.recoveries[r].discarded = rec.replayed.discarded.len() as u32;
+        self.batch_event(
+            now,
+            BatchEvent::RecoveryStarted {
+                replayed: rec.replayed.applied as u32,
+                discarded: rec.replayed.discarded.len() as u32,
+                full_restart: false,
+            },
+        );
+        for v in 0..self.graph.vertices.len() {
+            self.jm.as_mut().expect("alive").parallelism[v] = rec.replayed.parallelism[v];
+        }
+        let reserve = recovery::reserved(&self.graph, &rec.replayed);
+        let mut awaited = BTreeSet::new();
+        for (s, finished) in rec.replayed.finished.iter().enumerate() {
+            let Some((attempt, location, bytes)) = *finished else {
+                continue;
+            };
+            let available = match location {
+                Location::Remote => self
+                    .remote
+                    .iter()
+                    .any(|p| p.producer.index() == s && p.attempt == attempt),
+                Location::TaskManager { .. } => rec.partitions[s]
+                    .iter()
+                    .any(|&(a, l, _)| a == attempt && l == location),
+            };
+            if available {
+                self.jm.as_mut().expect("alive").tracker[s] = Some((attempt, location, bytes));
+            } else if reserve[s] && matches!(location, Location::TaskManager { .. }) {
+                awaited.insert(SubtaskId(s as u32));
+            }
+        }
+        // Partitions reported that recovery will not use are released.
+        for (s, reported) in rec.partitions.iter().enumerate() {
+            for &(attempt, location, _) in reported {
+                let used =
+                    rec.replayed.finished[s].is_some_and(|(a, l, _)| a == attempt && l == location);
+                if !used {
+                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                }
+            }
+        }
+        let jm = self.jm.as_mut().expect("alive");
+        jm.recovering = Some(Recovering {
+            replayed: rec.replayed,
+            awaited,
+        });
+        let deadline = rec.started + self.batch.previous_worker_timeout;
+        sched.at(deadline.max(now), Event::WorkerTimeout { incarnation });
+        self.maybe_end_recovery(sched);
+    }
+}
