@@ -48,10 +48,22 @@ pub enum Probe {
     RpcLostRetried,
     StaleRpcFenced,
     DelaySpike,
+    BatchRecoveredFinished,
+    BatchEventsLost,
+    BatchNoSnapshotDiscard,
+    BatchPartitionMissing,
+    BatchCoordinatorRule,
+    BatchLateReportReleased,
+    BatchPartitionNotFound,
+    BatchFullRestart,
+    BatchAdaptiveParallelism,
+    BatchReconcileRunning,
+    BatchReconcileFailing,
+    BatchRpcRefused,
 }
 
 impl Probe {
-    pub const ALL: [Probe; 26] = [
+    pub const ALL: [Probe; 38] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -78,6 +90,18 @@ impl Probe {
         Probe::RpcLostRetried,
         Probe::StaleRpcFenced,
         Probe::DelaySpike,
+        Probe::BatchRecoveredFinished,
+        Probe::BatchEventsLost,
+        Probe::BatchNoSnapshotDiscard,
+        Probe::BatchPartitionMissing,
+        Probe::BatchCoordinatorRule,
+        Probe::BatchLateReportReleased,
+        Probe::BatchPartitionNotFound,
+        Probe::BatchFullRestart,
+        Probe::BatchAdaptiveParallelism,
+        Probe::BatchReconcileRunning,
+        Probe::BatchReconcileFailing,
+        Probe::BatchRpcRefused,
     ];
 
     /// The stable id used in campaign tables and `results.jsonl`.
@@ -109,6 +133,18 @@ impl Probe {
             Probe::RpcLostRetried => "rpc_lost_retried",
             Probe::StaleRpcFenced => "stale_rpc_fenced",
             Probe::DelaySpike => "delay_spike",
+            Probe::BatchRecoveredFinished => "batch_recovered_finished",
+            Probe::BatchEventsLost => "batch_events_lost",
+            Probe::BatchNoSnapshotDiscard => "batch_no_snapshot_discard",
+            Probe::BatchPartitionMissing => "batch_partition_missing",
+            Probe::BatchCoordinatorRule => "batch_coordinator_rule",
+            Probe::BatchLateReportReleased => "batch_late_report_released",
+            Probe::BatchPartitionNotFound => "batch_partition_not_found",
+            Probe::BatchFullRestart => "batch_full_restart",
+            Probe::BatchAdaptiveParallelism => "batch_adaptive_parallelism",
+            Probe::BatchReconcileRunning => "batch_reconcile_running",
+            Probe::BatchReconcileFailing => "batch_reconcile_failing",
+            Probe::BatchRpcRefused => "batch_rpc_refused",
         }
     }
 
@@ -177,21 +213,74 @@ impl Probe {
             Probe::RpcLostRetried => "an RPC was lost in the network and retried",
             Probe::StaleRpcFenced => "a TaskManager refused an RPC from a deposed JobMaster",
             Probe::DelaySpike => "a delay spike slowed channels or RPCs",
+            Probe::BatchRecoveredFinished => "P2.4 step 2: a new JobManager recovered subtasks as finished (CREATED -> FINISHED)",
+            Probe::BatchEventsLost => "P2.2: a JobManager died with unflushed job events",
+            Probe::BatchNoSnapshotDiscard => "F2.3: replay discarded trailing finished events without a snapshot",
+            Probe::BatchPartitionMissing => "P2.4 step 4: a producer ran again for a partition not reported in time",
+            Probe::BatchCoordinatorRule => "P2.5: a coordinator without a usable snapshot made finished subtasks run again",
+            Probe::BatchLateReportReleased => "F2.4: a partition reported after the wait was released",
+            Probe::BatchPartitionNotFound => "P2.5: a consumer missed a partition (PartitionNotFound) and failed over",
+            Probe::BatchFullRestart => "P2.6: a JobManager crash restarted the batch job from scratch",
+            Probe::BatchAdaptiveParallelism => "P2.1: a vertex's parallelism was decided from its input bytes",
+            Probe::BatchReconcileRunning => "P3.4: a batch job's reconciliation ended RUNNING or FINISHED",
+            Probe::BatchReconcileFailing => "P3.4: a batch job's reconciliation ended FAILING, then FLIP-383 recovery",
+            Probe::BatchRpcRefused => "P3.3: a reconciling JobMaster refused a batch task's RPC",
         }
     }
 }
 
 /// A set of probes, small and `Copy` so every seed's result can carry one.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
-pub struct ProbeSet(u32);
+pub struct ProbeSet(u64);
 
 impl ProbeSet {
     pub fn insert(&mut self, probe: Probe) {
-        self.0 |= 1 << probe as u32;
+        self.0 |= 1 << probe as u64;
     }
 
     pub fn contains(self, probe: Probe) -> bool {
-        self.0 & (1 << probe as u32) != 0
+        self.0 & (1 << probe as u64) != 0
+    }
+
+    /// The batch probes a batch trace event shows (P2, P3 in batch).
+    pub fn observe_batch(&mut self, event: &TraceEvent) {
+        use crate::batch::trace::{BatchEvent as B, RerunReason};
+        use crate::trace::ReconcileOutcome;
+        let probe = match *event {
+            TraceEvent::ReconcileEnded { outcome, .. } => match outcome {
+                ReconcileOutcome::Running | ReconcileOutcome::Finished => {
+                    Probe::BatchReconcileRunning
+                }
+                ReconcileOutcome::Failing => Probe::BatchReconcileFailing,
+            },
+            TraceEvent::Batch(b) => match b {
+                B::RecoveryEnded { recovered, .. } if recovered > 0 => {
+                    Probe::BatchRecoveredFinished
+                }
+                B::JobEventsLost { .. } => Probe::BatchEventsLost,
+                B::RecoveryStarted { discarded, .. } if discarded > 0 => {
+                    Probe::BatchNoSnapshotDiscard
+                }
+                B::RecoveryStarted {
+                    full_restart: true, ..
+                } => Probe::BatchFullRestart,
+                B::SubtaskReset {
+                    reason: RerunReason::PartitionMissing,
+                    ..
+                } => Probe::BatchPartitionMissing,
+                B::SubtaskReset {
+                    reason: RerunReason::CoordinatorRule,
+                    ..
+                } => Probe::BatchCoordinatorRule,
+                B::PartitionReported { late: true, .. } => Probe::BatchLateReportReleased,
+                B::PartitionNotFound { .. } => Probe::BatchPartitionNotFound,
+                B::VertexInitialized { adaptive: true, .. } => Probe::BatchAdaptiveParallelism,
+                B::RpcRefused { .. } => Probe::BatchRpcRefused,
+                _ => return,
+            },
+            _ => return,
+        };
+        self.insert(probe);
     }
 
     /// The probes in the set, in [`Probe::ALL`] order.

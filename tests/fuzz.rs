@@ -155,6 +155,35 @@ fn shipped_scenarios_hit_the_probes_of_their_situations() {
             "failover-taskmanager-lost-during-alignment",
             Probe::TaskmanagerLost,
         ),
+        ("batch-crash-mid-stage", Probe::BatchRecoveredFinished),
+        ("batch-crash-in-flush-window", Probe::BatchEventsLost),
+        (
+            "batch-taskmanager-never-returns",
+            Probe::BatchPartitionMissing,
+        ),
+        (
+            "batch-coordinator-no-snapshot-unfinished",
+            Probe::BatchCoordinatorRule,
+        ),
+        (
+            "batch-taskmanager-returns-late",
+            Probe::BatchLateReportReleased,
+        ),
+        (
+            "batch-coordinator-no-snapshot-partition-lost",
+            Probe::BatchPartitionNotFound,
+        ),
+        ("batch-crash-before-any-finished", Probe::BatchFullRestart),
+        (
+            "batch-adaptive-parallelism-restored",
+            Probe::BatchAdaptiveParallelism,
+        ),
+        ("batch-reconcile-all-in-time", Probe::BatchReconcileRunning),
+        (
+            "batch-reconcile-taskmanager-late",
+            Probe::BatchReconcileFailing,
+        ),
+        ("batch-reconcile-refused-rpcs", Probe::BatchRpcRefused),
     ];
     for (name, probe) in cases {
         let text = std::fs::read_to_string(scenario_path(name)).unwrap();

@@ -96,6 +96,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         recoveries,
         failovers,
         jm,
+        probes,
         ..
     } = world;
     let sinks: Vec<(String, u64)> = graph
@@ -168,7 +169,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         rpcs_kept,
         rpcs_resent,
         committed_records: 0,
-        probes: crate::probes::ProbeSet::default(),
+        probes,
         trace,
         graph,
         batch: Some(figures),

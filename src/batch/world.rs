@@ -344,6 +344,8 @@ pub struct World {
     adaptive: Vec<bool>,
     /// Faults whose predicate held, to fire at the current instant.
     pending_faults: Vec<u32>,
+    /// The coverage probes the run hit (`crate::probes`).
+    pub probes: crate::probes::ProbeSet,
     /// Per subtask: the next attempt number. Attempt ids are unique across JobMasters, as
     /// Flink's `ExecutionAttemptID`s are, so a partition is never mistaken for another's.
     next_attempt: Vec<u32>,
@@ -421,6 +423,7 @@ impl World {
             is_source,
             adaptive: scenario.job.vertices.iter().map(|v| v.adaptive).collect(),
             pending_faults: Vec::new(),
+            probes: crate::probes::ProbeSet::default(),
             next_attempt: vec![1; n],
             batch,
             graph,
@@ -434,6 +437,7 @@ impl World {
     }
 
     fn record(&mut self, now: Instant, event: TraceEvent) {
+        self.probes.observe_batch(&event);
         let index = self.trace.record(now, event);
         self.oracles.observe(&self.graph, index, now, &event);
         for fault in self.faults.observe(&self.graph, index, &event) {
