@@ -219,6 +219,9 @@ impl Narrator<'_> {
                     crate::batch::trace::BatchEvent::RecoveryStarted { .. }
                     | crate::batch::trace::BatchEvent::RecoveryEnded { .. }
                     | crate::batch::trace::BatchEvent::PartitionReported { .. } => "P2.4",
+                    crate::batch::trace::BatchEvent::ReleaseRequested { .. }
+                    | crate::batch::trace::BatchEvent::PartitionReleased { .. } => "F2.4",
+                    crate::batch::trace::BatchEvent::RpcRefused { .. } => "P3.3",
                     _ => "P2.1",
                 };
                 told(actor, rule, text)
