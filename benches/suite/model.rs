@@ -9,7 +9,7 @@ use std::time::Instant as WallClock;
 
 const REPEATS: usize = 3;
 
-/// The model's jobs: file, and what the row calls it.
+/// The model's streaming jobs: file, and what the row calls it.
 pub const JOBS: [(&str, &str); 2] = [
     (
         "scenarios/bench/streaming-100.json",
@@ -17,9 +17,13 @@ pub const JOBS: [(&str, &str); 2] = [
     ),
     (
         "scenarios/bench/streaming-100-jobmanager-crash.json",
-        "streaming + JobManager crash (batch mode does not exist yet)",
+        "streaming + JobManager crash",
     ),
 ];
+
+/// The batch job with a JobManager crash (P2). Its kernel events are coarse (a task reads a
+/// whole split, or its whole input, in one step), so its rate is given in records too.
+pub const BATCH: &str = "scenarios/bench/batch-100-jobmanager-crash.json";
 
 pub fn load(relative: &str) -> Scenario {
     scenario::load(&repo_path(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
@@ -107,6 +111,36 @@ pub fn rows(table: &mut Table) {
             ),
         );
     }
+
+    let scenario = load(BATCH);
+    let (wall, report) = timed(&scenario);
+    assert!(
+        report.status.is_terminal() && report.violations.is_empty(),
+        "{BATCH}: the bench job must finish cleanly"
+    );
+    let coordinators = &scenario.batch.as_ref().expect("a batch job").coordinators;
+    let records: u64 = coordinators
+        .iter()
+        .enumerate()
+        .filter_map(|(v, c)| c.map(|c| (v, c)))
+        .map(|(v, c)| {
+            let vertex = flinksim::graph::VertexId(v as u32);
+            u64::from(c.splits) * flinksim::batch::data::records_per_split(&report.graph, vertex)
+        })
+        .sum();
+    table.row(
+        "model",
+        "batch, ~100 subtasks + JobManager crash (FLIP-383 recovery): kernel events/s",
+        millions(report.events as f64 / wall),
+        format!(
+            "{} events, wall {:.4} s; coarse events: {} source records, several hops each, \
+             {} records/s through sources",
+            report.events,
+            wall,
+            records,
+            millions(records as f64 / wall)
+        ),
+    );
 
     // Allocations per event in steady state: the difference between two runs of the same job
     // that differ only in the number of records, so setup and teardown cancel out.
