@@ -273,6 +273,8 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         if let Some(b) = off.batch.as_mut() {
             b.job_recovery = false;
         }
+        // The baseline restarts; a reconciling scenario is compared with that too.
+        off.jobmaster.failover = scenario::Failover::Restart;
         run(
             &off,
             &RunOptions {

@@ -109,51 +109,73 @@ pub fn batch_text(graph: &ExecutionGraph, figures: &BatchFigures) -> String {
     s
 }
 
-/// The comparison of a recovery run with the same run under a full restart.
-pub fn baseline_text(recovery: &RunReport, baseline: &RunReport) -> String {
-    let row = |r: &RunReport| {
+/// The comparison of a recovery (or reconciliation) run with the same run under a full
+/// restart.
+pub fn baseline_text(run: &RunReport, baseline: &RunReport) -> String {
+    struct Column {
+        kept_finished: usize,
+        kept_running: u32,
+        interrupted: u32,
+        rerun: usize,
+        redone: String,
+        running_at: String,
+        finished_at: String,
+    }
+    let column = |r: &RunReport| {
         let f = r.batch.as_ref().expect("a batch run");
-        let rerun: usize = f.recoveries.iter().map(|x| x.rerun.len()).sum();
-        let recovered: usize = f.recoveries.iter().map(|x| x.recovered.len()).sum();
-        let to_running = f
+        let reconciled_finished: u32 = r.reconciliations.iter().map(|x| x.kept_finished).sum();
+        let running_at = f
             .recoveries
-            .last()
-            .and_then(|x| {
-                x.running_at
-                    .map(|t| t.saturating_duration_since(x.crashed_at))
-            })
-            .map_or("-".to_owned(), |d| d.to_string());
-        (
-            recovered,
-            rerun,
-            f.redone().to_string(),
-            to_running,
-            r.sim_time.to_string(),
-        )
+            .iter()
+            .filter_map(|x| x.running_at)
+            .chain(r.reconciliations.iter().filter_map(|x| x.ended))
+            .max()
+            .map_or("-".to_owned(), |t| t.to_string());
+        Column {
+            kept_finished: f
+                .recoveries
+                .iter()
+                .map(|x| x.recovered.len())
+                .sum::<usize>()
+                + reconciled_finished as usize,
+            kept_running: r.reconciliations.iter().map(|x| x.kept_running).sum(),
+            interrupted: f.recoveries.iter().map(|x| x.interrupted).sum(),
+            rerun: f.recoveries.iter().map(|x| x.rerun.len()).sum(),
+            redone: f.redone().to_string(),
+            running_at,
+            finished_at: f.finished_at.map_or("never".to_owned(), |t| t.to_string()),
+        }
     };
-    let (a, b) = (row(recovery), row(baseline));
-    let mut s = String::from("\n== recovery against a full restart (--compare-baseline)\n");
-    s.push_str(&format!(
-        "{:<22} {:>14} {:>14}\n",
-        "", "job recovery", "full restart"
-    ));
-    s.push_str(&format!(
-        "{:<22} {:>14} {:>14}\n",
-        "recovered as finished", a.0, b.0
-    ));
-    s.push_str(&format!(
-        "{:<22} {:>14} {:>14}\n",
-        "subtasks re-run", a.1, b.1
-    ));
-    s.push_str(&format!("{:<22} {:>14} {:>14}\n", "work redone", a.2, b.2));
-    s.push_str(&format!(
-        "{:<22} {:>14} {:>14}\n",
-        "crash to RUNNING", a.3, b.3
-    ));
-    s.push_str(&format!(
-        "{:<22} {:>14} {:>14}\n",
-        "job finished at", a.4, b.4
-    ));
+    let (a, b) = (column(run), column(baseline));
+    let how = if run.reconciliations.is_empty() {
+        "job recovery"
+    } else {
+        "reconcile"
+    };
+    let mut s = String::from("\n== against a full restart (--compare-baseline)\n");
+    let mut line = |what: &str, x: String, y: String| {
+        s.push_str(&format!("{what:<22} {x:>14} {y:>14}\n"));
+    };
+    line("", how.to_owned(), "full restart".to_owned());
+    line(
+        "kept finished",
+        a.kept_finished.to_string(),
+        b.kept_finished.to_string(),
+    );
+    line(
+        "kept running",
+        a.kept_running.to_string(),
+        b.kept_running.to_string(),
+    );
+    line(
+        "tasks interrupted",
+        a.interrupted.to_string(),
+        b.interrupted.to_string(),
+    );
+    line("subtasks re-run", a.rerun.to_string(), b.rerun.to_string());
+    line("work redone", a.redone, b.redone);
+    line("RUNNING again at", a.running_at, b.running_at);
+    line("job finished at", a.finished_at, b.finished_at);
     s
 }
 
