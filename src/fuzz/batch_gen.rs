@@ -3,9 +3,10 @@
 //! both explore the same space.
 //!
 //! What it draws, and why:
-//! - `src` (2–3 subtasks reading 1–9 splits) → `map` (forward) → `agg` (`"auto"` parallelism)
-//!   → `sink`, and sometimes a second path `src` → `side` → `agg` (a diamond, so a sink counts
-//!   a split once per path);
+//! - `src` (2–3 subtasks reading 1–9 splits) → a chain of 0–2 maps (forward, or all-to-all with
+//!   a parallelism of their own) → `agg` (`"auto"` parallelism) → `sink`; sometimes a second
+//!   path `src` → `side` → `agg` (a diamond, so a sink counts a split once per path), sometimes
+//!   a second source `src2` feeding `agg` directly;
 //! - internal or remote shuffle, coordinators with or without batch snapshots, a shuffle
 //!   master that sometimes cannot snapshot (no recovery), TaskManagers that sometimes release
 //!   partitions on losing the JobManager (F2.1);
@@ -37,6 +38,11 @@ pub struct BatchSpec {
     /// `failover: reconcile` (P3) with this window and terminal-state retention (µs), or
     /// FLIP-383's restart.
     pub reconcile: Option<(u64, u64)>,
+    /// The maps between `src` and `agg`: parallelism, and whether the edge into each is
+    /// forward (then it has `src`'s parallelism).
+    pub chain: Vec<(u32, bool)>,
+    /// A second source feeding `agg`: parallelism and splits.
+    pub second_source: Option<(u32, u32)>,
 }
 
 /// Records in each split.
@@ -45,7 +51,11 @@ pub const RECORDS_PER_SPLIT: u64 = 20;
 impl BatchSpec {
     /// Records a failure-free run commits: every split once per path from `src` to `sink`.
     pub fn expected_sink_records(&self) -> u64 {
-        u64::from(self.splits) * RECORDS_PER_SPLIT * if self.diamond { 2 } else { 1 }
+        let first = u64::from(self.splits) * RECORDS_PER_SPLIT * if self.diamond { 2 } else { 1 };
+        let second = self
+            .second_source
+            .map_or(0, |(_, splits)| u64::from(splits) * RECORDS_PER_SPLIT);
+        first + second
     }
 }
 
@@ -62,7 +72,7 @@ fn faults() -> impl Strategy<Value = Vec<Value>> {
             }
         },
     );
-    let task = (prop::sample::select(vec!["src", "map"]), 0u32..2, 1u64..40_000).prop_map(
+    let task = (prop::sample::select(vec!["src", "agg"]), 0u32..2, 1u64..40_000).prop_map(
         |(v, i, at)| {
             json!({"at": format!("{at}us"), "fault": "fail_task", "task": format!("{v}[{i}]")})
         },
@@ -94,6 +104,10 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
         ),
         faults(),
         (0u8..3, 1_000u64..60_000, 0u64..100_000),
+        (
+            prop::collection::vec((1u32..4, prop::bool::weighted(0.7)), 0..3),
+            prop::option::weighted(0.3, (1u32..3, 1u32..6)),
+        ),
     )
         .prop_map(
             |(
@@ -102,8 +116,11 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
                 (flush_us, buffer_size, min_pause_us),
                 faults,
                 (reconcile, window_us, retention_us),
+                (chain, second_source),
             )| BatchSpec {
                 reconcile: (reconcile == 0).then_some((window_us, retention_us)),
+                chain,
+                second_source,
                 parallelism,
                 splits,
                 diamond,
@@ -124,15 +141,28 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
     let p = spec.parallelism;
     let mut vertices = vec![
         json!({"id": "src", "operator": "source", "parallelism": p, "records": RECORDS_PER_SPLIT, "process_time": "20us"}),
-        json!({"id": "map", "operator": "map", "parallelism": p, "process_time": "10us"}),
         json!({"id": "agg", "operator": "keyed_sum", "parallelism": "auto", "process_time": "10us"}),
         json!({"id": "sink", "operator": "sink", "parallelism": 1}),
     ];
-    let mut edges = vec![
-        json!({"from": "src", "to": "map", "pattern": "forward"}),
-        json!({"from": "map", "to": "agg", "pattern": "all_to_all"}),
-        json!({"from": "agg", "to": "sink", "pattern": "all_to_all"}),
-    ];
+    let mut edges = vec![json!({"from": "agg", "to": "sink", "pattern": "all_to_all"})];
+    // The chain: each map forward (same parallelism) or all-to-all (its own) from the last.
+    let (mut last, mut last_p) = ("src".to_owned(), p);
+    for (i, &(own, forward)) in spec.chain.iter().enumerate() {
+        let id = format!("map{i}");
+        let parallelism = if forward { last_p } else { own };
+        vertices.push(json!({"id": id, "operator": "map", "parallelism": parallelism, "process_time": "10us"}));
+        let pattern = if forward { "forward" } else { "all_to_all" };
+        edges.push(json!({"from": last, "to": id, "pattern": pattern}));
+        (last, last_p) = (id, parallelism);
+    }
+    edges.push(json!({"from": last, "to": "agg", "pattern": "all_to_all"}));
+    let mut coordinators = json!({"src": {"splits": spec.splits, "supports_batch_snapshot": spec.coordinator_snapshot}});
+    if let Some((parallelism, splits)) = spec.second_source {
+        vertices.push(json!({"id": "src2", "operator": "source", "parallelism": parallelism, "records": RECORDS_PER_SPLIT, "process_time": "20us"}));
+        edges.push(json!({"from": "src2", "to": "agg", "pattern": "all_to_all"}));
+        coordinators["src2"] =
+            json!({"splits": splits, "supports_batch_snapshot": spec.coordinator_snapshot});
+    }
     if spec.diamond {
         vertices.push(json!({"id": "side", "operator": "map", "parallelism": 2}));
         edges.push(json!({"from": "src", "to": "side", "pattern": "all_to_all"}));
@@ -157,7 +187,7 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
                 "snapshot_min_pause": format!("{}us", spec.min_pause_us),
             },
             "previous_worker_timeout": "20ms",
-            "coordinators": {"src": {"splits": spec.splits, "supports_batch_snapshot": spec.coordinator_snapshot}},
+            "coordinators": coordinators,
         },
         "faults": spec.faults,
         "tie_break": if shuffled { "shuffled" } else { "insertion" },
