@@ -594,6 +594,21 @@ impl World {
                         );
                     }
                 }
+                // The log must not keep claiming finishes this reconciliation did not keep
+                // (an execution forgotten and run again, or another attempt adopted): a later
+                // recovery would trust them.
+                let stale: Vec<SubtaskId> =
+                    recovery::logged_finished(self.store.durable(), self.graph.subtasks.len())
+                        .into_iter()
+                        .filter(|s| {
+                            let e = self.jm.as_ref().expect("alive").exec[s.index()];
+                            let logged = rec.replayed.finished[s.index()].map(|(a, _, _)| a);
+                            e.state != ExecutionState::Finished || logged != Some(e.attempt)
+                        })
+                        .collect();
+                if !stale.is_empty() {
+                    self.log(sched, JobEvent::Reset { subtasks: stale });
+                }
                 self.rebuild_enumerators(&rec);
                 self.release_unknown_partitions(sched, &rec);
                 self.schedule(sched);
