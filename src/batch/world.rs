@@ -1402,7 +1402,7 @@ impl World {
                 (first..first + p).map(|s| jm.tracker[s as usize].map_or(0, |t| t.2))
             })
             .sum();
-        let adaptive = self.graph_adaptive(v);
+        let adaptive = self.adaptive[v.index()];
         let parallelism = if adaptive {
             let a = self.batch.adaptive;
             (input_bytes.div_ceil(a.bytes_per_task) as u32).clamp(a.min, a.max)
@@ -1426,10 +1426,6 @@ impl World {
                 parallelism,
             },
         );
-    }
-
-    fn graph_adaptive(&self, v: VertexId) -> bool {
-        self.adaptive[v.index()]
     }
 
     fn set_parallelism(&mut self, v: VertexId, p: u32) {
@@ -1972,17 +1968,14 @@ impl World {
         // Step 2: recovered subtasks go CREATED → FINISHED with their old attempt.
         let mut recovered = Vec::new();
         for (s, finished) in replayed.finished.iter().enumerate() {
-            let Some((attempt, location, bytes)) = *finished else {
+            let Some((attempt, _, _)) = *finished else {
                 continue;
             };
             let id = SubtaskId(s as u32);
             let jm = self.jm.as_mut().expect("alive");
             jm.exec[s].attempt = attempt;
             if outcome.finished[s] {
-                if !tracked[s] {
-                    jm.tracker[s] = None;
-                }
-                let _ = (location, bytes);
+                // Kept with its partition if one was reported; an OPTIONAL one need not be.
                 self.exec_state(now, id, ExecutionState::Finished);
                 recovered.push(id);
             } else {

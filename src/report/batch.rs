@@ -53,7 +53,7 @@ pub fn batch_json(graph: &ExecutionGraph, figures: &BatchFigures) -> Value {
 }
 
 /// The batch lines of the text summary.
-pub fn batch_text(graph: &ExecutionGraph, figures: &BatchFigures) -> String {
+pub fn batch_text(figures: &BatchFigures) -> String {
     let mut s = String::new();
     let decided: Vec<String> = figures
         .parallelism
@@ -105,7 +105,6 @@ pub fn batch_text(graph: &ExecutionGraph, figures: &BatchFigures) -> String {
     if figures.failovers > 0 {
         s.push_str(&format!("failovers    {}\n", figures.failovers));
     }
-    let _ = graph;
     s
 }
 

@@ -253,7 +253,7 @@ pub fn summary_text(
         ));
     }
     if let Some(figures) = &report.batch {
-        s.push_str(&super::batch::batch_text(&report.graph, figures));
+        s.push_str(&super::batch::batch_text(figures));
     }
     if report.rpcs_kept > 0 {
         s.push_str(&format!(
