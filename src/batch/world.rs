@@ -122,6 +122,9 @@ pub enum Event {
         /// process: a TaskManager's, or the JobMaster's incarnation.
         seq: u64,
         from_process: u32,
+        /// The TaskManager's connection it went out on: a disconnection resets the
+        /// connection, and what was on the wire is gone.
+        epoch: u32,
         /// The receiving process's incarnation when sent: a message to a process that died
         /// since is lost.
         to_incarnation: u32,
@@ -207,6 +210,8 @@ struct TaskManager {
     /// so a resent RPC never overtakes an older one.
     in_flight: u32,
     retry_scheduled: bool,
+    /// Bumped by every disconnection.
+    link_epoch: u32,
 }
 
 /// A running attempt, on its TaskManager.
@@ -408,6 +413,7 @@ impl World {
                     next_seq: 0,
                     in_flight: 0,
                     retry_scheduled: false,
+                    link_epoch: 0,
                 })
                 .collect(),
             remote: Vec::new(),
@@ -496,6 +502,7 @@ impl World {
                     Address::JobMaster => self.jm_incarnation,
                     Address::TaskManager(_) => self.tms[tm as usize].process,
                 },
+                epoch: self.tms[tm as usize].link_epoch,
             },
         );
         if to == Address::JobMaster {
@@ -548,8 +555,27 @@ impl World {
         msg: Msg,
         (from, to): (Address, Address),
         to_incarnation: u32,
-        (seq, from_process): (u64, u32),
+        (seq, from_process, epoch): (u64, u32, u32),
     ) {
+        let tm = match (from, to) {
+            (Address::TaskManager(t), _) | (_, Address::TaskManager(t)) => t,
+            _ => unreachable!("messages go between the JobMaster and a TaskManager"),
+        };
+        if self.tms[tm as usize].link_epoch != epoch {
+            // P3.3: the sender learns that the connection reset under its RPC and keeps it.
+            let t = &self.tms[tm as usize];
+            let keep = self.reconcile.is_some()
+                && matches!(from, Address::TaskManager(_))
+                && msg.is_task_rpc()
+                && t.alive
+                && t.process == from_process;
+            if keep {
+                self.tms[tm as usize].outbox.insert(seq, msg);
+                self.rpcs_kept += 1;
+                self.schedule_retry(sched, tm);
+            }
+            return;
+        }
         match to {
             Address::JobMaster => {
                 let Address::TaskManager(tm) = from else {
@@ -2212,6 +2238,9 @@ impl World {
                     return;
                 }
                 self.tms[t].connected = false;
+                // The connection is reset: whatever was on the wire either way is lost.
+                self.tms[t].link_epoch += 1;
+                self.tms[t].in_flight = 0;
                 self.batch_event(now, BatchEvent::TaskManagerDisconnected { task_manager });
                 let process = self.tms[t].process;
                 // Both sides miss heartbeats; a disconnection shorter than the timeout is
@@ -2283,7 +2312,14 @@ impl Model for World {
                 to_incarnation,
                 seq,
                 from_process,
-            } => self.deliver(sched, msg, (from, to), to_incarnation, (seq, from_process)),
+                epoch,
+            } => self.deliver(
+                sched,
+                msg,
+                (from, to),
+                to_incarnation,
+                (seq, from_process, epoch),
+            ),
             Event::ReconcileTimeout { incarnation } => {
                 let open = self
                     .jm

@@ -45,6 +45,8 @@ impl Reconciling {
             self.forget(tm);
             self.expected[tm as usize] = Some(process);
         }
+        // A registration (again, after a reconnection) is followed by a whole new report.
+        self.done[tm as usize] = false;
     }
 
     /// TaskManager `tm` is gone: the executions it reported are void, and the window no
@@ -162,7 +164,7 @@ impl World {
         self.schedule_retry(sched, tm);
     }
 
-    fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+    pub(super) fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let t = &mut self.tms[tm as usize];
         if t.outbox.is_empty() || t.retry_scheduled {
             return;
