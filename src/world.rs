@@ -779,12 +779,33 @@ fn fire(
             ctx.record(TraceEvent::TaskManagerLost { task_manager });
             task_managers[task_manager as usize].died();
             ctx.io.outboxes[task_manager as usize].clear();
+            // Finished producers whose result partitions die with the TaskManager.
+            let mut lost_finished = Vec::new();
             for slot in tasks.iter_mut() {
                 if let Some(t) = slot.as_mut().filter(|t| t.task_manager() == task_manager) {
-                    if !t.state().is_terminal() {
+                    if t.state().is_terminal() {
+                        lost_finished.push(t.subtask());
+                    } else {
                         t.die(ctx);
                     }
                     *slot = None;
+                }
+            }
+            // A consumer elsewhere still reading from such a partition loses its connection
+            // and fails (the JobMaster would otherwise never restart the finished producer):
+            // the region failover then runs both again (P1.8).
+            for &producer in &lost_finished {
+                for channel in ctx.graph.channels.iter().filter(|c| c.from == producer) {
+                    let slot = &mut tasks[channel.to.index()];
+                    let reading = slot.as_ref().is_some_and(|t| {
+                        !t.state().is_terminal() && !t.input_ended(channel.input_slot)
+                    });
+                    if reading {
+                        let t = slot.as_mut().expect("reading");
+                        t.fail(ctx);
+                        task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
+                        *slot = None;
+                    }
                 }
             }
             if let Some(jm) = jobmaster {

@@ -194,6 +194,11 @@ impl Task {
         self.task_manager
     }
 
+    /// Input slot `slot` delivered EndOfPartition: nothing more comes on that channel.
+    pub fn input_ended(&self, slot: u32) -> bool {
+        self.barriers.is_ended(slot)
+    }
+
     pub fn state(&self) -> ExecutionState {
         self.state
     }
