@@ -66,10 +66,13 @@ pub enum Bug {
     RestartAllUpstream,
     /// Batch: a partition reported after the wait is kept instead of released (F2.4).
     KeepLatePartitions,
+    /// Batch: a reset reuses the execution that ended (FINISHED, FAILED or CANCELED →
+    /// CREATED) instead of making a new one (F2.6: terminal states are never left).
+    ReuseTerminalExecution,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 22] = [
+    pub const ALL: [Bug; 23] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -92,6 +95,7 @@ impl Bug {
         Bug::SkipCoordinatorReset,
         Bug::RestartAllUpstream,
         Bug::KeepLatePartitions,
+        Bug::ReuseTerminalExecution,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -119,6 +123,7 @@ impl Bug {
             Bug::SkipCoordinatorReset => "skip-coordinator-reset",
             Bug::RestartAllUpstream => "restart-all-upstream",
             Bug::KeepLatePartitions => "keep-late-partitions",
+            Bug::ReuseTerminalExecution => "reuse-terminal-execution",
         }
     }
 
@@ -131,6 +136,7 @@ impl Bug {
                 | Bug::SkipCoordinatorReset
                 | Bug::RestartAllUpstream
                 | Bug::KeepLatePartitions
+                | Bug::ReuseTerminalExecution
         )
     }
 
@@ -177,6 +183,7 @@ impl Bug {
             Bug::SkipCoordinatorReset => "P2.4 step 3, P2.5 (reset subtasks return their splits)",
             Bug::RestartAllUpstream => "P2.4 step 4 (producers with reported partitions stay)",
             Bug::KeepLatePartitions => "F2.4 (a late report is answered by a release)",
+            Bug::ReuseTerminalExecution => "F2.6 (a terminal execution state is never left)",
         }
     }
 
@@ -205,6 +212,7 @@ impl Bug {
             Bug::SkipCoordinatorReset => Invariant::ExactlyOnceOutput,
             Bug::RestartAllUpstream => Invariant::MinimalRerun,
             Bug::KeepLatePartitions => Invariant::MinimalRerun,
+            Bug::ReuseTerminalExecution => Invariant::LegalTransition,
         }
     }
 
@@ -271,6 +279,9 @@ impl Bug {
             }
             Bug::KeepLatePartitions => {
                 "partitions reported after the wait are never released and leak on their TaskManager"
+            }
+            Bug::ReuseTerminalExecution => {
+                "a subtask run again reuses its ended execution, which leaves FINISHED or FAILED for CREATED"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

@@ -1581,7 +1581,8 @@ impl World {
             }
             let jm = self.jm.as_mut().expect("alive");
             let e = &mut jm.exec[s.index()];
-            let was_created = e.state == ExecutionState::Created;
+            let was = e.state;
+            let was_created = was == ExecutionState::Created;
             e.attempt = self.next_attempt[s.index()];
             self.next_attempt[s.index()] += 1;
             e.state = ExecutionState::Created;
@@ -1589,6 +1590,21 @@ impl World {
             if hold {
                 e.hold_until = now + self.restart_delay;
             }
+            // F2.6: a reset makes a new execution (a new attempt, CREATED); the bug reuses the
+            // old one, which leaves a terminal state.
+            if self.bug == Some(Bug::ReuseTerminalExecution) && was.is_terminal() {
+                let attempt = e.attempt;
+                self.record(
+                    now,
+                    TraceEvent::ExecutionState {
+                        subtask: s,
+                        attempt,
+                        from: was,
+                        to: ExecutionState::Created,
+                    },
+                );
+            }
+            let jm = self.jm.as_mut().expect("alive");
             let v = self.graph.subtasks[s.index()].vertex;
             let index = self.graph.subtasks[s.index()].index;
             if self.bug != Some(Bug::SkipCoordinatorReset) || !plan.recovery {
