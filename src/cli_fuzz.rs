@@ -8,7 +8,7 @@ use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, CampaignRes
 use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::generate::GenerateOptions;
 use flinksim::fuzz::replay::{replay, Replay};
-use flinksim::fuzz::shrink::{shrink, write_reproducer, Size, MAX_SHRINK_RUNS};
+use flinksim::fuzz::shrink::{shrink, write_reproducer, Size, Target, MAX_SHRINK_RUNS};
 use flinksim::fuzz::{mutants, parallel_map, Outcome};
 use flinksim::oracle::invariant::Invariant;
 use flinksim::scenario::FinishProtocol;
@@ -225,10 +225,20 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let failures = AtomicU64::new(0);
+    let panics = AtomicU64::new(0);
     let campaign = run_campaign(&options, |result| {
-        if result.outcome == Outcome::Violation {
-            let n = failures.fetch_add(1, Ordering::Relaxed) + 1;
-            bar.set_message(format!("{n} failing"));
+        let counter = match result.outcome {
+            Outcome::Violation => Some(&failures),
+            Outcome::Panic => Some(&panics),
+            Outcome::Ok | Outcome::Budget => None,
+        };
+        if let Some(counter) = counter {
+            counter.fetch_add(1, Ordering::Relaxed);
+            bar.set_message(format!(
+                "{} failing, {} panicked",
+                failures.load(Ordering::Relaxed),
+                panics.load(Ordering::Relaxed)
+            ));
         }
         bar.inc(1);
     });
@@ -246,28 +256,46 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
     print_table(&mut out, &campaign)?;
     write_coverage(&mut out, &coverage(&campaign.results))?;
 
-    // Shrink the lowest violating seeds, one shrink per (seed, invariant), across threads.
-    let targets: Vec<(u64, Invariant)> = campaign
+    // Shrink the lowest violating seeds, one shrink per (seed, invariant), and the lowest seed
+    // of each panic location, across threads.
+    let mut targets: Vec<(u64, Target)> = campaign
         .violations()
         .take(args.shrink)
         .flat_map(|r| {
             r.violated
                 .iter()
                 .filter(|&&i| i != Invariant::Determinism)
-                .map(move |&i| (r.seed, i))
+                .map(move |&i| (r.seed, Target::Invariant(i)))
         })
         .collect();
+    let mut panic_locations: BTreeMap<&str, u64> = BTreeMap::new();
+    for (r, p) in campaign.panics() {
+        panic_locations.entry(p.location.as_str()).or_insert(r.seed);
+    }
+    targets.extend(
+        panic_locations
+            .iter()
+            .take(args.shrink)
+            .map(|(&location, &seed)| {
+                (
+                    seed,
+                    Target::Panic {
+                        location: location.to_owned(),
+                    },
+                )
+            }),
+    );
     let shrunk = parallel_map(
         &targets,
         options.threads,
         || true,
-        |&(seed, target)| shrink(seed, &options.generate, target, MAX_SHRINK_RUNS),
+        |(seed, target)| shrink(*seed, &options.generate, target, MAX_SHRINK_RUNS),
     );
-    for (&(seed, target), shrunk) in targets.iter().zip(shrunk.into_iter().flatten()) {
+    for ((seed, target), shrunk) in targets.iter().zip(shrunk.into_iter().flatten()) {
         // A seed that fails only as part of a whole campaign would be a determinism bug; the
         // recheck reports those, so here the seed always fails again.
         let Some(shrunk) = shrunk else { continue };
-        let path = write_reproducer(&args.out, &shrunk.document, seed, target)?;
+        let path = write_reproducer(&args.out, &shrunk.document, *seed, target)?;
         let size = Size::of(&shrunk.document);
         writeln!(
             out,
@@ -300,7 +328,11 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         )?;
     }
     writeln!(out, "results: {}", results_path.display())?;
-    Ok(if campaign.violations().next().is_some() {
+    // Exit codes: 3 when any run panicked (a model bug, whatever else happened), 1 when some
+    // run violated an invariant, 0 when the campaign is clean.
+    Ok(if campaign.panics().next().is_some() {
+        ExitCode::from(3)
+    } else if campaign.violations().next().is_some() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -319,11 +351,45 @@ fn print_table(out: &mut impl Write, campaign: &CampaignResult) -> io::Result<()
     let count = |o: Outcome| campaign.results.iter().filter(|r| r.outcome == o).count();
     writeln!(
         out,
-        "outcomes: {} ok, {} violation, {} budget",
+        "outcomes: {} ok, {} violation, {} budget, {} panic",
         count(Outcome::Ok),
         count(Outcome::Violation),
-        count(Outcome::Budget)
+        count(Outcome::Budget),
+        count(Outcome::Panic)
     )?;
+    // Budget stops by reason: a pending budget means a world that grew without bound.
+    let mut budgets: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for r in campaign
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::Budget)
+    {
+        if let Some(stop) = r.stop {
+            budgets
+                .entry(flinksim::report::stop_id(stop))
+                .or_insert((0, r.seed))
+                .0 += 1;
+        }
+    }
+    for (stop, (seeds, first)) in &budgets {
+        writeln!(out, "budget {stop}: {seeds} seeds, first {first}")?;
+    }
+    // Panics by location, each with its count, first seed and message.
+    let mut by_location: BTreeMap<&str, (u64, u64, &str)> = BTreeMap::new();
+    for (r, p) in campaign.panics() {
+        by_location
+            .entry(p.location.as_str())
+            .or_insert((0, r.seed, p.message.as_str()))
+            .0 += 1;
+    }
+    for (location, (seeds, first, message)) in &by_location {
+        writeln!(
+            out,
+            "panic at {location}: {seeds} seeds, first {first}: {message}\n    reproduce: \
+             flinksim fuzz --seeds {first}..{} (same options)",
+            first + 1
+        )?;
+    }
     let mut by_invariant: BTreeMap<Invariant, (u64, u64)> = BTreeMap::new();
     for r in campaign.violations() {
         for &i in &r.violated {
@@ -390,6 +456,12 @@ pub fn cmd_check_determinism(args: CheckDeterminismArgs) -> io::Result<ExitCode>
             command.arg("--seed").arg(seed.to_string());
         }
         let output = command.output()?;
+        // Exit 3: the run panicked (`flinksim run` says where on stderr): a found bug.
+        if output.status.code() == Some(3) {
+            writeln!(io::stdout(), "run {n} panicked:")?;
+            io::stdout().write_all(&output.stderr)?;
+            return Ok(ExitCode::from(3));
+        }
         // Exit 1 only means the scenario's expectations failed; the hash is still there.
         if !matches!(output.status.code(), Some(0 | 1)) {
             io::stderr().write_all(&output.stderr)?;
@@ -448,7 +520,8 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
             // One folder per bug: two bugs may be detected by the same seed and invariant.
             let dir = dir.join(bug.name());
             std::fs::create_dir_all(&dir).map_err(|e| with_path(&dir, e))?;
-            let path = write_reproducer(&dir, &shrunk.document, seed, bug.caught_by())?;
+            let target = Target::Invariant(bug.caught_by());
+            let path = write_reproducer(&dir, &shrunk.document, seed, &target)?;
             writeln!(out, "    reproduce: flinksim run {}", path.display())?;
         }
         if mutant.detected_at.is_none() {

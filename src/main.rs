@@ -7,6 +7,7 @@ mod cli_fuzz;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use flinksim::bug::Bug;
+use flinksim::fuzz::isolate::{isolated, Panic};
 use flinksim::report::{self, check_expectations, event_line, summary_json, summary_text};
 use flinksim::run::{run, RunOptions};
 use flinksim::scenario::{self, Scenario};
@@ -38,6 +39,10 @@ enum Command {
         /// Write the whole trace as JSON Lines to this file.
         #[arg(long, value_name = "FILE.jsonl")]
         trace: Option<PathBuf>,
+        /// The largest trace file to write, like `500MB` or `2GiB`; past it the events stop
+        /// (a `truncated` line says where) and the trace hash still covers the whole run.
+        #[arg(long, value_name = "SIZE", default_value = "1GiB", value_parser = parse_size)]
+        max_trace_size: u64,
         /// Write the summary as one JSON object to this file.
         #[arg(long, value_name = "FILE.json")]
         summary: Option<PathBuf>,
@@ -86,6 +91,31 @@ enum Timeline {
     All,
 }
 
+/// A size in bytes: a whole number with an optional unit, `KB`/`MB`/`GB` (powers of 1000) or
+/// `KiB`/`MiB`/`GiB` (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let scale: u64 = match unit {
+        "" | "B" => 1,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        _ => return Err(format!("{text:?}: write a size like 500MB or 2GiB")),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("{text:?}: write a size like 500MB or 2GiB"))
+}
+
 fn parse_bug(name: &str) -> Result<Bug, String> {
     Bug::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = Bug::ALL.iter().map(|b| b.name()).collect();
@@ -95,11 +125,13 @@ fn parse_bug(name: &str) -> Result<Bug, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    report::install_interrupt_cleanup();
     let result = match cli.command {
         Command::Run {
             scenario,
             seed,
             trace,
+            max_trace_size,
             summary,
             quiet,
             timeline,
@@ -110,6 +142,7 @@ fn main() -> ExitCode {
             RunArgs {
                 seed,
                 trace: trace.as_deref(),
+                max_trace_size,
                 summary: summary.as_deref(),
                 quiet,
                 timeline,
@@ -185,10 +218,22 @@ fn cmd_bugs() -> io::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Reports a panic of the model (exit 3): where, why, and how to see it again.
+fn model_panicked(out: &mut impl Write, panic: &Panic, reproduce: &str) -> ExitCode {
+    // Best effort: stdout may be gone; the message on stderr is what matters.
+    let _ = out.flush();
+    eprintln!(
+        "error: the model {panic}\n  a panic is a broken internal invariant: a bug of the model \
+         (or of the injected bug), never of the scenario\n  reproduce: {reproduce}"
+    );
+    ExitCode::from(3)
+}
+
 /// `flinksim run`'s options besides the scenario.
 struct RunArgs<'a> {
     seed: Option<u64>,
     trace: Option<&'a Path>,
+    max_trace_size: u64,
     summary: Option<&'a Path>,
     quiet: bool,
     timeline: Timeline,
@@ -200,12 +245,18 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
     let RunArgs {
         seed,
         trace: trace_path,
+        max_trace_size,
         summary: summary_path,
         quiet,
         timeline,
         bug,
         compare_baseline,
     } = args;
+    let outputs: Vec<(&str, &Path)> = [("--trace", trace_path), ("--summary", summary_path)]
+        .into_iter()
+        .filter_map(|(flag, p)| p.map(|p| (flag, p)))
+        .collect();
+    report::refuse_overwriting_inputs(&[path], &outputs)?;
     let Some(mut scenario) = load_or_report(path) else {
         return Ok(ExitCode::from(2));
     };
@@ -244,7 +295,18 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
     } else {
         Retain::Protocol
     };
-    let report = run(&scenario, &RunOptions { seed, retain });
+    // A panic is a broken invariant of the model: report it with the seed, never as a crash.
+    let reproduce = match scenario.bug {
+        Some(bug) => format!(
+            "flinksim run {} --seed {seed_used} --bug {bug}",
+            path.display()
+        ),
+        None => format!("flinksim run {} --seed {seed_used}", path.display()),
+    };
+    let report = match isolated(|| run(&scenario, &RunOptions { seed, retain })) {
+        Ok(report) => report,
+        Err(panic) => return Ok(model_panicked(&mut out, &panic, &reproduce)),
+    };
 
     if !quiet {
         writeln!(out)?;
@@ -268,30 +330,43 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
 
     let failures = check_expectations(&scenario.expect, &report);
     // P2.6: the same run with job recovery off is the baseline recovery is measured against.
-    let baseline = compare_baseline.then(|| {
+    let baseline = if compare_baseline {
         let mut off = scenario.clone();
         if let Some(b) = off.batch.as_mut() {
             b.job_recovery = false;
         }
         // The baseline restarts; a reconciling scenario is compared with that too.
         off.jobmaster.failover = scenario::Failover::Restart;
-        run(
-            &off,
-            &RunOptions {
-                seed,
-                retain: Retain::Nothing,
-            },
-        )
-    });
-    let reproduce = match scenario.bug {
-        Some(bug) => format!(
-            "flinksim run {} --seed {seed_used} --bug {bug}",
-            path.display()
-        ),
-        None => format!("flinksim run {} --seed {seed_used}", path.display()),
+        let options = RunOptions {
+            seed,
+            retain: Retain::Nothing,
+        };
+        match isolated(|| run(&off, &options)) {
+            Ok(base) => Some(base),
+            Err(panic) => {
+                let reproduce = format!("{reproduce} --compare-baseline");
+                return Ok(model_panicked(&mut out, &panic, &reproduce));
+            }
+        }
+    } else {
+        None
     };
     if let Some(trace_path) = trace_path {
-        flinksim::fuzz::trace_file::write_trace(trace_path, &scenario, &report)?;
+        let written = flinksim::fuzz::trace_file::write_trace(
+            trace_path,
+            &scenario,
+            &report,
+            max_trace_size,
+        )?;
+        if written.truncated {
+            eprintln!(
+                "note: {} holds the first {} of {} trace events (--max-trace-size {max_trace_size} \
+                 bytes); its end line still has the whole run's trace hash",
+                trace_path.display(),
+                written.events,
+                report.trace.len()
+            );
+        }
     }
     if let Some(summary_path) = summary_path {
         let mut summary = summary_json(&scenario.name, &report, &failures);

@@ -90,6 +90,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     let budget = Budget {
         max_events: scenario.budget.max_events,
         max_time: Instant::ZERO.saturating_add(scenario.budget.max_time),
+        max_pending: usize::try_from(scenario.budget.max_pending).unwrap_or(usize::MAX),
     };
     let outcome = simulation.run(&mut world, budget);
 

@@ -826,6 +826,10 @@ pub enum Retain {
     Everything,
 }
 
+/// The most events a trace keeps in memory for rendering (about a gigabyte): a long run with
+/// `--trace` must not exhaust memory; the trace file says when events were left out.
+pub const MAX_KEPT_EVENTS: usize = 16_000_000;
+
 /// The running trace: a count, a hash and, when asked, the events themselves.
 pub struct Trace {
     hasher: TraceHasher,
@@ -856,7 +860,8 @@ impl Trace {
             Retain::Protocol => !event.is_data(),
             Retain::Everything => true,
         };
-        if keep {
+        // Past the cap the trace goes on counting and hashing, but keeps no more events.
+        if keep && self.kept.len() < MAX_KEPT_EVENTS {
             self.kept.push((index, now, event));
         }
         index

@@ -354,3 +354,157 @@ fn unknown_cli_flag() {
         &["--frobnicate"],
     );
 }
+
+/// Sizes that `validate` used to accept and that then crashed, spun or exhausted memory in
+/// `run`: each is now refused at the field that sizes the run.
+#[test]
+fn sizes_that_would_exhaust_a_run_are_refused() {
+    reject(
+        &with(r#", "cluster": {"task_managers": 1000000000}"#),
+        "cluster.task_managers",
+        "at most 10000",
+    );
+    reject(
+        &with(r#", "cluster": {"task_managers": 1, "slots_per_task_manager": 1000000000}"#),
+        "cluster.slots_per_task_manager",
+        "at most 10000",
+    );
+    reject(
+        &with(r#", "network": {"rpc_latency": "1ns..18446744073s"}"#),
+        "network.rpc_latency",
+        "longer than the longest duration",
+    );
+    reject(
+        &with(r#", "budget": {"max_time": "18446744073s"}"#),
+        "budget.max_time",
+        "longer than the longest duration",
+    );
+    reject(
+        &with(r#", "budget": {"max_events": 100000000000}"#),
+        "budget.max_events",
+        "must be between 1 and",
+    );
+    reject(
+        &with(r#", "budget": {"max_pending": 0}"#),
+        "budget.max_pending",
+        "must be between 1 and",
+    );
+    reject(
+        &with(r#", "network": {"channel_capacity": 4000000000}"#),
+        "network.channel_capacity",
+        "at most 1000000",
+    );
+    let wide = r#"{"name": "wide", "mode": "streaming", "job": {
+        "vertices": [
+            {"id": "src", "operator": "source", "parallelism": 3000, "records": 1},
+            {"id": "sink", "operator": "sink", "parallelism": 3000}
+        ],
+        "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]}}"#;
+    reject(wide, "job.edges", "9000000 channels");
+}
+
+/// A batch job whose sources would read 10^15 records inside single events, or keep 2^31
+/// splits: refused before the run starts.
+#[test]
+fn batch_reading_is_bounded() {
+    let batch = |records: &str, splits: &str| {
+        format!(
+            r#"{{"name": "b", "mode": "batch", "job": {{
+                "vertices": [
+                    {{"id": "src", "operator": "source", "parallelism": 2, "records": {records}}},
+                    {{"id": "sink", "operator": "sink", "parallelism": 1}}
+                ],
+                "edges": [{{"from": "src", "to": "sink", "pattern": "all_to_all"}}]}},
+              "batch": {{"coordinators": {{"src": {{"splits": {splits}}}}}}}}}"#
+        )
+    };
+    reject(
+        &batch("1000000000000000", "4"),
+        "job.vertices[0].records",
+        "at most 100000000",
+    );
+    reject(
+        &batch("10", "2147483648"),
+        "batch.coordinators.src.splits",
+        "at most 1000000 splits",
+    );
+}
+
+/// `--trace`, `--summary` and `-o` never overwrite the command's own input, and two outputs
+/// never share a file.
+#[test]
+fn outputs_never_overwrite_inputs() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("s.json");
+    let text = std::fs::read_to_string("scenarios/two-source-pipeline.json").expect("shipped");
+    std::fs::write(&file, &text).expect("written");
+    let run = |flag: &str, out: &Path| {
+        flinksim([
+            Path::new("run"),
+            &file,
+            Path::new("--quiet"),
+            Path::new(flag),
+            out,
+        ])
+    };
+    assert_bad_input(&run("--trace", &file), &["would destroy the input"]);
+    assert_bad_input(&run("--summary", &file), &["would destroy the input"]);
+    let same = dir.path().join("out.json");
+    let out = flinksim([
+        Path::new("run"),
+        &file,
+        Path::new("--trace"),
+        &same,
+        Path::new("--summary"),
+        &same,
+    ]);
+    assert_bad_input(&out, &["name the same file"]);
+    assert_eq!(std::fs::read_to_string(&file).expect("kept"), text);
+
+    let trace = dir.path().join("t.jsonl");
+    let ok = run("--trace", &trace);
+    assert_eq!(ok.status.code(), Some(0));
+    for command in ["view", "export"] {
+        let mut args = vec![Path::new(command), &trace, Path::new("-o"), &trace];
+        if command == "export" {
+            args.extend([Path::new("--format"), Path::new("perfetto")]);
+        }
+        assert_bad_input(&flinksim(args), &["would destroy the input"]);
+    }
+}
+
+/// `--max-trace-size` bounds the file: a `truncated` line, then the end line with the hash of
+/// the whole run, which `replay` still checks.
+#[test]
+fn trace_files_are_bounded_and_still_replay() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let trace = dir.path().join("t.jsonl");
+    let out = flinksim([
+        "run",
+        "scenarios/final-transaction-flink.json",
+        "--quiet",
+        "--trace",
+        trace.to_str().expect("utf-8"),
+        "--max-trace-size",
+        "20KB",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds the first"));
+    let text = std::fs::read_to_string(&trace).expect("written");
+    assert!(text.len() < 22_000, "{} bytes", text.len());
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[lines.len() - 2].contains(r#""type":"truncated""#));
+    assert!(lines[lines.len() - 1].contains(r#""type":"end""#));
+    let replay = flinksim(["replay", trace.to_str().expect("utf-8")]);
+    assert_eq!(replay.status.code(), Some(0), "{replay:?}");
+    assert!(String::from_utf8_lossy(&replay.stdout).starts_with("identical"));
+    assert_bad_input(
+        &flinksim([
+            "run",
+            "scenarios/two-source-pipeline.json",
+            "--max-trace-size",
+            "lots",
+        ]),
+        &["write a size like"],
+    );
+}

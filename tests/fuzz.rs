@@ -7,7 +7,7 @@ use flinksim::fuzz::campaign::{run_campaign, CampaignOptions, SeedResult};
 use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::generate::{generate, GenerateOptions, MAX_EVENTS};
 use flinksim::fuzz::mutants::first_detection;
-use flinksim::fuzz::shrink::{shrink, Size, MAX_SHRINK_RUNS};
+use flinksim::fuzz::shrink::{shrink, Size, Target, MAX_SHRINK_RUNS};
 use flinksim::fuzz::{judge, run_document, Outcome};
 use flinksim::probes::Probe;
 use flinksim::scenario::{self, FinishProtocol};
@@ -385,10 +385,131 @@ fn detections_shrink_to_at_most_four_vertices_and_two_faults() {
             protocol: None,
             bug: Some(bug),
         };
-        let shrunk = shrink(seed, &options, bug.caught_by(), MAX_SHRINK_RUNS).expect("fails");
+        let shrunk = shrink(
+            seed,
+            &options,
+            &Target::Invariant(bug.caught_by()),
+            MAX_SHRINK_RUNS,
+        )
+        .expect("fails");
         let size = Size::of(&shrunk.document);
         assert!(size.vertices <= 4 && size.faults <= 2, "{bug}: {size:?}");
         let (s, report) = run_document(&shrunk.document, Retain::Nothing).unwrap();
         assert!(judge(&s, &report).violated.contains(&bug.caught_by()));
     }
+}
+
+/// A panic in the model is a found bug, never a lost campaign. The panic here is real: with
+/// `no-barrier-before-eop` injected, a channel can be marked aligned before its EndOfPartition
+/// is processed, and the barrier handler's assertion ("delivering into an alignment") fires
+/// for a few seeds of 780..800. The campaign runs every seed, reports the panicking ones with
+/// their location, exits 3, and shrinks the first to a reproducer that `run` shows (exit 3).
+#[test]
+fn a_campaign_survives_panics_reports_and_shrinks_them() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out_dir = dir.path().to_str().expect("utf-8");
+    let output = flinksim(&[
+        "fuzz",
+        "--bug",
+        "no-barrier-before-eop",
+        "--seeds",
+        "780..800",
+        "--threads",
+        "2",
+        "--shrink",
+        "1",
+        "--out",
+        out_dir,
+    ]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        !String::from_utf8_lossy(&output.stderr).contains("panicked at"),
+        "panics are captured, not printed"
+    );
+    assert!(text.contains("panic at src/task/barrier.rs:"), "{text}");
+    let results = std::fs::read_to_string(dir.path().join("results.jsonl")).expect("written");
+    assert_eq!(results.lines().count(), 20, "every seed has a result");
+    let panicked: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("JSON"))
+        .filter(|r| r["outcome"] == "panic")
+        .collect();
+    assert!(!panicked.is_empty());
+    for r in &panicked {
+        assert!(r["panic"]["location"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("src/task/barrier.rs:")));
+        assert_eq!(r["panic"]["message"], "delivering into an alignment");
+    }
+    let seed = panicked[0]["seed"].as_u64().expect("a seed");
+    let reproducer = dir.path().join(format!("seed-{seed}-panic.json"));
+    assert!(text.contains("(panic) in"), "{text}");
+    let run = flinksim(&[
+        "run",
+        reproducer.to_str().expect("utf-8"),
+        "--quiet",
+        "--bug",
+        "no-barrier-before-eop",
+    ]);
+    assert_eq!(run.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("the model panicked at src/task/barrier.rs:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("reproduce: flinksim run"), "{stderr}");
+}
+
+/// Shrinking a panic keeps the location: the shrunk scenario still panics there, and is no
+/// larger than the seed's.
+#[test]
+fn a_panic_shrinks_toward_the_same_location() {
+    let options = GenerateOptions {
+        bug: Some(Bug::NoBarrierBeforeEop),
+        ..GenerateOptions::default()
+    };
+    let options_c = CampaignOptions {
+        seeds: 780..800,
+        threads: 2,
+        generate: options,
+        shard: None,
+        time_limit: None,
+        recheck: 0.0,
+    };
+    let results = run_campaign(&options_c, |_| {}).results;
+    let first = results
+        .iter()
+        .find(|r| r.outcome == Outcome::Panic)
+        .expect("a seed of 780..800 panics");
+    let location = first.panic.as_ref().expect("a panic").location.clone();
+    let target = Target::Panic {
+        location: location.clone(),
+    };
+    let shrunk = shrink(first.seed, &options, &target, 300).expect("it panics");
+    let before = Size::of(&generate(first.seed, &options));
+    let after = Size::of(&shrunk.document);
+    assert!(after.subtasks <= before.subtasks && after.faults <= before.faults);
+    let again = flinksim::fuzz::isolate::isolated(|| {
+        run_document(&shrunk.document, Retain::Nothing).map(|_| ())
+    });
+    assert_eq!(again.err().map(|p| p.location), Some(location));
+}
+
+/// A world whose future outgrows `budget.max_pending` ends with `pending_budget` and a
+/// diagnosis, judged like any budget stop.
+#[test]
+fn the_pending_budget_ends_a_run_with_a_diagnosis() {
+    let text = std::fs::read_to_string(scenario_path("unbounded-budget")).expect("shipped");
+    let mut doc: Value = serde_json::from_str(&text).expect("JSON");
+    doc["budget"]["max_pending"] = serde_json::json!(5);
+    doc.as_object_mut().expect("object").remove("expect");
+    let (s, report) = run_document(&doc, Retain::Nothing).expect("valid");
+    assert_eq!(report.stop, sim::StopReason::PendingBudget);
+    assert!(
+        report.diagnosis[0].contains("more events are pending than the pending budget allows"),
+        "{:?}",
+        report.diagnosis
+    );
+    assert_eq!(judge(&s, &report).outcome, Outcome::Budget);
 }

@@ -56,9 +56,11 @@ impl<E> Scheduler<'_, E> {
     }
 
     /// Schedules `event` `delay` after now (a zero delay means later in this same instant).
+    /// A delay past the end of time saturates: such an event lies beyond every time budget and
+    /// is never handled, which is what an unreachable deadline means; it must not panic.
     #[inline]
     pub fn after(&mut self, delay: Duration, event: E) {
-        let at = self.now + delay;
+        let at = self.now.saturating_add(delay);
         self.queue.push(at, event);
     }
 }
@@ -71,6 +73,10 @@ pub struct Budget {
     pub max_events: u64,
     /// Stop before handling any event later than this (events exactly at it are handled).
     pub max_time: Instant,
+    /// Stop once more than this many events are pending: a model whose future grows without
+    /// bound (a retry storm, a feedback loop) ends with a diagnosis instead of exhausting
+    /// memory. Checked after each event, so the run stops right after the event that crossed it.
+    pub max_pending: usize,
 }
 
 impl Budget {
@@ -78,6 +84,7 @@ impl Budget {
     pub const UNLIMITED: Budget = Budget {
         max_events: u64::MAX,
         max_time: Instant::MAX,
+        max_pending: usize::MAX,
     };
 }
 
@@ -92,6 +99,18 @@ pub enum StopReason {
     EventBudget,
     /// The next pending event is later than `max_time`.
     TimeBudget,
+    /// More than `max_pending` events are pending.
+    PendingBudget,
+}
+
+impl StopReason {
+    /// Whether a budget, rather than the model, ended the run.
+    pub fn is_budget(self) -> bool {
+        match self {
+            StopReason::EventBudget | StopReason::TimeBudget | StopReason::PendingBudget => true,
+            StopReason::Done | StopReason::Quiescent => false,
+        }
+    }
 }
 
 impl fmt::Display for StopReason {
@@ -101,6 +120,10 @@ impl fmt::Display for StopReason {
             StopReason::Quiescent => "no events are left to happen",
             StopReason::EventBudget => "the event budget is exhausted",
             StopReason::TimeBudget => "the next event is beyond the time budget",
+            StopReason::PendingBudget => {
+                "more events are pending than the pending budget allows (the run's future grows \
+                 without bound)"
+            }
         })
     }
 }
@@ -172,6 +195,9 @@ impl<E> Simulation<E> {
                 now: at,
             };
             model.handle(at, event, &mut sched);
+            if self.queue.len() > budget.max_pending {
+                break StopReason::PendingBudget;
+            }
         };
         RunOutcome {
             reason,
@@ -303,7 +329,7 @@ mod tests {
         sim.schedule(ms(0), (1, 9));
         let small = Budget {
             max_events: 3,
-            max_time: Instant::MAX,
+            ..Budget::UNLIMITED
         };
         let outcome = sim.run(&mut model, small);
         assert_eq!(outcome.reason, StopReason::EventBudget);
@@ -332,8 +358,8 @@ mod tests {
         let mut model = Hopper::new(ONE_MS);
         sim.schedule(ms(0), (1, 9));
         let budget = Budget {
-            max_events: u64::MAX,
             max_time: ms(4),
+            ..Budget::UNLIMITED
         };
         let outcome = sim.run(&mut model, budget);
         assert_eq!(outcome.reason, StopReason::TimeBudget);
@@ -406,6 +432,55 @@ mod tests {
             .collect();
         expected.sort_unstable();
         assert_eq!(delivered, expected, "every event exactly once");
+    }
+
+    /// Every event schedules two: the pending set doubles each round until the budget ends it.
+    #[test]
+    fn a_future_that_grows_without_bound_ends_on_the_pending_budget() {
+        struct Doubling;
+        impl Model for Doubling {
+            type Event = ();
+            fn handle(&mut self, _: Instant, _: (), sched: &mut Scheduler<'_, ()>) {
+                sched.after(ONE_MS, ());
+                sched.after(ONE_MS, ());
+            }
+        }
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        sim.schedule(ms(0), ());
+        let budget = Budget {
+            max_pending: 1000,
+            ..Budget::UNLIMITED
+        };
+        let outcome = sim.run(&mut Doubling, budget);
+        assert_eq!(outcome.reason, StopReason::PendingBudget);
+        assert!(outcome.reason.is_budget());
+        assert_eq!(
+            outcome.pending, 1001,
+            "stops right after crossing the bound"
+        );
+        assert_eq!(outcome.events, 1000);
+    }
+
+    #[test]
+    fn a_delay_past_the_end_of_time_saturates_and_is_never_handled() {
+        struct Far(u32);
+        impl Model for Far {
+            type Event = ();
+            fn handle(&mut self, _: Instant, _: (), sched: &mut Scheduler<'_, ()>) {
+                self.0 += 1;
+                sched.after(Duration::from_nanos(u64::MAX), ());
+            }
+        }
+        let mut sim = Simulation::new(TieBreak::Insertion);
+        sim.schedule(ms(5), ());
+        let mut model = Far(0);
+        let budget = Budget {
+            max_time: ms(1000),
+            ..Budget::UNLIMITED
+        };
+        let outcome = sim.run(&mut model, budget);
+        assert_eq!((outcome.reason, model.0), (StopReason::TimeBudget, 1));
+        assert_eq!(outcome.next_pending_at, Some(Instant::MAX));
     }
 
     #[test]

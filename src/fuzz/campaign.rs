@@ -2,12 +2,13 @@
 //! threads, and gather one [`SeedResult`] per seed, in seed order.
 
 use super::generate::{generate, GenerateOptions};
+use super::isolate::{isolated, Panic};
 use super::{judge, parallel_map, run_document, scenario_hash, Outcome};
 use crate::oracle::invariant::Invariant;
 use crate::probes::{Probe, ProbeSet};
 use crate::trace::Retain;
 use serde_json::{json, Value};
-use sim::Instant;
+use sim::{Instant, StopReason};
 use std::ops::Range;
 use std::time::{Duration, Instant as WallClock};
 
@@ -41,6 +42,10 @@ pub struct SeedResult {
     pub rechecked: bool,
     /// The coverage probes the run hit.
     pub probes: ProbeSet,
+    /// Why the run stopped (which budget, for [`Outcome::Budget`]).
+    pub stop: Option<StopReason>,
+    /// For [`Outcome::Panic`]: where and why the model panicked.
+    pub panic: Option<Panic>,
 }
 
 impl SeedResult {
@@ -58,6 +63,11 @@ impl SeedResult {
             "trace_hash": format!("{:#018x}", self.trace_hash),
             "rechecked": self.rechecked,
             "probes": self.probes.iter().map(Probe::id).collect::<Vec<_>>(),
+            "stop": self.stop.map(crate::report::stop_id),
+            "panic": self.panic.as_ref().map(|p| json!({
+                "location": p.location,
+                "message": p.message,
+            })),
         })
     }
 }
@@ -76,6 +86,13 @@ impl CampaignResult {
         self.results
             .iter()
             .filter(|r| r.outcome == Outcome::Violation)
+    }
+
+    /// The seeds whose run panicked, in seed order.
+    pub fn panics(&self) -> impl Iterator<Item = (&SeedResult, &Panic)> {
+        self.results
+            .iter()
+            .filter_map(|r| r.panic.as_ref().map(|p| (r, p)))
     }
 
     /// Seeds per second per thread: the campaign's throughput, comparable across machines
@@ -100,37 +117,61 @@ fn rechecked(seed: u64, fraction: f64) -> bool {
     fraction > 0.0 && (super::fnv1a(&seed.to_le_bytes()) as f64 / u64::MAX as f64) < fraction
 }
 
-/// Generates, runs and judges one seed.
+/// Generates, runs and judges one seed. Generation and both runs are [`isolated`]: a panic in
+/// any of them is this seed's result (`outcome: "panic"`), never the campaign's end.
 pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
-    let document = generate(seed, &options.generate);
-    let (scenario, report) = run_document(&document, Retain::Nothing)
-        .unwrap_or_else(|e| panic!("seed {seed} generated an invalid scenario: {e}\n{document}"));
-    let mut verdict = judge(&scenario, &report);
     let recheck = rechecked(seed, options.recheck);
-    if recheck {
-        let again = crate::run::run(
-            &scenario,
-            &crate::run::RunOptions {
-                seed: None,
-                retain: Retain::Nothing,
-            },
-        );
-        if again.trace_hash != report.trace_hash {
-            verdict.violated.push(Invariant::Determinism);
-            verdict.violated.sort();
-            verdict.outcome = Outcome::Violation;
+    let mut document = Value::Null;
+    let run = isolated(|| {
+        document = generate(seed, &options.generate);
+        let (scenario, report) = run_document(&document, Retain::Nothing).unwrap_or_else(|e| {
+            panic!("seed {seed} generated an invalid scenario: {e}\n{document}")
+        });
+        let mut verdict = judge(&scenario, &report);
+        if recheck {
+            let again = crate::run::run(
+                &scenario,
+                &crate::run::RunOptions {
+                    seed: None,
+                    retain: Retain::Nothing,
+                },
+            );
+            if again.trace_hash != report.trace_hash {
+                verdict.violated.push(Invariant::Determinism);
+                verdict.violated.sort();
+                verdict.outcome = Outcome::Violation;
+            }
         }
-    }
-    SeedResult {
-        seed,
-        scenario_hash: scenario_hash(&document),
-        outcome: verdict.outcome,
-        violated: verdict.violated,
-        events: report.events,
-        sim_time: report.sim_time,
-        trace_hash: report.trace_hash,
-        rechecked: recheck,
-        probes: report.probes,
+        (verdict, report)
+    });
+    let scenario_hash = scenario_hash(&document);
+    match run {
+        Ok((verdict, report)) => SeedResult {
+            seed,
+            scenario_hash,
+            outcome: verdict.outcome,
+            violated: verdict.violated,
+            events: report.events,
+            sim_time: report.sim_time,
+            trace_hash: report.trace_hash,
+            rechecked: recheck,
+            probes: report.probes,
+            stop: Some(report.stop),
+            panic: None,
+        },
+        Err(panic) => SeedResult {
+            seed,
+            scenario_hash,
+            outcome: Outcome::Panic,
+            violated: Vec::new(),
+            events: 0,
+            sim_time: Instant::ZERO,
+            trace_hash: 0,
+            rechecked: recheck,
+            probes: ProbeSet::default(),
+            stop: None,
+            panic: Some(panic),
+        },
     }
 }
 

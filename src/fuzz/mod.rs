@@ -14,11 +14,13 @@
 //! - [`shrink`]: a violating seed to a minimal scenario still violating the same invariant.
 //! - [`trace_file`]: the JSON Lines trace `flinksim run --trace` writes, and [`replay`] of one.
 //! - [`mutants`]: the mutation score: how soon a campaign catches each injected bug.
+//! - [`isolate`]: every run behind `catch_unwind`, so a model panic is a result, not a crash.
 
 pub mod batch_gen;
 pub mod campaign;
 pub mod coverage;
 pub mod generate;
+pub mod isolate;
 pub mod mutants;
 pub mod replay;
 pub mod shrink;
@@ -29,7 +31,6 @@ use crate::run::{run, RunOptions, RunReport};
 use crate::scenario::{self, Delivery, FinishProtocol, Operator, Scenario, ScenarioError};
 use crate::trace::Retain;
 use serde_json::Value;
-use sim::StopReason;
 use std::collections::BTreeSet;
 
 /// How one run ended, as campaigns count it.
@@ -39,9 +40,13 @@ pub enum Outcome {
     Ok,
     /// At least one invariant was violated unexpectedly.
     Violation,
-    /// No violation, but the run ended on its event or time budget (the oracles judged it,
-    /// `job-terminates` included, and found nothing; the run was just long).
+    /// No violation, but the run ended on one of its budgets: events, time, or pending
+    /// events (the oracles judged it, `job-terminates` included, and found nothing; the run
+    /// was just long, or its future grew without bound; the result's `stop` says which).
     Budget,
+    /// The model panicked: an internal invariant broke. The result carries the panic's
+    /// location and message ([`isolate::Panic`]).
+    Panic,
 }
 
 impl Outcome {
@@ -50,6 +55,7 @@ impl Outcome {
             Outcome::Ok => "ok",
             Outcome::Violation => "violation",
             Outcome::Budget => "budget",
+            Outcome::Panic => "panic",
         }
     }
 }
@@ -101,10 +107,7 @@ pub fn judge(scenario: &Scenario, report: &RunReport) -> Verdict {
         .collect();
     let outcome = if !violated.is_empty() {
         Outcome::Violation
-    } else if matches!(
-        report.stop,
-        StopReason::EventBudget | StopReason::TimeBudget
-    ) {
+    } else if report.stop.is_budget() {
         Outcome::Budget
     } else {
         Outcome::Ok

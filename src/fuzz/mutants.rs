@@ -6,7 +6,7 @@
 use super::campaign::{run_seed, CampaignOptions};
 use super::generate::GenerateOptions;
 use super::parallel_map;
-use super::shrink::{shrink, Shrunk, Size, MAX_SHRINK_RUNS};
+use super::shrink::{shrink, Shrunk, Size, Target, MAX_SHRINK_RUNS};
 use crate::bug::Bug;
 
 /// One bug's score.
@@ -69,7 +69,7 @@ pub fn score(bug: Bug, seeds: u64, threads: usize) -> Mutant {
             shrink(
                 seed,
                 &options(bug, seeds, threads).generate,
-                bug.caught_by(),
+                &Target::Invariant(bug.caught_by()),
                 MAX_SHRINK_RUNS,
             )
         }),

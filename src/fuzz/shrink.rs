@@ -1,6 +1,8 @@
 //! Shrinking: a violating seed becomes the smallest scenario we can find that still violates
 //! the *same* invariant (another violation would be another bug, and a smaller scenario for it
-//! would explain the wrong thing). Two stages:
+//! would explain the wrong thing), and a panicking seed the smallest that still panics at the
+//! *same* source location ([`Target`]). Every candidate run is isolated, so a candidate that
+//! panics elsewhere is just a candidate that does not reproduce. Two stages:
 //! 1. proptest's own shrinking over the seed's value tree (`simplify` while it still fails,
 //!    `complicate` when it went too far): fewer and smaller sources, middles, sinks and faults,
 //!    each number towards its simplest value;
@@ -11,6 +13,7 @@
 //! Every candidate costs one run, so both stages share one bound on runs.
 
 use super::generate::{value_tree, GenerateOptions};
+use super::isolate::isolated;
 use super::{judge, run_document};
 use crate::oracle::invariant::Invariant;
 use crate::run::RunReport;
@@ -54,20 +57,45 @@ impl Size {
     }
 }
 
-/// Does `document` still violate `target`? An invalid document does not.
-fn violates(document: &Value, target: Invariant) -> bool {
-    match run_document(document, Retain::Nothing) {
-        Ok((scenario, report)) => judge(&scenario, &report).violated.contains(&target),
-        Err(_) => false,
+/// What a shrink preserves: one invariant's violation, or a panic at one source location.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Target {
+    Invariant(Invariant),
+    Panic { location: String },
+}
+
+impl std::fmt::Display for Target {
+    /// The name reproducer files carry: the invariant's id, or `panic`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Invariant(i) => write!(f, "{i}"),
+            Target::Panic { .. } => f.write_str("panic"),
+        }
     }
 }
 
-/// Shrinks seed `seed`'s scenario while it violates `target`, in at most `max_runs` runs;
-/// `None` if the seed does not violate `target` at all.
+/// Does `document` still fail as `target`? An invalid document does not, and neither does
+/// one that panics at another location.
+fn violates(document: &Value, target: &Target) -> bool {
+    let run = isolated(|| {
+        run_document(document, Retain::Nothing)
+            .map(|(scenario, report)| judge(&scenario, &report).violated)
+    });
+    match (run, target) {
+        (Ok(Ok(violated)), Target::Invariant(i)) => violated.contains(i),
+        (Err(panic), Target::Panic { location }) => panic.location == *location,
+        (Ok(Err(_)), _) | (Ok(Ok(_)), Target::Panic { .. }) | (Err(_), Target::Invariant(_)) => {
+            false
+        }
+    }
+}
+
+/// Shrinks seed `seed`'s scenario while it fails as `target`, in at most `max_runs` runs;
+/// `None` if the seed does not fail that way at all.
 pub fn shrink(
     seed: u64,
     options: &GenerateOptions,
-    target: Invariant,
+    target: &Target,
     max_runs: u32,
 ) -> Option<Shrunk> {
     let mut runs = 1;
@@ -251,25 +279,62 @@ pub fn reproducer(
     Ok((file, scenario, report))
 }
 
-/// Writes `DIR/seed-<seed>-<invariant>.json` and its `.trace.jsonl`; returns the scenario path.
+/// The reproducer file for a shrunk `document` that panics: the document, named after the
+/// seed, with a description that quotes the panic. It has no `expect` block and no trace: a
+/// run that panics has no verdict to expect, and `flinksim run` on the file shows the panic.
+fn panic_reproducer(document: &Value, seed: u64) -> Value {
+    let panic = isolated(|| run_document(document, Retain::Nothing).map(|_| ()))
+        .err()
+        .map_or_else(|| "no longer panics".to_owned(), |p| p.to_string());
+    let mut file = Map::new();
+    file.insert("name".into(), json!(format!("fuzz-seed-{seed}-panic")));
+    file.insert(
+        "description".into(),
+        json!(format!(
+            "Found by `flinksim fuzz` at seed {seed} and shrunk while the model still \
+             panicked at the same place: {panic}. A panic is a broken internal invariant, a bug \
+             of the model (or of the injected bug); `flinksim run` on this file shows it."
+        )),
+    );
+    if let Some(fields) = document.as_object() {
+        for (k, v) in fields {
+            if !matches!(k.as_str(), "name" | "description" | "expect") {
+                file.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(file)
+}
+
+/// Writes `DIR/seed-<seed>-<target>.json` and, for a violation, its `.trace.jsonl`; returns the
+/// scenario path.
 pub fn write_reproducer(
     dir: &Path,
     document: &Value,
     seed: u64,
-    target: Invariant,
+    target: &Target,
 ) -> io::Result<PathBuf> {
-    let (file, scenario, report) = reproducer(document, seed, target)
-        .map_err(|e| io::Error::other(format!("seed {seed}: shrunk scenario: {e}")))?;
     let path = dir.join(format!("seed-{seed}-{target}.json"));
-    crate::report::write_atomically(&path, |w| {
-        serde_json::to_writer_pretty(&mut *w, &file)?;
-        writeln!(w)
-    })
-    .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))?;
-    super::trace_file::write_trace(
-        &dir.join(format!("seed-{seed}-{target}.trace.jsonl")),
-        &scenario,
-        &report,
-    )?;
+    let write_file = |file: &Value| {
+        crate::report::write_atomically(&path, |w| {
+            serde_json::to_writer_pretty(&mut *w, file)?;
+            writeln!(w)
+        })
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
+    };
+    match target {
+        Target::Invariant(invariant) => {
+            let (file, scenario, report) = reproducer(document, seed, *invariant)
+                .map_err(|e| io::Error::other(format!("seed {seed}: shrunk scenario: {e}")))?;
+            write_file(&file)?;
+            super::trace_file::write_trace(
+                &dir.join(format!("seed-{seed}-{target}.trace.jsonl")),
+                &scenario,
+                &report,
+                super::trace_file::DEFAULT_MAX_TRACE_BYTES,
+            )?;
+        }
+        Target::Panic { .. } => write_file(&panic_reproducer(document, seed))?,
+    }
     Ok(path)
 }

@@ -146,6 +146,9 @@ pub struct ExportArgs {
 }
 
 pub fn cmd_export(args: ExportArgs) -> io::Result<ExitCode> {
+    if let Some(output) = &args.output {
+        super::refuse_overwriting_inputs(&[&args.trace], &[("-o", output)])?;
+    }
     let trace = export::load_trace(&args.trace)?;
     if !args.actors.is_empty() {
         let known = export::perfetto::hosts(&trace);
@@ -201,6 +204,7 @@ pub struct ViewArgs {
 }
 
 pub fn cmd_view(args: ViewArgs) -> io::Result<ExitCode> {
+    super::refuse_overwriting_inputs(&[&args.trace], &[("-o", &args.output)])?;
     let trace = export::load_trace(&args.trace)?;
     let html = super::viewer::html(&trace);
     super::write_atomically(&args.output, |w| w.write_all(html.as_bytes())).map_err(|e| {

@@ -4,7 +4,6 @@ use crate::checkpoint::stats::Outcome;
 use crate::oracle::invariant::Invariant;
 use crate::run::RunReport;
 use crate::scenario::{CheckpointOutcome, Expect};
-use sim::StopReason;
 use std::collections::BTreeSet;
 
 /// Every way the run differs from what the scenario expects; empty means the run is as
@@ -19,10 +18,7 @@ pub fn check_expectations(expect: &Expect, report: &RunReport) -> Vec<String> {
         )),
         Some(status) if !status.is_terminal() => {}
         _ => {
-            if matches!(
-                report.stop,
-                StopReason::EventBudget | StopReason::TimeBudget
-            ) {
+            if report.stop.is_budget() {
                 failures.push(format!(
                     "the run hit its budget ({}) with the job {}",
                     report.stop, report.status

@@ -6,12 +6,14 @@ use crate::run::RunReport;
 use serde_json::{json, Value};
 use sim::StopReason;
 
-fn stop_id(stop: StopReason) -> &'static str {
+/// The stable id of a stop reason, as summaries and campaign results write it.
+pub fn stop_id(stop: StopReason) -> &'static str {
     match stop {
         StopReason::Done => "done",
         StopReason::Quiescent => "quiescent",
         StopReason::EventBudget => "event_budget",
         StopReason::TimeBudget => "time_budget",
+        StopReason::PendingBudget => "pending_budget",
     }
 }
 
@@ -147,7 +149,7 @@ fn checkpoints_text(report: &RunReport) -> String {
         report.completed_checkpoints(),
         report.retrigger_rpcs()
     );
-    for c in &report.checkpoints {
+    let lines = report.checkpoints.iter().map(|c| {
         let outcome = match c.outcome {
             Outcome::Pending => "pending".to_owned(),
             Outcome::Completed(at) => format!("completed at {at} (took {})", at - c.triggered_at),
@@ -168,7 +170,7 @@ fn checkpoints_text(report: &RunReport) -> String {
         let alignment = slowest.map_or(String::new(), |(t, d)| {
             format!("; slowest alignment {d} at {}", graph.subtask_name(*t))
         });
-        s.push_str(&format!(
+        format!(
             "  #{:<3} at {:<12} trigger {} | finished {} | {outcome}{alignment}{state_text}{}\n",
             c.id,
             c.triggered_at.to_string(),
@@ -183,9 +185,32 @@ fn checkpoints_text(report: &RunReport) -> String {
             } else {
                 String::new()
             }
-        ));
-    }
+        )
+    });
+    push_bounded(&mut s, lines, report.checkpoints.len(), "checkpoints");
     s
+}
+
+/// The summary lists at most this many entries of one kind (the first ones and the last
+/// ones); `--summary FILE.json` always has all of them. A run with 160,000 checkpoints must
+/// not print 160,000 lines.
+pub const MAX_LISTED: usize = 30;
+const LISTED_TAIL: usize = 10;
+
+/// Appends `lines` (`len` of them), eliding the middle when there are more than
+/// [`MAX_LISTED`].
+fn push_bounded(s: &mut String, lines: impl Iterator<Item = String>, len: usize, what: &str) {
+    let head = MAX_LISTED - LISTED_TAIL;
+    for (i, line) in lines.enumerate() {
+        if len <= MAX_LISTED || i < head || i >= len - LISTED_TAIL {
+            s.push_str(&line);
+        } else if i == head {
+            s.push_str(&format!(
+                "  … {} more {what} not listed (--summary FILE.json lists every one)\n",
+                len - MAX_LISTED
+            ));
+        }
+    }
 }
 
 /// The human summary printed at the end of `flinksim run`.
@@ -265,19 +290,22 @@ pub fn summary_text(
     if report.violations.is_empty() {
         s.push_str("violations   none\n");
     }
-    for v in &report.violations {
-        s.push_str(&format!(
+    let violations = report.violations.iter().map(|v| {
+        format!(
             "violation    {} at {} (event {}, {}): {}\n",
             v.invariant,
             v.time,
             v.event_index,
             v.actors.join(", "),
             v.message
-        ));
-    }
-    for line in &report.diagnosis {
-        s.push_str(&format!("diagnosis    {line}\n"));
-    }
+        )
+    });
+    push_bounded(&mut s, violations, report.violations.len(), "violations");
+    let diagnosis = report
+        .diagnosis
+        .iter()
+        .map(|line| format!("diagnosis    {line}\n"));
+    push_bounded(&mut s, diagnosis, report.diagnosis.len(), "diagnosis lines");
     if failures.is_empty() {
         s.push_str("expectations met\n");
     } else {

@@ -244,6 +244,7 @@
 //! not implemented yet is refused by `validate::reject_unsupported`, which says so.
 
 mod batch;
+pub mod bounds;
 mod error;
 mod raw;
 mod types;

@@ -39,6 +39,10 @@ pub(super) const DEFAULT_RPC_LATENCY: DurationRange = DurationRange {
 };
 pub(super) const DEFAULT_CHANNEL_CAPACITY: u32 = 8;
 pub(super) const DEFAULT_MAX_EVENTS: u64 = 10_000_000;
+/// Ten million pending events, well under a gigabyte: far above what any shipped scenario
+/// needs (the million-channel bench peaks at about two million), low enough that a world
+/// that grows without bound ends with a diagnosis long before it exhausts memory.
+pub(super) const DEFAULT_MAX_PENDING: u64 = 10_000_000;
 /// One hour. `Duration::parse` has no `h` unit, so a file writes this as `"3600s"`.
 pub(super) const DEFAULT_MAX_TIME: Duration = Duration::from_secs(3600);
 pub(super) const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(20);
@@ -269,6 +273,8 @@ pub(super) struct RawBudget {
     pub max_events: u64,
     #[serde(default = "default_max_time", deserialize_with = "single_duration")]
     pub max_time: Duration,
+    #[serde(default = "default_max_pending")]
+    pub max_pending: u64,
 }
 
 impl Default for RawBudget {
@@ -276,6 +282,7 @@ impl Default for RawBudget {
         RawBudget {
             max_events: DEFAULT_MAX_EVENTS,
             max_time: DEFAULT_MAX_TIME,
+            max_pending: DEFAULT_MAX_PENDING,
         }
     }
 }
@@ -492,6 +499,10 @@ fn default_channel_capacity() -> u32 {
 fn default_max_events() -> u64 {
     DEFAULT_MAX_EVENTS
 }
+
+fn default_max_pending() -> u64 {
+    DEFAULT_MAX_PENDING
+}
 fn default_max_time() -> Duration {
     DEFAULT_MAX_TIME
 }
@@ -530,6 +541,23 @@ fn default_heartbeat_timeout() -> Duration {
 }
 
 const DURATION_EXPECTED: &str = r#"a duration like "250us", "10ms" or "2s""#;
+
+/// The longest duration a scenario may write: 30 days. Simulated time is a count of
+/// nanoseconds in 64 bits (about 584 years), so with every delay, interval and budget at most
+/// this long, `now + delay` stays far from overflow however the run goes.
+pub(super) const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// `d`, unless it is longer than [`MAX_DURATION`].
+fn within_max(text: &str, d: Duration) -> Result<Duration, String> {
+    if d > MAX_DURATION {
+        return Err(format!(
+            "{text:?} is longer than the longest duration a scenario may give, {MAX_DURATION} \
+             (30 days): simulated time is counted in 64-bit nanoseconds and every run must end \
+             within its budget"
+        ));
+    }
+    Ok(d)
+}
 const RANGE_EXPECTED: &str =
     r#"a duration like "250us", "10ms" or "2s", or a range like "1ms..5ms""#;
 const RECORDS_EXPECTED: &str =
@@ -544,15 +572,15 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
             "{text:?} is a range, but this field takes one duration; expected {DURATION_EXPECTED}"
         ));
     }
-    Duration::parse(text).map_err(|e| format!("{e}; expected {DURATION_EXPECTED}"))
+    let d = Duration::parse(text).map_err(|e| format!("{e}; expected {DURATION_EXPECTED}"))?;
+    within_max(text, d)
 }
 
 /// Reads `"1ms"` (a fixed delay) or `"1ms..5ms"` (a range with `min <= max`).
 fn parse_range(text: &str) -> Result<DurationRange, String> {
     let Some((min, max)) = text.split_once("..") else {
-        return Duration::parse(text)
-            .map(DurationRange::fixed)
-            .map_err(|e| format!("{e}; expected {RANGE_EXPECTED}"));
+        let d = Duration::parse(text).map_err(|e| format!("{e}; expected {RANGE_EXPECTED}"))?;
+        return within_max(text, d).map(DurationRange::fixed);
     };
     // "1us...2ms" would otherwise read as 1us..0.2ms.
     if max.starts_with('.') {
@@ -563,6 +591,7 @@ fn parse_range(text: &str) -> Result<DurationRange, String> {
     let bound = |part: &str| {
         Duration::parse(part)
             .map_err(|e| format!("{text:?} is not a range: {e}; expected {RANGE_EXPECTED}"))
+            .and_then(|d| within_max(text, d))
     };
     let (min, max) = (bound(min)?, bound(max)?);
     if min > max {

@@ -154,7 +154,8 @@ fn full_example_reads_into_the_expected_values() {
         s.budget,
         Budget {
             max_events: 5_000_000,
-            max_time: Duration::from_secs(60)
+            max_time: Duration::from_secs(60),
+            max_pending: 10_000_000,
         }
     );
     assert_eq!(s.tie_break, TieBreak::Insertion);
@@ -221,7 +222,8 @@ fn every_field_but_name_mode_and_job_has_a_default() {
         s.budget,
         Budget {
             max_events: 10_000_000,
-            max_time: Duration::from_secs(3600)
+            max_time: Duration::from_secs(3600),
+            max_pending: 10_000_000,
         }
     );
     assert_eq!(s.expect, Expect::default());
@@ -787,7 +789,7 @@ fn rejects_zero_capacities_and_budgets() {
     reject(
         &with(r#""budget": {"max_events": 0}"#),
         "budget.max_events",
-        "must be at least 1",
+        "must be between 1 and",
     );
     reject(
         &with(r#""budget": {"max_time": "0ms"}"#),

@@ -245,6 +245,8 @@ pub enum FinishProtocol {
 pub struct Budget {
     pub max_events: u64,
     pub max_time: Duration,
+    /// The most kernel events that may be pending at once (the size of the run's future).
+    pub max_pending: u64,
 }
 
 /// One fault to inject: when it fires, and what it does.

@@ -5,6 +5,7 @@
 //! edge, the graph, cluster, network, checkpointing, budget, faults, heal_at, jobmaster,
 //! expect), and the first failure is returned, each with the JSON path of the value to fix.
 
+use super::bounds;
 use super::error::ScenarioError;
 use super::raw::{
     self, FaultName, OperatorKind, RawBudget, RawCheckpointing, RawCluster, RawEdge, RawExpect,
@@ -23,6 +24,12 @@ use std::collections::{BTreeMap, VecDeque};
 /// The largest parallelism a vertex may have. Every subtask is simulated as an actor, so this
 /// keeps a typo (an extra zero or three) from turning into a run that never ends.
 pub(super) const MAX_PARALLELISM: u32 = 100_000;
+
+/// The largest `budget.max_events`: 10^9 events, a few minutes at a few million a second.
+pub(super) const MAX_EVENTS_BUDGET: u64 = 1_000_000_000;
+
+/// The largest `budget.max_pending`: 10^8 pending events, a few gigabytes.
+pub(super) const MAX_PENDING_BUDGET: u64 = 100_000_000;
 
 /// The most checkpoints that may be pending at once: the coordinator tracks pending checkpoints
 /// in a 64-wide window (one bit each).
@@ -79,9 +86,13 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         None => None,
     };
     let job = check_job(raw.job, raw.mode, checkpointing_enabled, adaptive_max)?;
+    bounds::check_world_size(&job)?;
     let batch = raw_batch
         .map(|b| super::batch::check_batch(b, &job))
         .transpose()?;
+    if let Some(batch) = &batch {
+        bounds::check_batch_reading(batch, &job)?;
+    }
     let cluster = check_cluster(raw.cluster, &job)?;
     let network = check_network(raw.network)?;
     let checkpointing = raw
@@ -97,6 +108,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         finish_protocol: checkpointing.as_ref().map(|c| c.finish_protocol),
         budget: &budget,
     };
+    bounds::check_list_len("faults", raw.faults.len())?;
     let faults = raw
         .faults
         .into_iter()
@@ -522,6 +534,7 @@ fn check_cluster(raw: RawCluster, job: &Job) -> Result<Cluster, Problem> {
     if raw.task_managers == 0 {
         return Err(problem("cluster.task_managers", "must be at least 1"));
     }
+    bounds::check_cluster_size(raw.task_managers, raw.slots_per_task_manager)?;
     // Flink's default slot sharing puts one subtask of every vertex in a slot, so the job needs
     // as many slots as its widest vertex. `check_job` guarantees there is one.
     let widest = job
@@ -567,6 +580,7 @@ fn check_network(raw: RawNetwork) -> Result<Network, Problem> {
             "must be at least 1: a channel without a buffer could never carry a record",
         ));
     }
+    bounds::check_channel_capacity(raw.channel_capacity)?;
     Ok(Network {
         channel_latency: raw.channel_latency,
         rpc_latency: raw.rpc_latency,
@@ -582,6 +596,7 @@ fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> 
         ));
     }
     // Instant -> index in the file, to name the first of two equal instants.
+    bounds::check_list_len("checkpointing.trigger_at", raw.trigger_at.len())?;
     let mut trigger_at: BTreeMap<sim::Duration, usize> = BTreeMap::new();
     for (k, at) in raw.trigger_at.iter().enumerate() {
         if let Some(first) = trigger_at.insert(at.0, k) {
@@ -633,15 +648,33 @@ fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> 
 }
 
 fn check_budget(raw: RawBudget) -> Result<Budget, Problem> {
-    if raw.max_events == 0 {
-        return Err(problem("budget.max_events", "must be at least 1"));
+    if !(1..=MAX_EVENTS_BUDGET).contains(&raw.max_events) {
+        return Err(problem(
+            "budget.max_events",
+            format!(
+                "must be between 1 and {MAX_EVENTS_BUDGET} (a few minutes of simulation at a \
+                 few million events a second), not {}",
+                raw.max_events
+            ),
+        ));
     }
     if raw.max_time == sim::Duration::ZERO {
         return Err(problem("budget.max_time", "must be longer than 0"));
     }
+    if !(1..=MAX_PENDING_BUDGET).contains(&raw.max_pending) {
+        return Err(problem(
+            "budget.max_pending",
+            format!(
+                "must be between 1 and {MAX_PENDING_BUDGET} (pending events take memory: a few \
+                 gigabytes at the most), not {}",
+                raw.max_pending
+            ),
+        ));
+    }
     Ok(Budget {
         max_events: raw.max_events,
         max_time: raw.max_time,
+        max_pending: raw.max_pending,
     })
 }
 
