@@ -508,3 +508,55 @@ fn trace_files_are_bounded_and_still_replay() {
         &["write a size like"],
     );
 }
+
+/// Interrupted while writing a large `--trace`, `flinksim` removes the partial temporary file
+/// and exits 130: nothing hidden of hundreds of megabytes stays behind.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_trace_write_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let scenario = dir.path().join("big.json");
+    std::fs::write(
+        &scenario,
+        r#"{"name": "big", "mode": "streaming", "job": {"vertices": [
+            {"id": "src", "operator": "source", "parallelism": 2, "records": "unbounded",
+             "record_interval": "10us"},
+            {"id": "sink", "operator": "sink", "parallelism": 2}],
+            "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all",
+                       "partitioner": "round_robin"}]},
+           "budget": {"max_time": "4s"}}"#,
+    )
+    .expect("written");
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).expect("created");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flinksim"))
+        .args([
+            Path::new("run"),
+            &scenario,
+            Path::new("--quiet"),
+            Path::new("--trace"),
+        ])
+        .arg(out.join("t.jsonl"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    // Wait (bounded) until the temporary file exists, then interrupt.
+    let started = std::time::Instant::now();
+    while std::fs::read_dir(&out).expect("readable").next().is_none() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no temporary file appeared"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let status = child.wait().expect("ends");
+    assert_eq!(status.code(), Some(130));
+    let left: Vec<_> = std::fs::read_dir(&out).expect("readable").collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
