@@ -69,10 +69,26 @@ pub enum Bug {
     /// Batch: a reset reuses the execution that ended (FINISHED, FAILED or CANCELED →
     /// CREATED) instead of making a new one (F2.6: terminal states are never left).
     ReuseTerminalExecution,
+    /// A bounded source stops one record short of the count the scenario gives it (an
+    /// off-by-one in its end-of-input test).
+    SourceEndsEarly,
+    /// Key groups are mapped to consumers rounding up instead of down, so some keys go to the
+    /// neighbouring subtask (an off-by-one in Flink's `computeOperatorIndexForKeyGroup`).
+    MisrouteKeyGroup,
+    /// The restart strategy counts the failover it is about to run against `max_attempts`
+    /// before deciding (`>=` for `>`): the job fails one failure early.
+    RestartGivesUpEarly,
+    /// A TaskManager resends its kept RPCs although older ones are still on the wire to the
+    /// JobMaster, so those overtake the kept ones once they arrive (P3.3 order).
+    ResendBeforeDrained,
+    /// Under `flink`, a trigger RPC that reaches a task with open inputs is only bookkept until
+    /// EndOfPartition arrives on every channel, instead of injecting barriers into the open
+    /// channels and snapshotting at once (F1.4).
+    TriggerWaitsForInput,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 23] = [
+    pub const ALL: [Bug; 28] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -96,6 +112,11 @@ impl Bug {
         Bug::RestartAllUpstream,
         Bug::KeepLatePartitions,
         Bug::ReuseTerminalExecution,
+        Bug::SourceEndsEarly,
+        Bug::MisrouteKeyGroup,
+        Bug::RestartGivesUpEarly,
+        Bug::ResendBeforeDrained,
+        Bug::TriggerWaitsForInput,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -124,6 +145,11 @@ impl Bug {
             Bug::RestartAllUpstream => "restart-all-upstream",
             Bug::KeepLatePartitions => "keep-late-partitions",
             Bug::ReuseTerminalExecution => "reuse-terminal-execution",
+            Bug::SourceEndsEarly => "source-ends-early",
+            Bug::MisrouteKeyGroup => "misroute-key-group",
+            Bug::RestartGivesUpEarly => "restart-gives-up-early",
+            Bug::ResendBeforeDrained => "resend-before-drained",
+            Bug::TriggerWaitsForInput => "trigger-waits-for-input",
         }
     }
 
@@ -184,6 +210,15 @@ impl Bug {
             Bug::RestartAllUpstream => "P2.4 step 4 (producers with reported partitions stay)",
             Bug::KeepLatePartitions => "F2.4 (a late report is answered by a release)",
             Bug::ReuseTerminalExecution => "F2.6 (a terminal execution state is never left)",
+            Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
+            Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
+            Bug::RestartGivesUpEarly => {
+                "P1.8 (the fixed-delay strategy allows max_attempts restarts)"
+            }
+            Bug::ResendBeforeDrained => "P3.3 (kept RPCs keep their order on the link)",
+            Bug::TriggerWaitsForInput => {
+                "F1.4 (a trigger at a task with open inputs snapshots at once)"
+            }
         }
     }
 
@@ -213,6 +248,11 @@ impl Bug {
             Bug::RestartAllUpstream => Invariant::MinimalRerun,
             Bug::KeepLatePartitions => Invariant::MinimalRerun,
             Bug::ReuseTerminalExecution => Invariant::LegalTransition,
+            Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
+            Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
+            Bug::RestartGivesUpEarly => Invariant::JobStatus,
+            Bug::ResendBeforeDrained => Invariant::RpcOrder,
+            Bug::TriggerWaitsForInput => Invariant::TriggerAtOnce,
         }
     }
 
@@ -285,6 +325,21 @@ impl Bug {
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"
+            }
+            Bug::SourceEndsEarly => {
+                "every bounded source drops its last record, which no sink ever sees"
+            }
+            Bug::MisrouteKeyGroup => {
+                "some keys are summed by the wrong keyed_sum subtask, so their totals come from a subtask that does not own them"
+            }
+            Bug::RestartGivesUpEarly => {
+                "a job that exactly uses up its restart attempts fails instead of finishing"
+            }
+            Bug::ResendBeforeDrained => {
+                "a state update kept during reconciliation is applied after a newer one of the same TaskManager"
+            }
+            Bug::TriggerWaitsForInput => {
+                "a task triggered by RPC while inputs are open goes on consuming them before it snapshots"
             }
         }
     }

@@ -191,6 +191,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
             },
             protocol: args.protocol.protocol(),
             bug: args.bug,
+            unbiased: false,
         },
         shard: args.shard,
         time_limit: args.time_limit,
@@ -498,19 +499,23 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
     )?;
     writeln!(
         out,
-        "{:<32} {:<20} {:>9}  shrunk to",
-        "bug", "caught by", "seeds"
+        "{:<32} {:<20} {:>9} {:>9}  shrunk to",
+        "bug", "caught by", "biased", "plain"
     )?;
     let mut missed = 0;
+    let mut plain_detected = 0;
     for bug in Bug::ALL {
         let mutant = mutants::score(bug, args.seeds_per_bug, args.threads.max(1));
         let seeds = mutant
             .detected_at
             .map_or("missed".to_owned(), |_| mutant.seeds_run.to_string());
+        let plain = mutant
+            .plain_detected_at
+            .map_or("missed".to_owned(), |s| (s + 1).to_string());
         let size = mutant.shrunk_size().map_or("-".to_owned(), describe_size);
         writeln!(
             out,
-            "{:<32} {:<20} {seeds:>9}  {size}",
+            "{:<32} {:<20} {seeds:>9} {plain:>9}  {size}",
             bug.name(),
             bug.caught_by().id()
         )?;
@@ -527,12 +532,16 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
         if mutant.detected_at.is_none() {
             missed += 1;
         }
+        if mutant.plain_detected_at.is_some() {
+            plain_detected += 1;
+        }
     }
     writeln!(
         out,
-        "detected {} of {} bugs",
+        "detected {} of {} bugs (biased generator); {} by the plain generator",
         Bug::ALL.len() - missed,
-        Bug::ALL.len()
+        Bug::ALL.len(),
+        plain_detected
     )?;
     Ok(if missed == 0 {
         ExitCode::SUCCESS

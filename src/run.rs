@@ -165,6 +165,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         status,
         outcome.now,
         trace_len.saturating_sub(1),
+        scenario.jobmaster.restart_strategy.max_attempts,
         |tm, rpc| {
             io.outboxes[tm as usize].kept().any(|r| r == rpc)
                 || io.rpc.in_flight_from(tm).any(|r| r == rpc)

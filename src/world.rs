@@ -188,10 +188,11 @@ impl Ctx<'_, '_> {
     /// (a JobMaster addresses the TaskManager process that registered with it). If that
     /// process has died, the RPC is lost, even if a replacement runs by now.
     pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
+        self.io.oracles.observe_send(from, to, rpc, self.now);
         if let (Address::TaskManager(tm), Address::JobMaster) = (from, to) {
             let outbox = &mut self.io.outboxes[tm as usize];
             if outbox.is_holding() && !outbox::is_report(rpc.call) {
-                outbox.keep(rpc); // P3.3: behind the RPCs it keeps, in order
+                outbox.hold(rpc); // P3.3: behind the RPCs it keeps, in order
                 self.io.stats.rpcs_kept += 1;
                 return;
             }
@@ -605,7 +606,8 @@ impl Model for World {
                     return; // the process died, and its outbox with it
                 }
                 let outbox = &mut ctx.io.outboxes[task_manager as usize];
-                if ctx.io.rpc.in_flight_from(task_manager).next().is_some() {
+                let resend_now = ctx.config.bug == Some(Bug::ResendBeforeDrained);
+                if !resend_now && ctx.io.rpc.in_flight_from(task_manager).next().is_some() {
                     // Older RPCs are still on the wire: resent now, the kept ones would land
                     // behind them. Holding lets the wire drain.
                     outbox.retry_later();
@@ -643,7 +645,7 @@ fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, rpc: Rpc) {
     if ctx.config.bug == Some(Bug::DropRefusedRpc) {
         return; // the bug: the TaskManager forgets it
     }
-    ctx.io.outboxes[tm as usize].keep(rpc);
+    ctx.io.outboxes[tm as usize].keep_refused(rpc);
     if ctx.io.membership.jobmaster_alive {
         schedule_retry(ctx, tm);
     }

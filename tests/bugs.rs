@@ -33,6 +33,11 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::RestartAllUpstream => "batch-crash-mid-stage",
         Bug::KeepLatePartitions => "batch-taskmanager-returns-late",
         Bug::ReuseTerminalExecution => "batch-taskmanager-never-returns",
+        Bug::SourceEndsEarly => "two-source-pipeline",
+        Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
+        Bug::RestartGivesUpEarly => "restart-attempts-used-up",
+        Bug::ResendBeforeDrained => "reconcile-slow-rpcs-keep-order",
+        Bug::TriggerWaitsForInput => "trigger-rpc-open-inputs-flink",
     }
 }
 

@@ -82,9 +82,8 @@ fn a_seed_always_generates_the_same_valid_scenario_with_a_healed_phase() {
         "every finish protocol is drawn: {protocols:?}"
     );
     let legacy = GenerateOptions {
-        mode: None,
         protocol: Some(FinishProtocol::Legacy),
-        bug: None,
+        ..GenerateOptions::default()
     };
     assert_eq!(
         generate(3, &legacy)["checkpointing"]["finish_protocol"],
@@ -365,7 +364,7 @@ const SEEDS_PER_BUG: u64 = 150;
 fn every_injected_bug_is_detected_within_its_budget() {
     for bug in Bug::ALL {
         assert!(
-            first_detection(bug, SEEDS_PER_BUG, 2).is_some(),
+            first_detection(bug, SEEDS_PER_BUG, 2, false).is_some(),
             "{bug}: no seed of 0..{SEEDS_PER_BUG} violates `{}`",
             bug.caught_by()
         );
@@ -379,11 +378,10 @@ fn detections_shrink_to_at_most_four_vertices_and_two_faults() {
         Bug::RestartFinishedTasks,
         Bug::UnalignedDropChannelState,
     ] {
-        let seed = first_detection(bug, SEEDS_PER_BUG, 2).expect("detected");
+        let seed = first_detection(bug, SEEDS_PER_BUG, 2, false).expect("detected");
         let options = GenerateOptions {
-            mode: None,
-            protocol: None,
             bug: Some(bug),
+            ..GenerateOptions::default()
         };
         let shrunk = shrink(
             seed,

@@ -43,6 +43,9 @@ pub struct GenerateOptions {
     /// The bug the campaign injects: it biases the shapes drawn (`Bias`) and is written into
     /// the scenario's `bug`.
     pub bug: Option<Bug>,
+    /// Inject `bug` without biasing anything: the plain generator's seeds, as a campaign
+    /// without the bug draws them (the honest half of the mutation score).
+    pub unbiased: bool,
 }
 
 /// Shapes an injected bug needs before it can show at all. Without them most seeds cannot
@@ -62,7 +65,14 @@ pub struct GenerateOptions {
 /// - a bug in reconciliation (`drop-refused-rpc`, `reconcile-ignores-missing-tm`,
 ///   `no-terminal-retention`, `apply-state-before-rebuild`) needs `failover: reconcile` and a
 ///   JobManager crash, the missing-TaskManager bug a TaskManager lost in the outage, and
-///   `apply-state-before-rebuild` a failure before it (attempts above 0).
+///   `apply-state-before-rebuild` a failure before it (attempts above 0); `resend-before-drained`
+///   needs kept RPCs too, and RPCs slower than a retry, so older ones are still on the wire;
+/// - `restart-gives-up-early` needs a failure that uses up the restart strategy exactly: one
+///   failed task and `max_attempts` 1;
+/// - `trigger-waits-for-input` breaks a rule of `flink` alone, and needs channels slower than
+///   RPCs.
+///
+/// `GenerateOptions::unbiased` turns all of this off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Bias {
     two_phase_commit: bool,
@@ -72,6 +82,16 @@ struct Bias {
     lost_task_manager: bool,
     /// A batch bug (P2) needs a batch job.
     batch: bool,
+    /// One failed task and a restart strategy of one attempt.
+    one_restart: bool,
+    /// RPCs far slower than a retry (a delay spike of 40-60ms on RPCs from the JobManager
+    /// crash on, longer than most reconcile windows), so that older RPCs are still on the wire
+    /// when kept ones are sent again.
+    slow_rpcs: bool,
+    /// Channels slower than RPCs (2-3ms against under 0.3ms), so that a trigger RPC can reach a
+    /// task before the EndOfPartition of a producer the JobMaster already sees FINISHED; one
+    /// checkpoint at a time.
+    slow_channels: bool,
 }
 
 /// How barriers align (P1.4).
@@ -84,8 +104,8 @@ enum Alignment {
 }
 
 impl Bias {
-    fn of(bug: Option<Bug>) -> Bias {
-        match bug {
+    fn of(options: &GenerateOptions) -> Bias {
+        match options.bug.filter(|_| !options.unbiased) {
             None => Bias::default(),
             Some(bug) => Bias {
                 two_phase_commit: matches!(
@@ -100,6 +120,7 @@ impl Bias {
                         | Bug::RestoreFromPending
                         | Bug::CommitUncoveredTransaction
                         | Bug::IgnoreChannelStateOnRestore
+                        | Bug::RestartGivesUpEarly
                 ),
                 alignment: match bug {
                     Bug::UnalignedDropChannelState
@@ -114,9 +135,13 @@ impl Bias {
                         | Bug::ReconcileIgnoresMissingTm
                         | Bug::NoTerminalRetention
                         | Bug::ApplyStateBeforeRebuild
+                        | Bug::ResendBeforeDrained
                 ),
                 lost_task_manager: bug == Bug::ReconcileIgnoresMissingTm,
                 batch: bug.is_batch(),
+                one_restart: bug == Bug::RestartGivesUpEarly,
+                slow_rpcs: bug == Bug::ResendBeforeDrained,
+                slow_channels: bug == Bug::TriggerWaitsForInput,
             },
         }
     }
@@ -127,9 +152,10 @@ fn protocols(options: &GenerateOptions) -> Vec<FinishProtocol> {
     if let Some(p) = options.protocol {
         return vec![p];
     }
-    match options.bug {
+    match options.bug.filter(|_| !options.unbiased) {
         Some(Bug::SkipRetriggerDescendants) => vec![FinishProtocol::Option1],
         Some(Bug::CancelPendingOnFinish) => vec![FinishProtocol::Option1, FinishProtocol::Option2],
+        Some(Bug::TriggerWaitsForInput) => vec![FinishProtocol::Flink],
         _ => vec![
             FinishProtocol::Option1,
             FinishProtocol::Option2,
@@ -361,6 +387,12 @@ fn faults(
         enabled[0] = true;
         count = count.max(1);
     }
+    if bias.one_restart {
+        count = 1;
+    }
+    if bias.slow_rpcs {
+        count = count.max(2);
+    }
     if bias.reconcile {
         enabled[2] = true;
         enabled[1] |= bias.lost_task_manager;
@@ -380,7 +412,7 @@ fn faults(
         return Vec::new();
     }
     let window_us = window_ms * 1000;
-    specs
+    let mut docs: Vec<Value> = specs
         .iter()
         .take(count)
         .enumerate()
@@ -390,6 +422,7 @@ fn faults(
             let kind = match n {
                 0 if bias.failure => "fail_task",
                 1 if bias.lost_task_manager => "lose_task_manager",
+                1 if bias.slow_rpcs => "delay_spike",
                 0 | 1 if bias.reconcile => "crash_jobmaster",
                 _ => kinds[kind as usize % kinds.len()],
             };
@@ -401,6 +434,9 @@ fn faults(
                 "crash_jobmaster" => {
                     json!({"fault": kind, "restart_after": format!("{restart_ms}ms")})
                 }
+                "delay_spike" if bias.slow_rpcs => json!({"fault": kind,
+                    "extra": format!("{}us", 40000 + spike.0 % 20000),
+                    "duration": format!("{}ms", 60 + spike.1), "target": "rpcs"}),
                 "delay_spike" => {
                     let target = ["channels", "rpcs", "all"][spike.2 as usize % 3];
                     json!({"fault": kind, "extra": format!("{}us", spike.0),
@@ -420,19 +456,36 @@ fn faults(
             }
             doc
         })
-        .collect()
+        .collect();
+    // The slow RPCs begin with the JobManager crash.
+    if bias.slow_rpcs && docs.len() >= 2 {
+        let crash = docs[0].clone();
+        for key in ["at", "when"] {
+            match crash.get(key) {
+                Some(trigger) => docs[1][key] = trigger.clone(),
+                None => {
+                    if let Some(spike) = docs[1].as_object_mut() {
+                        spike.remove(key);
+                    }
+                }
+            }
+        }
+    }
+    docs
 }
 
 /// The scenario strategy for campaign seed `seed` (written as the scenario's `seed`, so the
 /// run's random streams are the campaign's seed, and shrinking never changes them).
 pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<Value> {
     let protocols = protocols(options);
-    let mode = match (options.bug, options.mode, options.protocol) {
+    let bias = Bias::of(options);
+    // A bug's campaign draws the mode of its rule; the plain generator does not know the bug.
+    let biasing = options.bug.filter(|_| !options.unbiased);
+    let mode = match (biasing, options.mode, options.protocol) {
         (Some(bug), _, _) if bug.is_batch() => Some(Mode::Batch),
         (Some(_), _, _) | (None, None, Some(_)) => Some(Mode::Streaming),
         (None, mode, _) => mode,
     };
-    let bias = Bias::of(options.bug);
     let bug = options.bug;
     let shape = (
         prop::collection::vec(source(), 1..=3),
@@ -476,13 +529,17 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // Drawn after everything else, so streaming seeds are what they were before batch jobs:
     // one seed in five is a batch job (P2) instead.
     let batch = (0u8..5, super::batch_gen::spec());
+    // Drawn after the batch part, so every earlier draw is what it was before: the restart
+    // strategy's `max_attempts`, 1 to 3 in three seeds of eight (so that a fault plan can use
+    // it up and the job fails, which `job-status` judges), else 10.
+    let restarts = 0u8..8;
     (
         shape,
         network,
         checkpointing,
         swarm(),
         cluster_and_jobmaster,
-        (reconciliation, batch),
+        (reconciliation, batch, restarts),
     )
         .prop_map(
             move |(
@@ -491,7 +548,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 ((interval_us, trigger_at), max_concurrent, p, (alignment, timeout_us, flush)),
                 swarm,
                 (task_managers, full, delay_ms, heartbeat_ms),
-                ((failover, reconcile_ms, retention_ms), (batch_draw, batch)),
+                ((failover, reconcile_ms, retention_ms), (batch_draw, batch), restarts),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
                 // streaming.
@@ -527,6 +584,20 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 // legitimate stall, not a bug, so such scenarios also trigger periodically.
                 let interval_us = interval_us.or(needs_final.then_some(30_000));
                 let faults = faults(&vertices, task_managers, &swarm, bias);
+                // With channels this slow, a second concurrent checkpoint can subsume the first
+                // at every task whose inputs differ in path length, again and again: a
+                // legitimate livelock of that configuration (Flink's handler does the same), so
+                // the bias also keeps one checkpoint at a time.
+                let (channel, rpc, max_concurrent) = if bias.slow_channels {
+                    ((2000 + channel.0, channel.1), (1 + rpc.0 % 100, rpc.1 % 200), 1)
+                } else {
+                    (channel, rpc, max_concurrent)
+                };
+                let max_attempts = match restarts {
+                    _ if bias.one_restart => 1,
+                    r @ 0..=2 => u32::from(r) + 1,
+                    _ => 10,
+                };
                 let alignment = bias.alignment.unwrap_or(match alignment {
                     0 => Alignment::Aligned,
                     1 => Alignment::Unaligned,
@@ -558,7 +629,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     "heal_at": format!("{}ms", swarm.3),
                     "jobmaster": {
                         "failover_scope": if full { "full" } else { "region" },
-                        "restart_strategy": {"delay": format!("{delay_ms}ms"), "max_attempts": 10},
+                        "restart_strategy": {"delay": format!("{delay_ms}ms"), "max_attempts": max_attempts},
                         "heartbeat_timeout": format!("{heartbeat_ms}ms"),
                         "failover": if reconcile { "reconcile" } else { "restart" },
                         "reconcile_timeout": format!("{reconcile_ms}ms"),

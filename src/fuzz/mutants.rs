@@ -2,6 +2,11 @@
 //! seeds until the bug's own oracle ([`Bug::caught_by`]) first fires, and the size of the
 //! scenario that detection shrinks to. A bug no campaign detects means an oracle or the
 //! generator is blind to the rule the bug breaks.
+//!
+//! Each bug is scored twice: with the generator biased toward the shapes the bug needs (the
+//! `Bias` of `generate.rs`), and with the plain generator a campaign without the bug uses. The
+//! biased figure says an oracle *can* catch the bug; the plain one how soon an ordinary
+//! campaign does, which is what a bug nobody planted meets.
 
 use super::campaign::{run_seed, CampaignOptions};
 use super::generate::GenerateOptions;
@@ -18,6 +23,8 @@ pub struct Mutant {
     pub seeds_run: u64,
     /// The shrunk scenario of the first detection.
     pub shrunk: Option<Shrunk>,
+    /// The first detecting seed of the plain (unbiased) generator, within the same budget.
+    pub plain_detected_at: Option<u64>,
 }
 
 impl Mutant {
@@ -26,15 +33,15 @@ impl Mutant {
     }
 }
 
-/// The campaign options of `bug`'s mutation score.
-fn options(bug: Bug, seeds: u64, threads: usize) -> CampaignOptions {
+/// The campaign options of `bug`'s mutation score, biased or plain.
+fn options(bug: Bug, seeds: u64, threads: usize, unbiased: bool) -> CampaignOptions {
     CampaignOptions {
         seeds: 0..seeds,
         threads,
         generate: GenerateOptions {
-            mode: None,
-            protocol: None,
             bug: Some(bug),
+            unbiased,
+            ..GenerateOptions::default()
         },
         shard: None,
         time_limit: None,
@@ -45,8 +52,8 @@ fn options(bug: Bug, seeds: u64, threads: usize) -> CampaignOptions {
 /// The first seed of `0..seeds` whose run, with `bug` injected, violates the bug's invariant.
 /// Seeds go in batches of `threads`, and the answer is the lowest detecting seed of the first
 /// batch with one, so it does not depend on `threads`.
-pub fn first_detection(bug: Bug, seeds: u64, threads: usize) -> Option<u64> {
-    let options = options(bug, seeds, threads);
+pub fn first_detection(bug: Bug, seeds: u64, threads: usize, unbiased: bool) -> Option<u64> {
+    let options = options(bug, seeds, threads, unbiased);
     let batch = threads.max(1) as u64;
     (0..seeds).step_by(batch as usize).find_map(|start| {
         let batch_seeds: Vec<u64> = (start..seeds.min(start + batch)).collect();
@@ -58,17 +65,18 @@ pub fn first_detection(bug: Bug, seeds: u64, threads: usize) -> Option<u64> {
     })
 }
 
-/// [`first_detection`], then the shrinking of the detecting seed.
+/// [`first_detection`], biased and plain, then the shrinking of the biased detecting seed.
 pub fn score(bug: Bug, seeds: u64, threads: usize) -> Mutant {
-    let detected_at = first_detection(bug, seeds, threads);
+    let detected_at = first_detection(bug, seeds, threads, false);
     Mutant {
+        plain_detected_at: first_detection(bug, seeds, threads, true),
         bug,
         detected_at,
         seeds_run: detected_at.map_or(seeds, |s| s + 1),
         shrunk: detected_at.and_then(|seed| {
             shrink(
                 seed,
-                &options(bug, seeds, threads).generate,
+                &options(bug, seeds, threads, false).generate,
                 &Target::Invariant(bug.caught_by()),
                 MAX_SHRINK_RUNS,
             )

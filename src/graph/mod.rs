@@ -230,7 +230,14 @@ impl ExecutionGraph {
 
     /// The channel of `gate` that `record` goes to. `round_robin` is the producer's own
     /// counter for this gate (Flink's `RebalancePartitioner` / `RescalePartitioner`).
-    pub fn route(&self, gate: &OutputGate, record: &Record, round_robin: &mut u32) -> ChannelId {
+    /// `misroute` injects `misroute-key-group`: key groups are mapped rounding up.
+    pub fn route(
+        &self,
+        gate: &OutputGate,
+        record: &Record,
+        round_robin: &mut u32,
+        misroute: bool,
+    ) -> ChannelId {
         let edge = &self.edges[gate.edge];
         let n = gate.channels.len() as u32;
         let index = match (edge.pattern, edge.partitioner) {
@@ -239,7 +246,11 @@ impl ExecutionGraph {
                     Some(k) => record.key % k,
                     None => record.key,
                 };
-                key_group_owner(key, n)
+                if misroute {
+                    misrouted_key_group_owner(key, n)
+                } else {
+                    key_group_owner(key, n)
+                }
             }
             // A forward gate with one channel is the common case and needs no counter; with
             // several (upstream parallelism below downstream) Flink rescales round robin.
@@ -296,6 +307,14 @@ pub fn key_group_owner(key: u32, parallelism: u32) -> u32 {
     let max_parallelism = default_max_parallelism(parallelism);
     let key_group = mix64(u64::from(key)) % u64::from(max_parallelism);
     (key_group * u64::from(parallelism) / u64::from(max_parallelism)) as u32
+}
+
+/// `misroute-key-group` (an injected bug): [`key_group_owner`] with the division rounded up,
+/// wrapping past the last consumer.
+fn misrouted_key_group_owner(key: u32, parallelism: u32) -> u32 {
+    let max_parallelism = u64::from(default_max_parallelism(parallelism));
+    let key_group = mix64(u64::from(key)) % max_parallelism;
+    ((key_group * u64::from(parallelism)).div_ceil(max_parallelism) % u64::from(parallelism)) as u32
 }
 
 /// Flink's `KeyGroupRangeAssignment.computeDefaultMaxParallelism`:

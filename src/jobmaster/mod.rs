@@ -317,6 +317,16 @@ impl JobMaster {
         self.check_restart(ctx);
     }
 
+    /// P1.8: the fixed-delay restart strategy allows `max_attempts` restarts (the injected
+    /// `restart-gives-up-early` one fewer).
+    fn restarts_allowed(&self, ctx: &Ctx<'_, '_>) -> u32 {
+        let max = self.config.restart_strategy.max_attempts;
+        match ctx.config.bug {
+            Some(Bug::RestartGivesUpEarly) => max.saturating_sub(1),
+            _ => max,
+        }
+    }
+
     /// P1.8: an execution failed. Cancel its scope (pipelined region, or the whole job) and
     /// restart it once everything there stopped, unless the restart strategy is exhausted.
     fn on_execution_failed(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, cause: String) {
@@ -329,7 +339,7 @@ impl JobMaster {
             }
         }
         self.failovers += 1;
-        if self.failovers > self.config.restart_strategy.max_attempts {
+        if self.failovers > self.restarts_allowed(ctx) {
             return self.give_up(ctx);
         }
         // A failure during a pending restart widens it to the whole job.

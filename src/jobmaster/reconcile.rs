@@ -229,7 +229,7 @@ impl JobMaster {
     /// P3.4 FAILING: normal failover, a full restart from the latest completed checkpoint.
     fn restart_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, r: &Reconciliation, missing: u32) {
         self.failovers += 1;
-        if self.failovers > self.config.restart_strategy.max_attempts {
+        if self.failovers > self.restarts_allowed(ctx) {
             return self.give_up(ctx);
         }
         self.set_status(ctx, JobStatus::Failing);

@@ -18,6 +18,13 @@ pub enum Invariant {
     MinimalRerun,
     /// Every RPC refused while reconciling is eventually applied exactly once.
     NoLostRpc,
+    /// On each RPC link, the receiver applies RPCs in the order they were first sent.
+    RpcOrder,
+    /// Under `flink`, a task triggered by RPC while inputs are open snapshots before it takes
+    /// any further input (F1.4).
+    TriggerAtOnce,
+    /// The job fails only when the faults that fired could have used up the restart strategy.
+    JobStatus,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -27,13 +34,16 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 9] = [
+    pub const ALL: [Invariant; 12] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
         Invariant::LegalTransition,
         Invariant::MinimalRerun,
         Invariant::NoLostRpc,
+        Invariant::RpcOrder,
+        Invariant::TriggerAtOnce,
+        Invariant::JobStatus,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -47,6 +57,9 @@ impl Invariant {
             Invariant::LegalTransition => "legal-transition",
             Invariant::MinimalRerun => "minimal-rerun",
             Invariant::NoLostRpc => "no-lost-rpc",
+            Invariant::RpcOrder => "rpc-order",
+            Invariant::TriggerAtOnce => "trigger-at-once",
+            Invariant::JobStatus => "job-status",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

@@ -6,7 +6,10 @@
 //! invariant, the time, the actors and the index of the trace event where it first failed.
 
 pub mod invariant;
+mod job_status;
 mod reference;
+mod rpc_order;
+mod trigger_at_once;
 
 use crate::checkpoint::storage::CheckpointStorage;
 use crate::faults::FaultPlan;
@@ -115,6 +118,12 @@ pub struct Oracles {
     /// The latest election, and which subtasks have been reported to it (P3.2).
     elected_at: Option<Instant>,
     reported: Vec<bool>,
+    /// `rpc-order`: the oracle's own ledger of RPC sends.
+    rpc_order: rpc_order::RpcOrder,
+    /// `trigger-at-once` (F1.4), under `flink` only.
+    trigger_at_once: Option<trigger_at_once::TriggerAtOnce>,
+    /// `job-status`: every fault that fired, in order.
+    fired: Vec<crate::trace::FaultEvent>,
     violations: Vec<Violation>,
 }
 
@@ -157,8 +166,19 @@ impl Oracles {
             elected_at: None,
             reported: vec![false; n],
             final_covered: vec![false; n],
+            rpc_order: rpc_order::RpcOrder::new(),
+            trigger_at_once: (config.protocol == Some(FinishProtocol::Flink))
+                .then(|| trigger_at_once::TriggerAtOnce::new(graph)),
+            fired: Vec::new(),
             violations: Vec::new(),
         }
+    }
+
+    /// `rpc` is handed to the link `from → to` now (a first send or a resend): the send
+    /// ledger of `rpc-order`, which the trace records only on delivery.
+    #[inline]
+    pub fn observe_send(&mut self, from: Address, to: Address, rpc: Rpc, now: Instant) {
+        self.rpc_order.sent(from, to, rpc, now);
     }
 
     /// Sees one trace event as it is recorded.
@@ -174,6 +194,19 @@ impl Oracles {
     ) {
         if self.retention.is_some() {
             self.observe_reconciliation(graph, index, now, event);
+        }
+        if let Some(v) = self.rpc_order.observe(graph, index, now, event) {
+            self.violate(v);
+        }
+        if let Some(v) = self
+            .trigger_at_once
+            .as_mut()
+            .and_then(|t| t.observe(graph, index, now, event))
+        {
+            self.violate(v);
+        }
+        if let TraceEvent::FaultFired { fault, .. } = *event {
+            self.fired.push(fault);
         }
         match *event {
             TraceEvent::Push {
@@ -788,8 +821,15 @@ impl Oracles {
         status: JobStatus,
         now: Instant,
         last_event: u64,
+        max_attempts: u32,
         kept: impl Fn(u32, Rpc) -> bool,
     ) -> Vec<Violation> {
+        let subtasks = graph.subtasks.len() as u64;
+        if let Some(v) =
+            job_status::judge(status, &self.fired, subtasks, max_attempts, now, last_event)
+        {
+            self.violate(v);
+        }
         // P3.3: no refused RPC is lost.
         if let Some(&(tm, rpc, index, at)) = self.owed.iter().find(|o| !kept(o.0, o.1)) {
             self.violate(Violation {
@@ -805,7 +845,27 @@ impl Oracles {
                 ),
             });
         }
-        let expected = reference::expected_sink_output(graph, &self.emitted);
+        // The reference derives what each source must emit from the scenario (all of its
+        // records once the job finished), not from what the sources did emit.
+        let finished = status == JobStatus::Finished;
+        let (expected, overrun) = reference::expected_sink_output(graph, &self.emitted, finished);
+        for reference::Overrun {
+            source,
+            emitted,
+            limit,
+        } in overrun
+        {
+            self.violate(Violation {
+                invariant: Invariant::ExactlyOnceOutput,
+                time: now,
+                actors: vec![graph.subtask_name(source).to_string()],
+                event_index: last_event,
+                message: format!(
+                    "source {} emitted {emitted} records, but the scenario gives it {limit} (P0)",
+                    graph.subtask_name(source)
+                ),
+            });
+        }
         let mut sunk = std::mem::take(&mut self.sunk);
         sunk.sort_by_key(|s| (s.vertex, s.record, s.event_index));
         let name = |v: u32| graph.vertices[v as usize].name.clone();

@@ -1,20 +1,76 @@
 //! A reference evaluation of the job: what the sinks must hold, computed without channels,
-//! time or tasks, from the job graph and the records the sources emitted.
+//! time or tasks, from the scenario's job graph and record counts.
 //!
-//! It works on whole vertices, not subtasks, so it cannot share a routing bug with the model:
-//! a map vertex outputs the multiset of its inputs with values mapped; a keyed sum groups the
+//! It is independent of the model on purpose, so that a bug in the model's own functions is
+//! visible: it generates source records, applies `map`, and assigns keys to key groups and key
+//! groups to subtasks with its own implementations of the rules the README states ("The
+//! workload"), calling nothing in `crate::record` or `crate::graph`'s routing. It works on whole
+//! vertices, not subtasks, so it cannot share a routing bug with the model either: a map
+//! vertex outputs the multiset of its inputs with values mapped; a keyed sum groups the
 //! multiset of its inputs by key and emits one total per key, owned by the subtask Flink's key
-//! groups assign it; a sink outputs its inputs.
+//! groups assign it; a sink outputs its inputs. What each source emits comes from the scenario:
+//! all of its records when the job finished, else (a run that stopped early, an unbounded
+//! source) the prefix it did emit, never more than the scenario gives it.
 
-use crate::graph::{key_group_owner, ExecutionGraph, SubtaskId};
-use crate::record::{map_value, source_record, Record};
-use crate::scenario::Operator;
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::record::Record;
+use crate::scenario::{Operator, Records};
 use std::collections::BTreeMap;
 
-/// `(sink vertex index, record)` pairs, sorted, with one entry per expected copy.
-pub fn expected_sink_output(graph: &ExecutionGraph, emitted: &[u64]) -> Vec<(u32, Record)> {
+/// SplitMix64's finalizer, the documented mix behind keys and key groups.
+fn mix(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Record `seq` of source subtask `origin`: key from the mix of `(origin << 40) ^ seq` (its
+/// upper 32 bits), value `seq mod 100 + 1`.
+fn source_record(origin: SubtaskId, seq: u64) -> Record {
+    Record {
+        origin,
+        key: (mix((u64::from(origin.0) << 40) ^ seq) >> 32) as u32,
+        seq,
+        value: (seq % 100) as i64 + 1,
+    }
+}
+
+/// Flink's default maximum parallelism (`KeyGroupRangeAssignment`): 1.5 × p rounded up to a
+/// power of two, at least 128, at most 32,768, never below p.
+fn max_parallelism(p: u32) -> u64 {
+    let p = u64::from(p.max(1));
+    let mut power = 1u64;
+    while power < p + p / 2 {
+        power *= 2;
+    }
+    power.clamp(128, 32_768).max(p)
+}
+
+/// The subtask (0-based, of `p`) that owns `key`: key group `mix(key) mod maxP`, and key group
+/// `g` belongs to subtask `⌊g · p / maxP⌋`.
+fn owner(key: u32, p: u32) -> u32 {
+    let max = max_parallelism(p);
+    let group = mix(u64::from(key)) % max;
+    (group * u64::from(p) / max) as u32
+}
+
+/// A source subtask that emitted more records than the scenario gives it.
+pub struct Overrun {
+    pub source: SubtaskId,
+    pub emitted: u64,
+    pub limit: u64,
+}
+
+/// `(sink vertex index, record)` pairs, sorted, with one entry per expected copy; and every
+/// source subtask that emitted more records than the scenario gives it.
+pub fn expected_sink_output(
+    graph: &ExecutionGraph,
+    emitted: &[u64],
+    finished: bool,
+) -> (Vec<(u32, Record)>, Vec<Overrun>) {
     let mut outputs: Vec<Vec<Record>> = vec![Vec::new(); graph.vertices.len()];
     let mut expected = Vec::new();
+    let mut overrun = Vec::new();
     for &v in &graph.topological_order {
         let vertex = &graph.vertices[v.index()];
         let inputs = || {
@@ -24,13 +80,34 @@ pub fn expected_sink_output(graph: &ExecutionGraph, emitted: &[u64]) -> Vec<(u32
                 .flat_map(|&e| outputs[graph.edges[e].from.index()].iter().copied())
         };
         let out: Vec<Record> = match &vertex.operator {
-            Operator::Source { .. } => graph
-                .subtasks_of(v)
-                .flat_map(|s| (0..emitted[s.index()]).map(move |seq| source_record(s, seq)))
-                .collect(),
+            Operator::Source { records, .. } => {
+                let mut out = Vec::new();
+                for (i, s) in graph.subtasks_of(v).enumerate() {
+                    let did = emitted[s.index()];
+                    let count = match records[i] {
+                        Records::Bounded(n) => {
+                            if did > n {
+                                overrun.push(Overrun {
+                                    source: s,
+                                    emitted: did,
+                                    limit: n,
+                                });
+                            }
+                            if finished {
+                                n
+                            } else {
+                                did.min(n)
+                            }
+                        }
+                        Records::Unbounded => did,
+                    };
+                    out.extend((0..count).map(|seq| source_record(s, seq)));
+                }
+                out
+            }
             Operator::Map => inputs()
                 .map(|r| Record {
-                    value: map_value(r.value),
+                    value: r.value.wrapping_add(1),
                     ..r
                 })
                 .collect(),
@@ -42,7 +119,7 @@ pub fn expected_sink_output(graph: &ExecutionGraph, emitted: &[u64]) -> Vec<(u32
                 }
                 sums.into_iter()
                     .map(|(key, value)| Record {
-                        origin: SubtaskId(vertex.first + key_group_owner(key, vertex.parallelism)),
+                        origin: SubtaskId(vertex.first + owner(key, vertex.parallelism)),
                         key,
                         seq: u64::from(key),
                         value,
@@ -57,5 +134,33 @@ pub fn expected_sink_output(graph: &ExecutionGraph, emitted: &[u64]) -> Vec<(u32
         outputs[v.index()] = out;
     }
     expected.sort_unstable();
-    expected
+    (expected, overrun)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference's own functions agree with the model's on a healthy range: the two
+    /// implementations of one documented rule, checked against each other.
+    #[test]
+    fn the_independent_rules_agree_with_the_model() {
+        for origin in 0..5 {
+            for seq in 0..200 {
+                let s = SubtaskId(origin);
+                assert_eq!(source_record(s, seq), crate::record::source_record(s, seq));
+            }
+        }
+        for p in [1, 2, 3, 7, 100, 1000, 100_000] {
+            for key in 0..500 {
+                assert_eq!(
+                    owner(key, p),
+                    crate::graph::key_group_owner(key, p),
+                    "p {p}"
+                );
+            }
+        }
+        assert_eq!(max_parallelism(100), 256);
+        assert_eq!(max_parallelism(100_000), 100_000);
+    }
 }

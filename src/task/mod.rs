@@ -127,6 +127,9 @@ impl Task {
         let inputs = subtask.inputs.len();
         let outputs: usize = subtask.outputs.iter().map(|g| g.channels.len()).sum();
         let mut operator = Operator::new(&vertex.operator, subtask.index);
+        if ctx.config.bug == Some(Bug::SourceEndsEarly) {
+            operator.end_one_record_early(); // the bug: an off-by-one in the end-of-input test
+        }
         let snapshot = (restore.checkpoint > 0)
             .then(|| ctx.io.storage.snapshot(restore.checkpoint, id))
             .flatten();
@@ -464,8 +467,11 @@ impl Task {
     /// Routes a record to one channel of every output gate.
     fn emit(&mut self, ctx: &mut Ctx<'_, '_>, record: Record) {
         let gates = &ctx.graph.subtasks[self.id.index()].outputs;
+        let misroute = ctx.config.bug == Some(Bug::MisrouteKeyGroup);
         for (g, gate) in gates.iter().enumerate() {
-            let channel = ctx.graph.route(gate, &record, &mut self.round_robin[g]);
+            let channel = ctx
+                .graph
+                .route(gate, &record, &mut self.round_robin[g], misroute);
             self.pending_out
                 .push_back((channel, Element::Record(record)));
         }
@@ -892,7 +898,11 @@ impl Task {
         if self.barriers.all_ended() {
             // P1.3 step 5 / F1.4: every input finished: snapshot at once.
             self.aligned(ctx);
-        } else if protocol == Some(FinishProtocol::Flink) {
+        } else if protocol == Some(FinishProtocol::Flink)
+            // The bug: bookkeep the trigger and wait for EndOfPartition on every channel, as
+            // the design's first case does, instead of F1.4's barriers into the open channels.
+            && ctx.config.bug != Some(Bug::TriggerWaitsForInput)
+        {
             // F1.4: process the barrier as if it arrived on every still-open channel. Their
             // producers acknowledged EndOfData already, so no record is left before it.
             let slots = ctx.graph.subtasks[self.id.index()].inputs.len() as u32;

@@ -164,6 +164,16 @@ impl Operator {
     }
 
     /// The sequence number of the next record a source emits, or `None` at its end.
+    /// `source-ends-early` (an injected bug): a bounded source's limit is one record short.
+    pub fn end_one_record_early(&mut self) {
+        if let Operator::Source {
+            limit: Some(limit), ..
+        } = self
+        {
+            *limit = limit.saturating_sub(1);
+        }
+    }
+
     pub fn next_source_seq(&mut self) -> Option<u64> {
         match self {
             Operator::Source { next, limit, .. } => {

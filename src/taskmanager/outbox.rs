@@ -6,6 +6,12 @@
 //! TaskManager *holds*: every newer RPC joins the outbox instead of the wire, and one already
 //! on the wire joins it on arrival. A retry resends the whole outbox, oldest first, once the
 //! wire to the JobMaster is empty; holding guarantees it empties.
+//!
+//! Oldest first means first *sent* first. While the TaskManager holds, nothing but reports goes
+//! onto the wire, so every RPC still on the wire was sent before every RPC held back at its
+//! send: an RPC refused on arrival therefore goes behind the other refused ones but ahead of
+//! every held one (two queues, resent in that order). Appending it behind the held ones let a
+//! `CANCELED` overtake an acknowledgement sent before it (found by `rpc-order`, fuzz seed 931).
 
 use crate::trace::{Call, Rpc};
 use sim::Duration;
@@ -17,7 +23,10 @@ pub const RETRY: Duration = Duration::from_millis(5);
 
 #[derive(Default)]
 pub struct Outbox {
-    rpcs: VecDeque<Rpc>,
+    /// RPCs that reached a JobMaster which refused them (or none), in arrival order.
+    refused: VecDeque<Rpc>,
+    /// RPCs held back at their send because older ones are kept, in send order.
+    held: VecDeque<Rpc>,
     /// A retry is scheduled.
     retry_scheduled: bool,
 }
@@ -31,27 +40,35 @@ impl Outbox {
     /// Whether RPCs to the JobMaster must wait behind kept ones.
     #[inline]
     pub fn is_holding(&self) -> bool {
-        !self.rpcs.is_empty()
+        !self.refused.is_empty() || !self.held.is_empty()
     }
 
     /// The kept RPCs, oldest first.
     pub fn kept(&self) -> impl Iterator<Item = Rpc> + '_ {
-        self.rpcs.iter().copied()
+        self.refused.iter().chain(&self.held).copied()
     }
 
-    pub fn keep(&mut self, rpc: Rpc) {
-        self.rpcs.push_back(rpc);
+    /// Keeps an RPC that came back from the wire refused (or found no JobMaster).
+    pub fn keep_refused(&mut self, rpc: Rpc) {
+        self.refused.push_back(rpc);
+    }
+
+    /// Holds a new RPC back behind the kept ones.
+    pub fn hold(&mut self, rpc: Rpc) {
+        self.held.push_back(rpc);
     }
 
     /// True when RPCs are kept and no retry is scheduled yet; the caller schedules one.
     pub fn claim_retry(&mut self) -> bool {
-        !self.rpcs.is_empty() && !std::mem::replace(&mut self.retry_scheduled, true)
+        self.is_holding() && !std::mem::replace(&mut self.retry_scheduled, true)
     }
 
     /// The retry is due: hands over every kept RPC, oldest first, to be sent again.
     pub fn take(&mut self) -> VecDeque<Rpc> {
         self.retry_scheduled = false;
-        std::mem::take(&mut self.rpcs)
+        let mut rpcs = std::mem::take(&mut self.refused);
+        rpcs.append(&mut self.held);
+        rpcs
     }
 
     /// The retry is due but older RPCs are still on the wire: try again later.
@@ -61,7 +78,8 @@ impl Outbox {
 
     /// The process died: what it kept is gone.
     pub fn clear(&mut self) {
-        self.rpcs.clear();
+        self.refused.clear();
+        self.held.clear();
         self.retry_scheduled = false;
     }
 }

@@ -1,0 +1,77 @@
+//! `job-status`: a job fails only when the faults that fired could have used up its restart
+//! strategy (P1.8: the fixed-delay strategy allows `max_attempts` restarts; the failure after
+//! the last one fails the job). Faults are not failovers one for one, so the oracle bounds from
+//! above how many failovers the fired faults can cause, from the fault kinds alone: a failed
+//! task at most one; a lost or cut-off TaskManager at most one per subtask of the job, since
+//! each failover starts from one failed execution; a JobManager crash, a delay spike or RPC
+//! loss no bound at all (heartbeats may time out again and again while they last). A FAILED
+//! job whose faults stay within `max_attempts` by that bound failed although the strategy
+//! still allowed a restart.
+
+use super::invariant::Invariant;
+use super::Violation;
+use crate::status::JobStatus;
+use crate::trace::FaultEvent;
+use sim::Instant;
+
+/// The most failovers fault `fault` can start in a job of `subtasks` subtasks.
+fn failovers_at_most(fault: FaultEvent, subtasks: u64) -> u64 {
+    match fault {
+        FaultEvent::FailTask(_) => 1,
+        FaultEvent::LoseTaskManager(_) | FaultEvent::DisconnectTaskManager(_) => subtasks,
+        FaultEvent::CrashJobMaster | FaultEvent::DelaySpike | FaultEvent::RpcLoss => u64::MAX,
+    }
+}
+
+/// Judges the final `status` against the faults that `fired`.
+pub fn judge(
+    status: JobStatus,
+    fired: &[FaultEvent],
+    subtasks: u64,
+    max_attempts: u32,
+    now: Instant,
+    last_event: u64,
+) -> Option<Violation> {
+    if status != JobStatus::Failed {
+        return None;
+    }
+    let bound: u64 = fired.iter().fold(0u64, |sum, &f| {
+        sum.saturating_add(failovers_at_most(f, subtasks))
+    });
+    (bound <= u64::from(max_attempts)).then(|| Violation {
+        invariant: Invariant::JobStatus,
+        time: now,
+        actors: vec!["JobMaster".to_owned()],
+        event_index: last_event,
+        message: format!(
+            "the job FAILED, but the {} fault(s) that fired can cause at most {bound} \
+             failover(s) and the restart strategy allows {max_attempts} restart(s) (P1.8)",
+            fired.len()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::SubtaskId;
+
+    #[test]
+    fn a_failed_job_is_judged_by_the_bound_of_its_faults() {
+        let fail = FaultEvent::FailTask(SubtaskId(0));
+        let at = Instant::ZERO;
+        // Two failed tasks, two restarts allowed: failing is wrong.
+        let v = judge(JobStatus::Failed, &[fail, fail], 4, 2, at, 9).expect("a violation");
+        assert_eq!((v.invariant, v.event_index), (Invariant::JobStatus, 9));
+        // One more failure than allowed: failing is right.
+        assert!(judge(JobStatus::Failed, &[fail, fail, fail], 4, 2, at, 9).is_none());
+        // A lost TaskManager may fail every subtask: up to 4 failovers.
+        let lost = FaultEvent::LoseTaskManager(0);
+        assert!(judge(JobStatus::Failed, &[lost], 4, 3, at, 9).is_none());
+        assert!(judge(JobStatus::Failed, &[lost], 4, 4, at, 9).is_some());
+        assert!(judge(JobStatus::Finished, &[], 4, 0, at, 9).is_none());
+        // A JobManager crash has no bound: no judgement.
+        let crash = FaultEvent::CrashJobMaster;
+        assert!(judge(JobStatus::Failed, &[crash], 4, 1000, at, 9).is_none());
+    }
+}
