@@ -434,6 +434,13 @@ pub fn cmd_replay(args: ReplayArgs) -> io::Result<ExitCode> {
             )?;
             Ok(ExitCode::from(1))
         }
+        Replay::Panicked(panic) => {
+            writeln!(
+                out,
+                "the replayed run {panic}: a broken invariant of the model as it is now"
+            )?;
+            Ok(ExitCode::from(3))
+        }
     }
 }
 

@@ -511,3 +511,29 @@ fn the_pending_budget_ends_a_run_with_a_diagnosis() {
     );
     assert_eq!(judge(&s, &report).outcome, Outcome::Budget);
 }
+
+/// `replay` of a trace whose run now panics says so (exit 3) instead of crashing.
+#[test]
+fn replay_of_a_run_that_panics_reports_the_panic() {
+    let options = GenerateOptions {
+        bug: Some(Bug::NoBarrierBeforeEop),
+        ..GenerateOptions::default()
+    };
+    let seed = (780..800)
+        .find(|&s| {
+            flinksim::fuzz::isolate::isolated(|| {
+                run_document(&generate(s, &options), Retain::Nothing).map(|_| ())
+            })
+            .is_err()
+        })
+        .expect("a seed of 780..800 panics");
+    let document = generate(seed, &options);
+    let scenario = scenario::parse(&document.to_string(), "generated").expect("valid");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let trace = dir.path().join("t.jsonl");
+    let header = flinksim::fuzz::trace_file::header(&scenario, seed);
+    std::fs::write(&trace, format!("{header}\n")).expect("written");
+    let output = flinksim(&["replay", trace.to_str().expect("utf-8")]);
+    assert_eq!(output.status.code(), Some(3), "{}", stdout(&output));
+    assert!(stdout(&output).contains("the replayed run panicked at src/task/barrier.rs:"));
+}

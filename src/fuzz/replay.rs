@@ -25,6 +25,8 @@ pub enum Replay {
         recorded: Option<Value>,
         replayed: Option<Value>,
     },
+    /// The replayed run panicked: a broken invariant of the model as it is now.
+    Panicked(super::isolate::Panic),
 }
 
 fn invalid(path: &Path, what: impl std::fmt::Display) -> io::Error {
@@ -64,13 +66,14 @@ pub fn replay(path: &Path) -> io::Result<Replay> {
             ),
         };
     }
-    let report = run(
-        &scenario,
-        &RunOptions {
-            seed: Some(seed),
-            retain: Retain::Everything,
-        },
-    );
+    let options = RunOptions {
+        seed: Some(seed),
+        retain: Retain::Everything,
+    };
+    let report = match super::isolate::isolated(|| run(&scenario, &options)) {
+        Ok(report) => report,
+        Err(panic) => return Ok(Replay::Panicked(panic)),
+    };
     let mut replayed = vec![header(&scenario, seed)];
     if head.get("bug").is_none() {
         // Compare like with like: an older header without the field.
