@@ -195,8 +195,15 @@ impl Oracles {
         if self.retention.is_some() {
             self.observe_reconciliation(graph, index, now, event);
         }
-        if let Some(v) = self.rpc_order.observe(graph, index, now, event) {
-            self.violate(v);
+        if matches!(
+            event,
+            TraceEvent::Rpc { .. }
+                | TraceEvent::RpcDropped { .. }
+                | TraceEvent::TaskManagerLost { .. }
+        ) {
+            if let Some(v) = self.rpc_order.observe(graph, index, now, event) {
+                self.violate(v);
+            }
         }
         if let Some(v) = self
             .trigger_at_once

@@ -96,6 +96,7 @@ impl RpcOrder {
         Some((i, link.outstanding.remove(k)))
     }
 
+    #[inline]
     pub fn observe(
         &mut self,
         graph: &ExecutionGraph,

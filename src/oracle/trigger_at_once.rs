@@ -20,6 +20,9 @@ pub struct TriggerAtOnce {
     ended: Vec<bool>,
     /// Per subtask: a trigger with open inputs, not snapshotted yet: checkpoint, trace index.
     awaiting: Vec<Option<(u64, u64)>>,
+    /// How many entries of `awaiting` are set: the hot path (a record taken while no trigger
+    /// is awaited) returns at once.
+    awaited: u32,
 }
 
 impl TriggerAtOnce {
@@ -27,7 +30,14 @@ impl TriggerAtOnce {
         TriggerAtOnce {
             ended: vec![false; graph.channels.len()],
             awaiting: vec![None; graph.subtasks.len()],
+            awaited: 0,
         }
+    }
+
+    fn set(&mut self, s: SubtaskId, value: Option<(u64, u64)>) -> Option<(u64, u64)> {
+        let old = std::mem::replace(&mut self.awaiting[s.index()], value);
+        self.awaited = self.awaited + u32::from(value.is_some()) - u32::from(old.is_some());
+        old
     }
 
     fn open_inputs(&self, graph: &ExecutionGraph, s: SubtaskId) -> bool {
@@ -37,6 +47,7 @@ impl TriggerAtOnce {
             .any(|c| !self.ended[c.index()])
     }
 
+    #[inline]
     pub fn observe(
         &mut self,
         graph: &ExecutionGraph,
@@ -45,6 +56,10 @@ impl TriggerAtOnce {
         event: &TraceEvent,
     ) -> Option<Violation> {
         match *event {
+            TraceEvent::Take {
+                element: Element::Record(_),
+                ..
+            } if self.awaited == 0 => None,
             TraceEvent::CheckpointSeen {
                 subtask,
                 checkpoint,
@@ -52,7 +67,7 @@ impl TriggerAtOnce {
             } if !graph.subtasks[subtask.index()].inputs.is_empty()
                 && self.open_inputs(graph, subtask) =>
             {
-                self.awaiting[subtask.index()] = Some((checkpoint, index));
+                self.set(subtask, Some((checkpoint, index)));
                 None
             }
             TraceEvent::Snapshot {
@@ -61,7 +76,7 @@ impl TriggerAtOnce {
                 ..
             } => {
                 if self.awaiting[subtask.index()].is_some_and(|(n, _)| n == checkpoint) {
-                    self.awaiting[subtask.index()] = None;
+                    self.set(subtask, None);
                 }
                 None
             }
@@ -70,21 +85,19 @@ impl TriggerAtOnce {
                 channel,
                 element,
             } => {
-                let violation = self.awaiting[subtask.index()]
-                    .take()
-                    .map(|(n, at)| Violation {
-                        invariant: Invariant::TriggerAtOnce,
-                        time: now,
-                        actors: vec![graph.subtask_name(subtask).to_string()],
-                        event_index: index,
-                        message: format!(
-                            "{} was triggered for checkpoint {n} by RPC (event {at}) while inputs \
+                let violation = self.set(subtask, None).map(|(n, at)| Violation {
+                    invariant: Invariant::TriggerAtOnce,
+                    time: now,
+                    actors: vec![graph.subtask_name(subtask).to_string()],
+                    event_index: index,
+                    message: format!(
+                        "{} was triggered for checkpoint {n} by RPC (event {at}) while inputs \
                          were open, and took {element:?} from {} before its snapshot: F1.4 \
                          injects barriers into the open channels and snapshots at once",
-                            graph.subtask_name(subtask),
-                            graph.channel_name(channel)
-                        ),
-                    });
+                        graph.subtask_name(subtask),
+                        graph.channel_name(channel)
+                    ),
+                });
                 if element == Element::EndOfPartition {
                     self.ended[channel.index()] = true;
                 }
@@ -98,7 +111,7 @@ impl TriggerAtOnce {
                     }
                 }
                 if to.is_terminal() || to == ExecutionState::Deploying {
-                    self.awaiting[subtask.index()] = None;
+                    self.set(subtask, None);
                 }
                 None
             }
