@@ -150,3 +150,121 @@ impl RpcOrder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::SubtaskId;
+    use crate::status::ExecutionState;
+
+    fn graph() -> ExecutionGraph {
+        let s = crate::scenario::parse(
+            r#"{"name": "t", "mode": "streaming", "job": {"vertices": [
+                {"id": "src", "operator": "source", "parallelism": 2, "records": 1},
+                {"id": "sink", "operator": "sink", "parallelism": 1}],
+                "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]}}"#,
+            "t",
+        )
+        .expect("valid");
+        ExecutionGraph::build(&s.job)
+    }
+
+    fn rpc(subtask: u32, state: ExecutionState) -> Rpc {
+        Rpc {
+            subtask: SubtaskId(subtask),
+            attempt: 0,
+            call: Call::UpdateTaskExecutionState(state),
+        }
+    }
+
+    const TM: Address = Address::TaskManager(3);
+    const JM: Address = Address::JobMaster;
+
+    fn applied(from: Address, to: Address, rpc: Rpc) -> TraceEvent {
+        TraceEvent::Rpc {
+            from,
+            to,
+            sent_at: Instant::ZERO,
+            rpc,
+        }
+    }
+
+    #[test]
+    fn an_rpc_applied_after_a_later_one_is_out_of_order_in_either_direction() {
+        let g = graph();
+        for (from, to) in [(TM, JM), (JM, TM)] {
+            let mut o = RpcOrder::new();
+            let (a, b) = (
+                rpc(0, ExecutionState::Running),
+                rpc(0, ExecutionState::Finished),
+            );
+            o.sent(from, to, a, Instant::ZERO);
+            o.sent(from, to, b, Instant::from_nanos(5));
+            // A resend of `a` keeps its first rank.
+            o.sent(from, to, a, Instant::from_nanos(9));
+            assert!(o
+                .observe(&g, 1, Instant::ZERO, &applied(from, to, b))
+                .is_none());
+            let v = o
+                .observe(&g, 2, Instant::ZERO, &applied(from, to, a))
+                .expect("out of order");
+            assert_eq!(v.invariant, Invariant::RpcOrder);
+            assert_eq!(v.event_index, 2);
+            let mut actors = vec![name(from), name(to)];
+            assert_eq!(v.actors, actors);
+            actors.sort();
+            assert_eq!(actors, ["JobMaster", "TaskManager3"]);
+        }
+    }
+
+    #[test]
+    fn a_dropped_or_lost_rpc_leaves_the_ledger_so_a_new_send_ranks_anew() {
+        let g = graph();
+        let (a, b) = (
+            rpc(1, ExecutionState::Running),
+            rpc(0, ExecutionState::Running),
+        );
+        let gone: [TraceEvent; 2] = [
+            TraceEvent::RpcDropped {
+                from: TM,
+                to: JM,
+                rpc: a,
+                fenced: false,
+            },
+            TraceEvent::TaskManagerLost { task_manager: 3 },
+        ];
+        for event in gone {
+            let mut o = RpcOrder::new();
+            o.sent(TM, JM, a, Instant::ZERO);
+            assert!(o.observe(&g, 1, Instant::ZERO, &event).is_none());
+            o.sent(TM, JM, b, Instant::from_nanos(1));
+            o.sent(TM, JM, a, Instant::from_nanos(2)); // a new send, not a resend
+            assert!(o
+                .observe(&g, 2, Instant::ZERO, &applied(TM, JM, b))
+                .is_none());
+            assert!(o
+                .observe(&g, 3, Instant::ZERO, &applied(TM, JM, a))
+                .is_none());
+        }
+    }
+
+    #[test]
+    fn reports_are_outside_the_order() {
+        let g = graph();
+        let mut o = RpcOrder::new();
+        let kept = rpc(0, ExecutionState::Finished);
+        let report = Rpc {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            call: Call::ReportDone,
+        };
+        o.sent(TM, JM, kept, Instant::ZERO);
+        o.sent(TM, JM, report, Instant::from_nanos(1));
+        assert!(o
+            .observe(&g, 1, Instant::ZERO, &applied(TM, JM, report))
+            .is_none());
+        assert!(o
+            .observe(&g, 2, Instant::ZERO, &applied(TM, JM, kept))
+            .is_none());
+    }
+}

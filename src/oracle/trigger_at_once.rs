@@ -1,24 +1,22 @@
-//! `trigger-at-once` (F1.4, `flink` only): a trigger RPC that reaches a non-source task while
-//! some of its input channels are still open makes it inject a barrier into every open channel,
-//! so the normal alignment completes at once: the task snapshots before it takes any further
-//! input. (Under `option1`/`option2` a trigger is only sent once every input finished, and a
-//! task that still sees open channels waits for their EndOfPartition, P1.4: no such rule.)
+//! `trigger-at-once` (`flink` only): a non-source task that learns of a checkpoint by the
+//! trigger RPC snapshots before it takes any further input. With some input channels still
+//! open that is F1.4: the task injects a barrier into every open channel, so the normal
+//! alignment completes at once; with every input ended it is P1.3 step 5. (Under `option1` and
+//! `option2` a task that gets the trigger while EndOfPartition is still on its way waits for
+//! it, P1.4, so there is no such rule.)
 //!
-//! The oracle's own ledger: which input channels of each subtask's current attempt delivered
-//! EndOfPartition (from `Take` events), reset when a new attempt deploys.
+//! In Flink the window this covers is the one in which the JobMaster already sees the upstream
+//! FINISHED while the downstream has not yet consumed its EndOfPartition (FLINK-21085).
 
 use super::invariant::Invariant;
 use super::Violation;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::record::Element;
-use crate::status::ExecutionState;
 use crate::trace::TraceEvent;
 use sim::Instant;
 
 pub struct TriggerAtOnce {
-    /// Per channel: its EndOfPartition was taken by the current attempt of its consumer.
-    ended: Vec<bool>,
-    /// Per subtask: a trigger with open inputs, not snapshotted yet: checkpoint, trace index.
+    /// Per subtask: a trigger not snapshotted yet: checkpoint, trace index.
     awaiting: Vec<Option<(u64, u64)>>,
     /// How many entries of `awaiting` are set: the hot path (a record taken while no trigger
     /// is awaited) returns at once.
@@ -28,7 +26,6 @@ pub struct TriggerAtOnce {
 impl TriggerAtOnce {
     pub fn new(graph: &ExecutionGraph) -> TriggerAtOnce {
         TriggerAtOnce {
-            ended: vec![false; graph.channels.len()],
             awaiting: vec![None; graph.subtasks.len()],
             awaited: 0,
         }
@@ -38,13 +35,6 @@ impl TriggerAtOnce {
         let old = std::mem::replace(&mut self.awaiting[s.index()], value);
         self.awaited = self.awaited + u32::from(value.is_some()) - u32::from(old.is_some());
         old
-    }
-
-    fn open_inputs(&self, graph: &ExecutionGraph, s: SubtaskId) -> bool {
-        graph.subtasks[s.index()]
-            .inputs
-            .iter()
-            .any(|c| !self.ended[c.index()])
     }
 
     #[inline]
@@ -64,9 +54,7 @@ impl TriggerAtOnce {
                 subtask,
                 checkpoint,
                 by_trigger: true,
-            } if !graph.subtasks[subtask.index()].inputs.is_empty()
-                && self.open_inputs(graph, subtask) =>
-            {
+            } if !graph.subtasks[subtask.index()].inputs.is_empty() => {
                 self.set(subtask, Some((checkpoint, index)));
                 None
             }
@@ -84,38 +72,120 @@ impl TriggerAtOnce {
                 subtask,
                 channel,
                 element,
-            } => {
-                let violation = self.set(subtask, None).map(|(n, at)| Violation {
-                    invariant: Invariant::TriggerAtOnce,
-                    time: now,
-                    actors: vec![graph.subtask_name(subtask).to_string()],
-                    event_index: index,
-                    message: format!(
-                        "{} was triggered for checkpoint {n} by RPC (event {at}) while inputs \
-                         were open, and took {element:?} from {} before its snapshot: F1.4 \
-                         injects barriers into the open channels and snapshots at once",
-                        graph.subtask_name(subtask),
-                        graph.channel_name(channel)
-                    ),
-                });
-                if element == Element::EndOfPartition {
-                    self.ended[channel.index()] = true;
-                }
-                violation
-            }
-            // A new attempt starts with every input open again; an ended one owes nothing.
-            TraceEvent::TaskState { subtask, to, .. } => {
-                if to == ExecutionState::Deploying {
-                    for c in &graph.subtasks[subtask.index()].inputs {
-                        self.ended[c.index()] = false;
-                    }
-                }
-                if to.is_terminal() || to == ExecutionState::Deploying {
-                    self.set(subtask, None);
-                }
+            } => self.set(subtask, None).map(|(n, at)| Violation {
+                invariant: Invariant::TriggerAtOnce,
+                time: now,
+                actors: vec![graph.subtask_name(subtask).to_string()],
+                event_index: index,
+                message: format!(
+                    "{} was triggered for checkpoint {n} by RPC (event {at}) and took {element:?} \
+                     from {} before its snapshot: F1.4 injects barriers into the open channels \
+                     and snapshots at once",
+                    graph.subtask_name(subtask),
+                    graph.channel_name(channel)
+                ),
+            }),
+            // An attempt that ended owes nothing.
+            TraceEvent::TaskState { subtask, to, .. } if to.is_terminal() => {
+                self.set(subtask, None);
                 None
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::ChannelId;
+    use crate::status::ExecutionState;
+
+    fn graph() -> ExecutionGraph {
+        let s = crate::scenario::parse(
+            r#"{"name": "t", "mode": "streaming", "job": {"vertices": [
+                {"id": "src", "operator": "source", "parallelism": 1, "records": 1},
+                {"id": "sink", "operator": "sink", "parallelism": 1}],
+                "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]}}"#,
+            "t",
+        )
+        .expect("valid");
+        ExecutionGraph::build(&s.job)
+    }
+
+    const SINK: SubtaskId = SubtaskId(1);
+
+    fn seen(subtask: SubtaskId, by_trigger: bool) -> TraceEvent {
+        TraceEvent::CheckpointSeen {
+            subtask,
+            checkpoint: 4,
+            by_trigger,
+        }
+    }
+
+    fn take(element: Element) -> TraceEvent {
+        TraceEvent::Take {
+            subtask: SINK,
+            channel: ChannelId(0),
+            element,
+        }
+    }
+
+    #[test]
+    fn input_taken_between_a_trigger_and_its_snapshot_is_a_violation() {
+        let g = graph();
+        let mut o = TriggerAtOnce::new(&g);
+        assert!(o.observe(&g, 1, Instant::ZERO, &seen(SINK, true)).is_none());
+        let v = o
+            .observe(&g, 2, Instant::ZERO, &take(Element::EndOfPartition))
+            .expect("a violation");
+        assert_eq!((v.invariant, v.event_index), (Invariant::TriggerAtOnce, 2));
+        assert_eq!(v.actors, ["sink[0]"]);
+        assert!(
+            v.message.contains("checkpoint 4 by RPC (event 1)"),
+            "{}",
+            v.message
+        );
+        // Reported once.
+        assert!(o
+            .observe(&g, 3, Instant::ZERO, &take(Element::EndOfData))
+            .is_none());
+    }
+
+    #[test]
+    fn a_snapshot_a_barrier_a_source_or_an_ended_attempt_owes_nothing() {
+        let g = graph();
+        let snapshot = TraceEvent::Snapshot {
+            subtask: SINK,
+            attempt: 0,
+            checkpoint: 4,
+            finished: false,
+        };
+        let ended = TraceEvent::TaskState {
+            subtask: SINK,
+            attempt: 0,
+            from: ExecutionState::Running,
+            to: ExecutionState::Canceled,
+        };
+        for settle in [Some(snapshot), Some(ended), None] {
+            let mut o = TriggerAtOnce::new(&g);
+            let learn = if settle.is_some() {
+                seen(SINK, true)
+            } else {
+                seen(SINK, false) // learned by barrier: no rule
+            };
+            o.observe(&g, 1, Instant::ZERO, &learn);
+            if let Some(e) = settle {
+                o.observe(&g, 2, Instant::ZERO, &e);
+            }
+            assert!(o
+                .observe(&g, 3, Instant::ZERO, &take(Element::EndOfPartition))
+                .is_none());
+            assert_eq!(o.awaited, 0);
+        }
+        // A source has no input to take.
+        let mut o = TriggerAtOnce::new(&g);
+        o.observe(&g, 1, Instant::ZERO, &seen(SubtaskId(0), true));
+        assert_eq!(o.awaited, 0);
     }
 }
