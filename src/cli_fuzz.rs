@@ -254,7 +254,20 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         Ok(())
     })
     .map_err(|e| with_path(&results_path, e))?;
-    print_table(&mut out, &campaign)?;
+    // The options that make a seed's scenario what it was, for the reproduce lines.
+    let mut options_flags = String::new();
+    match args.mode {
+        ModeArg::Streaming => options_flags.push_str(" --mode streaming"),
+        ModeArg::Batch => options_flags.push_str(" --mode batch"),
+        ModeArg::Any => {}
+    }
+    if let Some(p) = options.generate.protocol {
+        options_flags.push_str(&format!(" --protocol {}", p.name()));
+    }
+    if let Some(bug) = args.bug {
+        options_flags.push_str(&format!(" --bug {bug}"));
+    }
+    print_table(&mut out, &campaign, &options_flags)?;
     write_coverage(&mut out, &coverage(&campaign.results))?;
 
     // Shrink the lowest violating seeds, one shrink per (seed, invariant), and the lowest seed
@@ -348,7 +361,7 @@ fn describe_size(size: Size) -> String {
 }
 
 /// The outcome counts, then one row per violated invariant: how many seeds, and the first.
-fn print_table(out: &mut impl Write, campaign: &CampaignResult) -> io::Result<()> {
+fn print_table(out: &mut impl Write, campaign: &CampaignResult, flags: &str) -> io::Result<()> {
     let count = |o: Outcome| campaign.results.iter().filter(|r| r.outcome == o).count();
     writeln!(
         out,
@@ -387,7 +400,7 @@ fn print_table(out: &mut impl Write, campaign: &CampaignResult) -> io::Result<()
         writeln!(
             out,
             "panic at {location}: {seeds} seeds, first {first}: {message}\n    reproduce: \
-             flinksim fuzz --seeds {first}..{} (same options)",
+             flinksim fuzz --seeds {first}..{}{flags}",
             first + 1
         )?;
     }
