@@ -83,3 +83,53 @@ impl Outbox {
         self.retry_scheduled = false;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::SubtaskId;
+    use crate::status::ExecutionState;
+
+    fn rpc(n: u32) -> Rpc {
+        Rpc {
+            subtask: SubtaskId(n),
+            attempt: 0,
+            call: Call::UpdateTaskExecutionState(ExecutionState::Finished),
+        }
+    }
+
+    /// Refused RPCs were sent before every held one, so they go first, whatever the order in
+    /// which they were kept.
+    #[test]
+    fn refused_rpcs_go_ahead_of_held_ones_each_in_order() {
+        let mut outbox = Outbox::default();
+        assert!(!outbox.is_holding());
+        outbox.keep_refused(rpc(1));
+        outbox.hold(rpc(3));
+        outbox.keep_refused(rpc(2));
+        outbox.hold(rpc(4));
+        assert!(outbox.is_holding());
+        let order: Vec<u32> = outbox.kept().map(|r| r.subtask.0).collect();
+        assert_eq!(order, [1, 2, 3, 4]);
+        let taken: Vec<u32> = outbox.take().iter().map(|r| r.subtask.0).collect();
+        assert_eq!(taken, [1, 2, 3, 4]);
+        assert!(!outbox.is_holding());
+        outbox.hold(rpc(5));
+        assert!(outbox.is_holding(), "a held RPC alone holds too");
+    }
+
+    /// One retry at a time, and none for an empty outbox.
+    #[test]
+    fn a_retry_is_claimed_once_and_only_with_something_kept() {
+        let mut outbox = Outbox::default();
+        assert!(!outbox.claim_retry(), "nothing kept");
+        outbox.hold(rpc(1));
+        assert!(outbox.claim_retry());
+        assert!(!outbox.claim_retry(), "already scheduled");
+        outbox.retry_later();
+        assert!(outbox.claim_retry(), "the retry moved on");
+        outbox.clear();
+        assert!(!outbox.is_holding());
+        assert!(!outbox.claim_retry(), "the process died: nothing kept");
+    }
+}
