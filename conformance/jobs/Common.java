@@ -300,7 +300,7 @@ public final class Common {
 
         @Override
         public Committer<Txn> createCommitter(CommitterInitContext ctx) {
-            return new JsonCommitter(commitLog, ctx.getTaskInfo().getIndexOfThisSubtask());
+            return new JsonCommitter(commitLog, name, ctx.getTaskInfo().getIndexOfThisSubtask());
         }
 
         @Override
@@ -388,10 +388,12 @@ public final class Common {
 
     public static final class JsonCommitter implements Committer<Txn> {
         private final String path;
+        private final String sink;
         private final int committer;
 
-        JsonCommitter(String path, int committer) {
+        JsonCommitter(String path, String sink, int committer) {
             this.path = path;
+            this.sink = sink;
             this.committer = committer;
         }
 
@@ -403,8 +405,8 @@ public final class Common {
                 String time = Instant.now().toString();
                 for (Rec r : t.records) {
                     lines.add(String.format(
-                            "{\"checkpoint\": %d, \"writer\": %d, \"attempt\": %d, \"seq\": %d, \"key\": %d, \"value\": %d, \"committer\": %d, \"time\": \"%s\"}",
-                            t.checkpoint, t.writer, t.attempt, r.seq, r.key, r.value, committer, time));
+                            "{\"checkpoint\": %d, \"writer\": %d, \"attempt\": %d, \"seq\": %d, \"key\": %d, \"value\": %d, \"committer\": %d, \"time\": \"%s\", \"sink\": \"%s\"}",
+                            t.checkpoint, t.writer, t.attempt, r.seq, r.key, r.value, committer, time, sink));
                 }
             }
             appendLines(path, lines);
