@@ -421,6 +421,7 @@ impl Checker<'_> {
             | Event::JobEventWritten { .. }
             | Event::PartitionsRecovered { .. }
             | Event::PartitionReported { .. }
+            | Event::Output { .. }
             | Event::JobmasterStarted { .. }
             | Event::TaskmanagerFault { .. } => {}
             Event::Run(_) | Event::ImportSummary(_) => {
@@ -792,8 +793,66 @@ impl Checker<'_> {
             self.emitted_nothing();
         } else {
             self.batch_recovery()?;
+            self.batch_output();
         }
         Ok(())
+    }
+
+    /// P2.4 / P4: what a batch job's sink subtasks wrote in their last run (a sink subtask that
+    /// runs again writes again from sequence number 0) is the expected output exactly once.
+    fn batch_output(&mut self) {
+        let mut last_run: BTreeMap<u32, Vec<(i64, i64)>> = BTreeMap::new();
+        let mut any = false;
+        for e in &self.trace.entries {
+            if let Event::Output {
+                writer,
+                seq,
+                key,
+                value,
+                ..
+            } = &e.event
+            {
+                any = true;
+                let run = last_run.entry(*writer).or_default();
+                if *seq == 0 {
+                    run.clear();
+                }
+                run.push((*key, *value));
+            }
+        }
+        if !any {
+            self.report
+                .skipped
+                .push("batch output: no output.jsonl in the run".into());
+            return;
+        }
+        let Some(expected) = expected::output(&self.trace.header.params) else {
+            self.report
+                .skipped
+                .push("batch output: params do not say the sources' records".into());
+            return;
+        };
+        let mut got: Vec<(i64, i64)> = last_run.into_values().flatten().collect();
+        got.sort_unstable();
+        self.report.outcomes.committed = Some(got.len() as u64);
+        if got != expected {
+            let end = self.trace.entries.last().map_or(0, |e| e.time);
+            let missing = multiset_minus(&expected, &got);
+            let extra = multiset_minus(&got, &expected);
+            self.depart(
+                0,
+                end,
+                "exactly-once-output",
+                "P4",
+                format!(
+                    "the sinks' last runs wrote {} records, expected {}: missing {:?}, extra {:?}",
+                    got.len(),
+                    expected.len(),
+                    &missing[..missing.len().min(5)],
+                    &extra[..extra.len().min(5)]
+                ),
+            );
+        }
     }
 
     /// P1.1: a trigger target of the model's plan that no log line shows was triggered. The

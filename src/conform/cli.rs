@@ -38,7 +38,7 @@ pub fn cmd_import(args: ImportArgs) -> io::Result<ExitCode> {
     let s = &trace.summary;
     writeln!(
         out,
-        "imported {} ({} run {}): {} log lines, {} mapped, {} known without an event, {} unmapped, {} ignored; {} commit lines; {} events -> {}",
+        "imported {} ({} run {}): {} log lines, {} mapped, {} known without an event, {} unmapped, {} ignored; {} commit lines, {} output lines; {} events -> {}",
         args.run_dir.display(),
         trace.header.job,
         trace.header.run,
@@ -48,6 +48,7 @@ pub fn cmd_import(args: ImportArgs) -> io::Result<ExitCode> {
         s.unmapped_total(),
         s.ignored_total(),
         s.commits,
+        s.outputs,
         s.events,
         args.output.display()
     )?;

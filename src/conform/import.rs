@@ -24,37 +24,81 @@ pub const FLINK_VERSION: &str = "2.3";
 /// Examples kept per logger of lines that no rule maps.
 const EXAMPLES_PER_LOGGER: usize = 3;
 
-/// The loggers whose lines are protocol steps; lines of others are `ignored`.
-const PROTOCOL_LOGGERS: [&str; 8] = [
-    "org.apache.flink.runtime.checkpoint.",
-    "org.apache.flink.runtime.executiongraph.",
-    "org.apache.flink.runtime.scheduler.",
-    "org.apache.flink.runtime.jobmaster.",
-    "org.apache.flink.runtime.taskmanager.",
+/// The loggers whose lines are protocol steps; lines of others (slot pools, resource
+/// managers, heartbeats' own classes, metrics) are `ignored`, counted by logger.
+const PROTOCOL_LOGGERS: [&str; 13] = [
+    "org.apache.flink.runtime.checkpoint.CheckpointCoordinator",
+    "org.apache.flink.runtime.checkpoint.CheckpointFailureManager",
+    "org.apache.flink.runtime.executiongraph.ExecutionGraph",
+    "org.apache.flink.runtime.executiongraph.failover.",
+    "org.apache.flink.runtime.scheduler.adaptivebatch.DefaultBatchJobRecoveryHandler",
+    "org.apache.flink.runtime.scheduler.DefaultScheduler",
+    "org.apache.flink.runtime.jobmaster.JobMaster",
+    "org.apache.flink.runtime.jobmaster.event.",
+    "org.apache.flink.runtime.taskmanager.Task",
     "org.apache.flink.runtime.taskexecutor.TaskExecutor",
-    "org.apache.flink.streaming.runtime.tasks.",
+    "org.apache.flink.streaming.runtime.tasks.StreamTask",
+    "org.apache.flink.streaming.runtime.tasks.SubtaskCheckpointCoordinatorImpl",
     "org.apache.flink.streaming.runtime.io.checkpointing.",
 ];
 
-/// Messages of the protocol loggers that are protocol steps the trace does not record as
-/// events (barriers per channel, alignment, progress notes): counted as `known`.
-const KNOWN: [&str; 16] = [
+/// Messages of the protocol loggers that are steps the trace does not record as events
+/// (barriers per channel, alignment, snapshot phases, notifications, deployment and recovery
+/// progress, heartbeats), or housekeeping around them: counted as `known`.
+const KNOWN: [&str; 48] = [
+    // Barriers and alignment (P1.3, F1.3).
     "Received barrier from channel",
     "All the channels are aligned",
-    "Calculating tasks to restart",
-    "Waiting for all the records processed",
-    "FullyFinishedOperatorState",
-    "Checkpoint state:",
+    "on the barrier announcement",
+    "Received cancellation barrier",
+    // A task's snapshot and its notifications (F1.5).
     "Starting checkpoint",
+    "broadcastEvent at",
+    "finished synchronous part of checkpoint",
     "Notify checkpoint",
+    "Notification of checkpoint",
     "Notification of complete checkpoint",
     "Notification of aborted checkpoint",
-    "Received checkpoint barrier",
-    "Received cancellation barrier",
-    "checkpoint barrier",
+    "Confirm completed checkpoint",
+    "Abort checkpoint",
+    "received an aborted checkpoint for unknown task",
+    "Received message for an unknown checkpoint",
+    "rejected by the mailbox",
+    "Checkpoint state:",
+    "Finished operators for task",
+    "All pending checkpoints are finished",
+    "Waiting for all the records processed",
+    "Cleanup StreamTask",
+    "Ignoring transition of vertex",
+    // Failover and recovery progress (P1.8, F2.4).
+    "Calculating tasks to restart",
+    "Try to recover status from previously failed job master",
+    "Replay all job events successfully",
+    "Restore operator coordinators of",
+    "All operator coordinators of jobVertex",
+    "successfully recovered from JM failover",
+    "Start reading job event file",
+    "Job events will be written to",
+    "Create job event dir",
+    // Deployment and task lifecycle around the state changes.
     "Deploying ",
+    "deploy into slot",
     "Freeing task resources",
+    "network resources (state:",
     "Un-registering task and sending final execution state",
+    "Ensuring all FileSystem streams are closed",
+    "Creating FileSystem stream leak safety net",
+    "Loading JAR files for task",
+    "Getting user code class loader",
+    "Closing channelStateWriter",
+    "Initializing ",
+    "Invoking ",
+    "Using partitioner",
+    "Replacing forward partitioner",
+    "Trying to get execution vertices of an uninitialized job vertex",
+    // Heartbeats between JobMaster and TaskManagers.
+    "heartbeat",
+    "Operator event for",
 ];
 
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
@@ -200,6 +244,7 @@ pub fn import(dir: &Path) -> Result<Trace, InputError> {
         rest_checkpoints(dir, &vertices, &mut importer)?;
     }
     commits(dir, first_ms, order_base + 1_000, &mut importer)?;
+    outputs(dir, first_ms, order_base + 1_000_000_000, &mut importer)?;
 
     let mut entries = std::mem::take(&mut importer.entries);
     entries.sort_by_key(|(time, order, _)| (*time, *order));
@@ -1052,6 +1097,59 @@ fn commits(
             epoch_ms,
             order + i,
             format!("commits.jsonl:{}", i + 1),
+            event,
+        );
+    }
+    Ok(())
+}
+
+/// `output.jsonl` of a batch job: one line per record its sink wrote.
+fn outputs(
+    dir: &Path,
+    first_ms: i64,
+    order: usize,
+    importer: &mut Importer,
+) -> Result<(), InputError> {
+    let path = dir.join("output.jsonl");
+    if !path.exists() {
+        return Ok(());
+    }
+    let place = path.display().to_string();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| InputError::new(&place, format!("cannot read: {e}")))?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        return Err(InputError::new(
+            &place,
+            "the last line has no end of line: the output is truncated",
+        ));
+    }
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{place}:{}", i + 1);
+        let v: Value = serde_json::from_str(line)
+            .map_err(|e| InputError::new(&at, format!("not JSON: {e}")))?;
+        let int = |name: &str| -> Result<i64, InputError> {
+            v.get(name)
+                .and_then(Value::as_i64)
+                .ok_or_else(|| InputError::new(&at, format!("no integer {name:?}")))
+        };
+        let event = Event::Output {
+            writer: int("writer")? as u32,
+            attempt: int("attempt")? as u32,
+            seq: int("seq")? as u64,
+            key: int("key")?,
+            value: int("value")?,
+        };
+        let epoch_ms =
+            epoch_ms_of(v.get("time")).ok_or_else(|| InputError::new(&at, "no \"time\""))?;
+        importer.summary.outputs += 1;
+        importer.push(
+            first_ms,
+            epoch_ms,
+            order + i,
+            format!("output.jsonl:{}", i + 1),
             event,
         );
     }

@@ -56,11 +56,22 @@ pub fn run_twin(scenario: &Scenario, seeds: std::ops::Range<u64>) -> Vec<TwinRun
                         .map(|&s| name(s))
                         .filter(|n| !rerun.contains(n))
                         .collect();
-                    let mut all_rerun: Vec<String> = g
-                        .subtasks
-                        .iter()
-                        .enumerate()
-                        .map(|(i, _)| name(crate::graph::SubtaskId(i as u32)))
+                    // Only the subtasks of the decided parallelism exist (P2.1).
+                    let decided = |v: &str| {
+                        batch
+                            .parallelism
+                            .iter()
+                            .find(|(id, _)| id == v)
+                            .and_then(|(_, p)| *p)
+                    };
+                    let mut all_rerun: Vec<String> = (0..g.subtasks.len() as u32)
+                        .map(crate::graph::SubtaskId)
+                        .filter(|&s| {
+                            let v = g.vertex_of(s);
+                            let index = s.0 - v.first;
+                            decided(&v.name).is_some_and(|p| index < p)
+                        })
+                        .map(name)
                         .filter(|n| !o.kept.contains(n))
                         .collect();
                     all_rerun.sort();
@@ -109,6 +120,22 @@ pub struct Row {
     pub agrees: Option<bool>,
 }
 
+/// Subtasks counted per vertex (`src 3, map 1`): which subtask of a vertex ran on the
+/// TaskManager that was lost depends on placement, how many did not.
+fn per_vertex(v: &[String]) -> String {
+    let mut counts: Vec<(String, u32)> = Vec::new();
+    for s in v {
+        let vertex = s.split('[').next().unwrap_or(s).to_owned();
+        match counts.iter_mut().find(|(n, _)| *n == vertex) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((vertex, 1)),
+        }
+    }
+    counts.sort();
+    let parts: Vec<String> = counts.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    format!("[{}]", parts.join(", "))
+}
+
 fn list(v: &[String]) -> String {
     let mut v = v.to_vec();
     v.sort();
@@ -120,8 +147,10 @@ pub fn rows(real: &Outcomes, twins: &[TwinRun], batch: bool) -> Vec<Row> {
     type Get = fn(&Outcomes) -> String;
     let mut compared: Vec<(&'static str, Get)> = vec![("job status", |o| o.status.clone())];
     if batch {
-        compared.push(("kept after JM crash", |o| list(&o.kept)));
-        compared.push(("re-run after JM crash", |o| list(&o.rerun)));
+        compared.push(("kept after JM crash (per vertex)", |o| per_vertex(&o.kept)));
+        compared.push(("re-run after JM crash (per vertex)", |o| {
+            per_vertex(&o.rerun)
+        }));
     } else {
         compared.push(("committed after dedup", |o| {
             o.committed.map_or("-".into(), |n| n.to_string())

@@ -143,6 +143,15 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sink: Option<String>,
     },
+    /// One record a batch sink wrote (`output.jsonl`), raw: a sink subtask that runs again
+    /// writes again, from `seq` 0.
+    Output {
+        writer: u32,
+        attempt: u32,
+        seq: u64,
+        key: i64,
+        value: i64,
+    },
     /// The JobMaster wrote a job event (batch, P2.2): `execution_vertex_finished`
     /// (`subtask`, `attempt`), `execution_vertex_reset`, `job_vertex_initialized`.
     JobEventWritten {
@@ -199,6 +208,8 @@ pub struct ImportSummary {
     pub ignored: BTreeMap<String, u64>,
     /// Commit-log lines read.
     pub commits: u64,
+    /// Batch output lines read.
+    pub outputs: u64,
     pub events: u64,
 }
 
