@@ -154,7 +154,7 @@ pub fn import(dir: &Path) -> Result<Trace, InputError> {
         return Err(InputError::new(place, "not a directory"));
     }
     let meta_path = dir.join("meta.json");
-    if !meta_path.exists() {
+    if !exists(&meta_path) {
         return Err(InputError::new(
             meta_path.display().to_string(),
             "missing: a run directory has meta.json, logs/ and rest/",
@@ -288,17 +288,29 @@ pub fn import(dir: &Path) -> Result<Trace, InputError> {
     })
 }
 
+/// Reads a JSON file, or its gzip'd copy `<name>.gz` (committed fixtures keep REST dumps
+/// gzip'd).
 fn read_json(path: &Path) -> Result<Value, InputError> {
     let place = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        let what = if e.kind() == std::io::ErrorKind::NotFound {
-            "missing REST dump or run file".to_owned()
-        } else {
-            format!("cannot read: {e}")
-        };
-        InputError::new(&place, what)
-    })?;
+    let gz = PathBuf::from(format!("{}.gz", path.display()));
+    let text = if !path.exists() && gz.exists() {
+        logline::read_text(&gz)?
+    } else {
+        std::fs::read_to_string(path).map_err(|e| {
+            let what = if e.kind() == std::io::ErrorKind::NotFound {
+                "missing REST dump or run file".to_owned()
+            } else {
+                format!("cannot read: {e}")
+            };
+            InputError::new(&place, what)
+        })?
+    };
     serde_json::from_str(&text).map_err(|e| InputError::new(place, format!("not JSON: {e}")))
+}
+
+/// Whether `path` or its gzip'd copy exists.
+fn exists(path: &Path) -> bool {
+    path.exists() || PathBuf::from(format!("{}.gz", path.display())).exists()
 }
 
 fn str_field(v: &Value, name: &str, place: &str) -> Result<String, InputError> {
@@ -988,7 +1000,7 @@ fn rest_checkpoints(
     let ids: Vec<u64> = importer.triggered_at.keys().copied().collect();
     for id in ids {
         let detail_path = rest.join(format!("checkpoint-{id}.json"));
-        if !detail_path.exists() {
+        if !exists(&detail_path) {
             // REST keeps only `web.checkpoints.history` checkpoints: no finished set then.
             continue;
         }
