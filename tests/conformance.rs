@@ -27,7 +27,10 @@ fn fixtures() -> Vec<(PathBuf, PathBuf)> {
     for trace in traces {
         let stem = trace.file_stem().unwrap().to_string_lossy().to_string();
         let (job, run) = stem.rsplit_once("-run-").expect("<job>-run-<N>.jsonl");
-        out.push((root().join("runs").join(job).join(format!("run-{run}")), trace));
+        out.push((
+            root().join("runs").join(job).join(format!("run-{run}")),
+            trace,
+        ));
     }
     assert!(out.len() >= 8, "the conformance fixtures are missing");
     out
@@ -73,7 +76,11 @@ fn every_fixture_conforms_and_maps_its_protocol_lines() {
         // Most protocol-logger lines are mapped or known; what is not is listed, not dropped.
         let s = &t.summary;
         assert!(s.mapped > 100, "{}: {s:?}", trace.display());
-        assert!(s.unmapped_total() < s.mapped + s.known, "{}", trace.display());
+        assert!(
+            s.unmapped_total() < s.mapped + s.known,
+            "{}",
+            trace.display()
+        );
         for u in s.unmapped.values() {
             assert!(!u.examples.is_empty() && u.examples.len() <= 3);
         }
@@ -90,7 +97,10 @@ fn streaming_fixtures_show_the_protocol_steps() {
             continue;
         }
         let r = check(&t).unwrap();
-        assert_eq!(r.outcomes.checkpoint_after_first_source_finished, Some(true));
+        assert_eq!(
+            r.outcomes.checkpoint_after_first_source_finished,
+            Some(true)
+        );
         assert!(r.outcomes.checkpoints_completed >= 5, "{}", trace.display());
         let expected = match t.header.job.as_str() {
             "a-two-sources-2pc" | "b-failover-after-source-finished" => 16,
@@ -157,9 +167,11 @@ fn ack_before_trigger(t: &mut Trace) -> bool {
     let Event::CheckpointTriggered { checkpoint, .. } = t.entries[trig].event else {
         unreachable!()
     };
-    let Some(ack) = index_of(t, trig, |e| {
-        matches!(e, Event::CheckpointAcknowledged { checkpoint: c, .. } if *c == checkpoint)
-    }) else {
+    let Some(ack) = index_of(
+        t,
+        trig,
+        |e| matches!(e, Event::CheckpointAcknowledged { checkpoint: c, .. } if *c == checkpoint),
+    ) else {
         return false;
     };
     let entry = t.entries.remove(ack);
@@ -442,9 +454,16 @@ fn conform_exits_0_1_2() {
     std::fs::write(&cut, lines[..lines.len() - 1].join("\n")).unwrap();
     let (code, _, stderr) = flinksim(&["conform", cut.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("cut.jsonl") && stderr.contains("truncated"), "{stderr}");
+    assert!(
+        stderr.contains("cut.jsonl") && stderr.contains("truncated"),
+        "{stderr}"
+    );
     let other = tmp.path().join("other.jsonl");
-    std::fs::write(&other, text.replace("flinksim-conform/1", "flinksim-conform/0")).unwrap();
+    std::fs::write(
+        &other,
+        text.replace("flinksim-conform/1", "flinksim-conform/0"),
+    )
+    .unwrap();
     let (code, _, stderr) = flinksim(&["conform", other.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(stderr.contains("other.jsonl:1"), "{stderr}");
@@ -454,7 +473,10 @@ fn conform_exits_0_1_2() {
 fn the_differential_compares_a_fixture_with_its_twin() {
     let (_, trace) = fixtures()
         .into_iter()
-        .find(|(_, t)| t.to_string_lossy().contains("b-failover-after-source-finished-run-1"))
+        .find(|(_, t)| {
+            t.to_string_lossy()
+                .contains("b-failover-after-source-finished-run-1")
+        })
         .unwrap();
     let twin = root().join("scenarios/b-failover-after-source-finished.json");
     let (code, stdout, stderr) = flinksim(&[
