@@ -1,5 +1,5 @@
-//! Every scenario in `scenarios/` is a test: it must meet its `expect` block, and running it
-//! twice must give the same trace hash.
+//! Every scenario in `scenarios/` and every twin in `conformance/scenarios/` is a test: it must
+//! meet its `expect` block, and running it twice must give the same trace hash.
 
 use flinksim::report::check_expectations;
 use flinksim::run::{run, RunOptions};

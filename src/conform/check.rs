@@ -448,7 +448,7 @@ impl Checker<'_> {
             | Event::PartitionReported { .. }
             | Event::Output { .. }
             | Event::JobmasterStarted { .. }
-            | Event::TaskmanagerFault { .. } => {}
+            | Event::RecorderEvent { .. } => {}
             Event::Run(_) | Event::ImportSummary(_) => {
                 return Err(InputError::new(
                     format!("trace line {line}"),

@@ -943,7 +943,7 @@ fn meta_events(
         let event = match what.as_str() {
             "kill_jobmanager" => Event::JobmasterLost { pid },
             "start_jobmanager" => Event::JobmasterStarted { pid },
-            _ => Event::TaskmanagerFault { what, pid },
+            _ => Event::RecorderEvent { what, pid },
         };
         importer.summary.mapped += 1;
         importer.push(

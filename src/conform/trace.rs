@@ -27,7 +27,7 @@ pub struct Header {
     pub wall_ms: u64,
     /// The job's final status as the recorder saw it.
     pub status: String,
-    /// Vertices in topological order (as Flink lists them), named as flinksim names them.
+    /// Vertices in `meta.json`'s order, named as flinksim names them.
     pub vertices: Vec<VertexInfo>,
     pub edges: Vec<EdgeInfo>,
     /// The job's parameters, as recorded (they decide the expected output).
@@ -184,8 +184,9 @@ pub enum Event {
     JobmasterStarted {
         pid: Option<u64>,
     },
-    /// The recorder killed, stopped or resumed a TaskManager (`what` from `meta.json`).
-    TaskmanagerFault {
+    /// Anything else the recorder did (`what` from `meta.json`): TaskManager kills, stops
+    /// and resumes, ZooKeeper, the submission.
+    RecorderEvent {
         what: String,
         pid: Option<u64>,
     },
