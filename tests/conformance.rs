@@ -247,9 +247,165 @@ fn rerun_a_recovered_execution(t: &mut Trace) -> bool {
     true
 }
 
+/// An execution jumps from CREATED straight to RUNNING.
+fn skip_deployment(t: &mut Trace) -> bool {
+    for e in &mut t.entries {
+        if let Event::ExecutionState { from, to, .. } = &mut e.event {
+            if from == "INITIALIZING" && to == "RUNNING" {
+                *from = "CREATED".into();
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// A checkpoint id is triggered a second time, later.
+fn reuse_a_checkpoint_id(t: &mut Trace) -> bool {
+    let Some(i) = index_of(t, 0, |e| matches!(e, Event::CheckpointTriggered { .. })) else {
+        return false;
+    };
+    let Some(j) = index_of(t, i + 1, |e| matches!(e, Event::CheckpointTriggered { .. })) else {
+        return false;
+    };
+    let copy = t.entries[i].clone();
+    t.entries.insert(j + 1, copy);
+    true
+}
+
+/// The last acknowledgement before a completion is lost.
+fn drop_an_acknowledgement(t: &mut Trace) -> bool {
+    let Some(done) = index_of(t, 0, |e| matches!(e, Event::CheckpointCompleted { .. })) else {
+        return false;
+    };
+    let Event::CheckpointCompleted { checkpoint } = t.entries[done].event else {
+        unreachable!()
+    };
+    let Some(ack) = (0..done).rev().find(|&i| {
+        matches!(&t.entries[i].event, Event::CheckpointAcknowledged { checkpoint: c, .. } if *c == checkpoint)
+    }) else {
+        return false;
+    };
+    t.entries.remove(ack);
+    true
+}
+
+/// A failover restarts fewer tasks than its region has.
+fn shrink_a_failover(t: &mut Trace) -> bool {
+    for e in &mut t.entries {
+        if let Event::Failover { restarting, .. } = &mut e.event {
+            *restarting = 1;
+            return true;
+        }
+    }
+    false
+}
+
+/// A committed (streaming) or written (batch) record is lost.
+fn lose_a_record(t: &mut Trace) -> bool {
+    let Some(i) = index_of(t, 0, |e| {
+        matches!(e, Event::Commit { .. } | Event::Output { .. })
+    }) else {
+        return false;
+    };
+    // Drop every copy of it (re-commits included), so de-duplication cannot hide the loss.
+    let victim = t.entries[i].event.clone();
+    t.entries.retain(|e| e.event != victim);
+    true
+}
+
+/// After a JobManager crash, the sink (never logged finished) is recovered FINISHED.
+fn recover_an_unlogged_execution(t: &mut Trace) -> bool {
+    let Some(i) = index_of(
+        t,
+        0,
+        |e| matches!(e, Event::ExecutionState { from, to, .. } if from == "CREATED" && to == "FINISHED"),
+    ) else {
+        return false;
+    };
+    if index_of(t, 0, |e| matches!(e, Event::JobmasterLost { .. })).is_none_or(|c| c > i) {
+        return false;
+    }
+    let mut fake = t.entries[i].clone();
+    let Event::ExecutionState { subtask, .. } = &mut fake.event else {
+        unreachable!()
+    };
+    *subtask = "sink[0]".into();
+    t.entries.insert(i + 1, fake);
+    true
+}
+
+/// A vertex deployed finished on restore is said to have emitted records.
+fn emit_from_finished_on_restore(t: &mut Trace) -> bool {
+    if !t
+        .entries
+        .iter()
+        .any(|e| matches!(e.event, Event::Restore { .. }))
+    {
+        return false;
+    }
+    match t.header.vertices.iter_mut().find(|v| v.id == "short") {
+        Some(v) => {
+            v.records_out = Some(7);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The job ends FAILED.
+fn fail_the_job(t: &mut Trace) -> bool {
+    let Some(i) = (0..t.entries.len())
+        .rev()
+        .find(|&i| matches!(t.entries[i].event, Event::JobStatus { .. }))
+    else {
+        return false;
+    };
+    if let Event::JobStatus { to, .. } = &mut t.entries[i].event {
+        *to = "FAILED".into();
+    }
+    true
+}
+
 type Corruption = (&'static str, fn(&mut Trace) -> bool, &'static str);
 
-const CORRUPTIONS: [Corruption; 5] = [
+const CORRUPTIONS: [Corruption; 13] = [
+    (
+        "skip an execution's deployment",
+        skip_deployment,
+        "legal-transition",
+    ),
+    (
+        "trigger a checkpoint id twice",
+        reuse_a_checkpoint_id,
+        "checkpoint-ids-increase",
+    ),
+    (
+        "drop an acknowledgement before a completion",
+        drop_an_acknowledgement,
+        "complete-after-all-acks",
+    ),
+    (
+        "restart fewer tasks than the region",
+        shrink_a_failover,
+        "failover-scope",
+    ),
+    (
+        "lose a committed record",
+        lose_a_record,
+        "exactly-once-output",
+    ),
+    (
+        "recover an execution never logged finished",
+        recover_an_unlogged_execution,
+        "recovered-as-logged",
+    ),
+    (
+        "emit from a vertex finished on restore",
+        emit_from_finished_on_restore,
+        "finished-on-restore-emits-nothing",
+    ),
+    ("end the job FAILED", fail_the_job, "job-terminates"),
     (
         "drop the final checkpoint's completion",
         drop_final_completions,

@@ -322,6 +322,7 @@ impl Checker<'_> {
                 checkpoint,
                 triggered,
                 finished,
+                ..
             } => {
                 let triggered = triggered
                     .iter()

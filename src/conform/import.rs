@@ -576,6 +576,7 @@ impl Importer {
                         checkpoint,
                         triggered,
                         finished: None,
+                        fully_finished: None,
                     },
                 );
             }
@@ -1045,10 +1046,22 @@ fn rest_checkpoints(
                 }
             }
         }
+        let fully: Vec<String> = vertices
+            .iter()
+            .filter(|v| {
+                (0..v.parallelism.max(1)).all(|i| finished.contains(&format!("{}[{i}]", v.id)))
+            })
+            .map(|v| v.id.clone())
+            .collect();
         if let Some(&i) = importer.triggered_at.get(&id) {
-            if let Event::CheckpointTriggered { finished: f, .. } = &mut importer.entries[i].2.event
+            if let Event::CheckpointTriggered {
+                finished: f,
+                fully_finished,
+                ..
+            } = &mut importer.entries[i].2.event
             {
                 *f = Some(finished);
+                *fully_finished = Some(fully);
             }
         }
     }

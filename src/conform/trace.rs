@@ -94,6 +94,8 @@ pub enum Event {
         checkpoint: u64,
         triggered: Vec<String>,
         finished: Option<Vec<String>>,
+        /// Vertices whose subtasks were all finished: fully finished operators (F1.6).
+        fully_finished: Option<Vec<String>>,
     },
     CheckpointAcknowledged {
         checkpoint: u64,
