@@ -367,9 +367,28 @@ fn fail_the_job(t: &mut Trace) -> bool {
     true
 }
 
+/// A late partition report moves before the JobMaster stopped waiting.
+fn report_late_too_early(t: &mut Trace) -> bool {
+    let Some(late) = index_of(t, 0, |e| matches!(e, Event::LateReport { .. })) else {
+        return false;
+    };
+    let Some(classified) = index_of(t, 0, |e| matches!(e, Event::PartitionsRecovered { .. }))
+    else {
+        return false;
+    };
+    let entry = t.entries.remove(late);
+    t.entries.insert(classified, entry);
+    true
+}
+
 type Corruption = (&'static str, fn(&mut Trace) -> bool, &'static str);
 
-const CORRUPTIONS: [Corruption; 13] = [
+const CORRUPTIONS: [Corruption; 14] = [
+    (
+        "release a report as late before the wait ended",
+        report_late_too_early,
+        "late-report-released",
+    ),
     (
         "skip an execution's deployment",
         skip_deployment,

@@ -49,6 +49,7 @@ pub fn run_twin(scenario: &Scenario, seeds: std::ops::Range<u64>) -> Vec<TwinRun
             }
             if let Some(batch) = &report.batch {
                 if let Some(r) = batch.recoveries.first() {
+                    o.late_reports = u64::from(r.late_reports);
                     let rerun: Vec<String> = r.rerun.iter().map(|(s, _)| name(*s)).collect();
                     o.kept = r
                         .recovered
@@ -185,6 +186,15 @@ pub fn rows(real: &Outcomes, twins: &[TwinRun], batch: bool) -> Vec<Row> {
         (Some(a), Some(b)) => format!("{a}..{b}"),
         _ => "-".into(),
     };
+    if batch {
+        let late: Vec<u64> = twins.iter().map(|t| t.outcomes.late_reports).collect();
+        out.push(Row {
+            what: "late partition reports (released)",
+            real: real.late_reports.to_string(),
+            twin: BTreeMap::from([(range(late), twins.len() as u64)]),
+            agrees: None,
+        });
+    }
     if !batch {
         let counts = |get: fn(&Outcomes) -> u64| -> BTreeMap<String, u64> {
             let mut m = BTreeMap::new();

@@ -165,6 +165,11 @@ pub enum Event {
         /// keeps finished events up to the last one with a snapshot (F2.3).
         snapshot: bool,
     },
+    /// A TaskManager's partition report reached the new JobMaster after it had stopped
+    /// waiting: its partitions are released (F2.4 step 3).
+    LateReport {
+        task_manager: String,
+    },
     /// A new JobMaster classified the partitions it found (F2.4 step 3), named by the producer
     /// subtask and attempt (`vertex[i]#a`).
     PartitionsRecovered {

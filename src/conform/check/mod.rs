@@ -95,6 +95,8 @@ pub struct Outcomes {
     /// Batch: subtasks recovered FINISHED after a JobManager crash, and run again.
     pub kept: Vec<String>,
     pub rerun: Vec<String>,
+    /// Batch: partition reports answered by a release, for arriving after the wait (F2.4).
+    pub late_reports: u64,
     /// A checkpoint completed after the first source finished.
     pub checkpoint_after_first_source_finished: Option<bool>,
     pub checkpoints_completed: u64,
@@ -450,6 +452,7 @@ impl Checker<'_> {
             | Event::JobEventWritten { .. }
             | Event::PartitionsRecovered { .. }
             | Event::PartitionReported { .. }
+            | Event::LateReport { .. }
             | Event::Output { .. }
             | Event::JobmasterStarted { .. }
             | Event::RecorderEvent { .. } => {}

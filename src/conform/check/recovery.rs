@@ -52,6 +52,19 @@ impl Checker<'_> {
                         rerun.insert(s);
                     }
                 }
+                Event::LateReport { task_manager } if e.time > crash => {
+                    // F2.4 step 3: a report is late only once the JobMaster stopped waiting.
+                    if !classified {
+                        self.depart(
+                            line,
+                            e.time,
+                            "late-report-released",
+                            "F2.4",
+                            format!("{task_manager}'s report released as late before the JobMaster classified its partitions"),
+                        );
+                    }
+                    self.report.outcomes.late_reports += 1;
+                }
                 Event::PartitionReported { producer, .. } if e.time > crash && !classified => {
                     let name = producer.split('#').next().unwrap_or(producer);
                     reported.insert(self.subtask(line, name)?);

@@ -650,6 +650,12 @@ impl Importer {
                 None => Mapped::No,
             };
         }
+        let late = regex!(r"^Received late report of partition metrics from (\S+?)\. Release");
+        if let Some(c) = late.captures(m) {
+            return Mapped::Events(vec![Event::LateReport {
+                task_manager: c[1].to_owned(),
+            }]);
+        }
         if KNOWN.iter().any(|k| m.contains(k)) {
             return Mapped::Known;
         }
@@ -776,7 +782,10 @@ fn failure_reason(text: &str) -> String {
         format!("declined_{}", decline_reason(cause))
     } else if cause.contains("expired") {
         "expired".to_owned()
-    } else if cause.contains("Coordinator is suspending") || cause.contains("shut down") {
+    } else if cause.contains("Coordinator is suspending")
+        || cause.contains("shut down")
+        || cause.contains("shutdown")
+    {
         "job_ended".to_owned()
     } else if cause.contains("subsumed") {
         "subsumed".to_owned()
