@@ -24,6 +24,7 @@
 pub mod batch;
 pub mod bug;
 pub mod checkpoint;
+pub mod conform;
 pub mod faults;
 pub mod fuzz;
 pub mod graph;

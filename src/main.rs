@@ -81,6 +81,12 @@ enum Command {
     Export(report::cli::ExportArgs),
     /// Write a self-contained HTML space-time viewer of a trace file.
     View(report::cli::ViewArgs),
+    /// Turn a recorded run of real Flink 2.3 (logs, REST dumps, commit log) into a conformance
+    /// trace in flinksim's vocabulary.
+    ImportFlinkLog(flinksim::conform::cli::ImportArgs),
+    /// Check conformance traces against the model's rules; with --scenario, also compare the
+    /// outcomes with the twin scenario's over a range of seeds.
+    Conform(flinksim::conform::cli::ConformArgs),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -159,6 +165,8 @@ fn main() -> ExitCode {
         Command::Explain(args) => report::cli::cmd_explain(args),
         Command::Export(args) => report::cli::cmd_export(args),
         Command::View(args) => report::cli::cmd_view(args),
+        Command::ImportFlinkLog(args) => flinksim::conform::cli::cmd_import(args),
+        Command::Conform(args) => flinksim::conform::cli::cmd_conform(args),
     };
     match result {
         Ok(code) => code,

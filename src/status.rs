@@ -106,6 +106,23 @@ impl ExecutionState {
             ExecutionState::Reconciling => "RECONCILING",
         }
     }
+
+    pub const ALL: [ExecutionState; 10] = [
+        ExecutionState::Created,
+        ExecutionState::Scheduled,
+        ExecutionState::Deploying,
+        ExecutionState::Initializing,
+        ExecutionState::Running,
+        ExecutionState::Finished,
+        ExecutionState::Canceling,
+        ExecutionState::Canceled,
+        ExecutionState::Failed,
+        ExecutionState::Reconciling,
+    ];
+
+    pub fn from_name(name: &str) -> Option<ExecutionState> {
+        ExecutionState::ALL.into_iter().find(|s| s.name() == name)
+    }
 }
 
 impl fmt::Display for JobStatus {

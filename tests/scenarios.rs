@@ -1,5 +1,5 @@
-//! Every scenario in `scenarios/` is a test: it must meet its `expect` block, and running it
-//! twice must give the same trace hash.
+//! Every scenario in `scenarios/` and every twin in `conformance/scenarios/` is a test: it must
+//! meet its `expect` block, and running it twice must give the same trace hash.
 
 use flinksim::report::check_expectations;
 use flinksim::run::{run, RunOptions};
@@ -7,13 +7,18 @@ use flinksim::scenario;
 use flinksim::trace::Retain;
 use std::path::PathBuf;
 
+/// The shipped scenarios and the conformance harness's twins of the Flink 2.3 reference jobs.
 fn scenario_files() -> Vec<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("scenarios/ exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [root.join("scenarios"), root.join("conformance/scenarios")] {
+        files.extend(
+            std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.expect("readable entry").path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json")),
+        );
+    }
     files.sort();
     files
 }
