@@ -276,6 +276,16 @@ impl CheckpointCoordinator {
                 // P1.2 option1: record the finished subtask's empty state, then trigger its
                 // descendants through the JobMaster, since its channels already carried
                 // EndOfPartition and no barrier will come from it.
+                //
+                // P1.3: only a descendant all of whose producers are finished for this
+                // checkpoint (in the plan or missed) gets the trigger; one with a producer
+                // still running learns of the checkpoint from that producer's barrier, and the
+                // finished channel's EndOfPartition gets its barrier inserted (steps 2-3). A
+                // trigger there could overtake an older checkpoint's barriers still queued in
+                // its input: the task would skip that checkpoint without a word, its consumers
+                // would wait for the skipped barrier while back-pressuring the running
+                // producer whose newer barrier the task waits for, and nothing would move
+                // until the older checkpoint expired (fuzz seed 201810).
                 let p = &mut self.pending[i];
                 if std::mem::take(&mut p.waiting[subtask.index()]) {
                     p.remaining -= 1;
@@ -290,7 +300,12 @@ impl CheckpointCoordinator {
                         for &channel in &gate.channels {
                             let descendant = graph.channels[channel.index()].to;
                             let p = &mut self.pending[i];
+                            let inputs_finished = graph.subtasks[descendant.index()]
+                                .inputs
+                                .iter()
+                                .all(|c| p.finished.contains(&graph.channels[c.index()].from));
                             if p.waiting[descendant.index()]
+                                && inputs_finished
                                 && !std::mem::replace(&mut p.triggered[descendant.index()], true)
                             {
                                 ctx.record(TraceEvent::Retrigger {
