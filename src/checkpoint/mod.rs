@@ -71,18 +71,35 @@ impl CheckpointCoordinator {
         }
     }
 
-    /// The job is running: start the periodic trigger and the explicit `trigger_at` times.
-    /// P3.4: a coordinator that takes over running tasks from a reconciliation tells them that
-    /// every checkpoint its predecessor left pending is aborted: they will never complete, and
-    /// under `option1` a task at its end of input waits for their outcome (P1.6; fuzz seed
-    /// 92608).
-    pub fn abort_inherited(
+    /// The job is running again after a reconciliation that kept its tasks (P3.4): tell them
+    /// the outcome of every checkpoint their predecessor coordinator started, since the
+    /// notifications it sent may have died with it (the TaskManagers drop RPCs from a JobManager
+    /// that is no longer the leader).
+    /// - Every checkpoint it left pending is aborted: they will never complete, and under
+    ///   `option1` a task at its end of input waits for their outcome (P1.6; fuzz seed 92608).
+    /// - The latest completed checkpoint is notified complete again: it may have completed
+    ///   just before the crash, its `notifyCheckpointComplete` lost on the way. A task at end
+    ///   of input that took part in it waits for that outcome (P1.6), a two-phase-commit
+    ///   sink for it to commit (P1.7), and under `flink` every task for its final checkpoint
+    ///   (F1.5 step 3); with no later checkpoint to settle it (explicit `trigger_at` times
+    ///   only), the task would wait forever (fuzz seed 458548). A task
+    ///   that did get the first notification ignores the second: a completion settles every
+    ///   older checkpoint and commits are idempotent.
+    pub fn settle_inherited(
         &mut self,
         ctx: &mut Ctx<'_, '_>,
         view: &[Execution],
         placement: &[u32],
     ) {
         let completed = ctx.io.storage.latest().map_or(0, |c| c.id);
+        if completed > 0 {
+            for (i, e) in view.iter().enumerate() {
+                if !e.state.is_terminal() {
+                    let call = Call::NotifyCheckpointComplete(completed);
+                    send(ctx, view, placement, SubtaskId(i as u32), call);
+                }
+            }
+        }
         for id in completed + 1..=ctx.io.storage.last_checkpoint_id() {
             for (i, e) in view.iter().enumerate() {
                 if !e.state.is_terminal() {
@@ -93,6 +110,7 @@ impl CheckpointCoordinator {
         }
     }
 
+    /// The job is running: start the periodic trigger and the explicit `trigger_at` times.
     pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
         let incarnation = self.incarnation;
         if let Some(interval) = self.config.interval {
@@ -276,6 +294,16 @@ impl CheckpointCoordinator {
                 // P1.2 option1: record the finished subtask's empty state, then trigger its
                 // descendants through the JobMaster, since its channels already carried
                 // EndOfPartition and no barrier will come from it.
+                //
+                // P1.3: only a descendant all of whose producers are finished for this
+                // checkpoint (in the plan or missed) gets the trigger; one with a producer
+                // still running learns of the checkpoint from that producer's barrier, and the
+                // finished channel's EndOfPartition gets its barrier inserted (steps 2-3). A
+                // trigger there could overtake an older checkpoint's barriers still queued in
+                // its input: the task would skip that checkpoint without a word, its consumers
+                // would wait for the skipped barrier while back-pressuring the running
+                // producer whose newer barrier the task waits for, and nothing would move
+                // until the older checkpoint expired (fuzz seed 201810).
                 let p = &mut self.pending[i];
                 if std::mem::take(&mut p.waiting[subtask.index()]) {
                     p.remaining -= 1;
@@ -290,7 +318,12 @@ impl CheckpointCoordinator {
                         for &channel in &gate.channels {
                             let descendant = graph.channels[channel.index()].to;
                             let p = &mut self.pending[i];
+                            let inputs_finished = graph.subtasks[descendant.index()]
+                                .inputs
+                                .iter()
+                                .all(|c| p.finished.contains(&graph.channels[c.index()].from));
                             if p.waiting[descendant.index()]
+                                && inputs_finished
                                 && !std::mem::replace(&mut p.triggered[descendant.index()], true)
                             {
                                 ctx.record(TraceEvent::Retrigger {

@@ -217,7 +217,7 @@ impl JobMaster {
             ReconcileOutcome::Running => {
                 self.set_status(ctx, JobStatus::Running);
                 if let Some(cc) = &mut self.checkpoints {
-                    cc.abort_inherited(ctx, &self.executions, &self.placement);
+                    cc.settle_inherited(ctx, &self.executions, &self.placement);
                     cc.start(ctx);
                 }
             }

@@ -321,7 +321,7 @@ impl Narrator<'_> {
                     CC,
                     "P1.2 option1",
                     format!(
-                        "{} had finished when its trigger for checkpoint {checkpoint} arrived; its channels already carried EndOfPartition, so the coordinator asks the JobMaster to trigger its descendant {} by RPC instead.{cascade}",
+                        "{} had finished when its trigger for checkpoint {checkpoint} arrived; its channels already carried EndOfPartition, so the coordinator asks the JobMaster to trigger its descendant {} by RPC instead, as every input of that one has finished and no barrier will reach it (P1.3).{cascade}",
                         self.name(finished),
                         self.name(descendant)
                     ),
@@ -709,7 +709,7 @@ impl Narrator<'_> {
                 let (rule, next) = match self.protocol {
                     Some(FinishProtocol::Option1) => (
                         "P1.2 option1",
-                        "the coordinator records its empty state and re-triggers its descendants",
+                        "the coordinator records its empty state and re-triggers each descendant whose inputs have all finished",
                     ),
                     Some(FinishProtocol::Flink) => ("F1.2", "Flink aborts the whole checkpoint; the next one plans again"),
                     Some(FinishProtocol::Legacy) => ("P1.2 legacy", "the checkpoint fails"),
