@@ -145,14 +145,19 @@ mod tests {
     /// implementations of one documented rule, checked against each other.
     #[test]
     fn the_independent_rules_agree_with_the_model() {
-        for origin in 0..5 {
-            for seq in 0..200 {
-                let s = SubtaskId(origin);
+        // Sequence numbers and keys spread over their whole range (small ones alone would not
+        // tell apart functions that differ only in high bits).
+        let spread = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        for origin in [0, 1, 4, 77, 99_999] {
+            for i in 0..200 {
+                let (s, seq) = (SubtaskId(origin), spread(i) >> 24);
                 assert_eq!(source_record(s, seq), crate::record::source_record(s, seq));
             }
         }
-        for p in [1, 2, 3, 7, 100, 1000, 100_000] {
-            for key in 0..500 {
+        // 171 and 683 are parallelisms at which 1.5 × p is exactly a power of two.
+        for p in [1, 2, 3, 7, 100, 171, 683, 1000, 100_000] {
+            for i in 0..500 {
+                let key = (spread(i) >> 32) as u32;
                 assert_eq!(
                     owner(key, p),
                     crate::graph::key_group_owner(key, p),
@@ -161,6 +166,7 @@ mod tests {
             }
         }
         assert_eq!(max_parallelism(100), 256);
+        assert_eq!(max_parallelism(171), 256);
         assert_eq!(max_parallelism(100_000), 100_000);
     }
 }
