@@ -170,7 +170,7 @@ impl Bug {
         Bug::ALL.into_iter().find(|b| b.name() == name)
     }
 
-    /// The rule it breaks, by section of `protocols.md` / `flink-reference.md`.
+    /// The rule it breaks, by section of `docs/rules.md`.
     pub fn rule(self) -> &'static str {
         match self {
             Bug::EopNotAligned => "P1.3 step 4, P1.4 (EndOfPartition counts as aligned)",

@@ -1,4 +1,4 @@
-//! Records and the other elements a data channel carries (`protocols.md` P0).
+//! Records and the other elements a data channel carries (`docs/rules.md` P0).
 //!
 //! A record names where it came from, `(origin subtask, sequence number)`, so every oracle can say
 //! which record was lost or duplicated and where. Records are small `Copy` values: moving one

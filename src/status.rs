@@ -1,4 +1,4 @@
-//! Job and execution statuses, named as in Flink (`flink-reference-batch.md` F2.6).
+//! Job and execution statuses, named as in Flink (`docs/rules.md` F2.6).
 //!
 //! These are only the *names*; the transition tables that say which changes are legal live with
 //! the state machines that use them (`crate::jobmaster::transitions`).

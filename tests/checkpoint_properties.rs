@@ -1,4 +1,4 @@
-//! Properties of checkpointing while tasks finish (`protocols.md` P1, `flink-reference.md` F1).
+//! Properties of checkpointing while tasks finish (`docs/rules.md` P1, F1).
 //!
 //! A random small job graph (2–8 vertices, parallelism 1–4, 0–300 records per source subtask
 //! with very different lengths and paces, so subtasks finish at very different times) gets a

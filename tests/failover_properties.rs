@@ -1,5 +1,5 @@
-//! Properties of failover while checkpoints are taken after tasks finish (`protocols.md` P1.8,
-//! P1.2, P1.6, P1.7; `flink-reference.md` F1.6), checked by the oracles of P4.
+//! Properties of failover while checkpoints are taken after tasks finish (`docs/rules.md` P1.8,
+//! P1.2, P1.6, P1.7; `docs/rules.md` F1.6), checked by the oracles of P4.
 //!
 //! A random small job graph (2–7 vertices, parallelism 1–3, 0–200 records per source subtask
 //! with very different lengths, `at_least_once` or `two_phase_commit` sinks; the job generator of

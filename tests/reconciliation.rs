@@ -1,4 +1,4 @@
-//! Restart against reconcile on one JobManager crash (`protocols.md` P1.8 against P3): the same
+//! Restart against reconcile on one JobManager crash (`docs/rules.md` P1.8 against P3): the same
 //! job, the same crash, the same election delay. Reconciliation keeps every task running, so
 //! nothing is restarted or replayed and the job finishes sooner; both keep the output exactly
 //! once.

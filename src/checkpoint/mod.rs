@@ -1,4 +1,4 @@
-//! The CheckpointCoordinator (`protocols.md` P1.1, P1.2; `flink-reference.md` F1.1, F1.2).
+//! The CheckpointCoordinator (`docs/rules.md` P1.1, P1.2; F1.1, F1.2).
 //!
 //! It lives in the JobMaster and sees tasks only through the JobMaster's view of execution
 //! states and through RPCs: trigger plans are computed from that lagging view, so a trigger can

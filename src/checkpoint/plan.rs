@@ -1,4 +1,4 @@
-//! The trigger plan (`protocols.md` P1.1, `flink-reference.md` F1.1): which subtasks a
+//! The trigger plan (`docs/rules.md` P1.1, F1.1): which subtasks a
 //! checkpoint triggers by RPC, which it waits for, and which it records as finished, computed
 //! from the CheckpointCoordinator's *own view* of task status, which lags the tasks by RPC
 //! latency. That lag is what lets a trigger reach a task that has already finished (P1.2).

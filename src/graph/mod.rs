@@ -1,4 +1,4 @@
-//! Job graph → execution graph (`protocols.md` P0): subtasks, channels, and how a record picks
+//! Job graph → execution graph (`docs/rules.md` P0): subtasks, channels, and how a record picks
 //! its channel.
 //!
 //! Everything here is fixed for the life of a run and indexed by small integers: a subtask is a

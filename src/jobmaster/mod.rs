@@ -1,6 +1,6 @@
 //! The JobMaster: schedules the job, tracks its *view* of every execution (which lags the tasks
-//! by RPC latency), decides the job's status, and runs failover (`protocols.md` P1.8,
-//! `flink-reference.md` F1.6).
+//! by RPC latency), decides the job's status, and runs failover (`docs/rules.md` P1.8,
+//! `docs/rules.md` F1.6).
 //!
 //! Failover: a failed execution (reported, or on a TaskManager that stopped answering) makes
 //! the JobMaster cancel the affected scope (its pipelined region, or the whole job), wait until

@@ -1,4 +1,4 @@
-//! Reconciliation (`protocols.md` P3, FLINK-5703): a newly elected JobMaster rebuilds its
+//! Reconciliation (`docs/rules.md` P3, FLINK-5703): a newly elected JobMaster rebuilds its
 //! execution graph from what the TaskManagers report instead of restarting the tasks.
 //!
 //! The window opens at election: the job and every execution are RECONCILING (P3.1), and

@@ -1,4 +1,4 @@
-//! The shapes of finished subtasks a checkpoint may be restored from (`flink-reference.md`
+//! The shapes of finished subtasks a checkpoint may be restored from (`docs/rules.md`
 //! F1.6, Flink's `VertexFinishedStateChecker`). A vertex is *fully finished* when all its
 //! subtasks are recorded finished, *partially finished* when some are. Finishing flows
 //! downstream, so in any checkpoint a protocol can produce:

@@ -1,6 +1,6 @@
 //! The transition tables: which job-status and execution-state changes are legal.
 //!
-//! Flink itself only forbids leaving a terminal state (`flink-reference-batch.md` F2.6). Ours
+//! Flink itself only forbids leaving a terminal state (`docs/rules.md` F2.6). Ours
 //! are tighter on purpose: each table admits exactly the edges the modelled protocols use, and
 //! every row says which rule uses it, so an edge that no protocol should take is a
 //! `legal-transition` violation. Extend a table only together with the protocol that needs it.

@@ -1,4 +1,4 @@
-//! The stable ids of everything the oracles check (`protocols.md` P4).
+//! The stable ids of everything the oracles check (`docs/rules.md` P4).
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! The oracles: omniscient, read-only checkers of a run (`protocols.md` P4).
+//! The oracles: omniscient, read-only checkers of a run (`docs/rules.md` P4).
 //!
 //! They watch every trace event as it is recorded ([`Oracles::observe`], incremental and cheap)
 //! and judge what can only be judged at the end in [`Oracles::finish`]. They never change the

@@ -73,7 +73,7 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
     match &scenario.checkpointing {
         Some(c) => writeln!(
             out,
-            "Checkpointing: finish protocol {:?}, {:?} barriers (rules: protocols.md P…, flink-reference.md F…)",
+            "Checkpointing: finish protocol {:?}, {:?} barriers (rules: docs/rules.md)",
             c.finish_protocol, c.mode
         )?,
         None => writeln!(out, "Checkpointing is disabled.")?,

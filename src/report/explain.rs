@@ -1,7 +1,7 @@
 //! `flinksim explain`: a finished run narrated for a person learning the protocols.
 //!
 //! The timeline (`render::event_line`) says *what* happened; a narration also says *why*,
-//! citing the rule of `protocols.md` (P…) or `flink-reference.md` (F…) that made it happen, so
+//! citing the rule of `docs/rules.md` (P… or F…) that made it happen, so
 //! a reader can put the design document beside the output. The "why" is reconstructed from the
 //! protocol-level trace alone (`Retain::Protocol`) plus the scenario and the run report (the
 //! trigger plans): the narrator keeps the little context it needs (which checkpoint a task is

@@ -1,7 +1,7 @@
 //! The `batch` block of a `mode: "batch"` scenario (P2, FLIP-383): its serde schema, its
 //! defaults, its checks, and the validated [`Batch`] the batch model reads.
 //!
-//! Defaults follow Flink (`flink-reference-batch.md` F2.2) except where Flink's value is sized
+//! Defaults follow Flink (`docs/rules.md` F2.2) except where Flink's value is sized
 //! for gigabytes and hours: `adaptive_parallelism.bytes_per_task` is scaled to the simulator's
 //! small record counts.
 

@@ -100,7 +100,7 @@
 //! | `rpc_latency` | duration or range: delay of an RPC | `"200us..2ms"` |
 //! | `channel_capacity` | buffers per channel before back-pressure, at least 1 | `8` |
 //!
-//! `checkpointing` (P1 of `protocols.md`; every duration here is one duration, not a range):
+//! `checkpointing` (P1 of `docs/rules.md`; every duration here is one duration, not a range):
 //!
 //! | field | meaning | default |
 //! | --- | --- | --- |
@@ -120,7 +120,7 @@
 //!   that missed a finished subtask is re-sent to its descendants through the JobMaster.
 //! - `"option2"`: the design's Option 2: a subtask reports "finishing" to the coordinator before
 //!   EndOfPartition, and takes part in the pending checkpoints first.
-//! - `"flink"`: what Flink 1.15+ ships (`flink-reference.md` F1): a missed trigger aborts the
+//! - `"flink"`: what Flink 1.15+ ships (`docs/rules.md` F1): a missed trigger aborts the
 //!   checkpoint, and tasks finish through EndOfData and a final checkpoint.
 //! - `"legacy"`: before FLIP-147: no checkpoint is triggered once any subtask finished.
 //!

@@ -234,7 +234,7 @@ pub enum FinishProtocol {
     /// The design's Option 2: a subtask reports "finishing" before EndOfPartition and takes
     /// part in the pending checkpoints first.
     Option2,
-    /// What Flink 1.15+ ships (`flink-reference.md` F1).
+    /// What Flink 1.15+ ships (`docs/rules.md` F1).
     Flink,
     /// Before FLIP-147: no checkpoint once any subtask finished.
     Legacy,

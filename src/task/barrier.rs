@@ -1,5 +1,5 @@
-//! The task's barrier handler for aligned checkpoints (`protocols.md` P1.3, P1.4 aligned column;
-//! `flink-reference.md` F1.3).
+//! The task's barrier handler for aligned checkpoints (`docs/rules.md` P1.3, P1.4 aligned column;
+//! `docs/rules.md` F1.3).
 //!
 //! It tracks, per input channel, whether EndOfPartition was enqueued (the priority notice of
 //! P1.3 step 1) or processed (step 4), and for the one checkpoint being aligned which channels

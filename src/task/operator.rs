@@ -1,4 +1,4 @@
-//! The operators a task runs (`protocols.md` P0), with the state each keeps.
+//! The operators a task runs (`docs/rules.md` P0), with the state each keeps.
 
 use crate::checkpoint::storage::OperatorState;
 use crate::graph::SubtaskId;

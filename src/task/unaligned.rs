@@ -1,5 +1,5 @@
-//! An unaligned checkpoint in progress at one task (`protocols.md` P1.4 unaligned column,
-//! `flink-reference.md` F1.3).
+//! An unaligned checkpoint in progress at one task (`docs/rules.md` P1.4 unaligned column,
+//! `docs/rules.md` F1.3).
 //!
 //! The snapshot is taken at the first barrier (or when an aligned checkpoint's alignment times
 //! out); from then on, every input channel that has not yet delivered its barrier (or
