@@ -233,18 +233,25 @@ mod tests {
             },
             TraceEvent::TaskManagerLost { task_manager: 3 },
         ];
-        for event in gone {
-            let mut o = RpcOrder::new();
-            o.sent(TM, JM, a, Instant::ZERO);
-            assert!(o.observe(&g, 1, Instant::ZERO, &event).is_none());
-            o.sent(TM, JM, b, Instant::from_nanos(1));
-            o.sent(TM, JM, a, Instant::from_nanos(2)); // a new send, not a resend
-            assert!(o
-                .observe(&g, 2, Instant::ZERO, &applied(TM, JM, b))
-                .is_none());
-            assert!(o
-                .observe(&g, 3, Instant::ZERO, &applied(TM, JM, a))
-                .is_none());
+        // A drop settles one link; a lost TaskManager both of its links.
+        let cases = [
+            (gone[0], vec![(TM, JM)]),
+            (gone[1], vec![(TM, JM), (JM, TM)]),
+        ];
+        for (event, links) in cases {
+            for (from, to) in links {
+                let mut o = RpcOrder::new();
+                o.sent(from, to, a, Instant::ZERO);
+                assert!(o.observe(&g, 1, Instant::ZERO, &event).is_none());
+                o.sent(from, to, b, Instant::from_nanos(1));
+                o.sent(from, to, a, Instant::from_nanos(2)); // a new send, not a resend
+                assert!(o
+                    .observe(&g, 2, Instant::ZERO, &applied(from, to, b))
+                    .is_none());
+                assert!(o
+                    .observe(&g, 3, Instant::ZERO, &applied(from, to, a))
+                    .is_none());
+            }
         }
     }
 
