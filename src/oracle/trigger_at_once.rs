@@ -152,6 +152,30 @@ mod tests {
             .is_none());
     }
 
+    /// A record is input too, and a state change that does not end the attempt settles
+    /// nothing.
+    #[test]
+    fn a_record_taken_after_a_trigger_is_a_violation_whatever_state_change_came_between() {
+        let g = graph();
+        let mut o = TriggerAtOnce::new(&g);
+        o.observe(&g, 1, Instant::ZERO, &seen(SINK, true));
+        let running = TraceEvent::TaskState {
+            subtask: SINK,
+            attempt: 0,
+            from: ExecutionState::Initializing,
+            to: ExecutionState::Running,
+        };
+        assert!(o.observe(&g, 2, Instant::ZERO, &running).is_none());
+        let record = Element::Record(crate::record::Record {
+            origin: SubtaskId(0),
+            key: 1,
+            seq: 0,
+            value: 1,
+        });
+        let v = o.observe(&g, 3, Instant::ZERO, &take(record));
+        assert_eq!(v.map(|v| v.event_index), Some(3));
+    }
+
     #[test]
     fn a_snapshot_a_barrier_a_source_or_an_ended_attempt_owes_nothing() {
         let g = graph();
