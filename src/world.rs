@@ -97,6 +97,8 @@ pub struct Config {
     /// Under `jobmaster.failover: reconcile` (P3), how long TaskManagers keep terminal task
     /// states (P3.1); `None` under `restart`.
     pub retention: Option<Duration>,
+    /// `checkpointing.min_pause` (P1.1), for the oracles' check of the trigger pace.
+    pub min_pause: Duration,
 }
 
 /// Which processes are alive, and which incarnation of each: a message sent to one
@@ -257,6 +259,7 @@ impl World {
             flush_before_finish: checkpointing.is_some_and(|c| c.flush_before_finish),
             retention: (scenario.jobmaster.failover == Failover::Reconcile)
                 .then_some(scenario.jobmaster.terminal_state_retention),
+            min_pause: checkpointing.map_or(Duration::ZERO, |c| c.min_pause),
         };
         let tms = cluster.task_managers as usize;
         let io = Io {

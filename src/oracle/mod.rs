@@ -124,6 +124,9 @@ pub struct Oracles {
     trigger_at_once: Option<trigger_at_once::TriggerAtOnce>,
     /// `job-status`: every fault that fired, in order.
     fired: Vec<crate::trace::FaultEvent>,
+    /// P1.1: `checkpointing.min_pause`, and when the current coordinator last completed one.
+    min_pause: sim::Duration,
+    last_completed_at: Option<Instant>,
     violations: Vec<Violation>,
 }
 
@@ -170,6 +173,8 @@ impl Oracles {
             trigger_at_once: (config.protocol == Some(FinishProtocol::Flink))
                 .then(|| trigger_at_once::TriggerAtOnce::new(graph)),
             fired: Vec::new(),
+            min_pause: config.min_pause,
+            last_completed_at: None,
             violations: Vec::new(),
         }
     }
@@ -307,6 +312,57 @@ impl Oracles {
             } => self.snapshot(graph, subtask, checkpoint, finished),
             TraceEvent::CheckpointTriggered { checkpoint } => {
                 self.triggered_at.insert(checkpoint, now);
+                // P1.1: no trigger sooner than `min_pause` after the coordinator's last
+                // completion.
+                if let Some(done) = self
+                    .last_completed_at
+                    .filter(|&t| now.saturating_duration_since(t) < self.min_pause)
+                {
+                    self.violate(Violation {
+                        invariant: Invariant::CheckpointProgress,
+                        time: now,
+                        actors: vec!["CheckpointCoordinator".to_owned()],
+                        event_index: index,
+                        message: format!(
+                            "checkpoint {checkpoint} was triggered {} after the last completion \
+                             (at {done}), sooner than min_pause {} (P1.1)",
+                            now.saturating_duration_since(done),
+                            self.min_pause
+                        ),
+                    });
+                }
+            }
+            // A completion is announced only for a completed checkpoint, and a completed one is
+            // never announced aborted (P1.7: a sink commits on the first, rolls back on the
+            // second).
+            TraceEvent::Rpc {
+                rpc:
+                    Rpc {
+                        subtask,
+                        call:
+                            call
+                            @ (Call::NotifyCheckpointComplete(n) | Call::NotifyCheckpointAborted(n)),
+                        ..
+                    },
+                ..
+            } if self.completed.contains_key(&n)
+                != matches!(call, Call::NotifyCheckpointComplete(_)) =>
+            {
+                self.violate(Violation {
+                    invariant: Invariant::CheckpointProgress,
+                    time: now,
+                    actors: vec![graph.subtask_name(subtask).to_string()],
+                    event_index: index,
+                    message: format!(
+                        "{} was told {call:?}, but checkpoint {n} {} (P1.7)",
+                        graph.subtask_name(subtask),
+                        if self.completed.contains_key(&n) {
+                            "completed"
+                        } else {
+                            "never completed"
+                        }
+                    ),
+                });
             }
             TraceEvent::ChannelState {
                 checkpoint,
@@ -334,6 +390,7 @@ impl Oracles {
                     .expect("a completed checkpoint is in storage before it is announced");
                 self.completed
                     .insert(checkpoint, completed.finished.clone());
+                self.last_completed_at = Some(now);
                 self.check_cut(graph, checkpoint, &completed.finished, index, now);
             }
             TraceEvent::CheckpointAborted { checkpoint, reason } => {
@@ -348,6 +405,10 @@ impl Oracles {
             }
             TraceEvent::Failover { .. } | TraceEvent::JobMasterElected { .. } => {
                 self.failed_over = true;
+                // A new coordinator measures its pause from its own completions.
+                if matches!(event, TraceEvent::JobMasterElected { .. }) {
+                    self.last_completed_at = None;
+                }
                 // P1.2 option2: the coordinator's finished set is rebuilt, not restored.
                 for (reported, &finished) in self.reported_finishing.iter_mut().zip(&self.finished)
                 {
