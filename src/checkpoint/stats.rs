@@ -97,15 +97,4 @@ impl CheckpointStats {
         // Ids are dense from 1 and never reused (the counter is durable).
         self.checkpoints.get_mut((id as usize).checked_sub(1)?)
     }
-
-    pub fn retrigger_rpcs(&self) -> u64 {
-        self.checkpoints.iter().map(|c| c.retriggers).sum()
-    }
-
-    pub fn completed(&self) -> u64 {
-        self.checkpoints
-            .iter()
-            .filter(|c| matches!(c.outcome, Outcome::Completed(_)))
-            .count() as u64
-    }
 }

@@ -99,6 +99,8 @@ pub struct Oracles {
     positions: (u64, Vec<(u64, u64)>),
     /// When each checkpoint was triggered.
     triggered_at: BTreeMap<u64, Instant>,
+    /// Checkpoints triggered that have neither completed nor been aborted yet.
+    open: std::collections::BTreeSet<u64>,
     /// Per subtask: recorded finished in a checkpoint the job restored from, so it must never
     /// process or emit a record again (`finished-not-rerun`). Cleared once reported.
     must_stay_finished: Vec<bool>,
@@ -159,6 +161,7 @@ impl Oracles {
             completed: BTreeMap::new(),
             positions: (0, vec![(0, 0); graph.channels.len()]),
             triggered_at: BTreeMap::new(),
+            open: std::collections::BTreeSet::new(),
             must_stay_finished: vec![false; n],
             failed_over: false,
             owed: Vec::new(),
@@ -312,6 +315,7 @@ impl Oracles {
             } => self.snapshot(graph, subtask, checkpoint, finished),
             TraceEvent::CheckpointTriggered { checkpoint } => {
                 self.triggered_at.insert(checkpoint, now);
+                self.open.insert(checkpoint);
                 // P1.1: no trigger sooner than `min_pause` after the coordinator's last
                 // completion.
                 if let Some(done) = self
@@ -391,10 +395,15 @@ impl Oracles {
                 self.completed
                     .insert(checkpoint, completed.finished.clone());
                 self.last_completed_at = Some(now);
+                self.open.remove(&checkpoint);
                 self.check_cut(graph, checkpoint, &completed.finished, index, now);
             }
+            // A crashed JobManager's coordinator takes its pending checkpoints with it; the
+            // next one settles them with the tasks (P3.4), but they have no outcome of their own.
+            TraceEvent::JobMasterLost { .. } => self.open.clear(),
             TraceEvent::CheckpointAborted { checkpoint, reason } => {
                 self.cuts.remove(&checkpoint);
+                self.open.remove(&checkpoint);
                 let triggered = self.triggered_at.get(&checkpoint).copied();
                 let healed = faults.healed_at();
                 let in_faulty_phase = match (healed, triggered) {
@@ -892,6 +901,20 @@ impl Oracles {
         max_attempts: u32,
         kept: impl Fn(u32, Rpc) -> bool,
     ) -> Vec<Violation> {
+        // Once the job ended, every checkpoint it triggered has an outcome.
+        if let Some(&n) = self.open.iter().next().filter(|_| status.is_terminal()) {
+            self.violate(Violation {
+                invariant: Invariant::CheckpointProgress,
+                time: now,
+                actors: vec!["CheckpointCoordinator".to_owned()],
+                event_index: last_event,
+                message: format!(
+                    "the job is {status}, yet checkpoint {n} (triggered at {}) never completed \
+                     nor was aborted",
+                    self.triggered_at.get(&n).copied().unwrap_or(Instant::ZERO)
+                ),
+            });
+        }
         let subtasks = graph.subtasks.len() as u64;
         if let Some(v) =
             job_status::judge(status, &self.fired, subtasks, max_attempts, now, last_event)
