@@ -85,10 +85,12 @@ pub enum Bug {
     /// EndOfPartition arrives on every channel, instead of injecting barriers into the open
     /// channels and snapshotting at once (F1.4).
     TriggerWaitsForInput,
+    /// The CheckpointCoordinator ignores `min_pause` and triggers as soon as the timer fires.
+    IgnoreMinPause,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 28] = [
+    pub const ALL: [Bug; 29] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -117,6 +119,7 @@ impl Bug {
         Bug::RestartGivesUpEarly,
         Bug::ResendBeforeDrained,
         Bug::TriggerWaitsForInput,
+        Bug::IgnoreMinPause,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -150,6 +153,7 @@ impl Bug {
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
             Bug::ResendBeforeDrained => "resend-before-drained",
             Bug::TriggerWaitsForInput => "trigger-waits-for-input",
+            Bug::IgnoreMinPause => "ignore-min-pause",
         }
     }
 
@@ -219,6 +223,7 @@ impl Bug {
             Bug::TriggerWaitsForInput => {
                 "F1.4 (a trigger at a task with open inputs snapshots at once)"
             }
+            Bug::IgnoreMinPause => "P1.1 (triggers respect min_pause)",
         }
     }
 
@@ -253,6 +258,7 @@ impl Bug {
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
             Bug::ResendBeforeDrained => Invariant::RpcOrder,
             Bug::TriggerWaitsForInput => Invariant::TriggerAtOnce,
+            Bug::IgnoreMinPause => Invariant::CheckpointProgress,
         }
     }
 
@@ -340,6 +346,9 @@ impl Bug {
             }
             Bug::TriggerWaitsForInput => {
                 "a task triggered by RPC while inputs are open goes on consuming them before it snapshots"
+            }
+            Bug::IgnoreMinPause => {
+                "checkpoints follow each other closer than min_pause allows, crowding out the job's work"
             }
         }
     }

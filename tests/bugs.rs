@@ -38,6 +38,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",
         Bug::ResendBeforeDrained => "reconcile-slow-rpcs-keep-order",
         Bug::TriggerWaitsForInput => "trigger-rpc-open-inputs-flink",
+        Bug::IgnoreMinPause => "min-pause-paces-triggers",
     }
 }
 

@@ -148,9 +148,10 @@ impl CheckpointCoordinator {
     fn try_trigger(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
         let failure = if self.pending.len() >= self.config.max_concurrent as usize {
             Some(TriggerFailure::TooManyConcurrent)
-        } else if self
-            .last_completed_at
-            .is_some_and(|t| ctx.now.saturating_duration_since(t) < self.config.min_pause)
+        } else if ctx.config.bug != Some(Bug::IgnoreMinPause)
+            && self
+                .last_completed_at
+                .is_some_and(|t| ctx.now.saturating_duration_since(t) < self.config.min_pause)
         {
             Some(TriggerFailure::MinPause)
         } else {

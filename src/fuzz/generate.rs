@@ -70,7 +70,7 @@ pub struct GenerateOptions {
 /// - `restart-gives-up-early` needs a failure that uses up the restart strategy exactly: one
 ///   failed task and `max_attempts` 1;
 /// - `trigger-waits-for-input` breaks a rule of `flink` alone, and needs channels slower than
-///   RPCs.
+///   RPCs; `ignore-min-pause` needs a `min_pause`.
 ///
 /// `GenerateOptions::unbiased` turns all of this off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,6 +88,8 @@ struct Bias {
     /// crash on, longer than most reconcile windows), so that older RPCs are still on the wire
     /// when kept ones are sent again.
     slow_rpcs: bool,
+    /// A `min_pause` of twice the checkpoint interval, for `ignore-min-pause`.
+    min_pause: bool,
     /// Channels slower than RPCs (2-3ms against under 0.3ms), so that a trigger RPC can reach a
     /// task before the EndOfPartition of a producer the JobMaster already sees FINISHED; one
     /// checkpoint at a time.
@@ -142,6 +144,7 @@ impl Bias {
                 one_restart: bug == Bug::RestartGivesUpEarly,
                 slow_rpcs: bug == Bug::ResendBeforeDrained,
                 slow_channels: bug == Bug::TriggerWaitsForInput,
+                min_pause: bug == Bug::IgnoreMinPause,
             },
         }
     }
@@ -533,13 +536,16 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // strategy's `max_attempts`, 1 to 3 in three seeds of eight (so that a fault plan can use
     // it up and the job fails, which `job-status` judges), else 10.
     let restarts = 0u8..8;
+    // Drawn after that: `min_pause`, in one seed of four 1 to 3 times the checkpoint interval
+    // (P1.1), which `checkpoint-progress` checks the coordinator keeps.
+    let pause = (0u8..4, 1u64..=3);
     (
         shape,
         network,
         checkpointing,
         swarm(),
         cluster_and_jobmaster,
-        (reconciliation, batch, restarts),
+        (reconciliation, batch, restarts, pause),
     )
         .prop_map(
             move |(
@@ -548,7 +554,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 ((interval_us, trigger_at), max_concurrent, p, (alignment, timeout_us, flush)),
                 swarm,
                 (task_managers, full, delay_ms, heartbeat_ms),
-                ((failover, reconcile_ms, retention_ms), (batch_draw, batch), restarts),
+                ((failover, reconcile_ms, retention_ms), (batch_draw, batch), restarts, pause),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
                 // streaming.
@@ -619,6 +625,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         "trigger_at": trigger_at.iter().map(|us| format!("{us}us")).collect::<Vec<_>>(),
                         "timeout": CHECKPOINT_TIMEOUT,
                         "max_concurrent": max_concurrent,
+                        "min_pause": match (pause, interval_us) {
+                            ((0, k), Some(us)) => format!("{}us", us * k),
+                            (_, Some(us)) if bias.min_pause => format!("{}us", us * 2),
+                            _ => "0ms".to_owned(),
+                        },
                         "mode": if alignment == Alignment::Unaligned { "unaligned" } else { "aligned" },
                         "alignment_timeout": (alignment == Alignment::Timeout)
                             .then(|| format!("{timeout_us}us")),
