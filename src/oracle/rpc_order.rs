@@ -158,15 +158,7 @@ mod tests {
     use crate::status::ExecutionState;
 
     fn graph() -> ExecutionGraph {
-        let s = crate::scenario::parse(
-            r#"{"name": "t", "mode": "streaming", "job": {"vertices": [
-                {"id": "src", "operator": "source", "parallelism": 2, "records": 1},
-                {"id": "sink", "operator": "sink", "parallelism": 1}],
-                "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]}}"#,
-            "t",
-        )
-        .expect("valid");
-        ExecutionGraph::build(&s.job)
+        crate::oracle::tests::source_to_sink()
     }
 
     fn rpc(subtask: u32, state: ExecutionState) -> Rpc {

@@ -300,12 +300,10 @@ impl Checker<'_> {
             } => {
                 let s = self.subtask(line, subtask)?;
                 let key = (*graph, s, *attempt);
-                if let Some((from, to)) = self.transition(line, t, true, key, from, to) {
-                    if self.latest[s.index()].is_none_or(|l| (*graph, *attempt) >= l) {
-                        self.latest[s.index()] = Some((*graph, *attempt));
-                        self.changed_at[s.index()] = t;
-                    }
-                    let _ = (from, to);
+                let legal = self.transition(line, t, true, key, from, to).is_some();
+                if legal && self.latest[s.index()].is_none_or(|l| (*graph, *attempt) >= l) {
+                    self.latest[s.index()] = Some((*graph, *attempt));
+                    self.changed_at[s.index()] = t;
                 }
             }
             Event::TaskState {

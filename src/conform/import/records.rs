@@ -67,16 +67,40 @@ fn epoch_ms_of(v: Option<&Value>) -> Option<i64> {
     }
 }
 
-/// `commits.jsonl`: one line per committed record, raw (re-commits kept).
-pub(super) fn commits(
-    dir: &Path,
-    first_ms: i64,
-    order: usize,
-    importer: &mut Importer,
-) -> Result<(), InputError> {
-    let path = dir.join("commits.jsonl");
+/// One line of a recorded JSON Lines file, parsed: its number (0-based), where it is (for
+/// errors), and the object.
+struct Line {
+    index: usize,
+    at: String,
+    value: Value,
+}
+
+impl Line {
+    fn int(&self, name: &str) -> Result<i64, InputError> {
+        self.value
+            .get(name)
+            .and_then(Value::as_i64)
+            .ok_or_else(|| InputError::new(&self.at, format!("no integer {name:?}")))
+    }
+
+    fn nonneg(&self, name: &str) -> Result<u64, InputError> {
+        u64::try_from(self.int(name)?)
+            .map_err(|_| InputError::new(&self.at, format!("{name:?} is negative")))
+    }
+
+    fn epoch_ms(&self) -> Result<i64, InputError> {
+        epoch_ms_of(self.value.get("time"))
+            .ok_or_else(|| InputError::new(&self.at, "no \"time\" (epoch ms)"))
+    }
+}
+
+/// The lines of `dir/name`, a JSON Lines file the recorder wrote (none when it is absent);
+/// a file whose last line has no end of line was cut off while being written, which is an
+/// error, not a shorter run.
+fn json_lines(dir: &Path, name: &str, what: &str) -> Result<Vec<Line>, InputError> {
+    let path = dir.join(name);
     if !path.exists() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let place = path.display().to_string();
     let text = std::fs::read_to_string(&path)
@@ -84,43 +108,47 @@ pub(super) fn commits(
     if !text.is_empty() && !text.ends_with('\n') {
         return Err(InputError::new(
             &place,
-            "the last line has no end of line: the commit log is truncated",
+            format!("the last line has no end of line: the {what} is truncated"),
         ));
     }
-    for (i, line) in text.lines().enumerate() {
+    let mut lines = Vec::new();
+    for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let at = format!("{place}:{}", i + 1);
-        let v: Value = serde_json::from_str(line)
+        let at = format!("{place}:{}", index + 1);
+        let value = serde_json::from_str(line)
             .map_err(|e| InputError::new(&at, format!("not JSON: {e}")))?;
-        let int = |name: &str| -> Result<i64, InputError> {
-            v.get(name)
-                .and_then(Value::as_i64)
-                .ok_or_else(|| InputError::new(&at, format!("no integer {name:?}")))
-        };
-        let nonneg = |name: &str| -> Result<u64, InputError> {
-            u64::try_from(int(name)?)
-                .map_err(|_| InputError::new(&at, format!("{name:?} is negative")))
-        };
+        lines.push(Line { index, at, value });
+    }
+    Ok(lines)
+}
+
+/// `commits.jsonl`: one line per committed record, raw (re-commits kept).
+pub(super) fn commits(
+    dir: &Path,
+    first_ms: i64,
+    order: usize,
+    importer: &mut Importer,
+) -> Result<(), InputError> {
+    for line in json_lines(dir, "commits.jsonl", "commit log")? {
+        let v = &line.value;
         let event = Event::Commit {
-            checkpoint: nonneg("checkpoint")?,
-            writer: nonneg("writer")? as u32,
-            attempt: nonneg("attempt")? as u32,
-            seq: nonneg("seq")?,
-            key: int("key")?,
-            value: int("value")?,
+            checkpoint: line.nonneg("checkpoint")?,
+            writer: line.nonneg("writer")? as u32,
+            attempt: line.nonneg("attempt")? as u32,
+            seq: line.nonneg("seq")?,
+            key: line.int("key")?,
+            value: line.int("value")?,
             committer: v.get("committer").and_then(Value::as_u64).unwrap_or(0) as u32,
             sink: v.get("sink").and_then(Value::as_str).map(str::to_owned),
         };
-        let epoch_ms = epoch_ms_of(v.get("time"))
-            .ok_or_else(|| InputError::new(&at, "no \"time\" (epoch ms)"))?;
         importer.summary.commits += 1;
         importer.push(
             first_ms,
-            epoch_ms,
-            order + i,
-            format!("commits.jsonl:{}", i + 1),
+            line.epoch_ms()?,
+            order + line.index,
+            format!("commits.jsonl:{}", line.index + 1),
             event,
         );
     }
@@ -134,46 +162,20 @@ pub(super) fn outputs(
     order: usize,
     importer: &mut Importer,
 ) -> Result<(), InputError> {
-    let path = dir.join("output.jsonl");
-    if !path.exists() {
-        return Ok(());
-    }
-    let place = path.display().to_string();
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| InputError::new(&place, format!("cannot read: {e}")))?;
-    if !text.is_empty() && !text.ends_with('\n') {
-        return Err(InputError::new(
-            &place,
-            "the last line has no end of line: the output is truncated",
-        ));
-    }
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = format!("{place}:{}", i + 1);
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| InputError::new(&at, format!("not JSON: {e}")))?;
-        let int = |name: &str| -> Result<i64, InputError> {
-            v.get(name)
-                .and_then(Value::as_i64)
-                .ok_or_else(|| InputError::new(&at, format!("no integer {name:?}")))
-        };
+    for line in json_lines(dir, "output.jsonl", "output")? {
         let event = Event::Output {
-            writer: int("writer")? as u32,
-            attempt: int("attempt")? as u32,
-            seq: int("seq")? as u64,
-            key: int("key")?,
-            value: int("value")?,
+            writer: line.int("writer")? as u32,
+            attempt: line.int("attempt")? as u32,
+            seq: line.int("seq")? as u64,
+            key: line.int("key")?,
+            value: line.int("value")?,
         };
-        let epoch_ms =
-            epoch_ms_of(v.get("time")).ok_or_else(|| InputError::new(&at, "no \"time\""))?;
         importer.summary.outputs += 1;
         importer.push(
             first_ms,
-            epoch_ms,
-            order + i,
-            format!("output.jsonl:{}", i + 1),
+            line.epoch_ms()?,
+            order + line.index,
+            format!("output.jsonl:{}", line.index + 1),
             event,
         );
     }
