@@ -87,10 +87,13 @@ pub enum Bug {
     TriggerWaitsForInput,
     /// The CheckpointCoordinator ignores `min_pause` and triggers as soon as the timer fires.
     IgnoreMinPause,
+    /// A lost TaskManager's heartbeat timeout fails every running execution of the job, not
+    /// only those deployed to the dead process (P1.8).
+    FailUnrelatedOnTmLoss,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 29] = [
+    pub const ALL: [Bug; 30] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -120,6 +123,7 @@ impl Bug {
         Bug::ResendBeforeDrained,
         Bug::TriggerWaitsForInput,
         Bug::IgnoreMinPause,
+        Bug::FailUnrelatedOnTmLoss,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -154,6 +158,7 @@ impl Bug {
             Bug::ResendBeforeDrained => "resend-before-drained",
             Bug::TriggerWaitsForInput => "trigger-waits-for-input",
             Bug::IgnoreMinPause => "ignore-min-pause",
+            Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
 
@@ -224,6 +229,9 @@ impl Bug {
                 "F1.4 (a trigger at a task with open inputs snapshots at once)"
             }
             Bug::IgnoreMinPause => "P1.1 (triggers respect min_pause)",
+            Bug::FailUnrelatedOnTmLoss => {
+                "P1.8 (a lost TaskManager fails only the executions it hosted)"
+            }
         }
     }
 
@@ -259,6 +267,7 @@ impl Bug {
             Bug::ResendBeforeDrained => Invariant::RpcOrder,
             Bug::TriggerWaitsForInput => Invariant::TriggerAtOnce,
             Bug::IgnoreMinPause => Invariant::CheckpointProgress,
+            Bug::FailUnrelatedOnTmLoss => Invariant::FailoverScope,
         }
     }
 
@@ -349,6 +358,9 @@ impl Bug {
             }
             Bug::IgnoreMinPause => {
                 "checkpoints follow each other closer than min_pause allows, crowding out the job's work"
+            }
+            Bug::FailUnrelatedOnTmLoss => {
+                "losing one TaskManager fails tasks on healthy ones too, and a region failover restarts regions that lost nothing"
             }
         }
     }

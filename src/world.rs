@@ -19,8 +19,8 @@ use crate::oracle::Oracles;
 use crate::probes::Probes;
 use crate::record::Element;
 use crate::scenario::{
-    CheckpointMode, Checkpointing, Cluster, DurationRange, Failover, FaultKind, FinishProtocol,
-    JobMasterConfig, Scenario,
+    CheckpointMode, Checkpointing, Cluster, DurationRange, Failover, FailoverScope, FaultKind,
+    FinishProtocol, JobMasterConfig, Scenario,
 };
 use crate::task::Task;
 use crate::taskmanager::{outbox, Outbox, TaskManager};
@@ -99,6 +99,11 @@ pub struct Config {
     pub retention: Option<Duration>,
     /// `checkpointing.min_pause` (P1.1), for the oracles' check of the trigger pace.
     pub min_pause: Duration,
+    /// `jobmaster.failover_scope` (P1.8) and the number of TaskManagers, for `failover-scope`.
+    pub failover_scope: FailoverScope,
+    pub task_managers: u32,
+    /// `jobmaster.restart_strategy.max_attempts` (P1.8), for `job-status`.
+    pub max_attempts: u32,
 }
 
 /// Which processes are alive, and which incarnation of each: a message sent to one
@@ -190,7 +195,9 @@ impl Ctx<'_, '_> {
     /// (a JobMaster addresses the TaskManager process that registered with it). If that
     /// process has died, the RPC is lost, even if a replacement runs by now.
     pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
-        self.io.oracles.observe_send(from, to, rpc, self.now);
+        self.io
+            .oracles
+            .observe_send(from, to, incarnation, rpc, self.now);
         if let (Address::TaskManager(tm), Address::JobMaster) = (from, to) {
             let outbox = &mut self.io.outboxes[tm as usize];
             if outbox.is_holding() && !outbox::is_report(rpc.call) {
@@ -260,6 +267,9 @@ impl World {
             retention: (scenario.jobmaster.failover == Failover::Reconcile)
                 .then_some(scenario.jobmaster.terminal_state_retention),
             min_pause: checkpointing.map_or(Duration::ZERO, |c| c.min_pause),
+            failover_scope: scenario.jobmaster.failover_scope,
+            task_managers: cluster.task_managers,
+            max_attempts: scenario.jobmaster.restart_strategy.max_attempts,
         };
         let tms = cluster.task_managers as usize;
         let io = Io {

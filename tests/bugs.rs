@@ -39,6 +39,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::ResendBeforeDrained => "reconcile-slow-rpcs-keep-order",
         Bug::TriggerWaitsForInput => "trigger-rpc-open-inputs-flink",
         Bug::IgnoreMinPause => "min-pause-paces-triggers",
+        Bug::FailUnrelatedOnTmLoss => "failover-taskmanager-lost-during-alignment",
     }
 }
 

@@ -280,8 +280,8 @@ impl JobMaster {
             .filter(|&i| {
                 // Only executions deployed to the dead process: a replacement may already
                 // run newer attempts, which did not fail.
-                self.placement[i] == task_manager
-                    && self.deployed_on[i] == Some(dead)
+                let hosted = self.placement[i] == task_manager && self.deployed_on[i] == Some(dead);
+                (hosted || ctx.config.bug == Some(Bug::FailUnrelatedOnTmLoss))
                     && !self.executions[i].state.is_terminal()
             })
             .map(|i| SubtaskId(i as u32))
@@ -290,10 +290,18 @@ impl JobMaster {
             self.set_execution(ctx, s, ExecutionState::Failed);
         }
         // Every lost execution failed, not only the first: its region (or the whole job, once
-        // a restart is pending) must restart too (P1.8).
-        for &s in &lost {
-            let cause = format!("TaskManager{task_manager} lost");
-            self.on_execution_failed(ctx, s, cause);
+        // a restart is pending) must restart too (P1.8). But handling one failure may complete
+        // a pending restart that already redeployed another: that one's failure is about a
+        // replaced attempt and starts nothing.
+        let attempts: Vec<u32> = lost
+            .iter()
+            .map(|s| self.executions[s.index()].attempt)
+            .collect();
+        for (&s, attempt) in lost.iter().zip(attempts) {
+            if self.executions[s.index()].attempt == attempt {
+                let cause = format!("TaskManager{task_manager} lost");
+                self.on_execution_failed(ctx, s, cause);
+            }
         }
         self.check_restart(ctx);
     }

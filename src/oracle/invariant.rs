@@ -23,6 +23,9 @@ pub enum Invariant {
     /// Under `flink`, a task triggered by RPC while inputs are open snapshots before it takes
     /// any further input (F1.4).
     TriggerAtOnce,
+    /// A failover fails only executions a fault explains and restarts exactly the failed
+    /// pipelined region, or the whole job while RESTARTING (P1.8).
+    FailoverScope,
     /// The job fails only when the faults that fired could have used up the restart strategy.
     JobStatus,
     /// A triggered checkpoint completes or is aborted within its timeout.
@@ -34,7 +37,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 12] = [
+    pub const ALL: [Invariant; 13] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -43,6 +46,7 @@ impl Invariant {
         Invariant::NoLostRpc,
         Invariant::RpcOrder,
         Invariant::TriggerAtOnce,
+        Invariant::FailoverScope,
         Invariant::JobStatus,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
@@ -59,6 +63,7 @@ impl Invariant {
             Invariant::NoLostRpc => "no-lost-rpc",
             Invariant::RpcOrder => "rpc-order",
             Invariant::TriggerAtOnce => "trigger-at-once",
+            Invariant::FailoverScope => "failover-scope",
             Invariant::JobStatus => "job-status",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",

@@ -51,6 +51,21 @@ pub fn judge(
     })
 }
 
+/// The JobMaster gave up after `failovers` restarts: the fixed-delay strategy gives up only
+/// once it ran exactly `max_attempts` of them (P1.8).
+pub fn gave_up(failovers: u32, max_attempts: u32, now: Instant, index: u64) -> Option<Violation> {
+    (failovers != max_attempts).then(|| Violation {
+        invariant: Invariant::JobStatus,
+        time: now,
+        actors: vec!["JobMaster".to_owned()],
+        event_index: index,
+        message: format!(
+            "the restart strategy gave up after {failovers} restart(s), but it allows \
+             {max_attempts} (P1.8)"
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +88,15 @@ mod tests {
         // A JobManager crash has no bound: no judgement.
         let crash = FaultEvent::CrashJobMaster;
         assert!(judge(JobStatus::Failed, &[crash], 4, 1000, at, 9).is_none());
+    }
+
+    #[test]
+    fn the_strategy_gives_up_after_exactly_max_attempts_restarts() {
+        let t = Instant::ZERO;
+        assert!(gave_up(3, 3, t, 0).is_none());
+        for failovers in [2, 4] {
+            let v = gave_up(failovers, 3, t, 9).expect("off by one");
+            assert_eq!((v.invariant, v.event_index), (Invariant::JobStatus, 9));
+        }
     }
 }

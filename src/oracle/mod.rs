@@ -5,6 +5,7 @@
 //! run: the world hands them events, never the other way round. A violation names its
 //! invariant, the time, the actors and the index of the trace event where it first failed.
 
+mod failover_scope;
 pub mod invariant;
 mod job_status;
 mod reference;
@@ -124,8 +125,12 @@ pub struct Oracles {
     rpc_order: rpc_order::RpcOrder,
     /// `trigger-at-once` (F1.4), under `flink` only.
     trigger_at_once: Option<trigger_at_once::TriggerAtOnce>,
+    /// `failover-scope` (P1.8).
+    failover_scope: failover_scope::FailoverScope,
     /// `job-status`: every fault that fired, in order.
     fired: Vec<crate::trace::FaultEvent>,
+    /// P1.8: `restart_strategy.max_attempts`.
+    max_attempts: u32,
     /// P1.1: `checkpointing.min_pause`, and when the current coordinator last completed one.
     min_pause: sim::Duration,
     last_completed_at: Option<Instant>,
@@ -175,18 +180,33 @@ impl Oracles {
             rpc_order: rpc_order::RpcOrder::new(),
             trigger_at_once: (config.protocol == Some(FinishProtocol::Flink))
                 .then(|| trigger_at_once::TriggerAtOnce::new(graph)),
+            failover_scope: failover_scope::FailoverScope::new(
+                graph,
+                config.failover_scope,
+                config.task_managers as usize,
+            ),
             fired: Vec::new(),
+            max_attempts: config.max_attempts,
             min_pause: config.min_pause,
             last_completed_at: None,
             violations: Vec::new(),
         }
     }
 
-    /// `rpc` is handed to the link `from → to` now (a first send or a resend): the send
-    /// ledger of `rpc-order`, which the trace records only on delivery.
+    /// `rpc` is handed to the link `from → to`, for the receiver's process `process`, now (a
+    /// first send or a resend): the send ledger of `rpc-order` and `failover-scope`, since the
+    /// trace records an RPC only on delivery.
     #[inline]
-    pub fn observe_send(&mut self, from: Address, to: Address, rpc: Rpc, now: Instant) {
+    pub fn observe_send(
+        &mut self,
+        from: Address,
+        to: Address,
+        process: u32,
+        rpc: Rpc,
+        now: Instant,
+    ) {
         self.rpc_order.sent(from, to, rpc, now);
+        self.failover_scope.sent(to, process, rpc);
     }
 
     /// Sees one trace event as it is recorded.
@@ -220,8 +240,16 @@ impl Oracles {
         {
             self.violate(v);
         }
+        if let Some(v) = self.failover_scope.observe(graph, index, now, event) {
+            self.violate(v);
+        }
         if let TraceEvent::FaultFired { fault, .. } = *event {
             self.fired.push(fault);
+        }
+        if let TraceEvent::RestartsExhausted { failovers } = *event {
+            if let Some(v) = job_status::gave_up(failovers, self.max_attempts, now, index) {
+                self.violate(v);
+            }
         }
         match *event {
             TraceEvent::Push {
