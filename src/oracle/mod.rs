@@ -1091,20 +1091,4 @@ pub fn subtask(graph: &ExecutionGraph, id: SubtaskId) -> String {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use crate::graph::ExecutionGraph;
-
-    /// The smallest job the oracles' unit tests feed events about: `src[0]` (subtask 0) →
-    /// `sink[0]` (subtask 1), one channel.
-    pub(crate) fn source_to_sink() -> ExecutionGraph {
-        let s = crate::scenario::parse(
-            r#"{"name": "t", "mode": "streaming", "job": {"vertices": [
-                {"id": "src", "operator": "source", "parallelism": 1, "records": 1},
-                {"id": "sink", "operator": "sink", "parallelism": 1}],
-                "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]}}"#,
-            "t",
-        )
-        .expect("valid");
-        ExecutionGraph::build(&s.job)
-    }
-}
+pub(crate) mod tests;
