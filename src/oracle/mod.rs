@@ -120,6 +120,8 @@ pub struct Oracles {
     finished_at: Vec<Option<Instant>>,
     /// The latest election, and which subtasks have been reported to it (P3.2).
     elected_at: Option<Instant>,
+    /// The JobMaster is RECONCILING (P3.3: it applies reports only).
+    reconciling: bool,
     reported: Vec<bool>,
     /// `rpc-order`: the oracle's own ledger of RPC sends.
     rpc_order: rpc_order::RpcOrder,
@@ -175,6 +177,7 @@ impl Oracles {
             host: vec![None; n],
             finished_at: vec![None; n],
             elected_at: None,
+            reconciling: false,
             reported: vec![false; n],
             final_covered: vec![false; n],
             rpc_order: rpc_order::RpcOrder::new(),
@@ -782,12 +785,38 @@ impl Oracles {
             } if !self.owed.iter().any(|o| (o.0, o.1) == (tm, rpc)) => {
                 self.owed.push((tm, rpc, index, now));
             }
+            TraceEvent::JobStatus { from, to } => {
+                if to == JobStatus::Reconciling {
+                    self.reconciling = true;
+                } else if from == JobStatus::Reconciling {
+                    self.reconciling = false;
+                }
+            }
+            TraceEvent::JobMasterLost { .. } => self.reconciling = false,
             TraceEvent::Rpc {
                 from: Address::TaskManager(tm),
                 to: Address::JobMaster,
                 rpc,
                 ..
             } => {
+                // P3.3: a reconciling JobMaster applies reports only; everything else waits
+                // in the TaskManager's outbox until the view is rebuilt.
+                if self.reconciling
+                    && !matches!(rpc.call, Call::ReportExecution(_) | Call::ReportDone)
+                {
+                    self.violate(Violation {
+                        invariant: Invariant::NoLostRpc,
+                        time: now,
+                        actors: vec![format!("TaskManager{tm}"), "JobMaster".to_owned()],
+                        event_index: index,
+                        message: format!(
+                            "the JobMaster applied TaskManager{tm}'s {:?} about {} while \
+                             RECONCILING: it must refuse everything but reports (P3.3)",
+                            rpc.call,
+                            graph.subtask_name(rpc.subtask)
+                        ),
+                    });
+                }
                 self.rpc_applied(graph, tm, rpc, index, now);
                 match rpc.call {
                     Call::ReportExecution(_) => self.reported[rpc.subtask.index()] = true,

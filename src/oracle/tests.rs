@@ -87,7 +87,14 @@ impl Run {
         index
     }
 
-    fn rpc(&mut self, from: Address, to: Address, subtask: SubtaskId, attempt: u32, call: Call) {
+    fn rpc(
+        &mut self,
+        from: Address,
+        to: Address,
+        subtask: SubtaskId,
+        attempt: u32,
+        call: Call,
+    ) -> u64 {
         self.feed(TraceEvent::Rpc {
             from,
             to,
@@ -97,7 +104,7 @@ impl Run {
                 attempt,
                 call,
             },
-        });
+        })
     }
 
     fn push(&mut self, seq: u64) {
@@ -765,4 +772,37 @@ fn the_output_check_tells_a_repeat_from_a_record_no_failure_free_run_produces() 
         m.ends_with("more than once (2 output problems in all)"),
         "{m}"
     );
+}
+
+/// P3.3: a reconciling JobMaster applies reports and nothing else; once the window ends
+/// (RECONCILING → RUNNING) the kept RPCs are applied as usual.
+#[test]
+fn a_reconciling_jobmaster_applies_only_reports() {
+    let reconcile = r#""jobmaster": {"failover": "reconcile"},"#;
+    let running = Call::UpdateTaskExecutionState(ExecutionState::Running);
+    let mut run = Run::new(SOURCE_TO_SINK, reconcile);
+    run.feed(TraceEvent::JobStatus {
+        from: JobStatus::Created,
+        to: JobStatus::Reconciling,
+    });
+    run.rpc(
+        TM0,
+        JM,
+        SRC,
+        0,
+        Call::ReportExecution(ExecutionState::Running),
+    );
+    run.rpc(TM0, JM, SRC, 0, Call::ReportDone);
+    assert_eq!(run.violations(), []);
+    let applied = run.rpc(TM0, JM, SRC, 0, running);
+    assert_eq!(run.violations(), [(Invariant::NoLostRpc, applied)]);
+    let mut run = Run::new(SOURCE_TO_SINK, reconcile);
+    for (from, to) in [
+        (JobStatus::Created, JobStatus::Reconciling),
+        (JobStatus::Reconciling, JobStatus::Running),
+    ] {
+        run.feed(TraceEvent::JobStatus { from, to });
+    }
+    run.rpc(TM0, JM, SRC, 0, running);
+    assert_eq!(run.violations(), []);
 }
