@@ -112,6 +112,9 @@ fn check_checkpoints(expect: &Expect, report: &RunReport, failures: &mut Vec<Str
             ));
         }
     }
+    if let Some(want) = &expect.restores {
+        check_restores(want, report, failures);
+    }
     count(
         "committed records",
         expect.committed_records,
@@ -230,5 +233,74 @@ fn outcome_text(outcome: Outcome) -> String {
         Outcome::Pending => "still pending".to_owned(),
         Outcome::Completed(at) => format!("completed at {at}"),
         Outcome::Aborted(at, reason) => format!("aborted at {at} ({})", reason.id()),
+    }
+}
+
+/// `expect.restores`: the failovers that restored, in order, each in the fields it gives.
+fn check_restores(
+    want: &[crate::scenario::ExpectedRestore],
+    report: &RunReport,
+    failures: &mut Vec<String>,
+) {
+    use crate::scenario::RestoreScope;
+    let graph = &report.graph;
+    let restored: Vec<_> = report
+        .failovers
+        .iter()
+        .filter(|f| f.restored_at.is_some())
+        .collect();
+    if restored.len() != want.len() {
+        failures.push(format!(
+            "expected {} restore(s), got {}",
+            want.len(),
+            restored.len()
+        ));
+    }
+    let names = |subtasks: &[crate::graph::SubtaskId]| -> Vec<String> {
+        let mut names: Vec<String> = subtasks
+            .iter()
+            .map(|&s| graph.subtask_name(s).to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    for (i, (w, got)) in want.iter().zip(&restored).enumerate() {
+        let mut differ = |what: &str, want: String, got: String| {
+            if want != got {
+                failures.push(format!("restore {i}: expected {what} {want}, got {got}"));
+            }
+        };
+        if let Some(c) = w.checkpoint {
+            differ(
+                "checkpoint",
+                c.to_string(),
+                got.restored_checkpoint.unwrap_or(0).to_string(),
+            );
+        }
+        if let Some(scope) = w.scope {
+            let name = |full: bool| if full { "full" } else { "region" }.to_owned();
+            differ("scope", name(scope == RestoreScope::Full), name(got.full));
+        }
+        if let Some(list) = &w.restarted {
+            differ(
+                "restarted",
+                format!("{list:?}"),
+                format!("{:?}", names(&got.restarted)),
+            );
+        }
+        if let Some(list) = &w.finished {
+            differ(
+                "finished on restore",
+                format!("{list:?}"),
+                format!("{:?}", names(&got.kept_finished)),
+            );
+        }
+        if let Some(n) = w.records_replayed {
+            differ(
+                "records replayed",
+                n.to_string(),
+                got.records_replayed.to_string(),
+            );
+        }
     }
 }

@@ -216,6 +216,7 @@
 //! | `committed_records` | records committed by all two-phase-commit sinks together; needs such a sink | not checked |
 //! | `failovers` | count of failovers (restarts of a region or of the whole job) during the whole run | not checked |
 //! | `reconciliations` | the outcome of each reconciliation in order (`"RUNNING"`, `"FINISHED"`, `"FAILING"`); needs `jobmaster.failover: "reconcile"` | not checked |
+//! | `restores` | streaming: one object per failover that restored, in order, each checked only in the fields it gives: `checkpoint` (restored from; 0 for none), `scope` (`"region"` or `"full"`), `restarted` and `finished` (subtask names, compared as sets; `finished`: redeployed finished on restore, F1.6), `records_replayed` (records the restarted sources emit again) | not checked |
 //!
 //! `expect.checkpoints[]` (subtasks are written `vertex[i]`, `i` 0-based and below the
 //! vertex's parallelism; a list is compared as a set, so its order does not matter and no entry
@@ -256,10 +257,10 @@ pub use batch::{
 pub use error::ScenarioError;
 pub use types::{
     Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, DurationRange,
-    Edge, Exchange, Expect, ExpectedCheckpoint, Failover, FailoverScope, Fault, FaultKind,
-    FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode, Network, Operator, Partitioner,
-    Pattern, Predicate, Records, RestartStrategy, Scenario, SpikeTarget, SubtaskRef, TieBreak,
-    Vertex,
+    Edge, Exchange, Expect, ExpectedCheckpoint, ExpectedRestore, Failover, FailoverScope, Fault,
+    FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode, Network, Operator,
+    Partitioner, Pattern, Predicate, Records, RestartStrategy, RestoreScope, Scenario, SpikeTarget,
+    SubtaskRef, TieBreak, Vertex,
 };
 
 use std::path::Path;

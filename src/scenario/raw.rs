@@ -431,12 +431,26 @@ pub(super) struct RawExpect {
     pub committed_records: Option<u64>,
     pub failovers: Option<u64>,
     pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
+    /// Streaming (P1.8): one entry per failover that restored, in order.
+    #[serde(default, deserialize_with = "nullable_objects")]
+    pub restores: Option<Vec<RawExpectedRestore>>,
     /// Batch (P2.4): one entry per JobManager recovery, in order.
     #[serde(default, deserialize_with = "nullable_objects")]
     pub recoveries: Option<Vec<super::batch::RawExpectedRecovery>>,
     /// Batch (P2.1): vertex id -> the parallelism the run decided or used.
     #[serde(default)]
     pub parallelism: Option<std::collections::BTreeMap<String, u32>>,
+}
+
+/// One entry of `expect.restores`; subtask names are checked in validation.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawExpectedRestore {
+    pub checkpoint: Option<u64>,
+    pub scope: Option<super::types::RestoreScope>,
+    pub restarted: Option<Vec<String>>,
+    pub finished: Option<Vec<String>>,
+    pub records_replayed: Option<u64>,
 }
 
 /// One entry of `expect.checkpoints`; subtask and vertex names are checked in validation.

@@ -175,6 +175,7 @@ fn full_example_reads_into_the_expected_values() {
             committed_records: None,
             failovers: None,
             reconciliations: None,
+            restores: None,
             recoveries: None,
             parallelism: None,
         }
@@ -2042,4 +2043,45 @@ fn checkpoint_bounds_must_be_satisfiable() {
         "t"
     )
     .is_ok());
+}
+
+#[test]
+fn restores_read_as_sets_of_known_subtasks_and_only_in_streaming() {
+    let s = ok(&with(
+        r#""expect": {"restores": [{"checkpoint": 2, "scope": "full",
+                                    "restarted": ["sink[0]", "src[1]", "src[0]"],
+                                    "finished": [], "records_replayed": 7}, {}]}"#,
+    ));
+    let restores = s.expect.restores.expect("given");
+    assert_eq!(restores.len(), 2);
+    assert_eq!(restores[0].checkpoint, Some(2));
+    assert_eq!(restores[0].scope, Some(crate::scenario::RestoreScope::Full));
+    assert_eq!(
+        restores[0].restarted.as_deref(),
+        Some(&["sink[0]".to_owned(), "src[0]".to_owned(), "src[1]".to_owned()][..])
+    );
+    assert_eq!(restores[0].records_replayed, Some(7));
+    assert_eq!(restores[1], crate::scenario::ExpectedRestore::default());
+    reject(
+        &with(r#""expect": {"restores": [{"restarted": ["src[2]"]}]}"#),
+        "expect.restores[0].restarted[0]",
+        "src",
+    );
+    reject(
+        &with(r#""expect": {"restores": [{"finished": ["src[0]", "src[0]"]}]}"#),
+        "expect.restores[0].finished[1]",
+        "listed twice",
+    );
+    reject(
+        &with(r#""expect": {"restores": [{"scope": "region_of"}]}"#),
+        "expect.restores[0].scope",
+        "unknown variant",
+    );
+    reject(
+        r#"{"name": "t", "mode": "batch", "job": {"vertices": [
+            {"id": "src", "operator": "source", "parallelism": 1}]},
+            "expect": {"restores": []}}"#,
+        "expect.restores",
+        "only applies to streaming jobs",
+    );
 }

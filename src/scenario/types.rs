@@ -426,10 +426,36 @@ pub struct Expect {
     pub failovers: Option<u64>,
     /// The outcome of every reconciliation (P3.4), in order.
     pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
+    /// Streaming (P1.8): what each failover's restore did, in order.
+    pub restores: Option<Vec<ExpectedRestore>>,
     /// Batch (P2.4): what each JobManager recovery showed, in order.
     pub recoveries: Option<Vec<super::batch::ExpectedRecovery>>,
     /// Batch (P2.1): vertex id -> decided (or fixed) parallelism.
     pub parallelism: Option<std::collections::BTreeMap<String, u32>>,
+}
+
+/// What one failover's restore must show (`expect.restores`); `None` means "not checked".
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExpectedRestore {
+    /// The checkpoint restored from; 0 for none (a fresh start).
+    pub checkpoint: Option<u64>,
+    pub scope: Option<RestoreScope>,
+    /// Subtask names such as `"src[0]"`, compared as sets.
+    pub restarted: Option<Vec<String>>,
+    /// Redeployed finished on restore (F1.6).
+    pub finished: Option<Vec<String>>,
+    /// Records the restarted sources emit again.
+    pub records_replayed: Option<u64>,
+}
+
+/// What a failover restarted (P1.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoreScope {
+    /// One pipelined region.
+    Region,
+    /// The whole job.
+    Full,
 }
 
 /// What one checkpoint must show; `None` means "not checked".

@@ -1167,6 +1167,16 @@ fn check_expect(
             }
         }
     }
+    if mode == Mode::Batch && raw.restores.is_some() {
+        return Err(problem(
+            "expect.restores",
+            "only applies to streaming jobs (P1.8); a batch job's recoveries are `expect.recoveries`",
+        ));
+    }
+    let restores = raw
+        .restores
+        .map(|list| check_expected_restores(list, job))
+        .transpose()?;
     let recoveries = raw
         .recoveries
         .map(|r| super::batch::check_expected_recoveries(r, job))
@@ -1262,9 +1272,48 @@ fn check_expect(
         committed_records: raw.committed_records,
         failovers: raw.failovers,
         reconciliations: raw.reconciliations,
+        restores,
         recoveries,
         parallelism: raw.parallelism,
     })
+}
+
+/// Checks `expect.restores`: its subtask names must exist; lists are kept sorted, since they
+/// are compared as sets.
+fn check_expected_restores(
+    raw: Vec<super::raw::RawExpectedRestore>,
+    job: &Job,
+) -> Result<Vec<super::types::ExpectedRestore>, Problem> {
+    let names = |list: Option<Vec<String>>, path: String| {
+        list.map(|names| {
+            let mut checked = Vec::with_capacity(names.len());
+            for (k, name) in names.into_iter().enumerate() {
+                check_subtask(&name, job).map_err(|m| problem(format!("{path}[{k}]"), m))?;
+                if checked.contains(&name) {
+                    return Err(problem(
+                        format!("{path}[{k}]"),
+                        format!("{name} is listed twice"),
+                    ));
+                }
+                checked.push(name);
+            }
+            checked.sort();
+            Ok(checked)
+        })
+        .transpose()
+    };
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            Ok(super::types::ExpectedRestore {
+                checkpoint: r.checkpoint,
+                scope: r.scope,
+                restarted: names(r.restarted, format!("expect.restores[{i}].restarted"))?,
+                finished: names(r.finished, format!("expect.restores[{i}].finished"))?,
+                records_replayed: r.records_replayed,
+            })
+        })
+        .collect()
 }
 
 /// Checks `expect.checkpoints[i]` on its own; that its id is unique is the caller's check.
