@@ -1276,3 +1276,101 @@ impl Task {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::run::{run, RunOptions, RunReport};
+    use crate::status::ExecutionState;
+    use crate::trace::{Retain, TraceEvent};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn run_file(name: &str) -> RunReport {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenarios")
+            .join(name);
+        let scenario = crate::scenario::load(&path).expect("a shipped scenario");
+        run(
+            &scenario,
+            &RunOptions {
+                seed: None,
+                retain: Retain::Everything,
+            },
+        )
+    }
+
+    /// `learn_of`: an attempt learns of each checkpoint once, newer than any it knew, and
+    /// snapshots it at most once. In `trigger-races-finish-option2` the trigger of checkpoint 1
+    /// reaches `short[0]` after its finishing report and before the answer that lists 1 as
+    /// pending: the answer must not make it take checkpoint 1 a second time (P1.2 option2: the
+    /// task performs the pending checkpoints it has not joined yet).
+    #[test]
+    fn an_attempt_learns_of_and_snapshots_each_checkpoint_once() {
+        let report = run_file("trigger-races-finish-option2.json");
+        let mut attempt = BTreeMap::new();
+        let mut latest: BTreeMap<_, u64> = BTreeMap::new();
+        let mut snapshots = BTreeSet::new();
+        for (_, _, event) in report.trace.kept() {
+            match *event {
+                TraceEvent::TaskState {
+                    subtask,
+                    attempt: a,
+                    ..
+                } => {
+                    // A new attempt knows of no checkpoint yet.
+                    let previous = attempt.insert(subtask, a);
+                    if previous != Some(a) {
+                        latest.remove(&subtask);
+                    }
+                }
+                TraceEvent::CheckpointSeen {
+                    subtask,
+                    checkpoint,
+                    ..
+                } => {
+                    let before = latest.insert(subtask, checkpoint).unwrap_or(0);
+                    assert!(
+                        checkpoint > before,
+                        "{} learned of checkpoint {checkpoint} after {before}",
+                        report.graph.subtask_name(subtask)
+                    );
+                }
+                TraceEvent::Snapshot {
+                    subtask,
+                    attempt,
+                    checkpoint,
+                    ..
+                } => assert!(
+                    snapshots.insert((subtask, attempt, checkpoint)),
+                    "{} attempt {attempt} took checkpoint {checkpoint} twice",
+                    report.graph.subtask_name(subtask)
+                ),
+                _ => {}
+            }
+        }
+        assert!(!snapshots.is_empty());
+    }
+
+    /// A task that dies with its TaskManager records its own end (RUNNING → FAILED), although
+    /// nobody is left to report it: oracles, `explain` and `view` read the task's own state
+    /// from the trace.
+    #[test]
+    fn a_task_lost_with_its_task_manager_records_that_it_failed() {
+        let report = run_file("failover-taskmanager-lost-during-alignment.json");
+        let lost: Vec<String> = report
+            .trace
+            .kept()
+            .iter()
+            .filter_map(|(_, _, event)| match *event {
+                TraceEvent::TaskState {
+                    subtask,
+                    from: ExecutionState::Running,
+                    to: ExecutionState::Failed,
+                    ..
+                } => Some(report.graph.subtask_name(subtask).to_string()),
+                _ => None,
+            })
+            .collect();
+        // TaskManager1 hosts src[1] and sum[1]; nothing else fails.
+        assert_eq!(lost, ["src[1]", "sum[1]"]);
+    }
+}
