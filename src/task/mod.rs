@@ -1350,6 +1350,65 @@ mod tests {
         assert!(!snapshots.is_empty());
     }
 
+    /// Once an attempt is told that checkpoint `m` was aborted, it takes no part in `m`: the
+    /// notice can overtake `m`'s barriers (RPC against data path), which are then stale, also
+    /// after the attempt learned of an older checkpoint still pending. In
+    /// `abort-overtakes-older-barrier` v1[0] hears of the abort of 9 before barrier 8 arrives.
+    #[test]
+    fn an_attempt_takes_no_part_in_a_checkpoint_it_was_told_is_aborted() {
+        use crate::trace::{Address, Call};
+        for file in [
+            "abort-overtakes-older-barrier.json",
+            "failover-abort-overtakes-barrier.json",
+        ] {
+            let report = run_file(file);
+            let mut attempt = BTreeMap::new();
+            let mut aborted = BTreeSet::new();
+            for (_, _, event) in report.trace.kept() {
+                let late = match *event {
+                    TraceEvent::TaskState {
+                        subtask,
+                        attempt: a,
+                        ..
+                    } => {
+                        attempt.insert(subtask, a);
+                        None
+                    }
+                    TraceEvent::Rpc {
+                        to: Address::TaskManager(_),
+                        rpc,
+                        ..
+                    } => {
+                        if let Call::NotifyCheckpointAborted(m) = rpc.call {
+                            aborted.insert((rpc.subtask, rpc.attempt, m));
+                        }
+                        None
+                    }
+                    TraceEvent::CheckpointSeen {
+                        subtask,
+                        checkpoint,
+                        ..
+                    } => Some((subtask, attempt[&subtask], checkpoint)),
+                    TraceEvent::Snapshot {
+                        subtask,
+                        attempt,
+                        checkpoint,
+                        ..
+                    } => Some((subtask, attempt, checkpoint)),
+                    _ => None,
+                };
+                if let Some((subtask, a, m)) = late {
+                    assert!(
+                        !aborted.contains(&(subtask, a, m)),
+                        "{file}: {} attempt {a} took part in checkpoint {m} after its abort",
+                        report.graph.subtask_name(subtask)
+                    );
+                }
+            }
+            assert!(!aborted.is_empty(), "{file}: no abort notice");
+        }
+    }
+
     /// A task that dies with its TaskManager records its own end (RUNNING → FAILED), although
     /// nobody is left to report it: oracles, `explain` and `view` read the task's own state
     /// from the trace.
