@@ -1299,13 +1299,23 @@ mod tests {
     }
 
     /// `learn_of`: an attempt learns of each checkpoint once, newer than any it knew, and
-    /// snapshots it at most once. In `trigger-races-finish-option2` the trigger of checkpoint 1
-    /// reaches `short[0]` after its finishing report and before the answer that lists 1 as
-    /// pending: the answer must not make it take checkpoint 1 a second time (P1.2 option2: the
-    /// task performs the pending checkpoints it has not joined yet).
+    /// snapshots it at most once. In both scenarios triggers reach a source after its finishing
+    /// report and before the answer that lists their checkpoints as pending (one in
+    /// `trigger-races-finish-option2`, two in `finishing-answer-after-two-triggers-option2`):
+    /// the answer must not make it take one again (P1.2 option2: the task performs the pending
+    /// checkpoints it has not joined yet).
     #[test]
     fn an_attempt_learns_of_and_snapshots_each_checkpoint_once() {
-        let report = run_file("trigger-races-finish-option2.json");
+        for file in [
+            "trigger-races-finish-option2.json",
+            "finishing-answer-after-two-triggers-option2.json",
+        ] {
+            learns_of_and_snapshots_each_checkpoint_once(file);
+        }
+    }
+
+    fn learns_of_and_snapshots_each_checkpoint_once(file: &str) {
+        let report = run_file(file);
         let mut attempt = BTreeMap::new();
         let mut latest: BTreeMap<_, u64> = BTreeMap::new();
         let mut snapshots = BTreeSet::new();
@@ -1330,7 +1340,7 @@ mod tests {
                     let before = latest.insert(subtask, checkpoint).unwrap_or(0);
                     assert!(
                         checkpoint > before,
-                        "{} learned of checkpoint {checkpoint} after {before}",
+                        "{file}: {} learned of checkpoint {checkpoint} after {before}",
                         report.graph.subtask_name(subtask)
                     );
                 }
@@ -1341,7 +1351,7 @@ mod tests {
                     ..
                 } => assert!(
                     snapshots.insert((subtask, attempt, checkpoint)),
-                    "{} attempt {attempt} took checkpoint {checkpoint} twice",
+                    "{file}: {} attempt {attempt} took checkpoint {checkpoint} twice",
                     report.graph.subtask_name(subtask)
                 ),
                 _ => {}
