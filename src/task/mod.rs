@@ -1369,7 +1369,7 @@ mod tests {
         use crate::trace::{Address, Call};
         for file in [
             "abort-overtakes-older-barrier.json",
-            "failover-abort-overtakes-barrier.json",
+            "abort-overtakes-barrier-after-failover.json",
         ] {
             let report = run_file(file);
             let mut attempt = BTreeMap::new();
