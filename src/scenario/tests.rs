@@ -2058,7 +2058,13 @@ fn restores_read_as_sets_of_known_subtasks_and_only_in_streaming() {
     assert_eq!(restores[0].scope, Some(crate::scenario::RestoreScope::Full));
     assert_eq!(
         restores[0].restarted.as_deref(),
-        Some(&["sink[0]".to_owned(), "src[0]".to_owned(), "src[1]".to_owned()][..])
+        Some(
+            &[
+                "sink[0]".to_owned(),
+                "src[0]".to_owned(),
+                "src[1]".to_owned()
+            ][..]
+        )
     );
     assert_eq!(restores[0].records_replayed, Some(7));
     assert_eq!(restores[1], crate::scenario::ExpectedRestore::default());
