@@ -243,8 +243,20 @@ impl Oracles {
         {
             self.violate(v);
         }
-        if let Some(v) = self.failover_scope.observe(graph, index, now, event) {
-            self.violate(v);
+        // Only status changes and process deaths concern `failover-scope`: the records' hot
+        // path skips the call.
+        if matches!(
+            event,
+            TraceEvent::JobStatus { .. }
+                | TraceEvent::ExecutionState { .. }
+                | TraceEvent::TaskState { .. }
+                | TraceEvent::TaskManagerLost { .. }
+                | TraceEvent::JobMasterLost { .. }
+                | TraceEvent::JobMasterElected { .. }
+        ) {
+            if let Some(v) = self.failover_scope.observe(graph, index, now, event) {
+                self.violate(v);
+            }
         }
         if let TraceEvent::FaultFired { fault, .. } = *event {
             self.fired.push(fault);
