@@ -86,6 +86,8 @@ pub struct Oracles {
     sent: Vec<u64>,
     processed: Vec<u64>,
     cuts: BTreeMap<u64, Cut>,
+    /// Per subtask: the attempt and checkpoint of its latest snapshot.
+    last_snapshot: Vec<Option<(u32, u64)>>,
     /// Per subtask: its attempt really reached FINISHED.
     finished: Vec<bool>,
     /// `option2`: the subtask's "finishing" report reached the coordinator.
@@ -163,6 +165,7 @@ impl Oracles {
             sent: vec![0; graph.channels.len()],
             processed: vec![0; graph.channels.len()],
             cuts: BTreeMap::new(),
+            last_snapshot: vec![None; n],
             finished: vec![false; n],
             reported_finishing: vec![false; n],
             completed: BTreeMap::new(),
@@ -352,10 +355,32 @@ impl Oracles {
             }),
             TraceEvent::Snapshot {
                 subtask,
+                attempt,
                 checkpoint,
                 finished,
-                ..
-            } => self.snapshot(graph, subtask, checkpoint, finished),
+            } => {
+                // Barriers of one attempt arrive in checkpoint order and a stale one is
+                // dropped: an attempt snapshots each checkpoint at most once, in increasing
+                // order (P1.3, P1.4).
+                if let Some((a, n)) = self.last_snapshot[subtask.index()] {
+                    if a == attempt && checkpoint <= n {
+                        self.violate(Violation {
+                            invariant: Invariant::ConsistentCut,
+                            time: now,
+                            actors: vec![graph.subtask_name(subtask).to_string()],
+                            event_index: index,
+                            message: format!(
+                                "{} attempt {attempt} snapshotted checkpoint {checkpoint} after \
+                                 checkpoint {n}: an attempt snapshots each checkpoint once, in \
+                                 order (P1.3)",
+                                graph.subtask_name(subtask)
+                            ),
+                        });
+                    }
+                }
+                self.last_snapshot[subtask.index()] = Some((attempt, checkpoint));
+                self.snapshot(graph, subtask, checkpoint, finished)
+            }
             TraceEvent::CheckpointTriggered { checkpoint } => {
                 self.triggered_at.insert(checkpoint, now);
                 self.open.insert(checkpoint);

@@ -806,3 +806,30 @@ fn a_reconciling_jobmaster_applies_only_reports() {
     run.rpc(TM0, JM, SRC, 0, running);
     assert_eq!(run.violations(), []);
 }
+
+/// P1.3: one attempt snapshots each checkpoint once and in order; a new attempt starts over.
+#[test]
+fn an_attempt_snapshots_each_checkpoint_once_and_in_order() {
+    let snapshot = |attempt, checkpoint| TraceEvent::Snapshot {
+        subtask: SRC,
+        attempt,
+        checkpoint,
+        finished: false,
+    };
+    // After checkpoint 2: a later one is fine, the same one again or an older one is not.
+    for (second, bad) in [(3, false), (2, true), (1, true)] {
+        let mut run = Run::new(SOURCE_TO_SINK, "");
+        run.feed(snapshot(0, 2));
+        let i = run.feed(snapshot(0, second));
+        if bad {
+            assert_eq!(run.violations(), [(Invariant::ConsistentCut, i)]);
+        } else {
+            assert_eq!(run.violations(), []);
+        }
+    }
+    // A restored attempt may snapshot a checkpoint id below its predecessor's last one.
+    let mut run = Run::new(SOURCE_TO_SINK, "");
+    run.feed(snapshot(0, 3));
+    run.feed(snapshot(1, 2));
+    assert_eq!(run.violations(), []);
+}
