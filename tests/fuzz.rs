@@ -103,6 +103,20 @@ fn results_are_the_same_for_any_thread_count_and_sharding() {
     assert_eq!(one, shards);
 }
 
+/// A short mixed campaign of the plain generator is clean: every seed `ok` (or, for a long
+/// run, `budget` with nothing violated). Cheap enough for every test run, and the part of the
+/// cargo-mutants test command that judges generated jobs rather than the shipped scenarios.
+#[test]
+fn a_short_mixed_campaign_is_clean() {
+    let results = campaign(0..600, 2, None);
+    let bad: Vec<_> = results
+        .iter()
+        .filter(|r| !matches!(r.outcome, Outcome::Ok | Outcome::Budget))
+        .map(|r| (r.seed, r.outcome, r.violated.clone()))
+        .collect();
+    assert!(bad.is_empty(), "seeds not clean: {bad:?}");
+}
+
 #[test]
 fn a_small_campaign_hits_most_coverage_probes_whatever_the_thread_count() {
     let table = |threads| {
