@@ -248,6 +248,7 @@ mod batch;
 pub mod bounds;
 mod error;
 mod raw;
+mod restores;
 mod types;
 mod validate;
 

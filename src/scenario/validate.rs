@@ -1175,7 +1175,7 @@ fn check_expect(
     }
     let restores = raw
         .restores
-        .map(|list| check_expected_restores(list, job))
+        .map(|list| super::restores::check_expected_restores(list, job))
         .transpose()?;
     let recoveries = raw
         .recoveries
@@ -1276,44 +1276,6 @@ fn check_expect(
         recoveries,
         parallelism: raw.parallelism,
     })
-}
-
-/// Checks `expect.restores`: its subtask names must exist; lists are kept sorted, since they
-/// are compared as sets.
-fn check_expected_restores(
-    raw: Vec<super::raw::RawExpectedRestore>,
-    job: &Job,
-) -> Result<Vec<super::types::ExpectedRestore>, Problem> {
-    let names = |list: Option<Vec<String>>, path: String| {
-        list.map(|names| {
-            let mut checked = Vec::with_capacity(names.len());
-            for (k, name) in names.into_iter().enumerate() {
-                check_subtask(&name, job).map_err(|m| problem(format!("{path}[{k}]"), m))?;
-                if checked.contains(&name) {
-                    return Err(problem(
-                        format!("{path}[{k}]"),
-                        format!("{name} is listed twice"),
-                    ));
-                }
-                checked.push(name);
-            }
-            checked.sort();
-            Ok(checked)
-        })
-        .transpose()
-    };
-    raw.into_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            Ok(super::types::ExpectedRestore {
-                checkpoint: r.checkpoint,
-                scope: r.scope,
-                restarted: names(r.restarted, format!("expect.restores[{i}].restarted"))?,
-                finished: names(r.finished, format!("expect.restores[{i}].finished"))?,
-                records_replayed: r.records_replayed,
-            })
-        })
-        .collect()
 }
 
 /// Checks `expect.checkpoints[i]` on its own; that its id is unique is the caller's check.
