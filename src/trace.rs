@@ -415,10 +415,10 @@ pub enum TraceEvent {
         from: Address,
         rpc: Rpc,
     },
-    /// A new JobMaster ended its reconciliation (P3.4): `reported` executions were reported,
-    /// `missing` TaskManagers did not report in time.
     /// A batch event (P2), see `crate::batch::trace`.
     Batch(crate::batch::trace::BatchEvent),
+    /// A new JobMaster ended its reconciliation (P3.4): `reported` executions were reported,
+    /// `missing` TaskManagers did not report in time.
     ReconcileEnded {
         outcome: ReconcileOutcome,
         reported: u32,
