@@ -110,6 +110,8 @@ impl FailoverScope {
         }
     }
 
+    /// Sees one status change or process death (the caller filters the rest out); returns the
+    /// violation it shows, if any.
     pub fn observe(
         &mut self,
         graph: &ExecutionGraph,
