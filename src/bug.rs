@@ -69,6 +69,9 @@ pub enum Bug {
     /// Batch: a reset reuses the execution that ended (FINISHED, FAILED or CANCELED →
     /// CREATED) instead of making a new one (F2.6: terminal states are never left).
     ReuseTerminalExecution,
+    /// Batch: a reconcile window ends RUNNING although a TaskManager reported an execution
+    /// FAILED or CANCELED (P3.4 says FAILING, then normal failover).
+    ReconcileAdoptsFailed,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -93,7 +96,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 30] = [
+    pub const ALL: [Bug; 31] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -117,6 +120,7 @@ impl Bug {
         Bug::RestartAllUpstream,
         Bug::KeepLatePartitions,
         Bug::ReuseTerminalExecution,
+        Bug::ReconcileAdoptsFailed,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -152,6 +156,7 @@ impl Bug {
             Bug::RestartAllUpstream => "restart-all-upstream",
             Bug::KeepLatePartitions => "keep-late-partitions",
             Bug::ReuseTerminalExecution => "reuse-terminal-execution",
+            Bug::ReconcileAdoptsFailed => "reconcile-adopts-failed",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -172,6 +177,7 @@ impl Bug {
                 | Bug::RestartAllUpstream
                 | Bug::KeepLatePartitions
                 | Bug::ReuseTerminalExecution
+                | Bug::ReconcileAdoptsFailed
         )
     }
 
@@ -219,6 +225,9 @@ impl Bug {
             Bug::RestartAllUpstream => "P2.4 step 4 (producers with reported partitions stay)",
             Bug::KeepLatePartitions => "F2.4 (a late report is answered by a release)",
             Bug::ReuseTerminalExecution => "F2.6 (a terminal execution state is never left)",
+            Bug::ReconcileAdoptsFailed => {
+                "P3.4 (a FAILED or CANCELED report makes the window FAILING)"
+            }
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -261,6 +270,7 @@ impl Bug {
             Bug::RestartAllUpstream => Invariant::MinimalRerun,
             Bug::KeepLatePartitions => Invariant::MinimalRerun,
             Bug::ReuseTerminalExecution => Invariant::LegalTransition,
+            Bug::ReconcileAdoptsFailed => Invariant::ReconcileOutcome,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -337,6 +347,9 @@ impl Bug {
             }
             Bug::ReuseTerminalExecution => {
                 "a subtask run again reuses its ended execution, which leaves FINISHED or FAILED for CREATED"
+            }
+            Bug::ReconcileAdoptsFailed => {
+                "a batch task that failed during the outage is adopted as it is: the job goes on RUNNING and nobody runs it again"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

@@ -33,6 +33,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::RestartAllUpstream => "batch-crash-mid-stage",
         Bug::KeepLatePartitions => "batch-taskmanager-returns-late",
         Bug::ReuseTerminalExecution => "batch-taskmanager-never-returns",
+        Bug::ReconcileAdoptsFailed => "batch-reconcile-task-failed-during-outage",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

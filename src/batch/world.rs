@@ -13,7 +13,7 @@ mod reconcile;
 use super::coordinator::Enumerator;
 use super::data::{self, Fragment};
 use super::events::{replay, JobEvent, JobEventStore, Location, Replayed, Snapshot};
-use super::oracle::BatchOracles;
+use super::oracle::{BatchOracles, Received};
 use super::recovery::{self, Plan};
 use super::trace::{BatchEvent, FlushReason, Logged, RerunReason};
 use crate::bug::Bug;
@@ -108,6 +108,49 @@ impl Msg {
                 | Msg::Failed { .. }
                 | Msg::RequestSplit { .. }
         )
+    }
+
+    /// What `reconcile-outcome` learns when the JobMaster takes this message (a registration
+    /// is told separately, once the JobMaster dropped any older process of the sender).
+    fn received(self) -> Option<Received> {
+        Some(match self {
+            Msg::ReportExecution {
+                subtask,
+                attempt,
+                state,
+                parallelism,
+            } => Received::Execution {
+                subtask,
+                attempt,
+                state,
+                parallelism,
+            },
+            Msg::ReportSplit {
+                subtask,
+                attempt,
+                split,
+            } => Received::Split {
+                subtask,
+                attempt,
+                split,
+            },
+            Msg::ReportInput {
+                subtask,
+                attempt,
+                producer,
+                producer_attempt,
+            } => Received::Input {
+                subtask,
+                attempt,
+                producer,
+                producer_attempt,
+            },
+            Msg::Report {
+                subtask, attempt, ..
+            } => Received::Partition { subtask, attempt },
+            Msg::ReportDone => Received::Done,
+            _ => return None,
+        })
     }
 }
 
@@ -377,7 +420,7 @@ impl World {
             .map(|s| graph.vertices[s.vertex.index()].inputs.is_empty())
             .collect();
         World {
-            oracles: BatchOracles::new(&graph, &batch),
+            oracles: BatchOracles::new(&graph, &batch, tms),
             bug: scenario.bug,
             trace: Trace::new(retain),
             faults,
@@ -985,6 +1028,9 @@ impl World {
     fn jm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
         let now = sched.now();
         let process = self.tms[tm as usize].process;
+        if let Some(what) = msg.received() {
+            self.oracles.received(&self.graph, (tm, process), what);
+        }
         match msg {
             Msg::Register => {
                 // A new process under the same number: the old one is gone for good.
@@ -993,6 +1039,8 @@ impl World {
                     self.lose_task_manager(sched, tm, old);
                 }
                 self.expected_task_managers[tm as usize] = Some(process);
+                self.oracles
+                    .received(&self.graph, (tm, process), Received::Register);
                 let jm = self.jm.as_mut().expect("alive");
                 jm.registered[tm as usize] = Some(process);
                 jm.slots_used[tm as usize] = 0;

@@ -18,6 +18,9 @@ pub enum Invariant {
     MinimalRerun,
     /// Every RPC refused while reconciling is eventually applied exactly once.
     NoLostRpc,
+    /// A reconcile window ends with the outcome, counts and execution states the reports that
+    /// reached the new JobMaster call for (P3.2, P3.4).
+    ReconcileOutcome,
     /// On each RPC link, the receiver applies RPCs in the order they were first sent.
     RpcOrder,
     /// Under `flink`, a task triggered by RPC while inputs are open snapshots before it takes
@@ -37,13 +40,14 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 13] = [
+    pub const ALL: [Invariant; 14] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
         Invariant::LegalTransition,
         Invariant::MinimalRerun,
         Invariant::NoLostRpc,
+        Invariant::ReconcileOutcome,
         Invariant::RpcOrder,
         Invariant::TriggerAtOnce,
         Invariant::FailoverScope,
@@ -61,6 +65,7 @@ impl Invariant {
             Invariant::LegalTransition => "legal-transition",
             Invariant::MinimalRerun => "minimal-rerun",
             Invariant::NoLostRpc => "no-lost-rpc",
+            Invariant::ReconcileOutcome => "reconcile-outcome",
             Invariant::RpcOrder => "rpc-order",
             Invariant::TriggerAtOnce => "trigger-at-once",
             Invariant::FailoverScope => "failover-scope",

@@ -544,7 +544,8 @@ impl World {
                         }
                     }
                     ExecutionState::Failed | ExecutionState::Canceled => {
-                        failing = true;
+                        // P3.4: a FAILED or CANCELED execution makes the window FAILING.
+                        failing |= self.bug != Some(Bug::ReconcileAdoptsFailed);
                         all_finished = false;
                     }
                     _ => {

@@ -1,13 +1,19 @@
 //! The batch oracles (P4): `exactly-once-output` (the committed output is exactly what a
 //! failure-free run commits: every record of every split, once per path to the sink),
 //! `minimal-rerun` (after a JobManager crash, exactly the subtasks P2.4/P2.5 require run
-//! again, computed from the ledger, not from the JobMaster's state) and `legal-transition`.
+//! again, computed from the ledger, not from the JobMaster's state), `reconcile-outcome`
+//! (`reconcile`: the end of a reconcile window is what the reports call for) and
+//! `legal-transition`.
 //!
 //! The ledger is what the oracle saw happen: every job event appended and which of them were
 //! flushed before the JobManager died, which partitions the remote shuffle service holds,
 //! and which partition reports reached the new JobManager before it stopped waiting. From that
 //! it recomputes the recovered set as a greatest fixpoint (a subtask stays finished unless a
 //! rule removes it), a different formulation from the JobMaster's breadth-first expansion.
+
+mod reconcile;
+
+pub use reconcile::Received;
 
 use super::data::{self, Fragment};
 use super::events::{JobEvent, Location};
@@ -39,6 +45,8 @@ pub struct BatchOracles {
     /// `no-lost-rpc` (P3.3): refused task RPCs not applied since, by (TaskManager, process,
     /// send order), with the execution they concern and where they were refused.
     refused: BTreeMap<(u32, u32, u64), Refused>,
+    /// `reconcile-outcome`'s ledger.
+    reconcile: reconcile::Ledger,
 }
 
 /// A task RPC a reconciling JobMaster refused: which execution, when, at which event.
@@ -65,7 +73,7 @@ struct Window {
 }
 
 impl BatchOracles {
-    pub fn new(_graph: &ExecutionGraph, batch: &Batch) -> BatchOracles {
+    pub fn new(graph: &ExecutionGraph, batch: &Batch, task_managers: usize) -> BatchOracles {
         BatchOracles {
             batch: batch.clone(),
             violations: Vec::new(),
@@ -78,6 +86,7 @@ impl BatchOracles {
             lost_task_managers: BTreeSet::new(),
             kept: BTreeSet::new(),
             refused: BTreeMap::new(),
+            reconcile: reconcile::Ledger::new(graph, task_managers),
         }
     }
 
@@ -110,6 +119,12 @@ impl BatchOracles {
     /// A task RPC reached a JobMaster that took it.
     pub fn rpc_accepted(&mut self, tm: u32, process: u32, seq: u64) {
         self.refused.remove(&(tm, process, seq));
+    }
+
+    /// `what` from TaskManager `tm`'s process `process` reached the current JobMaster and was
+    /// taken (not refused).
+    pub fn received(&mut self, graph: &ExecutionGraph, (tm, process): (u32, u32), what: Received) {
+        self.reconcile.received(graph, (tm, process), what);
     }
 
     /// A partition report reached the current JobMaster.
@@ -147,6 +162,8 @@ impl BatchOracles {
                     );
                 }
                 if to == JobStatus::Reconciling {
+                    let durable = &self.log[..self.durable.min(self.log.len())];
+                    self.reconcile.open(graph, durable);
                     self.window = Some(Window {
                         started: now,
                         reports: BTreeSet::new(),
@@ -155,11 +172,20 @@ impl BatchOracles {
                 }
             }
             TraceEvent::ExecutionState {
-                subtask, from, to, ..
+                subtask,
+                attempt,
+                from,
+                to,
             }
             | TraceEvent::TaskState {
-                subtask, from, to, ..
+                subtask,
+                attempt,
+                from,
+                to,
             } => {
+                if let TraceEvent::ExecutionState { .. } = event {
+                    self.reconcile.execution_state(subtask, attempt, to);
+                }
                 if !transitions::execution(from, to) {
                     self.violate(
                         Invariant::LegalTransition,
@@ -185,19 +211,41 @@ impl BatchOracles {
                 self.log.truncate(self.durable);
                 self.window = None;
                 self.after_window = false;
+                self.reconcile.leader_changed();
             }
+            TraceEvent::JobMasterElected { .. } => self.reconcile.leader_changed(),
             TraceEvent::TaskManagerLost { task_manager } => {
                 self.lost_task_managers.insert(task_manager);
+            }
+            TraceEvent::TaskManagerTimedOut { task_manager } => {
+                self.reconcile.timed_out(task_manager);
             }
             // P3.4: a reconciliation that ends RUNNING or FINISHED recovers nothing by P2.4;
             // one that ends FAILING goes on to P2.4 in the same window.
             // F2.4's "late reports are released" belongs to P2.4: after a reconciliation
             // that adopted the reported partitions there is nothing it must release.
-            TraceEvent::ReconcileEnded { outcome, .. }
-                if outcome != crate::trace::ReconcileOutcome::Failing && self.window.is_some() =>
-            {
-                self.window = None;
-                self.after_window = false;
+            TraceEvent::ReconcileEnded {
+                outcome,
+                reported,
+                missing,
+            } => {
+                let ended = (outcome, reported, missing);
+                if let Some(message) = self
+                    .reconcile
+                    .ended(graph, &self.batch, &self.remote, ended)
+                {
+                    self.violate(
+                        Invariant::ReconcileOutcome,
+                        now,
+                        index,
+                        vec!["JobMaster".into()],
+                        message,
+                    );
+                }
+                if outcome != crate::trace::ReconcileOutcome::Failing && self.window.is_some() {
+                    self.window = None;
+                    self.after_window = false;
+                }
             }
             TraceEvent::Batch(b) => self.observe_batch(graph, index, now, b),
             _ => {}

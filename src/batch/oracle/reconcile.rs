@@ -1,0 +1,601 @@
+//! `reconcile-outcome` for batch jobs (P3.2, P3.4): at the end of a reconcile window, the
+//! outcome, the counts and the states applied are what the reports that reached the new
+//! JobMaster call for.
+//!
+//! The ledger is the oracle's own: which TaskManager processes durable HA storage names (every
+//! registration that reached a JobMaster, minus those a JobMaster gave up on), and what reached
+//! the reconciling JobMaster: registrations, executions with state and parallelism, the splits
+//! and producer attempts each execution read, partitions, and "report done". From it the oracle
+//! decides the outcome with the rules of P3.4 and the choices `docs/rules.md` records for batch
+//! jobs, and compares it with the JobMaster's `ReconcileEnded` and the execution states it
+//! applied just before.
+
+use super::super::events::{JobEvent, Location};
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::scenario::{Batch, ShuffleKind};
+use crate::status::ExecutionState;
+use crate::trace::ReconcileOutcome;
+use std::collections::BTreeSet;
+
+/// What reached the JobMaster from a TaskManager: the facts this oracle keeps.
+#[derive(Clone, Copy, Debug)]
+pub enum Received {
+    /// The TaskManager registered (after the JobMaster dropped any older process of it).
+    Register,
+    Execution {
+        subtask: SubtaskId,
+        attempt: u32,
+        state: ExecutionState,
+        parallelism: u32,
+    },
+    Split {
+        subtask: SubtaskId,
+        attempt: u32,
+        split: u32,
+    },
+    Input {
+        subtask: SubtaskId,
+        attempt: u32,
+        producer: SubtaskId,
+        producer_attempt: u32,
+    },
+    Partition {
+        subtask: SubtaskId,
+        attempt: u32,
+    },
+    Done,
+}
+
+/// The ledger across JobMasters.
+pub(super) struct Ledger {
+    /// Per TaskManager: the process HA storage expects to report (P3.1).
+    expected: Vec<Option<u32>>,
+    /// Per TaskManager: the process registered with the current JobMaster.
+    registered: Vec<Option<u32>>,
+    /// Per subtask: the JobMaster's view (attempt, state), from its `ExecutionState` events.
+    view: Vec<Option<(u32, ExecutionState)>>,
+    window: Option<Window>,
+}
+
+/// One reconcile window, as the oracle saw it.
+struct Window {
+    expected: Vec<Option<u32>>,
+    done: Vec<bool>,
+    /// Per vertex: the parallelism known from durable job events or from a report.
+    known: Vec<Option<u32>>,
+    /// Per subtask: the latest report (attempt, state, TaskManager).
+    reports: Vec<Option<(u32, ExecutionState, u32)>>,
+    splits: Vec<Vec<u32>>,
+    inputs: Vec<Vec<(SubtaskId, u32)>>,
+    /// Per subtask: reported partitions (attempt, where).
+    partitions: Vec<Vec<(u32, Location)>>,
+    /// Why no consistent view can exist, once found (sticky, as the JobMaster's).
+    conflict: Option<String>,
+}
+
+impl Window {
+    /// Whatever TaskManager `tm` reported is void: its process is gone.
+    fn forget(&mut self, tm: u32) {
+        self.expected[tm as usize] = None;
+        self.done[tm as usize] = false;
+        for s in 0..self.reports.len() {
+            if self.reports[s].is_some_and(|(_, _, t)| t == tm) {
+                self.reports[s] = None;
+                self.splits[s].clear();
+                self.inputs[s].clear();
+            }
+        }
+    }
+}
+
+impl Ledger {
+    pub(super) fn new(graph: &ExecutionGraph, task_managers: usize) -> Ledger {
+        Ledger {
+            // Every TaskManager starts as process 0 and the first JobMaster uses them all.
+            expected: vec![Some(0); task_managers],
+            registered: vec![Some(0); task_managers],
+            view: vec![None; graph.subtasks.len()],
+            window: None,
+        }
+    }
+
+    /// A new JobMaster took over (or the old one died): nothing is registered with it.
+    pub(super) fn leader_changed(&mut self) {
+        self.registered.fill(None);
+        self.window = None;
+    }
+
+    /// The window opens: the vertices the durable job events initialized are known.
+    pub(super) fn open(&mut self, graph: &ExecutionGraph, durable: &[JobEvent]) {
+        let mut known = vec![None; graph.vertices.len()];
+        for e in durable {
+            if let JobEvent::VertexInitialized {
+                vertex,
+                parallelism,
+            } = e
+            {
+                known[vertex.index()] = Some(*parallelism);
+            }
+        }
+        let n = graph.subtasks.len();
+        self.window = Some(Window {
+            expected: self.expected.clone(),
+            done: vec![false; self.expected.len()],
+            known,
+            reports: vec![None; n],
+            splits: vec![Vec::new(); n],
+            inputs: vec![Vec::new(); n],
+            partitions: vec![Vec::new(); n],
+            conflict: None,
+        });
+    }
+
+    pub(super) fn execution_state(&mut self, s: SubtaskId, attempt: u32, to: ExecutionState) {
+        self.view[s.index()] = Some((attempt, to));
+    }
+
+    /// The JobMaster gave up on TaskManager `tm` (heartbeat timeout, or a newer process
+    /// registered): HA storage no longer expects the process it had registered.
+    pub(super) fn timed_out(&mut self, tm: u32) {
+        let Some(process) = self.registered[tm as usize].take() else {
+            return;
+        };
+        if self.expected[tm as usize] == Some(process) {
+            self.expected[tm as usize] = None;
+        }
+        if let Some(w) = self.window.as_mut() {
+            if w.expected[tm as usize] == Some(process) {
+                w.forget(tm);
+            }
+        }
+    }
+
+    pub(super) fn received(
+        &mut self,
+        graph: &ExecutionGraph,
+        (tm, process): (u32, u32),
+        what: Received,
+    ) {
+        if let Received::Register = what {
+            self.registered[tm as usize] = Some(process);
+            self.expected[tm as usize] = Some(process);
+        }
+        let Some(w) = self.window.as_mut() else {
+            return;
+        };
+        match what {
+            Received::Register => {
+                if w.expected[tm as usize] != Some(process) {
+                    w.forget(tm);
+                    w.expected[tm as usize] = Some(process);
+                }
+                w.done[tm as usize] = false;
+            }
+            Received::Execution {
+                subtask,
+                attempt,
+                state,
+                parallelism,
+            } => {
+                let s = subtask.index();
+                if let Some((a, _, t)) = w.reports[s] {
+                    if (a, t) != (attempt, tm) && w.conflict.is_none() {
+                        w.conflict = Some(format!(
+                            "{} was reported as attempt {a} on TaskManager-{t} and as attempt \
+                             {attempt} on TaskManager-{tm}",
+                            graph.subtask_name(subtask)
+                        ));
+                    }
+                }
+                w.reports[s] = Some((attempt, state, tm));
+                w.splits[s].clear();
+                w.inputs[s].clear();
+                let v = graph.subtasks[s].vertex.index();
+                w.known[v].get_or_insert(parallelism);
+            }
+            Received::Split {
+                subtask,
+                attempt,
+                split,
+            } => {
+                let s = subtask.index();
+                if w.reports[s].is_some_and(|(a, _, _)| a == attempt) {
+                    let vertex = &graph.vertices[graph.subtasks[s].vertex.index()];
+                    let first = vertex.first as usize;
+                    let readers = first..first + vertex.parallelism as usize;
+                    if w.splits[readers].iter().any(|held| held.contains(&split))
+                        && w.conflict.is_none()
+                    {
+                        w.conflict = Some(format!(
+                            "split {split} of {} was reported by two readers",
+                            vertex.name
+                        ));
+                    }
+                    w.splits[s].push(split);
+                }
+            }
+            Received::Input {
+                subtask,
+                attempt,
+                producer,
+                producer_attempt,
+            } => {
+                let s = subtask.index();
+                if w.reports[s].is_some_and(|(a, _, _)| a == attempt) {
+                    w.inputs[s].push((producer, producer_attempt));
+                }
+            }
+            Received::Partition { subtask, attempt } => {
+                w.partitions[subtask.index()].push((
+                    attempt,
+                    Location::TaskManager {
+                        task_manager: tm,
+                        process,
+                    },
+                ));
+            }
+            Received::Done => {
+                if w.expected[tm as usize] == Some(process) {
+                    w.done[tm as usize] = true;
+                }
+            }
+        }
+    }
+
+    /// The JobMaster ended the window with `outcome` and these counts: is that what the
+    /// reports call for, and did it apply the reported states? `remote` holds the partitions
+    /// the remote shuffle service has.
+    pub(super) fn ended(
+        &mut self,
+        graph: &ExecutionGraph,
+        batch: &Batch,
+        remote: &BTreeSet<(SubtaskId, u32)>,
+        (outcome, reported, missing): (ReconcileOutcome, u32, u32),
+    ) -> Option<String> {
+        let w = self.window.take()?;
+        let name = |s: SubtaskId| graph.subtask_name(s).to_string();
+        let mut failing: Vec<String> = Vec::new();
+        let absent: Vec<String> = (0..w.expected.len())
+            .filter(|&t| w.expected[t].is_some() && !w.done[t])
+            .map(|t| format!("TaskManager-{t}"))
+            .collect();
+        if !absent.is_empty() {
+            failing.push(format!("{} did not finish its report", absent.join(", ")));
+        }
+        failing.extend(w.conflict.clone());
+        for (s, inputs) in w.inputs.iter().enumerate() {
+            for &(p, a) in inputs {
+                if let Some((reported, _, _)) = w.reports[p.index()] {
+                    if reported != a {
+                        failing.push(format!(
+                            "{} read attempt {a} of {}, which reported attempt {reported}",
+                            name(SubtaskId(s as u32)),
+                            name(p)
+                        ));
+                    }
+                }
+            }
+        }
+        let mut all_finished = true;
+        // Per subtask: the (attempt, state) the JobMaster must now hold.
+        let mut applied: Vec<(SubtaskId, u32, ExecutionState)> = Vec::new();
+        let mut rerun: Vec<SubtaskId> = Vec::new();
+        for (v, vertex) in graph.vertices.iter().enumerate() {
+            let Some(p) = w.known[v] else {
+                all_finished = false;
+                continue;
+            };
+            if let Some(&e) = vertex
+                .inputs
+                .iter()
+                .find(|&&e| w.known[graph.edges[e].from.index()].is_none())
+            {
+                let from = &graph.vertices[graph.edges[e].from.index()].name;
+                failing.push(format!(
+                    "{} is known but its input {from} is not",
+                    vertex.name
+                ));
+            }
+            let consumed = vertex
+                .outputs
+                .iter()
+                .any(|&e| w.known[graph.edges[e].to.index()].is_some());
+            for s in (vertex.first..vertex.first + p).map(SubtaskId) {
+                let Some((attempt, state, _)) = w.reports[s.index()] else {
+                    all_finished = false;
+                    if consumed {
+                        failing.push(format!(
+                            "nobody reported {}, whose output its consumers read",
+                            name(s)
+                        ));
+                    } else {
+                        rerun.push(s);
+                    }
+                    continue;
+                };
+                applied.push((s, attempt, state));
+                match state {
+                    ExecutionState::Finished => {
+                        let kept = match batch.shuffle {
+                            ShuffleKind::Remote => remote.contains(&(s, attempt)),
+                            ShuffleKind::Internal => {
+                                w.partitions[s.index()].iter().any(|&(a, _)| a == attempt)
+                            }
+                        };
+                        if !kept && !vertex.outputs.is_empty() {
+                            failing.push(format!(
+                                "{} finished but its partition was not reported",
+                                name(s)
+                            ));
+                        }
+                    }
+                    ExecutionState::Failed | ExecutionState::Canceled => {
+                        all_finished = false;
+                        failing.push(format!("{} was reported {state}", name(s)));
+                    }
+                    _ => all_finished = false,
+                }
+            }
+        }
+        let want = if !failing.is_empty() {
+            ReconcileOutcome::Failing
+        } else if all_finished {
+            ReconcileOutcome::Finished
+        } else {
+            ReconcileOutcome::Running
+        };
+        let want_reported = w.reports.iter().flatten().count() as u32;
+        let want_missing = absent.len() as u32;
+        if want != outcome {
+            let why = if failing.is_empty() {
+                if all_finished {
+                    "every TaskManager reported and every execution is FINISHED".to_owned()
+                } else {
+                    "every TaskManager reported and no execution is FAILED or CANCELED".to_owned()
+                }
+            } else {
+                failing.join("; ")
+            };
+            return Some(format!(
+                "the reconcile window ended {}, but the reports call for {}: {why} (P3.4)",
+                outcome.name(),
+                want.name()
+            ));
+        }
+        if (reported, missing) != (want_reported, want_missing) {
+            return Some(format!(
+                "the reconcile window ended with {reported} executions reported and {missing} \
+                 TaskManagers missing, but {want_reported} executions were reported by \
+                 processes still expected and {want_missing} TaskManagers did not finish their \
+                 report (P3.4)"
+            ));
+        }
+        // P3.2: the reported states are applied, to the reported attempts; an execution
+        // nobody reported and nobody read from runs again (its old attempt is CANCELED).
+        for (s, attempt, state) in applied {
+            if self.view[s.index()] != Some((attempt, state)) {
+                return Some(format!(
+                    "{} was reported {state} as attempt {attempt}, but the JobMaster holds {} \
+                     at the end of the window (P3.2: the reported state is applied to the \
+                     reported attempt)",
+                    name(s),
+                    self.view[s.index()].map_or("nothing".to_owned(), |(a, st)| format!(
+                        "{st} (attempt {a})"
+                    ))
+                ));
+            }
+        }
+        if want != ReconcileOutcome::Failing {
+            for s in rerun {
+                if self.view[s.index()].map(|(_, st)| st) != Some(ExecutionState::Canceled) {
+                    return Some(format!(
+                        "nobody reported {} and nobody read its output, so its execution must \
+                         be CANCELED and run again, but the JobMaster holds {} (P3.4)",
+                        name(s),
+                        self.view[s.index()].map_or("nothing".to_owned(), |(a, st)| format!(
+                            "{st} (attempt {a})"
+                        ))
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each P3.4 rule on its own, fed to the ledger of a two-vertex batch job `src` (2
+    //! subtasks) → `sink` (1) on two TaskManagers, as the world would tell it.
+
+    use super::*;
+    use ExecutionState::{Failed, Finished, Reconciling, Running};
+
+    fn job() -> (ExecutionGraph, Batch) {
+        let text = r#"{"name": "t", "mode": "batch",
+            "job": {"vertices": [
+                {"id": "src", "operator": "source", "parallelism": 2, "records": 4},
+                {"id": "sink", "operator": "sink", "parallelism": 1}],
+              "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]},
+            "cluster": {"task_managers": 2, "slots_per_task_manager": 2},
+            "batch": {"coordinators": {"src": {"splits": 4}}},
+            "jobmaster": {"failover": "reconcile"}}"#;
+        let scenario = crate::scenario::parse(text, "t").expect("valid");
+        let graph = ExecutionGraph::build(&scenario.job);
+        (graph, scenario.batch.expect("a batch job"))
+    }
+
+    const SRC0: SubtaskId = SubtaskId(0);
+    const SRC1: SubtaskId = SubtaskId(1);
+    const SINK: SubtaskId = SubtaskId(2);
+
+    /// A window opened by a new JobMaster that knows no vertex yet, with both TaskManagers
+    /// (process 0) registered again.
+    fn window(graph: &ExecutionGraph) -> Ledger {
+        let mut ledger = Ledger::new(graph, 2);
+        ledger.leader_changed();
+        ledger.open(graph, &[]);
+        for tm in 0..2 {
+            ledger.received(graph, (tm, 0), Received::Register);
+        }
+        ledger
+    }
+
+    fn report(
+        ledger: &mut Ledger,
+        graph: &ExecutionGraph,
+        tm: u32,
+        s: SubtaskId,
+        state: ExecutionState,
+    ) {
+        let parallelism = if s == SINK { 1 } else { 2 };
+        let execution = Received::Execution {
+            subtask: s,
+            attempt: 0,
+            state,
+            parallelism,
+        };
+        ledger.received(graph, (tm, 0), execution);
+        // The JobMaster's view, as its `execution_state` events would say.
+        ledger.execution_state(s, 0, Reconciling);
+        ledger.execution_state(s, 0, state);
+    }
+
+    fn done(ledger: &mut Ledger, graph: &ExecutionGraph, tm: u32) {
+        ledger.received(graph, (tm, 0), Received::Done);
+    }
+
+    fn partition(ledger: &mut Ledger, graph: &ExecutionGraph, tm: u32, s: SubtaskId) {
+        let what = Received::Partition {
+            subtask: s,
+            attempt: 0,
+        };
+        ledger.received(graph, (tm, 0), what);
+    }
+
+    fn end(
+        ledger: &mut Ledger,
+        outcome: ReconcileOutcome,
+        reported: u32,
+        missing: u32,
+    ) -> Option<String> {
+        let (graph, batch) = job();
+        ledger.ended(
+            &graph,
+            &batch,
+            &BTreeSet::new(),
+            (outcome, reported, missing),
+        )
+    }
+
+    /// Both sources finished with their partitions reported, the sink running.
+    fn all_reported(graph: &ExecutionGraph) -> Ledger {
+        let mut ledger = window(graph);
+        report(&mut ledger, graph, 0, SRC0, Finished);
+        partition(&mut ledger, graph, 0, SRC0);
+        report(&mut ledger, graph, 1, SRC1, Finished);
+        partition(&mut ledger, graph, 1, SRC1);
+        report(&mut ledger, graph, 1, SINK, Running);
+        ledger
+    }
+
+    #[test]
+    fn a_complete_report_ends_running_and_a_missing_report_done_ends_failing() {
+        let (graph, _) = job();
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        done(&mut ledger, &graph, 1);
+        assert_eq!(end(&mut ledger, ReconcileOutcome::Running, 3, 0), None);
+
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        let wrong = end(&mut ledger, ReconcileOutcome::Running, 3, 0).expect("caught");
+        assert!(
+            wrong.contains("TaskManager-1 did not finish its report"),
+            "{wrong}"
+        );
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        assert_eq!(end(&mut ledger, ReconcileOutcome::Failing, 3, 1), None);
+    }
+
+    #[test]
+    fn a_failed_report_a_lost_partition_or_a_split_read_twice_ends_failing() {
+        let (graph, _) = job();
+        let mut ledger = window(&graph);
+        report(&mut ledger, &graph, 0, SRC0, Failed);
+        let wrong = end(&mut ledger, ReconcileOutcome::Running, 1, 2).expect("caught");
+        assert!(wrong.contains("reported FAILED"), "{wrong}");
+
+        // src[1] finished, but nobody reported its partition, which the running sink reads.
+        let mut ledger = window(&graph);
+        report(&mut ledger, &graph, 0, SRC0, Finished);
+        partition(&mut ledger, &graph, 0, SRC0);
+        report(&mut ledger, &graph, 1, SRC1, Finished);
+        report(&mut ledger, &graph, 1, SINK, Running);
+        done(&mut ledger, &graph, 0);
+        done(&mut ledger, &graph, 1);
+        let wrong = end(&mut ledger, ReconcileOutcome::Running, 3, 0).expect("caught");
+        assert!(
+            wrong.contains("src[1] finished but its partition"),
+            "{wrong}"
+        );
+
+        let mut ledger = window(&graph);
+        report(&mut ledger, &graph, 0, SRC0, Running);
+        report(&mut ledger, &graph, 1, SRC1, Running);
+        for (tm, s) in [(0, SRC0), (1, SRC1)] {
+            let split = Received::Split {
+                subtask: s,
+                attempt: 0,
+                split: 3,
+            };
+            ledger.received(&graph, (tm, 0), split);
+        }
+        done(&mut ledger, &graph, 0);
+        done(&mut ledger, &graph, 1);
+        let wrong = end(&mut ledger, ReconcileOutcome::Running, 2, 0).expect("caught");
+        assert!(
+            wrong.contains("split 3 of src was reported by two readers"),
+            "{wrong}"
+        );
+    }
+
+    #[test]
+    fn the_counts_and_the_applied_states_are_those_reported() {
+        let (graph, _) = job();
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        done(&mut ledger, &graph, 1);
+        let wrong = end(&mut ledger, ReconcileOutcome::Running, 2, 0).expect("caught");
+        assert!(wrong.contains("3 executions were reported"), "{wrong}");
+
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        done(&mut ledger, &graph, 1);
+        // The JobMaster adopts another attempt than the one reported.
+        ledger.execution_state(SINK, 1, Running);
+        let wrong = end(&mut ledger, ReconcileOutcome::Running, 3, 0).expect("caught");
+        assert!(
+            wrong.contains("sink[0] was reported RUNNING as attempt 0"),
+            "{wrong}"
+        );
+    }
+
+    #[test]
+    fn a_taskmanager_the_jobmaster_gave_up_on_is_neither_awaited_nor_counted() {
+        let (graph, _) = job();
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        ledger.timed_out(1);
+        // TaskManager-1's reports are void: src[1] is unreported although the sink's vertex,
+        // which reads it, is known, so nobody can account for its output: FAILING, with one
+        // execution reported and no TaskManager awaited.
+        assert_eq!(end(&mut ledger, ReconcileOutcome::Failing, 1, 0), None);
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        ledger.timed_out(1);
+        let wrong = end(&mut ledger, ReconcileOutcome::Running, 1, 0).expect("caught");
+        assert!(wrong.contains("nobody reported src[1]"), "{wrong}");
+    }
+}
