@@ -97,6 +97,8 @@ pub struct Config {
     /// Under `jobmaster.failover: reconcile` (P3), how long TaskManagers keep terminal task
     /// states (P3.1); `None` under `restart`.
     pub retention: Option<Duration>,
+    /// `jobmaster.reconcile_timeout` (P3.4), for `reconcile-outcome`.
+    pub reconcile_timeout: Duration,
     /// `checkpointing.min_pause` (P1.1), for the oracles' check of the trigger pace.
     pub min_pause: Duration,
     /// `jobmaster.failover_scope` (P1.8) and the number of TaskManagers, for `failover-scope`.
@@ -266,6 +268,7 @@ impl World {
             flush_before_finish: checkpointing.is_some_and(|c| c.flush_before_finish),
             retention: (scenario.jobmaster.failover == Failover::Reconcile)
                 .then_some(scenario.jobmaster.terminal_state_retention),
+            reconcile_timeout: scenario.jobmaster.reconcile_timeout,
             min_pause: checkpointing.map_or(Duration::ZERO, |c| c.min_pause),
             failover_scope: scenario.jobmaster.failover_scope,
             task_managers: cluster.task_managers,

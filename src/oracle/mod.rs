@@ -8,6 +8,7 @@
 mod failover_scope;
 pub mod invariant;
 mod job_status;
+mod reconcile_outcome;
 mod reference;
 mod rpc_order;
 mod trigger_at_once;
@@ -131,6 +132,8 @@ pub struct Oracles {
     trigger_at_once: Option<trigger_at_once::TriggerAtOnce>,
     /// `failover-scope` (P1.8).
     failover_scope: failover_scope::FailoverScope,
+    /// `reconcile-outcome` (P3.4), under `failover: reconcile` only.
+    reconcile_outcome: Option<reconcile_outcome::ReconcileOutcome>,
     /// `job-status`: every fault that fired, in order.
     fired: Vec<crate::trace::FaultEvent>,
     /// P1.8: `restart_strategy.max_attempts`.
@@ -191,6 +194,13 @@ impl Oracles {
                 config.failover_scope,
                 config.task_managers as usize,
             ),
+            reconcile_outcome: config.retention.map(|_| {
+                reconcile_outcome::ReconcileOutcome::new(
+                    graph,
+                    config.task_managers as usize,
+                    config.reconcile_timeout,
+                )
+            }),
             fired: Vec::new(),
             max_attempts: config.max_attempts,
             min_pause: config.min_pause,
@@ -213,6 +223,9 @@ impl Oracles {
     ) {
         self.rpc_order.sent(from, to, rpc, now);
         self.failover_scope.sent(to, process, rpc);
+        if let Some(r) = self.reconcile_outcome.as_mut() {
+            r.sent(to, rpc);
+        }
     }
 
     /// Sees one trace event as it is recorded.
@@ -260,6 +273,13 @@ impl Oracles {
             if let Some(v) = self.failover_scope.observe(graph, index, now, event) {
                 self.violate(v);
             }
+        }
+        if let Some(v) = self
+            .reconcile_outcome
+            .as_mut()
+            .and_then(|r| r.observe(graph, index, now, event))
+        {
+            self.violate(v);
         }
         if let TraceEvent::FaultFired { fault, .. } = *event {
             self.fired.push(fault);
@@ -995,6 +1015,13 @@ impl Oracles {
         max_attempts: u32,
         kept: impl Fn(u32, Rpc) -> bool,
     ) -> Vec<Violation> {
+        if let Some(v) = self
+            .reconcile_outcome
+            .as_mut()
+            .and_then(|r| r.finish(now, last_event))
+        {
+            self.violate(v);
+        }
         // Once the job ended, every checkpoint it triggered has an outcome.
         if let Some(&n) = self.open.iter().next().filter(|_| status.is_terminal()) {
             self.violate(Violation {

@@ -792,7 +792,6 @@ fn a_reconciling_jobmaster_applies_only_reports() {
         0,
         Call::ReportExecution(ExecutionState::Running),
     );
-    run.rpc(TM0, JM, SRC, 0, Call::ReportDone);
     assert_eq!(run.violations(), []);
     let applied = run.rpc(TM0, JM, SRC, 0, running);
     assert_eq!(run.violations(), [(Invariant::NoLostRpc, applied)]);

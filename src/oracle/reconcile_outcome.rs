@@ -1,0 +1,420 @@
+//! `reconcile-outcome` for streaming jobs (P3.1, P3.2, P3.4): a reconcile window closes as
+//! soon as every TaskManager it waits for has sent its whole report (or at
+//! `reconcile_timeout`, never earlier), ends with the outcome and counts the reports call for,
+//! and applies each reported state to the reported attempt.
+//!
+//! The ledger is the oracle's own: which TaskManagers the job used (a deployment was sent to
+//! them, from the send ledger), which reports reached the reconciling JobMaster (the `rpc`
+//! events), which TaskManagers its heartbeat gave up on in the window, and the JobMaster's view
+//! of each execution (its `execution_state` events). The states the JobMaster applies when the
+//! window closes are the `execution_state` events recorded right before `reconcile_ended`, so
+//! the oracle holds them back until it knows whether the window closed.
+
+use super::invariant::Invariant;
+use super::Violation;
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::{Address, Call, ReconcileOutcome as Outcome, Rpc, TraceEvent};
+use sim::{Duration, Instant};
+
+pub struct ReconcileOutcome {
+    timeout: Duration,
+    /// Per TaskManager: a deployment of the job was sent to it (P3.1: the new JobMaster
+    /// waits for its report).
+    hosted: Vec<bool>,
+    /// Per subtask: the JobMaster's view (attempt, state), up to the held-back events.
+    view: Vec<Option<(u32, ExecutionState)>>,
+    window: Option<Window>,
+}
+
+struct Window {
+    opened: Instant,
+    done: Vec<bool>,
+    /// Per subtask: the reported (attempt, state) and who reported it.
+    reports: Vec<Option<(u32, ExecutionState, u32)>>,
+    /// `execution_state` events since the last other event: the states applied, if the
+    /// window closes next.
+    held: Vec<(SubtaskId, u32, ExecutionState)>,
+    /// The last expected report arrived at this event: the window must close at once.
+    complete_at: Option<u64>,
+}
+
+impl ReconcileOutcome {
+    pub fn new(graph: &ExecutionGraph, task_managers: usize, timeout: Duration) -> Self {
+        ReconcileOutcome {
+            timeout,
+            hosted: vec![false; task_managers],
+            view: vec![None; graph.subtasks.len()],
+            window: None,
+        }
+    }
+
+    /// An RPC handed to the network (the send ledger).
+    pub fn sent(&mut self, to: Address, rpc: Rpc) {
+        if let (Address::TaskManager(tm), Call::SubmitTask(_)) = (to, rpc.call) {
+            self.hosted[tm as usize] = true;
+        }
+    }
+
+    pub fn observe(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+    ) -> Option<Violation> {
+        if let TraceEvent::ExecutionState {
+            subtask,
+            attempt,
+            to,
+            ..
+        } = *event
+        {
+            match self.window.as_mut() {
+                Some(w) => w.held.push((subtask, attempt, to)),
+                None => self.view[subtask.index()] = Some((attempt, to)),
+            }
+            return None;
+        }
+        let violation = match *event {
+            TraceEvent::ReconcileEnded {
+                outcome,
+                reported,
+                missing,
+            } => self.ended(graph, now, (outcome, reported, missing)),
+            _ => self.window_stays_open(now),
+        };
+        let violation = violation.map(|message| Violation {
+            invariant: Invariant::ReconcileOutcome,
+            time: now,
+            actors: vec!["JobMaster".to_owned()],
+            event_index: index,
+            message,
+        });
+        match *event {
+            TraceEvent::JobStatus {
+                to: JobStatus::Reconciling,
+                ..
+            } => {
+                self.window = Some(Window {
+                    opened: now,
+                    done: vec![false; self.hosted.len()],
+                    reports: vec![None; self.view.len()],
+                    held: Vec::new(),
+                    complete_at: None,
+                });
+            }
+            TraceEvent::JobMasterLost { .. } => self.window = None,
+            TraceEvent::Rpc {
+                from: Address::TaskManager(tm),
+                to: Address::JobMaster,
+                rpc,
+                ..
+            } => {
+                if let Some(w) = self.window.as_mut() {
+                    match rpc.call {
+                        Call::ReportExecution(state) => {
+                            w.reports[rpc.subtask.index()] = Some((rpc.attempt, state, tm));
+                        }
+                        Call::ReportDone => {
+                            w.done[tm as usize] = true;
+                            let all = self.hosted.iter().zip(&w.done).all(|(&h, &d)| !h || d);
+                            if all {
+                                w.complete_at = Some(index);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            // P3.4: a TaskManager the heartbeat gave up on in the window missed it; what it
+            // reported is void.
+            TraceEvent::TaskManagerTimedOut { task_manager } => {
+                if let Some(w) = self.window.as_mut() {
+                    w.done[task_manager as usize] = false;
+                    w.complete_at = None;
+                    for report in &mut w.reports {
+                        if report.is_some_and(|(_, _, t)| t == task_manager) {
+                            *report = None;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        violation
+    }
+
+    /// Any event but a state change while the window is open: the held-back state changes were
+    /// not the end of the window; and a complete window must have closed already.
+    fn window_stays_open(&mut self, now: Instant) -> Option<String> {
+        let w = self.window.as_mut()?;
+        for (s, attempt, to) in w.held.drain(..) {
+            self.view[s.index()] = Some((attempt, to));
+        }
+        w.complete_at.take().map(|at| {
+            format!(
+                "every TaskManager the job used had sent its whole report (event {at}), but the \
+                 reconcile window was still open at {now} (P3.4: it closes as soon as every \
+                 expected report is in)"
+            )
+        })
+    }
+
+    fn ended(
+        &mut self,
+        graph: &ExecutionGraph,
+        now: Instant,
+        (outcome, reported, missing): (Outcome, u32, u32),
+    ) -> Option<String> {
+        let w = self.window.take()?;
+        let name = |s: usize| graph.subtask_name(SubtaskId(s as u32)).to_string();
+        let absent: Vec<String> = (0..w.done.len())
+            .filter(|&t| self.hosted[t] && !w.done[t])
+            .map(|t| format!("TaskManager{t}"))
+            .collect();
+        let applied = |s: usize| {
+            w.held
+                .iter()
+                .rev()
+                .find(|(h, _, _)| h.index() == s)
+                .map(|&(_, a, st)| (a, st))
+        };
+        let result = (|| {
+            if !absent.is_empty() && now < w.opened.saturating_add(self.timeout) {
+                return Some(format!(
+                    "the reconcile window closed before reconcile_timeout although {} had not \
+                     sent its whole report (P3.4)",
+                    absent.join(", ")
+                ));
+            }
+            let mut failing = Vec::new();
+            if !absent.is_empty() {
+                failing.push(format!("{} missed the window", absent.join(", ")));
+            }
+            let mut all_finished = true;
+            for s in 0..self.view.len() {
+                // An execution the window settled before it closed is not decided again.
+                if self.view[s].map(|(_, st)| st) != Some(ExecutionState::Reconciling) {
+                    continue;
+                }
+                match w.reports[s] {
+                    None => {
+                        all_finished = false;
+                        failing.push(format!("nobody reported {}", name(s)));
+                    }
+                    Some((attempt, state, _)) => {
+                        if applied(s) != Some((attempt, state)) {
+                            return Some(format!(
+                                "{} was reported {state} as attempt {attempt}, but the \
+                                 JobMaster holds {} when the window closes (P3.2: it rebuilds \
+                                 the attempt, then applies the reported state)",
+                                name(s),
+                                applied(s).map_or("it RECONCILING".to_owned(), |(a, st)| {
+                                    format!("{st} (attempt {a})")
+                                })
+                            ));
+                        }
+                        all_finished &= state == ExecutionState::Finished;
+                        if matches!(state, ExecutionState::Failed | ExecutionState::Canceled) {
+                            failing.push(format!("{} was reported {state}", name(s)));
+                        }
+                    }
+                }
+            }
+            let want = if !failing.is_empty() {
+                Outcome::Failing
+            } else if all_finished {
+                Outcome::Finished
+            } else {
+                Outcome::Running
+            };
+            if want != outcome {
+                let why = if failing.is_empty() {
+                    "every TaskManager reported and no execution is FAILED, CANCELED or unknown"
+                        .to_owned()
+                } else {
+                    failing.join("; ")
+                };
+                return Some(format!(
+                    "the reconcile window ended {}, but the reports call for {}: {why} (P3.4)",
+                    outcome.name(),
+                    want.name()
+                ));
+            }
+            let want_reported = w.reports.iter().flatten().count() as u32;
+            let want_missing = absent.len() as u32;
+            ((reported, missing) != (want_reported, want_missing)).then(|| {
+                format!(
+                    "the reconcile window ended with {reported} executions reported and \
+                     {missing} TaskManagers missing, but {want_reported} reports stand and \
+                     {want_missing} TaskManagers the job used did not finish theirs (P3.4)"
+                )
+            })
+        })();
+        for &(s, attempt, to) in &w.held {
+            self.view[s.index()] = Some((attempt, to));
+        }
+        result
+    }
+
+    /// The end of the run: a complete window left open with nothing after it.
+    pub fn finish(&mut self, now: Instant, last_event: u64) -> Option<Violation> {
+        let message = self.window_stays_open(now)?;
+        Some(Violation {
+            invariant: Invariant::ReconcileOutcome,
+            time: now,
+            actors: vec!["JobMaster".to_owned()],
+            event_index: last_event,
+            message,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! When the window closes, on the smallest job: `src[0]` → `sink[0]`, both on
+    //! TaskManager0, a 50 ms `reconcile_timeout`, the window opened at 10 ms.
+
+    use super::*;
+    use crate::oracle::tests::source_to_sink;
+    use crate::trace::Restore;
+    use ExecutionState::{Reconciling, Running};
+
+    const SRC: SubtaskId = SubtaskId(0);
+    const SINK: SubtaskId = SubtaskId(1);
+
+    fn at(ms: u64) -> Instant {
+        Instant::ZERO.saturating_add(Duration::from_millis(ms))
+    }
+
+    struct Feed {
+        graph: ExecutionGraph,
+        oracle: ReconcileOutcome,
+        index: u64,
+    }
+
+    impl Feed {
+        fn new() -> Feed {
+            let graph = source_to_sink();
+            let mut oracle = ReconcileOutcome::new(&graph, 1, Duration::from_millis(50));
+            for s in [SRC, SINK] {
+                let deploy = Rpc {
+                    subtask: s,
+                    attempt: 0,
+                    call: Call::SubmitTask(Restore::FRESH),
+                };
+                oracle.sent(Address::TaskManager(0), deploy);
+            }
+            let mut feed = Feed {
+                graph,
+                oracle,
+                index: 0,
+            };
+            let open = TraceEvent::JobStatus {
+                from: JobStatus::Created,
+                to: JobStatus::Reconciling,
+            };
+            assert_eq!(feed.event(10, open), None);
+            for s in [SRC, SINK] {
+                assert_eq!(feed.state(10, s, Reconciling), None);
+            }
+            feed
+        }
+
+        fn event(&mut self, ms: u64, event: TraceEvent) -> Option<String> {
+            self.index += 1;
+            let graph = &self.graph;
+            let v = self.oracle.observe(graph, self.index, at(ms), &event);
+            v.map(|v| v.message)
+        }
+
+        fn state(&mut self, ms: u64, subtask: SubtaskId, to: ExecutionState) -> Option<String> {
+            let event = TraceEvent::ExecutionState {
+                subtask,
+                attempt: 0,
+                from: Reconciling,
+                to,
+            };
+            self.event(ms, event)
+        }
+
+        fn report(&mut self, ms: u64, subtask: SubtaskId, call: Call) -> Option<String> {
+            let rpc = Rpc {
+                subtask,
+                attempt: 0,
+                call,
+            };
+            let event = TraceEvent::Rpc {
+                from: Address::TaskManager(0),
+                to: Address::JobMaster,
+                sent_at: at(ms),
+                rpc,
+            };
+            self.event(ms, event)
+        }
+
+        fn end(
+            &mut self,
+            ms: u64,
+            outcome: Outcome,
+            reported: u32,
+            missing: u32,
+        ) -> Option<String> {
+            let event = TraceEvent::ReconcileEnded {
+                outcome,
+                reported,
+                missing,
+            };
+            self.event(ms, event)
+        }
+
+        fn both_reported_running(&mut self) {
+            for s in [SRC, SINK] {
+                assert_eq!(self.report(12, s, Call::ReportExecution(Running)), None);
+            }
+            assert_eq!(self.report(12, SRC, Call::ReportDone), None);
+        }
+    }
+
+    #[test]
+    fn the_window_closes_with_the_last_expected_report_and_applies_it() {
+        let mut feed = Feed::new();
+        feed.both_reported_running();
+        assert_eq!(feed.state(12, SRC, Running), None);
+        assert_eq!(feed.state(12, SINK, Running), None);
+        assert_eq!(feed.end(12, Outcome::Running, 2, 0), None);
+    }
+
+    #[test]
+    fn a_window_left_open_after_the_last_report_is_caught() {
+        let mut feed = Feed::new();
+        feed.both_reported_running();
+        // Anything else recorded first: the window stayed open.
+        let other = TraceEvent::TaskManagerTimedOut { task_manager: 0 };
+        let wrong = feed.event(30, other).expect("caught");
+        assert!(wrong.contains("still open"), "{wrong}");
+        // Or nothing at all: the run ended with the window open.
+        let mut feed = Feed::new();
+        feed.both_reported_running();
+        let wrong = feed.oracle.finish(at(80), 9).expect("caught");
+        assert!(wrong.message.contains("still open"), "{}", wrong.message);
+    }
+
+    #[test]
+    fn a_window_closed_before_its_timeout_without_every_report_is_caught() {
+        let mut feed = Feed::new();
+        assert_eq!(feed.report(12, SRC, Call::ReportExecution(Running)), None);
+        let wrong = feed.end(20, Outcome::Failing, 1, 1).expect("caught");
+        assert!(wrong.contains("before reconcile_timeout"), "{wrong}");
+        let mut feed = Feed::new();
+        assert_eq!(feed.report(12, SRC, Call::ReportExecution(Running)), None);
+        assert_eq!(feed.state(60, SRC, Running), None);
+        assert_eq!(feed.end(60, Outcome::Failing, 1, 1), None);
+        let mut feed = Feed::new();
+        assert_eq!(feed.report(12, SRC, Call::ReportExecution(Running)), None);
+        assert_eq!(feed.state(60, SRC, Running), None);
+        let wrong = feed.end(60, Outcome::Running, 1, 1).expect("caught");
+        assert!(wrong.contains("TaskManager0 missed the window"), "{wrong}");
+    }
+}
