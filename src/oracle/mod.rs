@@ -241,6 +241,13 @@ impl Oracles {
     ) {
         if self.retention.is_some() {
             self.observe_reconciliation(graph, index, now, event);
+            if let Some(v) = self
+                .reconcile_outcome
+                .as_mut()
+                .and_then(|r| r.observe(graph, index, now, event))
+            {
+                self.violate(v);
+            }
         }
         if matches!(
             event,
@@ -273,13 +280,6 @@ impl Oracles {
             if let Some(v) = self.failover_scope.observe(graph, index, now, event) {
                 self.violate(v);
             }
-        }
-        if let Some(v) = self
-            .reconcile_outcome
-            .as_mut()
-            .and_then(|r| r.observe(graph, index, now, event))
-        {
-            self.violate(v);
         }
         if let TraceEvent::FaultFired { fault, .. } = *event {
             self.fired.push(fault);
