@@ -12,6 +12,8 @@
 //! rule removes it), a different formulation from the JobMaster's breadth-first expansion.
 
 mod reconcile;
+#[cfg(test)]
+mod tests;
 
 pub use reconcile::Received;
 

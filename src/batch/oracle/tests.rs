@@ -1,0 +1,303 @@
+//! Unit tests of the batch oracles' own checks: each feeds synthetic trace events, as the batch
+//! world would record them, to the oracles of a two-vertex job `src[0]` → `sink[0]`,
+//! and asserts both the violation and its clean counterpart. Campaigns reach these checks only
+//! through rare runs; these pin each rule down on its own.
+
+use super::*;
+use crate::batch::trace::{BatchEvent, FlushReason};
+use crate::trace::ReconcileOutcome;
+use sim::Duration;
+
+const SRC: SubtaskId = SubtaskId(0);
+
+struct Feed {
+    graph: ExecutionGraph,
+    oracles: BatchOracles,
+    index: u64,
+    now: Instant,
+}
+
+impl Feed {
+    /// The job with `shuffle` (`internal` or `remote`).
+    fn new(shuffle: &str) -> Feed {
+        let text = format!(
+            r#"{{"name": "t", "mode": "batch",
+            "job": {{"vertices": [
+                {{"id": "src", "operator": "source", "parallelism": 1, "records": 4}},
+                {{"id": "sink", "operator": "sink", "parallelism": 1}}],
+              "edges": [{{"from": "src", "to": "sink", "pattern": "all_to_all"}}]}},
+            "cluster": {{"task_managers": 2, "slots_per_task_manager": 2}},
+            "batch": {{"shuffle": {{"kind": "{shuffle}"}},
+                       "coordinators": {{"src": {{"splits": 1}}}}}}}}"#
+        );
+        let scenario = crate::scenario::parse(&text, "t").expect("valid");
+        let graph = ExecutionGraph::build(&scenario.job);
+        let batch = scenario.batch.expect("a batch job");
+        let oracles = BatchOracles::new(&graph, &batch, 2);
+        Feed {
+            graph,
+            oracles,
+            index: 0,
+            now: Instant::ZERO,
+        }
+    }
+
+    fn event(&mut self, event: TraceEvent) {
+        self.index += 1;
+        self.now = self.now.saturating_add(Duration::from_millis(1));
+        self.oracles
+            .observe(&self.graph, self.index, self.now, &event);
+    }
+
+    fn batch(&mut self, event: BatchEvent) {
+        self.event(TraceEvent::Batch(event));
+    }
+
+    /// A new JobMaster's window opens (the job RECONCILING).
+    fn open(&mut self) {
+        self.event(TraceEvent::JobStatus {
+            from: JobStatus::Created,
+            to: JobStatus::Reconciling,
+        });
+    }
+
+    /// The JobMaster keeps `s` finished from the job events.
+    fn recovered(&mut self, s: SubtaskId) {
+        self.event(TraceEvent::ExecutionState {
+            subtask: s,
+            attempt: 0,
+            from: ExecutionState::Created,
+            to: ExecutionState::Finished,
+        });
+    }
+
+    fn recovery_ended(&mut self, recovered: u32) {
+        self.batch(BatchEvent::RecoveryEnded {
+            recovered,
+            rerun: 0,
+            timed_out: true,
+        });
+    }
+
+    /// A partition report from TaskManager `tm`, process 0.
+    fn report(&mut self, s: SubtaskId, tm: u32) {
+        let (now, index) = (self.now, self.index);
+        self.oracles.report_arrived(s, 0, (tm, 0), now, index);
+    }
+
+    fn finish(self) -> Vec<Invariant> {
+        let current = Current {
+            attempts: vec![None; 2],
+            processes: vec![Some(0); 2],
+        };
+        self.finish_with(&current)
+    }
+
+    fn finish_with(self, current: &Current) -> Vec<Invariant> {
+        let at = (self.now, self.index);
+        let violations = self
+            .oracles
+            .finish(&self.graph, JobStatus::Running, &[], at, current);
+        violations.into_iter().map(|v| v.invariant).collect()
+    }
+
+    fn violations(&self) -> Vec<Invariant> {
+        self.oracles
+            .violations
+            .iter()
+            .map(|v| v.invariant)
+            .collect()
+    }
+}
+
+/// F2.4: a partition reported after recovery ended must be released, unless its TaskManager
+/// died since; one reported outside any recovery (at a plain registration) is not late.
+#[test]
+fn a_late_partition_must_be_released_unless_its_taskmanager_died() {
+    let mut run = Feed::new("internal");
+    run.open();
+    run.recovery_ended(0);
+    run.report(SRC, 1);
+    assert_eq!(run.finish(), [Invariant::MinimalRerun]);
+
+    let mut run = Feed::new("internal");
+    run.open();
+    run.recovery_ended(0);
+    run.report(SRC, 1);
+    run.event(TraceEvent::TaskManagerLost { task_manager: 1 });
+    assert_eq!(run.finish(), []);
+
+    let mut run = Feed::new("internal");
+    run.report(SRC, 1);
+    assert_eq!(run.finish(), [], "no recovery ran: the report is not late");
+}
+
+/// P3.4: a reconciliation that ends FAILING goes on to P2.4 in the same window, which
+/// `minimal-rerun` judges; one that ends RUNNING recovers nothing by P2.4.
+#[test]
+fn only_a_failing_reconciliation_is_followed_by_a_judged_recovery() {
+    for (outcome, judged) in [
+        (ReconcileOutcome::Failing, true),
+        (ReconcileOutcome::Running, false),
+    ] {
+        let mut run = Feed::new("internal");
+        run.open();
+        run.event(TraceEvent::ReconcileEnded {
+            outcome,
+            reported: 0,
+            missing: 1,
+        });
+        // Nothing was logged, so nothing may be kept finished.
+        run.recovered(SRC);
+        run.recovery_ended(1);
+        let want = if judged {
+            vec![Invariant::MinimalRerun]
+        } else {
+            vec![]
+        };
+        let got: Vec<Invariant> = run
+            .violations()
+            .into_iter()
+            .filter(|&i| i == Invariant::MinimalRerun)
+            .collect();
+        assert_eq!(got, want, "{}", outcome.name());
+    }
+}
+
+/// P2.4: a remote partition the shuffle service released is gone: its producer, durable and
+/// snapshotted, must run again for the consumer that still needs it.
+#[test]
+fn a_released_remote_partition_is_not_available_to_recovery() {
+    for released in [false, true] {
+        let mut run = Feed::new("remote");
+        for vertex in [0, 1] {
+            run.oracles.logged(&JobEvent::VertexInitialized {
+                vertex: VertexId(vertex),
+                parallelism: 1,
+            });
+        }
+        run.oracles.logged(&JobEvent::Finished {
+            subtask: SRC,
+            attempt: 0,
+            location: Location::Remote,
+            bytes: 64,
+            snapshot: Some(Box::new(super::super::events::Snapshot {
+                enumerators: vec![None, None],
+            })),
+        });
+        run.batch(BatchEvent::JobEventsFlushed {
+            events: 3,
+            reason: FlushReason::Interval,
+        });
+        run.batch(BatchEvent::PartitionWritten {
+            subtask: SRC,
+            attempt: 0,
+            bytes: 64,
+            remote: true,
+        });
+        if released {
+            run.batch(BatchEvent::PartitionReleased {
+                subtask: SRC,
+                attempt: 0,
+                remote: true,
+            });
+        }
+        run.event(TraceEvent::JobMasterLost { incarnation: 0 });
+        run.open();
+        run.recovered(SRC);
+        run.recovery_ended(1);
+        let want = if released {
+            vec![Invariant::MinimalRerun]
+        } else {
+            vec![]
+        };
+        assert_eq!(run.violations(), want, "released: {released}");
+    }
+}
+
+/// P2.4: before `previous_worker_timeout` (30 s by default) a new JobManager waits for the
+/// partition of a finished producer whose consumer must run again; at the deadline it stops.
+#[test]
+fn recovery_waits_for_a_needed_partition_until_the_deadline() {
+    let location = Location::TaskManager {
+        task_manager: 1,
+        process: 0,
+    };
+    for (end_after, reported, stopped_early) in [
+        (Duration::from_millis(5), false, true),
+        (Duration::from_millis(5), true, false),
+        (Duration::from_millis(30_000), false, false),
+    ] {
+        let mut run = Feed::new("internal");
+        for vertex in [0, 1] {
+            run.oracles.logged(&JobEvent::VertexInitialized {
+                vertex: VertexId(vertex),
+                parallelism: 1,
+            });
+        }
+        run.oracles.logged(&JobEvent::Finished {
+            subtask: SRC,
+            attempt: 0,
+            location,
+            bytes: 64,
+            snapshot: Some(Box::new(super::super::events::Snapshot {
+                enumerators: vec![None, None],
+            })),
+        });
+        run.batch(BatchEvent::JobEventsFlushed {
+            events: 3,
+            reason: FlushReason::Interval,
+        });
+        run.event(TraceEvent::JobMasterLost { incarnation: 0 });
+        run.open();
+        let opened = run.now;
+        if reported {
+            run.report(SRC, 1);
+            run.recovered(SRC);
+        }
+        // The next event (the end) comes 1 ms after `now`.
+        let before = Duration::from_nanos(end_after.as_nanos() - 1_000_000);
+        run.now = opened.saturating_add(before);
+        run.recovery_ended(u32::from(reported));
+        let want = if stopped_early {
+            vec![Invariant::MinimalRerun]
+        } else {
+            vec![]
+        };
+        assert_eq!(
+            run.violations(),
+            want,
+            "after {end_after}, reported: {reported}"
+        );
+    }
+}
+
+/// P3.3: an RPC refused while reconciling must be applied later, unless moot: its attempt was
+/// superseded or is terminal in the JobMaster's view, or its TaskManager process is gone.
+#[test]
+fn a_refused_rpc_never_applied_is_lost_unless_moot() {
+    let refused = |attempts: Vec<Option<(u32, ExecutionState)>>, processes| {
+        let mut run = Feed::new("internal");
+        let (now, index) = (run.now, run.index);
+        run.oracles.rpc_refused(1, 0, 7, (SRC, 0), now, index);
+        run.finish_with(&Current {
+            attempts,
+            processes,
+        })
+    };
+    let running = ExecutionState::Running;
+    let alive = vec![Some(0), Some(0)];
+    assert_eq!(
+        refused(vec![Some((0, running)), None], alive.clone()),
+        [Invariant::NoLostRpc]
+    );
+    assert_eq!(refused(vec![Some((1, running)), None], alive.clone()), []);
+    assert_eq!(
+        refused(vec![Some((0, ExecutionState::Finished)), None], alive),
+        []
+    );
+    assert_eq!(
+        refused(vec![Some((0, running)), None], vec![Some(0), Some(1)]),
+        []
+    );
+}
