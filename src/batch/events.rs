@@ -240,4 +240,60 @@ mod tests {
             "a full buffer asks for a flush"
         );
     }
+
+    /// The sizes the write buffer counts (P2.2, `buffer_size`): 48 bytes for an
+    /// initialization, 96 for a finish plus its snapshot (32 and each enumerator's), 16 plus 8
+    /// per subtask for a reset. A buffer of exactly their sum is full after the last one.
+    #[test]
+    fn the_buffer_fills_at_the_encoded_sizes_of_its_events() {
+        let snapshot = Snapshot {
+            enumerators: vec![Some(Enumerator::new(2, 1)), None],
+        };
+        let events = [
+            (initialized(), 48),
+            (finished(0, false), 96),
+            (
+                JobEvent::Finished {
+                    subtask: SubtaskId(1),
+                    attempt: 0,
+                    location: Location::Remote,
+                    bytes: 10,
+                    snapshot: Some(Box::new(snapshot)),
+                },
+                96 + 32 + 32,
+            ),
+            (
+                JobEvent::Reset {
+                    subtasks: vec![SubtaskId(0), SubtaskId(1)],
+                },
+                32,
+            ),
+        ];
+        for (event, size) in events {
+            let mut store = JobEventStore::default();
+            assert!(!store.append(event.clone(), size + 1), "{event:?}");
+            let mut store = JobEventStore::default();
+            assert!(store.append(event.clone(), size), "{event:?}");
+        }
+    }
+
+    #[test]
+    fn a_crash_loses_every_buffered_event_and_clearing_deletes_the_log() {
+        let mut store = JobEventStore::default();
+        store.append(initialized(), 1 << 20);
+        store.flush();
+        store.append(finished(0, true), 1 << 20);
+        store.append(finished(1, true), 1 << 20);
+        assert_eq!(store.lose_buffer(), 2);
+        assert_eq!(store.durable().len(), 1);
+        assert_eq!(store.flush(), 0, "nothing is left to write");
+        store.append(finished(0, true), 1 << 20);
+        store.clear();
+        assert!(store.durable().is_empty());
+        assert_eq!(store.flush(), 0);
+        assert_eq!(
+            replay(&[initialized(), finished(0, true)], 1, &[VertexId(0)]).applied,
+            2
+        );
+    }
 }

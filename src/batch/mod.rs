@@ -176,3 +176,45 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         batch: Some(figures),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Retain;
+
+    /// A batch job given too little simulated time: the budget ends the run, the report says
+    /// why, and `job-terminates` judges it (no fault, so the run is healed from the start);
+    /// with enough time the same job finishes clean.
+    #[test]
+    fn a_budget_ends_a_batch_run_with_a_diagnosis_and_a_verdict() {
+        let scenario = |max_time: &str| {
+            let text = format!(
+                r#"{{"name": "t", "mode": "batch",
+                "job": {{"vertices": [
+                    {{"id": "src", "operator": "source", "parallelism": 2, "records": 40}},
+                    {{"id": "sink", "operator": "sink", "parallelism": 1}}],
+                  "edges": [{{"from": "src", "to": "sink", "pattern": "all_to_all"}}]}},
+                "budget": {{"max_time": "{max_time}"}}}}"#
+            );
+            crate::scenario::parse(&text, "t").expect("valid")
+        };
+        let options = RunOptions {
+            seed: None,
+            retain: Retain::Nothing,
+        };
+        let short = run(&scenario("1us"), &options);
+        assert_eq!(short.stop, StopReason::TimeBudget);
+        let verdicts: Vec<Invariant> = short.violations.iter().map(|v| v.invariant).collect();
+        assert_eq!(verdicts, [Invariant::JobTerminates]);
+        assert!(
+            short.diagnosis[0].starts_with("the run stopped at"),
+            "{:?}",
+            short.diagnosis
+        );
+        let long = run(&scenario("60s"), &options);
+        assert_eq!(long.status, crate::status::JobStatus::Finished);
+        assert!(long.violations.is_empty() && long.diagnosis.is_empty());
+        let figures = long.batch.as_ref().expect("batch figures");
+        assert_eq!(figures.finished_at, Some(long.sim_time));
+    }
+}
