@@ -72,6 +72,9 @@ pub enum Bug {
     /// Batch: a reconcile window ends RUNNING although a TaskManager reported an execution
     /// FAILED or CANCELED (P3.4 says FAILING, then normal failover).
     ReconcileAdoptsFailed,
+    /// Batch: an `"auto"` vertex's parallelism is the input bytes over `bytes_per_task`
+    /// rounded down instead of up, so the last subtask's share is folded into the others.
+    AdaptiveRoundsDown,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -96,7 +99,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 31] = [
+    pub const ALL: [Bug; 32] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -121,6 +124,7 @@ impl Bug {
         Bug::KeepLatePartitions,
         Bug::ReuseTerminalExecution,
         Bug::ReconcileAdoptsFailed,
+        Bug::AdaptiveRoundsDown,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -157,6 +161,7 @@ impl Bug {
             Bug::KeepLatePartitions => "keep-late-partitions",
             Bug::ReuseTerminalExecution => "reuse-terminal-execution",
             Bug::ReconcileAdoptsFailed => "reconcile-adopts-failed",
+            Bug::AdaptiveRoundsDown => "adaptive-rounds-down",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -178,6 +183,7 @@ impl Bug {
                 | Bug::KeepLatePartitions
                 | Bug::ReuseTerminalExecution
                 | Bug::ReconcileAdoptsFailed
+                | Bug::AdaptiveRoundsDown
         )
     }
 
@@ -228,6 +234,7 @@ impl Bug {
             Bug::ReconcileAdoptsFailed => {
                 "P3.4 (a FAILED or CANCELED report makes the window FAILING)"
             }
+            Bug::AdaptiveRoundsDown => "P2.1 (input bytes over bytes_per_task, rounded up)",
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -271,6 +278,7 @@ impl Bug {
             Bug::KeepLatePartitions => Invariant::MinimalRerun,
             Bug::ReuseTerminalExecution => Invariant::LegalTransition,
             Bug::ReconcileAdoptsFailed => Invariant::ReconcileOutcome,
+            Bug::AdaptiveRoundsDown => Invariant::AdaptiveParallelism,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -350,6 +358,9 @@ impl Bug {
             }
             Bug::ReconcileAdoptsFailed => {
                 "a batch task that failed during the outage is adopted as it is: the job goes on RUNNING and nobody runs it again"
+            }
+            Bug::AdaptiveRoundsDown => {
+                "an adaptive vertex gets one subtask fewer than its input bytes call for whenever they do not divide evenly"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

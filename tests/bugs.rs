@@ -34,6 +34,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::KeepLatePartitions => "batch-taskmanager-returns-late",
         Bug::ReuseTerminalExecution => "batch-taskmanager-never-returns",
         Bug::ReconcileAdoptsFailed => "batch-reconcile-task-failed-during-outage",
+        Bug::AdaptiveRoundsDown => "batch-adaptive-parallelism-rounds-up",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

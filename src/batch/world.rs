@@ -420,7 +420,12 @@ impl World {
             .map(|s| graph.vertices[s.vertex.index()].inputs.is_empty())
             .collect();
         World {
-            oracles: BatchOracles::new(&graph, &batch, tms),
+            oracles: BatchOracles::new(
+                &graph,
+                &batch,
+                tms,
+                scenario.job.vertices.iter().map(|v| v.adaptive).collect(),
+            ),
             bug: scenario.bug,
             trace: Trace::new(retain),
             faults,
@@ -1484,7 +1489,12 @@ impl World {
         let adaptive = self.adaptive[v.index()];
         let parallelism = if adaptive {
             let a = self.batch.adaptive;
-            (input_bytes.div_ceil(a.bytes_per_task) as u32).clamp(a.min, a.max)
+            let tasks = if self.bug == Some(Bug::AdaptiveRoundsDown) {
+                input_bytes / a.bytes_per_task
+            } else {
+                input_bytes.div_ceil(a.bytes_per_task)
+            };
+            (tasks as u32).clamp(a.min, a.max)
         } else {
             vertex.parallelism
         };

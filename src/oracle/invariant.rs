@@ -16,6 +16,8 @@ pub enum Invariant {
     LegalTransition,
     /// After a batch JobManager failover exactly the required subtasks run again.
     MinimalRerun,
+    /// A batch vertex gets the parallelism P2.1 computes from its inputs' bytes.
+    AdaptiveParallelism,
     /// Every RPC refused while reconciling is eventually applied exactly once.
     NoLostRpc,
     /// A reconcile window ends with the outcome, counts and execution states the reports that
@@ -40,12 +42,13 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 14] = [
+    pub const ALL: [Invariant; 15] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
         Invariant::LegalTransition,
         Invariant::MinimalRerun,
+        Invariant::AdaptiveParallelism,
         Invariant::NoLostRpc,
         Invariant::ReconcileOutcome,
         Invariant::RpcOrder,
@@ -64,6 +67,7 @@ impl Invariant {
             Invariant::FinishedNotRerun => "finished-not-rerun",
             Invariant::LegalTransition => "legal-transition",
             Invariant::MinimalRerun => "minimal-rerun",
+            Invariant::AdaptiveParallelism => "adaptive-parallelism",
             Invariant::NoLostRpc => "no-lost-rpc",
             Invariant::ReconcileOutcome => "reconcile-outcome",
             Invariant::RpcOrder => "rpc-order",

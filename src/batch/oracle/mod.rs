@@ -49,6 +49,12 @@ pub struct BatchOracles {
     refused: BTreeMap<(u32, u32, u64), Refused>,
     /// `reconcile-outcome`'s ledger.
     reconcile: reconcile::Ledger,
+    /// `adaptive-parallelism`: per vertex, `"parallelism": "auto"` in the scenario; per vertex
+    /// the parallelism its latest initialization decided; per subtask the bytes its latest
+    /// partition holds.
+    adaptive: Vec<bool>,
+    decided: Vec<Option<u32>>,
+    written: Vec<u64>,
 }
 
 /// A task RPC a reconciling JobMaster refused: which execution, when, at which event.
@@ -75,7 +81,13 @@ struct Window {
 }
 
 impl BatchOracles {
-    pub fn new(graph: &ExecutionGraph, batch: &Batch, task_managers: usize) -> BatchOracles {
+    /// `adaptive`: per vertex, `"parallelism": "auto"` in the scenario.
+    pub fn new(
+        graph: &ExecutionGraph,
+        batch: &Batch,
+        task_managers: usize,
+        adaptive: Vec<bool>,
+    ) -> BatchOracles {
         BatchOracles {
             batch: batch.clone(),
             violations: Vec::new(),
@@ -89,6 +101,9 @@ impl BatchOracles {
             kept: BTreeSet::new(),
             refused: BTreeMap::new(),
             reconcile: reconcile::Ledger::new(graph, task_managers),
+            adaptive,
+            decided: vec![None; graph.vertices.len()],
+            written: vec![0; graph.subtasks.len()],
         }
     }
 
@@ -272,14 +287,37 @@ impl BatchOracles {
                 self.log.clear();
                 self.durable = 0;
                 self.after_window = true;
+                self.decided.fill(None);
             }
             B::PartitionWritten {
                 subtask,
                 attempt,
-                remote: true,
-                ..
+                bytes,
+                remote,
             } => {
-                self.remote.insert((subtask, attempt));
+                self.written[subtask.index()] = bytes;
+                if remote {
+                    self.remote.insert((subtask, attempt));
+                }
+            }
+            B::VertexInitialized {
+                vertex,
+                parallelism,
+                input_bytes,
+                adaptive,
+            } => {
+                let claimed = (parallelism, input_bytes, adaptive);
+                if let Some(message) = self.check_parallelism(graph, vertex, claimed) {
+                    let name = graph.vertices[vertex.index()].name.clone();
+                    self.violate(
+                        Invariant::AdaptiveParallelism,
+                        now,
+                        index,
+                        vec!["JobMaster".into(), name],
+                        message,
+                    );
+                }
+                self.decided[vertex.index()] = Some(parallelism);
             }
             B::PartitionReleased {
                 subtask,
@@ -305,6 +343,65 @@ impl BatchOracles {
             }
             _ => {}
         }
+    }
+
+    /// `adaptive-parallelism` (P2.1): a vertex is initialized once its inputs finished, with
+    /// the parallelism the scenario fixes, or, for an `"auto"` vertex, the input bytes (every
+    /// subtask of every input vertex, as the partitions written say) over `bytes_per_task`,
+    /// rounded up and kept within `min` and `max`.
+    fn check_parallelism(
+        &self,
+        graph: &ExecutionGraph,
+        v: VertexId,
+        (parallelism, input_bytes, adaptive): (u32, u64, bool),
+    ) -> Option<String> {
+        let vertex = &graph.vertices[v.index()];
+        if adaptive != self.adaptive[v.index()] {
+            return Some(format!(
+                "{} was initialized as {}adaptive, but the scenario says \"parallelism\": {}",
+                vertex.name,
+                if adaptive { "" } else { "not " },
+                if self.adaptive[v.index()] {
+                    "\"auto\"".to_owned()
+                } else {
+                    vertex.parallelism.to_string()
+                }
+            ));
+        }
+        let mut bytes = 0;
+        for &e in &vertex.inputs {
+            let up = graph.edges[e].from;
+            let Some(p) = self.decided[up.index()] else {
+                return Some(format!(
+                    "{} was initialized before its input {} was",
+                    vertex.name,
+                    graph.vertices[up.index()].name
+                ));
+            };
+            let first = graph.vertices[up.index()].first;
+            bytes += (first..first + p)
+                .map(|s| self.written[s as usize])
+                .sum::<u64>();
+        }
+        if !self.adaptive[v.index()] {
+            return (parallelism != vertex.parallelism).then(|| {
+                format!(
+                    "{} was initialized with parallelism {parallelism}, but the scenario fixes \
+                     it at {}",
+                    vertex.name, vertex.parallelism
+                )
+            });
+        }
+        let a = self.batch.adaptive;
+        let want = (bytes.div_ceil(a.bytes_per_task.max(1)) as u32).clamp(a.min, a.max);
+        ((parallelism, input_bytes) != (want, bytes)).then(|| {
+            format!(
+                "{} was initialized with parallelism {parallelism} from {input_bytes} input \
+                 bytes, but its inputs' partitions hold {bytes} bytes, which makes {want} \
+                 (bytes_per_task {}, rounded up, within {}..={})",
+                vertex.name, a.bytes_per_task, a.min, a.max
+            )
+        })
     }
 
     /// `minimal-rerun`: recompute which subtasks stay finished and compare.

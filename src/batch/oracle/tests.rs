@@ -33,7 +33,7 @@ impl Feed {
         let scenario = crate::scenario::parse(&text, "t").expect("valid");
         let graph = ExecutionGraph::build(&scenario.job);
         let batch = scenario.batch.expect("a batch job");
-        let oracles = BatchOracles::new(&graph, &batch, 2);
+        let oracles = BatchOracles::new(&graph, &batch, 2, vec![false; 2]);
         Feed {
             graph,
             oracles,
@@ -300,4 +300,37 @@ fn a_refused_rpc_never_applied_is_lost_unless_moot() {
         refused(vec![Some((0, running)), None], vec![Some(0), Some(1)]),
         []
     );
+}
+
+/// P2.1: a vertex is initialized after its input vertices, with the parallelism the scenario
+/// fixes (the adaptive formula is shown on `batch-adaptive-parallelism-rounds-up`).
+#[test]
+fn a_vertex_is_initialized_after_its_inputs_with_its_fixed_parallelism() {
+    let initialized = |run: &mut Feed, vertex: u32, parallelism: u32, adaptive: bool| {
+        run.batch(BatchEvent::VertexInitialized {
+            vertex: VertexId(vertex),
+            parallelism,
+            input_bytes: 0,
+            adaptive,
+        });
+        run.violations()
+    };
+    let mut run = Feed::new("internal");
+    assert_eq!(initialized(&mut run, 0, 1, false), []);
+    assert_eq!(initialized(&mut run, 1, 1, false), []);
+    for (vertex, parallelism, adaptive) in [(1, 1, false), (0, 2, false), (0, 1, true)] {
+        let mut run = Feed::new("internal");
+        if vertex == 1 {
+            // The sink before its source.
+            assert_eq!(
+                initialized(&mut run, 1, parallelism, adaptive),
+                [Invariant::AdaptiveParallelism]
+            );
+        } else {
+            assert_eq!(
+                initialized(&mut run, 0, parallelism, adaptive),
+                [Invariant::AdaptiveParallelism]
+            );
+        }
+    }
 }
