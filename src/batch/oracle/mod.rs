@@ -296,6 +296,31 @@ impl BatchOracles {
                 remote,
             } => {
                 self.written[subtask.index()] = bytes;
+                // P2.1: the partition lives where the scenario's shuffle puts it, and what
+                // survives a TaskManager (P2.4) depends on it.
+                let want_remote = self.batch.shuffle == crate::scenario::ShuffleKind::Remote;
+                if remote != want_remote {
+                    let place = |r: bool| {
+                        if r {
+                            "the remote shuffle service"
+                        } else {
+                            "its TaskManager"
+                        }
+                    };
+                    self.violate(
+                        Invariant::MinimalRerun,
+                        now,
+                        index,
+                        vec![graph.subtask_name(subtask).to_string()],
+                        format!(
+                            "{} wrote its partition on {}, but the scenario's shuffle keeps \
+                             partitions on {} (P2.1)",
+                            graph.subtask_name(subtask),
+                            place(remote),
+                            place(want_remote)
+                        ),
+                    );
+                }
                 if remote {
                     self.remote.insert((subtask, attempt));
                 }

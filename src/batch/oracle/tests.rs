@@ -334,3 +334,28 @@ fn a_vertex_is_initialized_after_its_inputs_with_its_fixed_parallelism() {
         }
     }
 }
+
+/// P2.1: a partition is written where the scenario's shuffle keeps partitions.
+#[test]
+fn a_partition_is_written_where_the_shuffle_keeps_them() {
+    for (shuffle, remote, wrong) in [
+        ("internal", false, false),
+        ("internal", true, true),
+        ("remote", true, false),
+        ("remote", false, true),
+    ] {
+        let mut run = Feed::new(shuffle);
+        run.batch(BatchEvent::PartitionWritten {
+            subtask: SRC,
+            attempt: 0,
+            bytes: 64,
+            remote,
+        });
+        let want = if wrong {
+            vec![Invariant::MinimalRerun]
+        } else {
+            vec![]
+        };
+        assert_eq!(run.violations(), want, "{shuffle}, remote: {remote}");
+    }
+}
