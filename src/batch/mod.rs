@@ -182,19 +182,20 @@ mod tests {
     use super::*;
     use crate::trace::Retain;
 
-    /// A batch job given too little simulated time: the budget ends the run, the report says
-    /// why, and `job-terminates` judges it (no fault, so the run is healed from the start);
-    /// with enough time the same job finishes clean.
+    /// `job-terminates` for batch runs: a job given too little simulated time is cut by the
+    /// budget with a diagnosis and judged (no fault, so the run is healed from the start); one
+    /// cut while a fault is still to come is not judged; one that cannot go on is stuck; with
+    /// enough time the same job finishes clean.
     #[test]
     fn a_budget_ends_a_batch_run_with_a_diagnosis_and_a_verdict() {
-        let scenario = |max_time: &str| {
+        let scenario = |budget: &str, rest: &str| {
             let text = format!(
-                r#"{{"name": "t", "mode": "batch",
+                r#"{{"name": "t", "mode": "batch", {rest}
                 "job": {{"vertices": [
                     {{"id": "src", "operator": "source", "parallelism": 2, "records": 40}},
                     {{"id": "sink", "operator": "sink", "parallelism": 1}}],
                   "edges": [{{"from": "src", "to": "sink", "pattern": "all_to_all"}}]}},
-                "budget": {{"max_time": "{max_time}"}}}}"#
+                "budget": {{{budget}}}}}"#
             );
             crate::scenario::parse(&text, "t").expect("valid")
         };
@@ -202,16 +203,46 @@ mod tests {
             seed: None,
             retain: Retain::Nothing,
         };
-        let short = run(&scenario("1us"), &options);
+        let short = run(&scenario(r#""max_time": "1us""#, ""), &options);
         assert_eq!(short.stop, StopReason::TimeBudget);
-        let verdicts: Vec<Invariant> = short.violations.iter().map(|v| v.invariant).collect();
-        assert_eq!(verdicts, [Invariant::JobTerminates]);
+        let verdicts: Vec<&str> = short
+            .violations
+            .iter()
+            .map(|v| v.message.as_str())
+            .collect();
+        assert_eq!(
+            verdicts,
+            ["faults stopped, yet the job is still RUNNING when its budget ran out (the next event is beyond the time budget)"]
+        );
         assert!(
             short.diagnosis[0].starts_with("the run stopped at"),
             "{:?}",
             short.diagnosis
         );
-        let long = run(&scenario("60s"), &options);
+        // A fault still to come: the budget cut a run that was not healed, so no verdict.
+        let fault = r#""faults": [{"at": "10s", "fault": "crash_jobmaster"}],"#;
+        let unhealed = run(&scenario(r#""max_events": 5"#, fault), &options);
+        assert_eq!(unhealed.stop, StopReason::EventBudget);
+        assert!(unhealed.violations.is_empty(), "{:?}", unhealed.violations);
+        // A job that cannot go on (a FAILED report adopted by the bug): stuck, not cut.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/batch-reconcile-task-failed-during-outage.json"
+        );
+        let mut failed = crate::scenario::load(std::path::Path::new(path)).expect("shipped");
+        failed.bug = Some(crate::bug::Bug::ReconcileAdoptsFailed);
+        let stuck = run(&failed, &options);
+        let stuck_verdicts: Vec<&str> = stuck
+            .violations
+            .iter()
+            .filter(|v| v.invariant == Invariant::JobTerminates)
+            .map(|v| v.message.as_str())
+            .collect();
+        assert_eq!(
+            stuck_verdicts,
+            ["no event is pending but the job is still RUNNING: it is stuck"]
+        );
+        let long = run(&scenario(r#""max_time": "60s""#, ""), &options);
         assert_eq!(long.status, crate::status::JobStatus::Finished);
         assert!(long.violations.is_empty() && long.diagnosis.is_empty());
         let figures = long.batch.as_ref().expect("batch figures");
