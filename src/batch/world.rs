@@ -425,6 +425,7 @@ impl World {
                 &batch,
                 tms,
                 scenario.job.vertices.iter().map(|v| v.adaptive).collect(),
+                scenario.jobmaster.reconcile_timeout,
             ),
             bug: scenario.bug,
             trace: Trace::new(retain),

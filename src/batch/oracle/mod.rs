@@ -87,6 +87,7 @@ impl BatchOracles {
         batch: &Batch,
         task_managers: usize,
         adaptive: Vec<bool>,
+        reconcile_timeout: sim::Duration,
     ) -> BatchOracles {
         BatchOracles {
             batch: batch.clone(),
@@ -100,7 +101,7 @@ impl BatchOracles {
             lost_task_managers: BTreeSet::new(),
             kept: BTreeSet::new(),
             refused: BTreeMap::new(),
-            reconcile: reconcile::Ledger::new(graph, task_managers),
+            reconcile: reconcile::Ledger::new(graph, task_managers, reconcile_timeout),
             adaptive,
             decided: vec![None; graph.vertices.len()],
             written: vec![0; graph.subtasks.len()],
@@ -167,6 +168,15 @@ impl BatchOracles {
         now: Instant,
         event: &TraceEvent,
     ) {
+        if let Some(message) = self.reconcile.between(event, now) {
+            self.violate(
+                Invariant::ReconcileOutcome,
+                now,
+                index,
+                vec!["JobMaster".into()],
+                message,
+            );
+        }
         match *event {
             TraceEvent::JobStatus { from, to } => {
                 if !transitions::job(from, to) {
@@ -180,7 +190,7 @@ impl BatchOracles {
                 }
                 if to == JobStatus::Reconciling {
                     let durable = &self.log[..self.durable.min(self.log.len())];
-                    self.reconcile.open(graph, durable);
+                    self.reconcile.open(graph, durable, now);
                     self.window = Some(Window {
                         started: now,
                         reports: BTreeSet::new(),
@@ -247,9 +257,9 @@ impl BatchOracles {
                 missing,
             } => {
                 let ended = (outcome, reported, missing);
-                if let Some(message) = self
-                    .reconcile
-                    .ended(graph, &self.batch, &self.remote, ended)
+                if let Some(message) =
+                    self.reconcile
+                        .ended(graph, &self.batch, &self.remote, ended, now)
                 {
                     self.violate(
                         Invariant::ReconcileOutcome,

@@ -1,6 +1,7 @@
-//! `reconcile-outcome` for batch jobs (P3.2, P3.4): at the end of a reconcile window, the
-//! outcome, the counts and the states applied are what the reports that reached the new
-//! JobMaster call for.
+//! `reconcile-outcome` for batch jobs (P3.2, P3.4): a reconcile window closes as soon as every
+//! expected TaskManager has sent its whole report (and not before `reconcile_timeout`
+//! otherwise), and the outcome, the counts and the states applied are what the reports that
+//! reached the new JobMaster call for.
 //!
 //! The ledger is the oracle's own: which TaskManager processes durable HA storage names (every
 //! registration that reached a JobMaster, minus those a JobMaster gave up on), and what reached
@@ -14,7 +15,8 @@ use super::super::events::{JobEvent, Location};
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{Batch, ShuffleKind};
 use crate::status::ExecutionState;
-use crate::trace::ReconcileOutcome;
+use crate::trace::{ReconcileOutcome, TraceEvent};
+use sim::{Duration, Instant};
 use std::collections::BTreeSet;
 
 /// What reached the JobMaster from a TaskManager: the facts this oracle keeps.
@@ -48,6 +50,8 @@ pub enum Received {
 
 /// The ledger across JobMasters.
 pub(super) struct Ledger {
+    /// `jobmaster.reconcile_timeout`.
+    timeout: Duration,
     /// Per TaskManager: the process HA storage expects to report (P3.1).
     expected: Vec<Option<u32>>,
     /// Per TaskManager: the process registered with the current JobMaster.
@@ -59,6 +63,9 @@ pub(super) struct Ledger {
 
 /// One reconcile window, as the oracle saw it.
 struct Window {
+    opened: Instant,
+    /// Every expected TaskManager finished its report: the window must close at once.
+    complete: bool,
     expected: Vec<Option<u32>>,
     done: Vec<bool>,
     /// Per vertex: the parallelism known from durable job events or from a report.
@@ -74,6 +81,14 @@ struct Window {
 }
 
 impl Window {
+    fn check_complete(&mut self) {
+        self.complete = self
+            .expected
+            .iter()
+            .zip(&self.done)
+            .all(|(e, &d)| e.is_none() || d);
+    }
+
     /// Whatever TaskManager `tm` reported is void: its process is gone.
     fn forget(&mut self, tm: u32) {
         self.expected[tm as usize] = None;
@@ -89,8 +104,9 @@ impl Window {
 }
 
 impl Ledger {
-    pub(super) fn new(graph: &ExecutionGraph, task_managers: usize) -> Ledger {
+    pub(super) fn new(graph: &ExecutionGraph, task_managers: usize, timeout: Duration) -> Ledger {
         Ledger {
+            timeout,
             // Every TaskManager starts as process 0 and the first JobMaster uses them all.
             expected: vec![Some(0); task_managers],
             registered: vec![Some(0); task_managers],
@@ -106,7 +122,7 @@ impl Ledger {
     }
 
     /// The window opens: the vertices the durable job events initialized are known.
-    pub(super) fn open(&mut self, graph: &ExecutionGraph, durable: &[JobEvent]) {
+    pub(super) fn open(&mut self, graph: &ExecutionGraph, durable: &[JobEvent], now: Instant) {
         let mut known = vec![None; graph.vertices.len()];
         for e in durable {
             if let JobEvent::VertexInitialized {
@@ -118,7 +134,9 @@ impl Ledger {
             }
         }
         let n = graph.subtasks.len();
-        self.window = Some(Window {
+        let mut window = Window {
+            opened: now,
+            complete: false,
             expected: self.expected.clone(),
             done: vec![false; self.expected.len()],
             known,
@@ -127,7 +145,28 @@ impl Ledger {
             inputs: vec![Vec::new(); n],
             partitions: vec![Vec::new(); n],
             conflict: None,
-        });
+        };
+        window.check_complete();
+        self.window = Some(window);
+    }
+
+    /// Any trace event while the window is open: once complete, the JobMaster applies the
+    /// states (`execution_state`) and ends the window (`reconcile_ended`) before anything else.
+    pub(super) fn between(&mut self, event: &TraceEvent, now: Instant) -> Option<String> {
+        let w = self.window.as_mut()?;
+        let allowed = matches!(
+            event,
+            TraceEvent::ExecutionState { .. } | TraceEvent::ReconcileEnded { .. }
+        );
+        if !w.complete || allowed {
+            return None;
+        }
+        w.complete = false;
+        Some(format!(
+            "every TaskManager the window waits for had sent its whole report, but the \
+             reconcile window was still open at {now} (P3.4: it closes as soon as every \
+             expected report is in)"
+        ))
     }
 
     pub(super) fn execution_state(&mut self, s: SubtaskId, attempt: u32, to: ExecutionState) {
@@ -146,6 +185,7 @@ impl Ledger {
         if let Some(w) = self.window.as_mut() {
             if w.expected[tm as usize] == Some(process) {
                 w.forget(tm);
+                w.check_complete();
             }
         }
     }
@@ -170,6 +210,7 @@ impl Ledger {
                     w.expected[tm as usize] = Some(process);
                 }
                 w.done[tm as usize] = false;
+                w.complete = false;
             }
             Received::Execution {
                 subtask,
@@ -237,6 +278,7 @@ impl Ledger {
             Received::Done => {
                 if w.expected[tm as usize] == Some(process) {
                     w.done[tm as usize] = true;
+                    w.check_complete();
                 }
             }
         }
@@ -251,6 +293,7 @@ impl Ledger {
         batch: &Batch,
         remote: &BTreeSet<(SubtaskId, u32)>,
         (outcome, reported, missing): (ReconcileOutcome, u32, u32),
+        now: Instant,
     ) -> Option<String> {
         let w = self.window.take()?;
         let name = |s: SubtaskId| graph.subtask_name(s).to_string();
@@ -259,6 +302,13 @@ impl Ledger {
             .filter(|&t| w.expected[t].is_some() && !w.done[t])
             .map(|t| format!("TaskManager-{t}"))
             .collect();
+        if !absent.is_empty() && now < w.opened.saturating_add(self.timeout) {
+            return Some(format!(
+                "the reconcile window closed before reconcile_timeout although {} had not sent \
+                 its whole report (P3.4)",
+                absent.join(", ")
+            ));
+        }
         if !absent.is_empty() {
             failing.push(format!("{} did not finish its report", absent.join(", ")));
         }
@@ -432,9 +482,9 @@ mod tests {
     /// A window opened by a new JobMaster that knows no vertex yet, with both TaskManagers
     /// (process 0) registered again.
     fn window(graph: &ExecutionGraph) -> Ledger {
-        let mut ledger = Ledger::new(graph, 2);
+        let mut ledger = Ledger::new(graph, 2, Duration::from_millis(50));
         ledger.leader_changed();
-        ledger.open(graph, &[]);
+        ledger.open(graph, &[], Instant::ZERO);
         for tm in 0..2 {
             ledger.received(graph, (tm, 0), Received::Register);
         }
@@ -480,11 +530,14 @@ mod tests {
         missing: u32,
     ) -> Option<String> {
         let (graph, batch) = job();
+        // After the 50 ms reconcile_timeout: a window that misses a TaskManager may close.
+        let after_timeout = Instant::ZERO.saturating_add(Duration::from_millis(60));
         ledger.ended(
             &graph,
             &batch,
             &BTreeSet::new(),
             (outcome, reported, missing),
+            after_timeout,
         )
     }
 
@@ -597,5 +650,44 @@ mod tests {
         ledger.timed_out(1);
         let wrong = end(&mut ledger, ReconcileOutcome::Running, 1, 0).expect("caught");
         assert!(wrong.contains("nobody reported src[1]"), "{wrong}");
+    }
+
+    /// P3.4: the window closes as soon as the last expected report is in, and, short of that,
+    /// not before `reconcile_timeout`.
+    #[test]
+    fn the_window_closes_with_the_last_report_and_not_before_its_timeout() {
+        let (graph, batch) = job();
+        let at = |ms| Instant::ZERO.saturating_add(Duration::from_millis(ms));
+        let other = TraceEvent::TaskManagerLost { task_manager: 0 };
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        assert_eq!(
+            ledger.between(&other, at(5)),
+            None,
+            "TaskManager-1 is still awaited"
+        );
+        done(&mut ledger, &graph, 1);
+        let state = TraceEvent::ExecutionState {
+            subtask: SINK,
+            attempt: 0,
+            from: Reconciling,
+            to: Running,
+        };
+        assert_eq!(
+            ledger.between(&state, at(5)),
+            None,
+            "the states applied first"
+        );
+        let wrong = ledger.between(&other, at(5)).expect("caught");
+        assert!(wrong.contains("still open"), "{wrong}");
+
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        let early = (ReconcileOutcome::Failing, 3, 1);
+        let remote = BTreeSet::new();
+        let wrong = ledger
+            .ended(&graph, &batch, &remote, early, at(20))
+            .expect("caught");
+        assert!(wrong.contains("before reconcile_timeout"), "{wrong}");
     }
 }
