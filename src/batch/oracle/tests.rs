@@ -72,6 +72,30 @@ impl Feed {
         });
     }
 
+    /// Both vertices initialized and `src[0]` finished at `location` with a snapshot, all
+    /// flushed: a recovery may keep `src[0]`.
+    fn durable_finish(&mut self, location: Location) {
+        for vertex in [0, 1] {
+            self.oracles.logged(&JobEvent::VertexInitialized {
+                vertex: VertexId(vertex),
+                parallelism: 1,
+            });
+        }
+        self.oracles.logged(&JobEvent::Finished {
+            subtask: SRC,
+            attempt: 0,
+            location,
+            bytes: 64,
+            snapshot: Some(Box::new(super::super::events::Snapshot {
+                enumerators: vec![None, None],
+            })),
+        });
+        self.batch(BatchEvent::JobEventsFlushed {
+            events: 3,
+            reason: FlushReason::Interval,
+        });
+    }
+
     fn recovery_ended(&mut self, recovered: u32) {
         self.batch(BatchEvent::RecoveryEnded {
             recovered,
@@ -171,25 +195,7 @@ fn only_a_failing_reconciliation_is_followed_by_a_judged_recovery() {
 fn a_released_remote_partition_is_not_available_to_recovery() {
     for released in [false, true] {
         let mut run = Feed::new("remote");
-        for vertex in [0, 1] {
-            run.oracles.logged(&JobEvent::VertexInitialized {
-                vertex: VertexId(vertex),
-                parallelism: 1,
-            });
-        }
-        run.oracles.logged(&JobEvent::Finished {
-            subtask: SRC,
-            attempt: 0,
-            location: Location::Remote,
-            bytes: 64,
-            snapshot: Some(Box::new(super::super::events::Snapshot {
-                enumerators: vec![None, None],
-            })),
-        });
-        run.batch(BatchEvent::JobEventsFlushed {
-            events: 3,
-            reason: FlushReason::Interval,
-        });
+        run.durable_finish(Location::Remote);
         run.batch(BatchEvent::PartitionWritten {
             subtask: SRC,
             attempt: 0,
@@ -230,25 +236,7 @@ fn recovery_waits_for_a_needed_partition_until_the_deadline() {
         (Duration::from_millis(30_000), false, false),
     ] {
         let mut run = Feed::new("internal");
-        for vertex in [0, 1] {
-            run.oracles.logged(&JobEvent::VertexInitialized {
-                vertex: VertexId(vertex),
-                parallelism: 1,
-            });
-        }
-        run.oracles.logged(&JobEvent::Finished {
-            subtask: SRC,
-            attempt: 0,
-            location,
-            bytes: 64,
-            snapshot: Some(Box::new(super::super::events::Snapshot {
-                enumerators: vec![None, None],
-            })),
-        });
-        run.batch(BatchEvent::JobEventsFlushed {
-            events: 3,
-            reason: FlushReason::Interval,
-        });
+        run.durable_finish(location);
         run.event(TraceEvent::JobMasterLost { incarnation: 0 });
         run.open();
         let opened = run.now;
