@@ -8,7 +8,7 @@
 mod failover_scope;
 pub mod invariant;
 mod job_status;
-mod reconcile_outcome;
+pub(crate) mod reconcile_outcome;
 mod reference;
 mod rpc_order;
 mod trigger_at_once;

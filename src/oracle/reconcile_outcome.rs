@@ -17,6 +17,45 @@ use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{Address, Call, ReconcileOutcome as Outcome, Rpc, TraceEvent};
 use sim::{Duration, Instant};
 
+/// P3.4's table, for the streaming and the batch ledger alike: the reasons for FAILING found in
+/// the reports, else FINISHED when every execution is, else RUNNING; the JobMaster's `outcome`
+/// must be that, and its counts (executions reported, TaskManagers missing) the ledger's.
+pub(crate) fn judge(
+    outcome: Outcome,
+    (failing, all_finished): (&[String], bool),
+    (reported, missing): (u32, u32),
+    (want_reported, want_missing): (u32, u32),
+) -> Option<String> {
+    let want = if !failing.is_empty() {
+        Outcome::Failing
+    } else if all_finished {
+        Outcome::Finished
+    } else {
+        Outcome::Running
+    };
+    if want != outcome {
+        let why = match (failing.is_empty(), all_finished) {
+            (false, _) => failing.join("; "),
+            (true, true) => "every TaskManager reported and every execution is FINISHED".into(),
+            (true, false) => "every TaskManager reported and no execution is FAILED, CANCELED \
+                              or unknown"
+                .into(),
+        };
+        return Some(format!(
+            "the reconcile window ended {}, but the reports call for {}: {why} (P3.4)",
+            outcome.name(),
+            want.name()
+        ));
+    }
+    ((reported, missing) != (want_reported, want_missing)).then(|| {
+        format!(
+            "the reconcile window ended with {reported} executions reported and {missing} \
+             TaskManagers missing, but {want_reported} executions were reported by processes \
+             still expected and {want_missing} TaskManagers did not finish their report (P3.4)"
+        )
+    })
+}
+
 pub struct ReconcileOutcome {
     timeout: Duration,
     /// Per TaskManager: a deployment of the job was sent to it (P3.1: the new JobMaster
@@ -222,35 +261,13 @@ impl ReconcileOutcome {
                     }
                 }
             }
-            let want = if !failing.is_empty() {
-                Outcome::Failing
-            } else if all_finished {
-                Outcome::Finished
-            } else {
-                Outcome::Running
-            };
-            if want != outcome {
-                let why = if failing.is_empty() {
-                    "every TaskManager reported and no execution is FAILED, CANCELED or unknown"
-                        .to_owned()
-                } else {
-                    failing.join("; ")
-                };
-                return Some(format!(
-                    "the reconcile window ended {}, but the reports call for {}: {why} (P3.4)",
-                    outcome.name(),
-                    want.name()
-                ));
-            }
             let want_reported = w.reports.iter().flatten().count() as u32;
-            let want_missing = absent.len() as u32;
-            ((reported, missing) != (want_reported, want_missing)).then(|| {
-                format!(
-                    "the reconcile window ended with {reported} executions reported and \
-                     {missing} TaskManagers missing, but {want_reported} reports stand and \
-                     {want_missing} TaskManagers the job used did not finish theirs (P3.4)"
-                )
-            })
+            judge(
+                outcome,
+                (&failing, all_finished),
+                (reported, missing),
+                (want_reported, absent.len() as u32),
+            )
         })();
         for &(s, attempt, to) in &w.held {
             self.view[s.index()] = Some((attempt, to));

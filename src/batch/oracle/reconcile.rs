@@ -13,6 +13,7 @@
 
 use super::super::events::{JobEvent, Location};
 use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::oracle::reconcile_outcome::judge;
 use crate::scenario::{Batch, ShuffleKind};
 use crate::status::ExecutionState;
 use crate::trace::{ReconcileOutcome, TraceEvent};
@@ -387,38 +388,11 @@ impl Ledger {
                 }
             }
         }
-        let want = if !failing.is_empty() {
-            ReconcileOutcome::Failing
-        } else if all_finished {
-            ReconcileOutcome::Finished
-        } else {
-            ReconcileOutcome::Running
-        };
         let want_reported = w.reports.iter().flatten().count() as u32;
-        let want_missing = absent.len() as u32;
-        if want != outcome {
-            let why = if failing.is_empty() {
-                if all_finished {
-                    "every TaskManager reported and every execution is FINISHED".to_owned()
-                } else {
-                    "every TaskManager reported and no execution is FAILED or CANCELED".to_owned()
-                }
-            } else {
-                failing.join("; ")
-            };
-            return Some(format!(
-                "the reconcile window ended {}, but the reports call for {}: {why} (P3.4)",
-                outcome.name(),
-                want.name()
-            ));
-        }
-        if (reported, missing) != (want_reported, want_missing) {
-            return Some(format!(
-                "the reconcile window ended with {reported} executions reported and {missing} \
-                 TaskManagers missing, but {want_reported} executions were reported by \
-                 processes still expected and {want_missing} TaskManagers did not finish their \
-                 report (P3.4)"
-            ));
+        let counts = (want_reported, absent.len() as u32);
+        let judged = (&failing[..], all_finished);
+        if let Some(wrong) = judge(outcome, judged, (reported, missing), counts) {
+            return Some(wrong);
         }
         // P3.2: the reported states are applied, to the reported attempts; an execution
         // nobody reported and nobody read from runs again (its old attempt is CANCELED).
@@ -435,7 +409,7 @@ impl Ledger {
                 ));
             }
         }
-        if want != ReconcileOutcome::Failing {
+        if failing.is_empty() {
             for s in rerun {
                 if self.view[s.index()].map(|(_, st)| st) != Some(ExecutionState::Canceled) {
                     return Some(format!(
