@@ -10,6 +10,9 @@
 
 use super::*;
 
+#[cfg(test)]
+mod tests;
+
 /// How long a TaskManager waits before sending kept RPCs again (P3.3's backoff).
 const RETRY: Duration = Duration::from_millis(5);
 
@@ -625,7 +628,9 @@ impl World {
     }
 
     /// The enumerators are rebuilt from the splits the readers reported (P3.2): what no
-    /// reported execution holds is unassigned.
+    /// reported execution holds is unassigned. Only a window that ends RUNNING rebuilds, and it
+    /// has adopted every reported attempt, so the splits kept per subtask (those of its
+    /// reported attempt, void if its TaskManager was lost) are its current attempt's.
     fn rebuild_enumerators(&mut self, rec: &Reconciling) {
         for v in 0..self.graph.vertices.len() {
             let Some(c) = self.batch.coordinators[v] else {
@@ -633,16 +638,8 @@ impl World {
             };
             let jm = self.jm.as_mut().expect("alive");
             let Some(p) = jm.parallelism[v] else { continue };
-            let first = self.graph.vertices[v].first;
-            let assigned: Vec<Vec<u32>> = (first..first + p)
-                .map(|s| {
-                    let current = jm.exec[s as usize].attempt;
-                    match rec.reports[s as usize] {
-                        Some((a, _, _)) if a == current => rec.splits[s as usize].clone(),
-                        _ => Vec::new(),
-                    }
-                })
-                .collect();
+            let first = self.graph.vertices[v].first as usize;
+            let assigned = rec.splits[first..first + p as usize].to_vec();
             jm.enumerators[v] = Some(Enumerator::rebuild(c.splits, assigned));
         }
     }

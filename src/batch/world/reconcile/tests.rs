@@ -1,0 +1,445 @@
+//! The reconciling JobMaster's rules (P3.2–P3.4) on reports no shipped scenario produces.
+//!
+//! The model keeps one task per subtask, so its TaskManagers never report two attempts of one
+//! subtask, a split two readers hold, or an input read from a replaced attempt. A TaskManager
+//! an earlier JobMaster had given up on could (Flink's `TaskExecutor` keeps running what it
+//! was not told to cancel), and the JobMaster must then end the window FAILING. These tests
+//! stage a shipped reconciliation, act once inside the world just before a chosen event (a
+//! TaskManager's report arrives, a heartbeat times out, a partition file is lost), and check
+//! what the JobMaster decides, and that `reconcile-outcome`, which recomputes P3.4 from its
+//! own ledger, agrees.
+
+use super::*;
+use crate::oracle::invariant::Invariant;
+use sim::{Budget, Simulation};
+
+const SCENARIO: &str = "batch-reconcile-all-in-time.json";
+
+/// A world that lets a test act once, inside it, just before the first event `when` picks.
+/// It stops once that act is done and no reconcile window is open (or the job ended).
+struct Staged<W, A> {
+    world: World,
+    when: W,
+    act: Option<A>,
+}
+
+impl<W, A> Model for Staged<W, A>
+where
+    W: Fn(&World, &Event) -> bool,
+    A: FnOnce(&mut World, &mut Scheduler<'_, Event>),
+{
+    type Event = Event;
+
+    fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
+        if self.act.is_some() && (self.when)(&self.world, &event) {
+            (self.act.take().expect("not acted yet"))(&mut self.world, sched);
+        }
+        self.world.handle(now, event, sched);
+    }
+
+    fn is_done(&self) -> bool {
+        let open = self
+            .world
+            .jm
+            .as_ref()
+            .is_some_and(|jm| jm.reconciling.is_some());
+        self.world.is_done() || (self.act.is_none() && !open)
+    }
+}
+
+/// What a staged run left: the world, and the events still queued.
+struct Staging {
+    world: World,
+    sim: Simulation<Event>,
+}
+
+fn stage<W, A>(when: W, act: A) -> Staging
+where
+    W: Fn(&World, &Event) -> bool,
+    A: FnOnce(&mut World, &mut Scheduler<'_, Event>),
+{
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(SCENARIO);
+    let scenario = crate::scenario::load(&path).expect("a shipped scenario");
+    let mut staged = Staged {
+        world: World::new(&scenario, scenario.seed, Retain::Protocol),
+        when,
+        act: Some(act),
+    };
+    let mut sim = Simulation::new(sim::TieBreak::Insertion);
+    sim.schedule(Instant::ZERO, Event::Start);
+    sim.run(
+        &mut staged,
+        Budget {
+            max_events: 1_000_000,
+            max_time: Instant::ZERO.saturating_add(Duration::from_secs(10)),
+            max_pending: 1_000_000,
+        },
+    );
+    assert!(staged.act.is_none(), "the staged moment never came");
+    Staging {
+        world: staged.world,
+        sim,
+    }
+}
+
+/// Just before the last awaited TaskManager's "report done" arrives: every other report of
+/// the window is in, so a message the test hands the JobMaster then is the last before it
+/// ends the window.
+fn before_last_report_done(w: &World, event: &Event) -> bool {
+    let Event::Deliver {
+        msg: Msg::ReportDone,
+        from: Address::TaskManager(tm),
+        ..
+    } = *event
+    else {
+        return false;
+    };
+    let Some(rec) = w.jm.as_ref().and_then(|jm| jm.reconciling.as_ref()) else {
+        return false;
+    };
+    let awaited: Vec<usize> = (0..rec.expected.len())
+        .filter(|&t| rec.expected[t].is_some() && !rec.done[t])
+        .collect();
+    awaited == [tm as usize]
+}
+
+/// Just after the (only) reconcile window closed with the job RUNNING.
+fn after_the_window(w: &World, _: &Event) -> bool {
+    w.reconciliations.len() == 1
+        && w.jm
+            .as_ref()
+            .is_some_and(|jm| jm.reconciling.is_none() && jm.status == JobStatus::Running)
+}
+
+impl Staging {
+    fn outcome(&self) -> ReconcileOutcome {
+        self.world
+            .trace
+            .kept()
+            .iter()
+            .rev()
+            .find_map(|(_, _, e)| match e {
+                TraceEvent::ReconcileEnded { outcome, .. } => Some(*outcome),
+                _ => None,
+            })
+            .expect("the window closed")
+    }
+
+    /// What `reconcile-outcome` found wrong with the JobMaster's window.
+    fn disagreements(self) -> Vec<String> {
+        let current = self.world.who_is_current();
+        let status = self.world.job_status();
+        let World {
+            oracles,
+            graph,
+            committed,
+            trace,
+            ..
+        } = self.world;
+        let last = trace.len().saturating_sub(1);
+        oracles
+            .finish(&graph, status, &committed, (self.sim.now(), last), &current)
+            .into_iter()
+            .filter(|v| v.invariant == Invariant::ReconcileOutcome)
+            .map(|v| v.message)
+            .collect()
+    }
+
+    /// The cancels queued for TaskManager `tm`.
+    fn cancels_to(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
+        self.sim
+            .queue()
+            .iter()
+            .filter_map(|(_, e)| match *e {
+                Event::Deliver {
+                    msg: Msg::Cancel { subtask, attempt },
+                    to: Address::TaskManager(t),
+                    ..
+                } if t == tm => Some((subtask, attempt)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A subtask of vertex `name` that TaskManager `tm` hosts, in `state`, with its attempt.
+fn hosted(w: &World, name: &str, state: ExecutionState) -> Option<(SubtaskId, u32, u32)> {
+    w.tasks.iter().enumerate().find_map(|(i, t)| {
+        let t = t.as_ref()?;
+        let vertex = w.graph.subtasks[i].vertex.index();
+        (w.graph.vertices[vertex].name == name && t.state == state).then_some((
+            SubtaskId(i as u32),
+            t.attempt,
+            t.task_manager,
+        ))
+    })
+}
+
+fn report(w: &World, s: SubtaskId, attempt: u32, state: ExecutionState) -> Msg {
+    Msg::ReportExecution {
+        subtask: s,
+        attempt,
+        state,
+        parallelism: w.tasks[s.index()].as_ref().expect("hosted").parallelism,
+    }
+}
+
+fn another(w: &World, tm: u32) -> u32 {
+    (tm + 1) % w.tms.len() as u32
+}
+
+/// Hands the JobMaster `msgs` from `tm`, as if they had just arrived, and checks the window
+/// ends with `expected` and that the oracle agrees.
+fn window_ends(
+    msgs: impl FnOnce(&World) -> Vec<(u32, Msg)>,
+    expected: ReconcileOutcome,
+) -> Vec<String> {
+    let staged = stage(before_last_report_done, |w, sched| {
+        for (tm, msg) in msgs(w) {
+            w.jm_receives(sched, tm, msg);
+        }
+    });
+    assert_eq!(staged.outcome(), expected);
+    staged.disagreements()
+}
+
+#[test]
+fn unchanged_the_staged_window_ends_running_and_the_oracle_agrees() {
+    let none = window_ends(|_| Vec::new(), ReconcileOutcome::Running);
+    assert_eq!(none, Vec::<String>::new());
+}
+
+/// P3.4: two attempts of one subtask cannot both be current.
+#[test]
+fn a_second_attempt_of_one_subtask_fails_the_window() {
+    let found = window_ends(
+        |w| {
+            let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
+            vec![(tm, report(w, s, a + 1, ExecutionState::Running))]
+        },
+        ReconcileOutcome::Failing,
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// P3.4: one execution cannot run on two TaskManagers.
+#[test]
+fn one_execution_on_two_task_managers_fails_the_window() {
+    let found = window_ends(
+        |w| {
+            let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
+            vec![(another(w, tm), report(w, s, a, ExecutionState::Running))]
+        },
+        ReconcileOutcome::Failing,
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// P3.2: a TaskManager that registers again reports everything again; the same execution
+/// from the same TaskManager is no contradiction.
+#[test]
+fn a_report_sent_again_in_full_is_no_contradiction() {
+    let found = window_ends(
+        |w| {
+            let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
+            let mut msgs = vec![(tm, report(w, s, a, ExecutionState::Running))];
+            for &(producer, producer_attempt) in &w.tasks[s.index()].as_ref().expect("").inputs {
+                msgs.push((
+                    tm,
+                    Msg::ReportInput {
+                        subtask: s,
+                        attempt: a,
+                        producer,
+                        producer_attempt,
+                    },
+                ));
+            }
+            msgs
+        },
+        ReconcileOutcome::Running,
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// Two readers of one source, each with its attempt and TaskManager, and a split the first holds.
+fn two_readers(w: &World) -> ((SubtaskId, u32, u32), (SubtaskId, u32, u32), u32) {
+    let readers: Vec<(SubtaskId, u32, u32)> = w
+        .tasks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| {
+            let t = t.as_ref()?;
+            (w.graph.vertices[w.graph.subtasks[i].vertex.index()].name == "src").then_some((
+                SubtaskId(i as u32),
+                t.attempt,
+                t.task_manager,
+            ))
+        })
+        .collect();
+    let first = readers[0];
+    let split = w.tasks[first.0.index()].as_ref().expect("").splits[0];
+    (first, readers[1], split)
+}
+
+/// P3.4: a split is read by one reader only; two holding it means one of them is stale.
+#[test]
+fn a_split_two_readers_hold_fails_the_window() {
+    let found = window_ends(
+        |w| {
+            let (_, (s, a, tm), split) = two_readers(w);
+            vec![(
+                tm,
+                Msg::ReportSplit {
+                    subtask: s,
+                    attempt: a,
+                    split,
+                },
+            )]
+        },
+        ReconcileOutcome::Failing,
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// P3.2: a split reported for an attempt other than the one reported is not that reader's.
+#[test]
+fn a_split_of_an_unreported_attempt_is_ignored() {
+    let found = window_ends(
+        |w| {
+            let (_, (s, a, tm), split) = two_readers(w);
+            vec![(
+                tm,
+                Msg::ReportSplit {
+                    subtask: s,
+                    attempt: a + 1,
+                    split,
+                },
+            )]
+        },
+        ReconcileOutcome::Running,
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// An input and the attempt of its producer that the reports name.
+fn an_input(w: &World) -> (SubtaskId, u32, u32, SubtaskId, u32) {
+    let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
+    let (p, pa) = w.tasks[s.index()].as_ref().expect("hosted").inputs[0];
+    (s, a, tm, p, pa)
+}
+
+/// P3.4: a consumer that read a producer attempt other than the one reported ran on a
+/// graph an earlier JobMaster replaced.
+#[test]
+fn an_input_read_from_a_replaced_attempt_fails_the_window() {
+    let found = window_ends(
+        |w| {
+            let (s, a, tm, p, pa) = an_input(w);
+            vec![(
+                tm,
+                Msg::ReportInput {
+                    subtask: s,
+                    attempt: a,
+                    producer: p,
+                    producer_attempt: pa + 1,
+                },
+            )]
+        },
+        ReconcileOutcome::Failing,
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// P3.2: an input reported for an attempt other than the one reported is not that
+/// consumer's.
+#[test]
+fn an_input_of_an_unreported_attempt_is_ignored() {
+    let found = window_ends(
+        |w| {
+            let (s, a, tm, p, pa) = an_input(w);
+            vec![(
+                tm,
+                Msg::ReportInput {
+                    subtask: s,
+                    attempt: a + 1,
+                    producer: p,
+                    producer_attempt: pa + 1,
+                },
+            )]
+        },
+        ReconcileOutcome::Running,
+    );
+    assert_eq!(found, Vec::<String>::new());
+}
+
+/// After the window a report about an execution the JobMaster did not keep is answered by a
+/// cancel (it may run elsewhere under another attempt); about the one it kept, or about an
+/// ended one, by nothing.
+#[test]
+fn a_late_report_of_a_superseded_running_execution_is_cancelled() {
+    let late = |to_other: bool, next_attempt: bool, state: ExecutionState| {
+        let mut target = None;
+        let staged = stage(after_the_window, |w, sched| {
+            let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
+            let from = if to_other { another(w, tm) } else { tm };
+            let attempt = if next_attempt { a + 1 } else { a };
+            target = Some((from, s, attempt));
+            w.jm_receives(sched, from, report(w, s, attempt, state));
+        });
+        let (from, s, attempt) = target.expect("acted");
+        (staged.cancels_to(from).contains(&(s, attempt)), staged)
+    };
+    let running = ExecutionState::Running;
+    assert!(late(true, false, running).0, "on another TaskManager");
+    assert!(late(false, true, running).0, "another attempt");
+    assert!(!late(false, false, running).0, "the kept execution");
+    assert!(
+        !late(true, false, ExecutionState::Finished).0,
+        "an ended one"
+    );
+    let (_, staged) = late(true, false, running);
+    assert_eq!(staged.world.reconciliations[0].late_reports, 1);
+}
+
+/// P3.4: a TaskManager the JobMaster gives up on in the window is not waited for, and what it
+/// reported is void: its executions are unknown.
+#[test]
+fn a_task_manager_lost_in_the_window_voids_its_reports() {
+    let mut lost = None;
+    let staged = stage(before_last_report_done, |w, sched| {
+        let (s, _, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
+        let process = w.tms[tm as usize].process;
+        lost = Some((s, tm));
+        let incarnation = w.jm.as_ref().expect("elected").incarnation;
+        let timeout = Event::TaskManagerTimeout {
+            task_manager: tm,
+            process,
+            incarnation,
+        };
+        w.handle(sched.now(), timeout, sched);
+    });
+    let (s, tm) = lost.expect("acted");
+    let e = staged.world.jm.as_ref().expect("elected").exec[s.index()];
+    assert!(
+        !(e.state == ExecutionState::Running && e.placed == Some(tm)),
+        "{s:?} still counted as running on the lost TaskManager-{tm}"
+    );
+    assert_eq!(staged.disagreements(), Vec::<String>::new());
+}
+
+/// P3.4: a finished producer whose partition nobody reports cannot be accounted for: its
+/// consumers read an output the JobMaster cannot find, so the window ends FAILING.
+#[test]
+fn a_finished_producer_without_its_partition_fails_the_window() {
+    let staged = stage(
+        |_, e| matches!(e, Event::JobMasterElected),
+        |w, _| {
+            let (s, _, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
+            w.tms[tm as usize].partitions.retain(|p| p.producer != s);
+        },
+    );
+    assert_eq!(staged.outcome(), ReconcileOutcome::Failing);
+    assert_eq!(staged.disagreements(), Vec::<String>::new());
+}
