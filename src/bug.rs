@@ -75,6 +75,9 @@ pub enum Bug {
     /// Batch: an `"auto"` vertex's parallelism is the input bytes over `bytes_per_task`
     /// rounded down instead of up, so the last subtask's share is folded into the others.
     AdaptiveRoundsDown,
+    /// Batch: an RPC that arrives from the wire while its TaskManager keeps older ones
+    /// (refused while reconciling) is applied at once instead of joining them, ahead of them.
+    OvertakeKeptRpcs,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -99,7 +102,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 32] = [
+    pub const ALL: [Bug; 33] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -125,6 +128,7 @@ impl Bug {
         Bug::ReuseTerminalExecution,
         Bug::ReconcileAdoptsFailed,
         Bug::AdaptiveRoundsDown,
+        Bug::OvertakeKeptRpcs,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -162,6 +166,7 @@ impl Bug {
             Bug::ReuseTerminalExecution => "reuse-terminal-execution",
             Bug::ReconcileAdoptsFailed => "reconcile-adopts-failed",
             Bug::AdaptiveRoundsDown => "adaptive-rounds-down",
+            Bug::OvertakeKeptRpcs => "overtake-kept-rpcs",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -184,6 +189,7 @@ impl Bug {
                 | Bug::ReuseTerminalExecution
                 | Bug::ReconcileAdoptsFailed
                 | Bug::AdaptiveRoundsDown
+                | Bug::OvertakeKeptRpcs
         )
     }
 
@@ -235,6 +241,7 @@ impl Bug {
                 "P3.4 (a FAILED or CANCELED report makes the window FAILING)"
             }
             Bug::AdaptiveRoundsDown => "P2.1 (input bytes over bytes_per_task, rounded up)",
+            Bug::OvertakeKeptRpcs => "P3.3 (newer RPCs wait behind kept ones)",
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -279,6 +286,7 @@ impl Bug {
             Bug::ReuseTerminalExecution => Invariant::LegalTransition,
             Bug::ReconcileAdoptsFailed => Invariant::ReconcileOutcome,
             Bug::AdaptiveRoundsDown => Invariant::AdaptiveParallelism,
+            Bug::OvertakeKeptRpcs => Invariant::RpcOrder,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -361,6 +369,9 @@ impl Bug {
             }
             Bug::AdaptiveRoundsDown => {
                 "an adaptive vertex gets one subtask fewer than its input bytes call for whenever they do not divide evenly"
+            }
+            Bug::OvertakeKeptRpcs => {
+                "a batch task's split request or state update overtakes an older one its TaskManager kept while the JobManager reconciled"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

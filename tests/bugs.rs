@@ -35,6 +35,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::ReuseTerminalExecution => "batch-taskmanager-never-returns",
         Bug::ReconcileAdoptsFailed => "batch-reconcile-task-failed-during-outage",
         Bug::AdaptiveRoundsDown => "batch-adaptive-parallelism-rounds-up",
+        Bug::OvertakeKeptRpcs => "batch-reconcile-kept-rpcs-keep-order",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

@@ -15,7 +15,7 @@ mod tests;
 use super::coordinator::Enumerator;
 use super::data::{self, Fragment};
 use super::events::{replay, JobEvent, JobEventStore, Location, Replayed, Snapshot};
-use super::oracle::{BatchOracles, Received};
+use super::oracle::{BatchOracles, Call, Received, TaskRpc};
 use super::recovery::{self, Plan};
 use super::trace::{BatchEvent, FlushReason, Logged, RerunReason};
 use crate::bug::Bug;
@@ -102,14 +102,25 @@ pub enum Msg {
 
 impl Msg {
     /// A task's RPC to the JobMaster: refused while it reconciles and retried (P3.3).
+    fn task_rpc(self) -> Option<TaskRpc> {
+        let (call, subtask, attempt) = match self {
+            Msg::Running { subtask, attempt } => (Call::Running, subtask, attempt),
+            Msg::Finished { subtask, attempt } => (Call::Finished, subtask, attempt),
+            Msg::Failed {
+                subtask, attempt, ..
+            } => (Call::Failed, subtask, attempt),
+            Msg::RequestSplit { subtask, attempt } => (Call::RequestSplit, subtask, attempt),
+            _ => return None,
+        };
+        Some(TaskRpc {
+            call,
+            subtask,
+            attempt,
+        })
+    }
+
     fn is_task_rpc(self) -> bool {
-        matches!(
-            self,
-            Msg::Running { .. }
-                | Msg::Finished { .. }
-                | Msg::Failed { .. }
-                | Msg::RequestSplit { .. }
-        )
+        self.task_rpc().is_some()
     }
 
     /// What `reconcile-outcome` learns when the JobMaster takes this message (a registration
@@ -254,6 +265,9 @@ struct TaskManager {
     /// Its RPCs on the wire to the JobMaster: kept ones are resent only once it is empty,
     /// so a resent RPC never overtakes an older one.
     in_flight: u32,
+    /// P3.3: its task RPCs on the wire by send order, until they arrive (applied, refused
+    /// and kept, or lost with a connection, which it learns of on arrival).
+    wire: std::collections::BTreeMap<u64, Msg>,
     retry_scheduled: bool,
     /// Bumped by every disconnection.
     link_epoch: u32,
@@ -467,6 +481,7 @@ impl World {
                     outbox: std::collections::BTreeMap::new(),
                     next_seq: 0,
                     in_flight: 0,
+                    wire: std::collections::BTreeMap::new(),
                     retry_scheduled: false,
                     link_epoch: 0,
                 })
@@ -531,6 +546,10 @@ impl World {
         };
         // A cut link loses everything sent over it.
         if !self.tms[tm as usize].connected {
+            if let (Address::TaskManager(_), Some(rpc)) = (from, msg.task_rpc()) {
+                let process = self.tms[tm as usize].process;
+                self.oracles.rpc_lost(tm, process, rpc);
+            }
             return;
         }
         let latency = self
@@ -561,11 +580,19 @@ impl World {
             },
         );
         if to == Address::JobMaster {
-            self.tms[tm as usize].in_flight += 1;
+            let t = &mut self.tms[tm as usize];
+            t.in_flight += 1;
+            if self.reconcile.is_some() && msg.is_task_rpc() {
+                t.wire.insert(seq, msg);
+            }
         }
     }
 
     fn send_to_jobmaster(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+        if let Some(rpc) = msg.task_rpc() {
+            let process = self.tms[tm as usize].process;
+            self.oracles.rpc_sent(tm, process, rpc);
+        }
         if self.reconcile.is_some() && msg.is_task_rpc() {
             // P3.3: a task's RPC waits behind those no JobMaster took yet.
             let t = &mut self.tms[tm as usize];
@@ -616,6 +643,12 @@ impl World {
             (Address::TaskManager(t), _) | (_, Address::TaskManager(t)) => t,
             _ => unreachable!("messages go between the JobMaster and a TaskManager"),
         };
+        if let Address::TaskManager(t) = from {
+            let sender = &mut self.tms[t as usize];
+            if sender.process == from_process {
+                sender.wire.remove(&seq);
+            }
+        }
         if self.tms[tm as usize].link_epoch != epoch {
             // P3.3: the sender learns that the connection reset under its RPC and keeps it.
             let t = &self.tms[tm as usize];
@@ -1038,6 +1071,11 @@ impl World {
         let process = self.tms[tm as usize].process;
         if let Some(what) = msg.received() {
             self.oracles.received(&self.graph, (tm, process), what);
+        }
+        if let Some(rpc) = msg.task_rpc() {
+            let index = self.trace.len().saturating_sub(1);
+            self.oracles
+                .rpc_applied(&self.graph, (tm, process), rpc, (now, index));
         }
         match msg {
             Msg::Register => {
@@ -2291,6 +2329,7 @@ impl World {
                 self.tms[t].partitions.clear();
                 self.tms[t].outbox.clear();
                 self.tms[t].in_flight = 0;
+                self.tms[t].wire.clear();
                 self.record(now, TraceEvent::TaskManagerLost { task_manager });
                 if let Some(jm) = &self.jm {
                     sched.after(
@@ -2468,6 +2507,7 @@ impl Model for World {
                 t.partitions.clear();
                 t.outbox.clear();
                 t.in_flight = 0;
+                t.wire.clear();
                 t.retry_scheduled = false;
                 self.record(now, TraceEvent::TaskManagerStarted { task_manager });
                 self.register(sched, task_manager);

@@ -2,8 +2,9 @@
 //! failure-free run commits: every record of every split, once per path to the sink),
 //! `minimal-rerun` (after a JobManager crash, exactly the subtasks P2.4/P2.5 require run
 //! again, computed from the ledger, not from the JobMaster's state), `reconcile-outcome`
-//! (`reconcile`: the end of a reconcile window is what the reports call for) and
-//! `legal-transition`.
+//! (`reconcile`: the end of a reconcile window is what the reports call for), `rpc-order` and
+//! `no-lost-rpc` (`rpc`: task RPCs taken in send order, each once, none refused and lost),
+//! `adaptive-parallelism` and `legal-transition`.
 //!
 //! The ledger is what the oracle saw happen: every job event appended and which of them were
 //! flushed before the JobManager died, which partitions the remote shuffle service holds,
@@ -12,10 +13,12 @@
 //! rule removes it), a different formulation from the JobMaster's breadth-first expansion.
 
 mod reconcile;
+mod rpc;
 #[cfg(test)]
 mod tests;
 
 pub use reconcile::Received;
+pub use rpc::{Call, TaskRpc};
 
 use super::data::{self, Fragment};
 use super::events::{JobEvent, Location};
@@ -44,9 +47,8 @@ pub struct BatchOracles {
     late: Vec<(SubtaskId, u32, u32, Instant, u64, bool)>,
     lost_task_managers: BTreeSet<u32>,
     kept: BTreeSet<(SubtaskId, u32)>,
-    /// `no-lost-rpc` (P3.3): refused task RPCs not applied since, by (TaskManager, process,
-    /// send order), with the execution they concern and where they were refused.
-    refused: BTreeMap<(u32, u32, u64), Refused>,
+    /// `rpc-order` and `no-lost-rpc` (P3.3): every task RPC sent, until applied.
+    rpcs: rpc::Ledger,
     /// `reconcile-outcome`'s ledger.
     reconcile: reconcile::Ledger,
     /// `adaptive-parallelism`: per vertex, `"parallelism": "auto"` in the scenario; per vertex
@@ -55,15 +57,6 @@ pub struct BatchOracles {
     adaptive: Vec<bool>,
     decided: Vec<Option<u32>>,
     written: Vec<u64>,
-}
-
-/// A task RPC a reconciling JobMaster refused: which execution, when, at which event.
-#[derive(Clone, Copy)]
-struct Refused {
-    subtask: SubtaskId,
-    attempt: u32,
-    at: Instant,
-    index: u64,
 }
 
 /// What the end of a run says about who is current, for `no-lost-rpc`.
@@ -100,7 +93,7 @@ impl BatchOracles {
             late: Vec::new(),
             lost_task_managers: BTreeSet::new(),
             kept: BTreeSet::new(),
-            refused: BTreeMap::new(),
+            rpcs: rpc::Ledger::new(task_managers),
             reconcile: reconcile::Ledger::new(graph, task_managers, reconcile_timeout),
             adaptive,
             decided: vec![None; graph.vertices.len()],
@@ -113,30 +106,43 @@ impl BatchOracles {
         self.log.push(event.clone());
     }
 
+    /// TaskManager `tm`'s process `process` sends task RPC `rpc` (its first send, before any
+    /// outbox decides whether it waits).
+    pub fn rpc_sent(&mut self, tm: u32, process: u32, rpc: TaskRpc) {
+        self.rpcs.sent(tm, process, rpc);
+    }
+
+    /// TaskManager `tm`'s process `process` lost `rpc` at its send: its link was cut.
+    pub fn rpc_lost(&mut self, tm: u32, process: u32, rpc: TaskRpc) {
+        self.rpcs.lost(tm, process, rpc);
+    }
+
     /// P3.3: a reconciling JobMaster refused a task RPC.
     pub fn rpc_refused(
         &mut self,
-        tm: u32,
-        process: u32,
-        seq: u64,
-        (subtask, attempt): (SubtaskId, u32),
-        now: Instant,
-        index: u64,
+        graph: &ExecutionGraph,
+        (tm, process): (u32, u32),
+        rpc: TaskRpc,
+        (now, index): (Instant, u64),
     ) {
-        self.refused.insert(
-            (tm, process, seq),
-            Refused {
-                subtask,
-                attempt,
-                at: now,
-                index,
-            },
-        );
+        if let Some(message) = self.rpcs.refused(graph, (tm, process), rpc, (now, index)) {
+            let actors = vec![format!("TaskManager-{tm}"), "JobMaster".into()];
+            self.violate(Invariant::RpcOrder, now, index, actors, message);
+        }
     }
 
-    /// A task RPC reached a JobMaster that took it.
-    pub fn rpc_accepted(&mut self, tm: u32, process: u32, seq: u64) {
-        self.refused.remove(&(tm, process, seq));
+    /// The JobMaster takes task RPC `rpc` from TaskManager `tm`, whose process is `process`.
+    pub fn rpc_applied(
+        &mut self,
+        graph: &ExecutionGraph,
+        (tm, process): (u32, u32),
+        rpc: TaskRpc,
+        (now, index): (Instant, u64),
+    ) {
+        if let Some(message) = self.rpcs.applied(graph, (tm, process), rpc) {
+            let actors = vec![format!("TaskManager-{tm}"), "JobMaster".into()];
+            self.violate(Invariant::RpcOrder, now, index, actors, message);
+        }
     }
 
     /// `what` from TaskManager `tm`'s process `process` reached the current JobMaster and was
@@ -668,25 +674,20 @@ impl BatchOracles {
         current: &Current,
     ) -> Vec<Violation> {
         let (attempts, processes) = (&current.attempts, &current.processes);
-        for (&(tm, process, _), r) in &self.refused.clone() {
-            let Refused {
-                subtask: s,
-                attempt,
-                at,
-                index,
-            } = *r;
+        for r in self.rpcs.unapplied() {
+            let (s, attempt, tm) = (r.rpc.subtask, r.rpc.attempt, r.tm);
             // Moot: the attempt was superseded, its TaskManager is gone, or the JobMaster
             // already holds the execution terminal (a report carried what the RPC said).
             let moot = match attempts[s.index()] {
                 Some((current, state)) => current != attempt || state.is_terminal(),
                 None => true,
             };
-            let sender_gone = processes[tm as usize] != Some(process);
+            let sender_gone = processes[tm as usize] != Some(r.process);
             if !moot && !sender_gone {
                 self.violate(
                     Invariant::NoLostRpc,
-                    at,
-                    index,
+                    r.at,
+                    r.index,
                     vec![
                         format!("TaskManager-{tm}"),
                         graph.subtask_name(s).to_string(),

@@ -268,7 +268,14 @@ fn a_refused_rpc_never_applied_is_lost_unless_moot() {
     let refused = |attempts: Vec<Option<(u32, ExecutionState)>>, processes| {
         let mut run = Feed::new("internal");
         let (now, index) = (run.now, run.index);
-        run.oracles.rpc_refused(1, 0, 7, (SRC, 0), now, index);
+        let rpc = TaskRpc {
+            call: Call::Running,
+            subtask: SRC,
+            attempt: 0,
+        };
+        run.oracles.rpc_sent(1, 0, rpc);
+        run.oracles
+            .rpc_refused(&run.graph, (1, 0), rpc, (now, index));
         run.finish_with(&Current {
             attempts,
             processes,
@@ -347,4 +354,100 @@ fn a_partition_is_written_where_the_shuffle_keeps_them() {
         };
         assert_eq!(run.violations(), want, "{shuffle}, remote: {remote}");
     }
+}
+
+/// One step of the RPC ledger: a send, a loss at the send, a refusal, or the JobMaster taking it.
+#[derive(Clone, Copy)]
+enum Step {
+    Sent(u32, u32, TaskRpc),
+    Lost(u32, u32, TaskRpc),
+    Refused(u32, u32, TaskRpc),
+    Taken(u32, u32, TaskRpc),
+}
+
+fn rpc_steps(steps: &[Step]) -> Vec<Invariant> {
+    let mut run = Feed::new("internal");
+    for &step in steps {
+        let at = (run.now, run.index);
+        match step {
+            Step::Sent(tm, p, rpc) => run.oracles.rpc_sent(tm, p, rpc),
+            Step::Lost(tm, p, rpc) => run.oracles.rpc_lost(tm, p, rpc),
+            Step::Refused(tm, p, rpc) => run.oracles.rpc_refused(&run.graph, (tm, p), rpc, at),
+            Step::Taken(tm, p, rpc) => run.oracles.rpc_applied(&run.graph, (tm, p), rpc, at),
+        }
+    }
+    run.violations()
+}
+
+fn rpc(call: Call) -> TaskRpc {
+    TaskRpc {
+        call,
+        subtask: SRC,
+        attempt: 0,
+    }
+}
+
+/// P0, P3.3: the JobMaster takes one TaskManager's task RPCs in the order they were first
+/// sent, each once, and only from the process that sent it; other TaskManagers' links are
+/// ordered on their own.
+#[test]
+fn task_rpcs_are_taken_in_send_order_once_and_from_their_sender() {
+    use Step::*;
+    let (running, finished) = (rpc(Call::Running), rpc(Call::Finished));
+    let order = [Invariant::RpcOrder];
+    let sent_both = [Sent(0, 0, running), Sent(0, 0, finished)];
+    let steps = |then: &[Step]| [&sent_both[..], then].concat();
+    assert_eq!(
+        rpc_steps(&steps(&[Taken(0, 0, running), Taken(0, 0, finished)])),
+        []
+    );
+    assert_eq!(
+        rpc_steps(&steps(&[Taken(0, 0, finished), Taken(0, 0, running)])),
+        order
+    );
+    // Refused and kept, then resent: the resend keeps its first place.
+    let kept = [
+        Refused(0, 0, running),
+        Taken(0, 0, running),
+        Taken(0, 0, finished),
+    ];
+    assert_eq!(rpc_steps(&steps(&kept)), []);
+    assert_eq!(
+        rpc_steps(&steps(&[Taken(0, 1, running)])),
+        order,
+        "another process"
+    );
+    let twice = [Taken(0, 0, running), Taken(0, 0, running)];
+    assert_eq!(rpc_steps(&steps(&twice)), order, "taken twice");
+    assert_eq!(
+        rpc_steps(&[Refused(0, 0, running)]),
+        order,
+        "refused, never sent"
+    );
+    let two_links = [Sent(0, 0, running), Sent(1, 0, finished)];
+    let crossed = [
+        &two_links[..],
+        &[Taken(1, 0, finished), Taken(0, 0, running)],
+    ]
+    .concat();
+    assert_eq!(rpc_steps(&crossed), []);
+}
+
+/// An RPC lost at its send (its link was cut) leaves the ledger: an identical one sent later
+/// is another RPC, ranked where it was sent.
+#[test]
+fn an_rpc_lost_at_its_send_is_not_the_one_sent_again() {
+    use Step::*;
+    let (request, finished) = (rpc(Call::RequestSplit), rpc(Call::Finished));
+    let steps = [
+        Sent(0, 0, request),
+        Lost(0, 0, request),
+        Sent(0, 0, finished),
+        Sent(0, 0, request),
+        Taken(0, 0, finished),
+        Taken(0, 0, request),
+    ];
+    assert_eq!(rpc_steps(&steps), []);
+    let not_lost = [&steps[..1], &steps[2..]].concat();
+    assert_eq!(rpc_steps(&not_lost), [Invariant::RpcOrder]);
 }

@@ -75,21 +75,6 @@ impl Reconciling {
     }
 }
 
-impl Msg {
-    /// The execution a task RPC is about.
-    fn subject(self) -> (SubtaskId, u32) {
-        match self {
-            Msg::Running { subtask, attempt }
-            | Msg::Finished { subtask, attempt }
-            | Msg::Failed {
-                subtask, attempt, ..
-            }
-            | Msg::RequestSplit { subtask, attempt } => (subtask, attempt),
-            _ => unreachable!("only task RPCs are kept"),
-        }
-    }
-}
-
 impl World {
     // ---- TaskManager side ----------------------------------------------------------------
 
@@ -140,12 +125,14 @@ impl World {
             });
         }
         reports.push(Msg::ReportDone);
-        // A split request the old JobMaster answered too late (fenced) or never is asked
-        // again: the new JobMaster's enumerator answers it once rebuilt.
-        let outbox = &self.tms[tm as usize].outbox;
+        // A split request the old JobMaster answered too late (fenced) is asked again: the
+        // new JobMaster's enumerator answers it once rebuilt. One that is kept, or still on
+        // the wire (it will be refused and kept, or applied), is not: it would be answered
+        // twice.
+        let link = &self.tms[tm as usize];
         for (i, task) in self.tasks.iter().enumerate() {
             let Some(t) = task else { continue };
-            let kept = outbox.values().any(|m| {
+            let kept = link.outbox.values().chain(link.wire.values()).any(|m| {
                 matches!(*m, Msg::RequestSplit { subtask, attempt }
                     if subtask.index() == i && attempt == t.attempt)
             });
@@ -230,13 +217,17 @@ impl World {
                 .jm
                 .as_ref()
                 .is_some_and(|jm| jm.status == JobStatus::Reconciling);
-        if reachable && !reconciling {
-            self.oracles.rpc_accepted(tm, from_process, seq);
+        // P3.3: while the sender keeps older RPCs, one that arrives from the wire joins them
+        // (in send order) instead of overtaking them.
+        let holding =
+            !self.tms[tm as usize].outbox.is_empty() && self.bug != Some(Bug::OvertakeKeptRpcs);
+        if reachable && !reconciling && !holding {
             self.jm_receives(sched, tm, msg);
             return;
         }
         if reconciling {
-            let (subtask, attempt) = msg.subject();
+            let rpc = msg.task_rpc().expect("only task RPCs are kept");
+            let (subtask, attempt) = (rpc.subtask, rpc.attempt);
             self.batch_event(
                 now,
                 BatchEvent::RpcRefused {
@@ -247,7 +238,7 @@ impl World {
             );
             let index = self.trace.len().saturating_sub(1);
             self.oracles
-                .rpc_refused(tm, from_process, seq, (subtask, attempt), now, index);
+                .rpc_refused(&self.graph, (tm, from_process), rpc, (now, index));
             if self.bug == Some(Bug::DropRefusedRpc) {
                 return;
             }

@@ -443,3 +443,64 @@ fn a_finished_producer_without_its_partition_fails_the_window() {
     assert_eq!(staged.outcome(), ReconcileOutcome::Failing);
     assert_eq!(staged.disagreements(), Vec::<String>::new());
 }
+
+/// P3.3: a split request the old JobMaster never answered is asked again with the report,
+/// unless it is still on the wire (it will be refused and kept, or taken): asking twice would
+/// have two splits assigned to one request.
+#[test]
+fn a_split_request_still_on_the_wire_is_not_asked_again() {
+    let requests = |on_the_wire: bool| {
+        let mut source = None;
+        let staged = stage(
+            |_, e| matches!(e, Event::JobMasterElected),
+            |w, _| {
+                let (s, a, tm) = hosted(w, "src", ExecutionState::Finished).expect("src ran");
+                let task = w.tasks[s.index()].as_mut().expect("hosted");
+                // As if it still waited for the answer to a request the old JobMaster took.
+                task.state = ExecutionState::Running;
+                task.ended = None;
+                task.awaiting_split = true;
+                if on_the_wire {
+                    let request = Msg::RequestSplit {
+                        subtask: s,
+                        attempt: a,
+                    };
+                    w.tms[tm as usize].wire.insert(u64::MAX, request);
+                }
+                source = Some(s);
+            },
+        );
+        let s = source.expect("acted");
+        let refused = staged
+            .world
+            .trace
+            .kept()
+            .iter()
+            .filter(|(_, _, e)| {
+                matches!(e, TraceEvent::Batch(BatchEvent::RpcRefused { subtask, .. }) if *subtask == s)
+            })
+            .count();
+        let on_its_way = staged
+            .sim
+            .queue()
+            .iter()
+            .filter(|(_, e)| {
+                matches!(e, Event::Deliver { msg: Msg::RequestSplit { subtask, .. }, .. } if *subtask == s)
+            })
+            .count();
+        let kept = staged
+            .world
+            .tms
+            .iter()
+            .flat_map(|t| t.outbox.values())
+            .filter(|m| matches!(m, Msg::RequestSplit { subtask, .. } if *subtask == s))
+            .count();
+        refused + on_its_way + kept
+    };
+    assert_eq!(
+        requests(false),
+        1,
+        "asked again (refused, on its way, or kept)"
+    );
+    assert_eq!(requests(true), 0, "not asked again");
+}

@@ -1,0 +1,183 @@
+//! `rpc-order` and `no-lost-rpc` for batch jobs (P0, P3.3), from the oracle's own ledger of the
+//! task RPCs (a task's RUNNING, FINISHED, FAILED, and a source's split request) each
+//! TaskManager process handed to its link to the JobMaster.
+//!
+//! Each RPC is ranked when the task first sends it, before any outbox decides whether it goes
+//! onto the wire or waits; a resend of a kept RPC is not a new send, so it keeps that rank.
+//! The JobMaster must apply the RPCs of one TaskManager in rank order (a FINISHED never ahead
+//! of the RUNNING before it), each at most once and only as sent by the process it names; and
+//! every RPC a reconciling JobMaster refused must be applied later, unless it became moot.
+//! The ledger matches RPCs by what they say, never by the model's sequence numbers.
+//!
+//! Reports (P3.2) are outside the order, as in the streaming oracle: they answer one election
+//! and overtake what waits in the outbox.
+
+use crate::graph::{ExecutionGraph, SubtaskId};
+use sim::Instant;
+
+/// Which task RPC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Call {
+    Running,
+    Finished,
+    Failed,
+    RequestSplit,
+}
+
+/// A task RPC, as the ledger tells RPCs apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskRpc {
+    pub call: Call,
+    pub subtask: SubtaskId,
+    pub attempt: u32,
+}
+
+impl TaskRpc {
+    fn describe(self, graph: &ExecutionGraph) -> String {
+        let call = match self.call {
+            Call::Running => "RUNNING",
+            Call::Finished => "FINISHED",
+            Call::Failed => "FAILED",
+            Call::RequestSplit => "split request",
+        };
+        format!(
+            "{call} of {} (attempt {})",
+            graph.subtask_name(self.subtask),
+            self.attempt
+        )
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Sent {
+    process: u32,
+    rpc: TaskRpc,
+    rank: u64,
+    /// When and at which event a reconciling JobMaster first refused it.
+    refused: Option<(Instant, u64)>,
+}
+
+/// A refused RPC that was never applied: who sent it, what, when it was refused.
+pub(super) struct Unapplied {
+    pub tm: u32,
+    pub process: u32,
+    pub rpc: TaskRpc,
+    pub at: Instant,
+    pub index: u64,
+}
+
+pub(super) struct Ledger {
+    /// Per TaskManager: RPCs sent and not applied, oldest first.
+    outstanding: Vec<Vec<Sent>>,
+    /// Per TaskManager: the last RPC applied and its rank.
+    last_applied: Vec<Option<(u64, TaskRpc)>>,
+    next_rank: u64,
+}
+
+impl Ledger {
+    pub(super) fn new(task_managers: usize) -> Ledger {
+        Ledger {
+            outstanding: (0..task_managers).map(|_| Vec::new()).collect(),
+            last_applied: vec![None; task_managers],
+            next_rank: 0,
+        }
+    }
+
+    /// Process `process` of TaskManager `tm` sends `rpc` for the first time.
+    pub(super) fn sent(&mut self, tm: u32, process: u32, rpc: TaskRpc) {
+        self.outstanding[tm as usize].push(Sent {
+            process,
+            rpc,
+            rank: self.next_rank,
+            refused: None,
+        });
+        self.next_rank += 1;
+    }
+
+    /// The oldest outstanding send of `rpc` by `process`: with FIFO links, the one arriving.
+    fn find(&self, tm: u32, process: u32, rpc: TaskRpc) -> Option<usize> {
+        self.outstanding[tm as usize]
+            .iter()
+            .position(|s| s.process == process && s.rpc == rpc)
+    }
+
+    /// `rpc` was lost at its send (its link was cut): it leaves the ledger, and an identical
+    /// RPC sent later is another one.
+    pub(super) fn lost(&mut self, tm: u32, process: u32, rpc: TaskRpc) {
+        let outstanding = &mut self.outstanding[tm as usize];
+        if let Some(i) = outstanding
+            .iter()
+            .rposition(|s| s.process == process && s.rpc == rpc)
+        {
+            outstanding.remove(i);
+        }
+    }
+
+    /// A reconciling JobMaster refused `rpc` (P3.3).
+    pub(super) fn refused(
+        &mut self,
+        graph: &ExecutionGraph,
+        (tm, process): (u32, u32),
+        rpc: TaskRpc,
+        (now, index): (Instant, u64),
+    ) -> Option<String> {
+        let Some(i) = self.find(tm, process, rpc) else {
+            return Some(never_sent(graph, tm, process, rpc));
+        };
+        let sent = &mut self.outstanding[tm as usize][i];
+        sent.refused.get_or_insert((now, index));
+        None
+    }
+
+    /// The JobMaster applies `rpc` as sent by TaskManager `tm`'s process `process`: it must
+    /// have been sent by that process and not applied yet, and rank after the last applied.
+    pub(super) fn applied(
+        &mut self,
+        graph: &ExecutionGraph,
+        (tm, process): (u32, u32),
+        rpc: TaskRpc,
+    ) -> Option<String> {
+        let Some(i) = self.find(tm, process, rpc) else {
+            return Some(never_sent(graph, tm, process, rpc));
+        };
+        let sent = self.outstanding[tm as usize].remove(i);
+        let last = self.last_applied[tm as usize].replace((sent.rank, rpc));
+        let (rank, before) = last?;
+        (rank > sent.rank).then(|| {
+            format!(
+                "TaskManager-{tm} sent {} before {}, but the JobMaster applied them the other \
+                 way round (P3.3: a kept RPC keeps its place; newer ones wait behind it)",
+                rpc.describe(graph),
+                before.describe(graph)
+            )
+        })
+    }
+
+    /// The RPCs a reconciling JobMaster refused that were never applied.
+    pub(super) fn unapplied(&self) -> Vec<Unapplied> {
+        let mut out = Vec::new();
+        for (tm, sent) in self.outstanding.iter().enumerate() {
+            for s in sent {
+                if let Some((at, index)) = s.refused {
+                    out.push(Unapplied {
+                        tm: tm as u32,
+                        process: s.process,
+                        rpc: s.rpc,
+                        at,
+                        index,
+                    });
+                }
+            }
+        }
+        out
+    }
+}
+
+fn never_sent(graph: &ExecutionGraph, tm: u32, process: u32, rpc: TaskRpc) -> String {
+    format!(
+        "the JobMaster took {} from TaskManager-{tm} (process {process}), which that process \
+         never sent, or sent once and it was taken already (P0: an RPC is delivered at most \
+         once, from the process that sent it)",
+        rpc.describe(graph)
+    )
+}
