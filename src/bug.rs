@@ -78,6 +78,9 @@ pub enum Bug {
     /// Batch: an RPC that arrives from the wire while its TaskManager keeps older ones
     /// (refused while reconciling) is applied at once instead of joining them, ahead of them.
     OvertakeKeptRpcs,
+    /// Batch: the JobMaster deploys into a TaskManager whose report is not in yet, although
+    /// a task an earlier JobMaster left there may still hold a slot.
+    DeployBeforeReport,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -102,7 +105,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 33] = [
+    pub const ALL: [Bug; 34] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -129,6 +132,7 @@ impl Bug {
         Bug::ReconcileAdoptsFailed,
         Bug::AdaptiveRoundsDown,
         Bug::OvertakeKeptRpcs,
+        Bug::DeployBeforeReport,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -167,6 +171,7 @@ impl Bug {
             Bug::ReconcileAdoptsFailed => "reconcile-adopts-failed",
             Bug::AdaptiveRoundsDown => "adaptive-rounds-down",
             Bug::OvertakeKeptRpcs => "overtake-kept-rpcs",
+            Bug::DeployBeforeReport => "deploy-before-report",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -190,6 +195,7 @@ impl Bug {
                 | Bug::ReconcileAdoptsFailed
                 | Bug::AdaptiveRoundsDown
                 | Bug::OvertakeKeptRpcs
+                | Bug::DeployBeforeReport
         )
     }
 
@@ -242,6 +248,9 @@ impl Bug {
             }
             Bug::AdaptiveRoundsDown => "P2.1 (input bytes over bytes_per_task, rounded up)",
             Bug::OvertakeKeptRpcs => "P3.3 (newer RPCs wait behind kept ones)",
+            Bug::DeployBeforeReport => {
+                "P0, P3.2 (a slot is used once the JobMaster knows it is free)"
+            }
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -287,6 +296,7 @@ impl Bug {
             Bug::ReconcileAdoptsFailed => Invariant::ReconcileOutcome,
             Bug::AdaptiveRoundsDown => Invariant::AdaptiveParallelism,
             Bug::OvertakeKeptRpcs => Invariant::RpcOrder,
+            Bug::DeployBeforeReport => Invariant::SlotCapacity,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -372,6 +382,9 @@ impl Bug {
             }
             Bug::OvertakeKeptRpcs => {
                 "a batch task's split request or state update overtakes an older one its TaskManager kept while the JobManager reconciled"
+            }
+            Bug::DeployBeforeReport => {
+                "after a failed reconciliation a TaskManager runs more tasks than it has slots: new attempts beside the old ones nobody has cancelled yet"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

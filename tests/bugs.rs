@@ -36,6 +36,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::ReconcileAdoptsFailed => "batch-reconcile-task-failed-during-outage",
         Bug::AdaptiveRoundsDown => "batch-adaptive-parallelism-rounds-up",
         Bug::OvertakeKeptRpcs => "batch-reconcile-kept-rpcs-keep-order",
+        Bug::DeployBeforeReport => "batch-reconcile-window-shorter-than-reports",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

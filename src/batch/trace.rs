@@ -181,6 +181,12 @@ pub enum BatchEvent {
     TaskManagerReconnected {
         task_manager: u32,
     },
+    /// The JobMaster deploys an attempt to a TaskManager, into one of its slots.
+    Deployed {
+        subtask: SubtaskId,
+        attempt: u32,
+        task_manager: u32,
+    },
     /// The job finished: a sink subtask's output is committed.
     OutputCommitted {
         subtask: SubtaskId,
@@ -208,6 +214,7 @@ impl BatchEvent {
             BatchEvent::TaskManagerDisconnected { .. } => "taskmanager_disconnected",
             BatchEvent::TaskManagerReconnected { .. } => "taskmanager_reconnected",
             BatchEvent::OutputCommitted { .. } => "output_committed",
+            BatchEvent::Deployed { .. } => "deployed",
         }
     }
 
@@ -329,6 +336,17 @@ impl BatchEvent {
                 [113, u64::from(task_manager), 0, 0, 0]
             }
             BatchEvent::OutputCommitted { subtask, records } => [114, id(subtask), records, 0, 0],
+            BatchEvent::Deployed {
+                subtask,
+                attempt,
+                task_manager,
+            } => [
+                117,
+                id(subtask),
+                u64::from(attempt),
+                u64::from(task_manager),
+                0,
+            ],
         };
         for w in words {
             h.write_u64(w);
@@ -438,6 +456,17 @@ impl BatchEvent {
                     } else {
                         ""
                     }
+                ),
+            ),
+            BatchEvent::Deployed {
+                subtask,
+                attempt,
+                task_manager,
+            } => (
+                jm(),
+                format!(
+                    "deploys {} attempt {attempt} to TaskManager-{task_manager}",
+                    name(subtask)
                 ),
             ),
             BatchEvent::RpcRefused {
@@ -581,6 +610,11 @@ impl BatchEvent {
                 task_manager,
                 subtask,
                 attempt,
+            }
+            | BatchEvent::Deployed {
+                subtask,
+                attempt,
+                task_manager,
             } => json!({"task_manager": task_manager, "task": name(subtask), "attempt": attempt}),
             BatchEvent::SubtaskReset { subtask, reason } => {
                 json!({"task": name(subtask), "reason": reason.name()})

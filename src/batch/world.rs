@@ -318,6 +318,10 @@ pub(super) struct JobMaster {
     /// P2.5 rule 2: a coordinator without batch snapshots whose subtasks all finished.
     pub remembered: Vec<bool>,
     registered: Vec<Option<u32>>,
+    /// P0, P3.2: per TaskManager, whether this JobMaster knows what occupies its slots. One
+    /// that keeps tasks across a leader change (reconciliation) is deployed to only once its
+    /// report is in; until then a task an earlier JobMaster left there may hold a slot.
+    accounted: Vec<bool>,
     slots_used: Vec<u32>,
     /// When this JobMaster last attached a snapshot to a finished event; `None` before its
     /// first. F2.3: Flink measures `snapshot.min-pause` from its last snapshot, and a JobMaster
@@ -439,9 +443,9 @@ impl World {
             oracles: BatchOracles::new(
                 &graph,
                 &batch,
-                tms,
+                (tms, scenario.cluster.slots_per_task_manager),
                 scenario.job.vertices.iter().map(|v| v.adaptive).collect(),
-                scenario.jobmaster.reconcile_timeout,
+                &scenario.jobmaster,
             ),
             bug: scenario.bug,
             trace: Trace::new(retain),
@@ -1089,6 +1093,7 @@ impl World {
                     .received(&self.graph, (tm, process), Received::Register);
                 let jm = self.jm.as_mut().expect("alive");
                 jm.registered[tm as usize] = Some(process);
+                jm.accounted[tm as usize] = self.reconcile.is_none();
                 jm.slots_used[tm as usize] = 0;
                 // P3.2: a TaskManager that registers in the window reports next (same link):
                 // the window waits for the whole report.
@@ -1475,9 +1480,12 @@ impl World {
     fn try_deploy(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) -> bool {
         let now = sched.now();
         let slots = self.slots;
+        let bug = self.bug == Some(Bug::DeployBeforeReport);
         let jm = self.jm.as_ref().expect("alive");
         let choice = (0..self.tms.len())
-            .filter(|&t| jm.registered[t].is_some() && jm.slots_used[t] < slots)
+            .filter(|&t| {
+                jm.registered[t].is_some() && (jm.accounted[t] || bug) && jm.slots_used[t] < slots
+            })
             .max_by_key(|&t| (slots - jm.slots_used[t], std::cmp::Reverse(t)));
         let Some(tm) = choice else { return false };
         let inputs: Vec<(usize, SubtaskId, u32, Location)> =
@@ -1500,6 +1508,14 @@ impl World {
             inputs,
         };
         self.exec_state(now, s, ExecutionState::Deploying);
+        self.batch_event(
+            now,
+            BatchEvent::Deployed {
+                subtask: s,
+                attempt,
+                task_manager: tm as u32,
+            },
+        );
         self.send_to_task_manager(
             sched,
             tm as u32,
@@ -1609,6 +1625,9 @@ impl World {
         jm.restarts += 1;
         self.failovers += 1;
         if jm.restarts > self.max_restarts {
+            // P1.8: the strategy gave up after `max_restarts` restarts.
+            let failovers = jm.restarts - 1;
+            self.record(now, TraceEvent::RestartsExhausted { failovers });
             let running: Vec<SubtaskId> = (0..self.graph.subtasks.len() as u32)
                 .map(SubtaskId)
                 .filter(|s| {
@@ -1796,6 +1815,7 @@ impl World {
             enumerators: vec![None; v],
             remembered: vec![false; v],
             registered: vec![None; tms],
+            accounted: vec![self.reconcile.is_none(); tms],
             slots_used: vec![0; tms],
             last_snapshot: None,
             started: now,
@@ -1816,6 +1836,8 @@ impl World {
         for (t, tm) in self.tms.iter().enumerate() {
             jm.registered[t] = Some(tm.process);
         }
+        // Nothing runs anywhere yet.
+        jm.accounted.fill(true);
         // Attempt numbers of this first JobMaster's executions.
         for n in &mut self.next_attempt {
             *n = 1;

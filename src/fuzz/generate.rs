@@ -70,7 +70,9 @@ pub struct GenerateOptions {
 /// - `restart-gives-up-early` needs a failure that uses up the restart strategy exactly: one
 ///   failed task and `max_attempts` 1;
 /// - `trigger-waits-for-input` breaks a rule of `flink` alone, and needs channels slower than
-///   RPCs; `ignore-min-pause` needs a `min_pause`.
+///   RPCs; `ignore-min-pause` needs a `min_pause`; `deploy-before-report` a batch job under
+///   `failover: reconcile` whose window is shorter than most RPCs, so it ends FAILING while the
+///   old JobMaster's tasks still run.
 ///
 /// `GenerateOptions::unbiased` turns all of this off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -90,6 +92,10 @@ struct Bias {
     slow_rpcs: bool,
     /// A `min_pause` of twice the checkpoint interval, for `ignore-min-pause`.
     min_pause: bool,
+    /// A batch job under `failover: reconcile` whose window (0.3-1ms) is shorter than most
+    /// RPCs, so that it ends FAILING while TaskManagers still run what the old JobMaster
+    /// deployed and their reports are on the way.
+    short_window: bool,
     /// Channels slower than RPCs (2-3ms against under 0.3ms), so that a trigger RPC can reach a
     /// task before the EndOfPartition of a producer the JobMaster already sees FINISHED; one
     /// checkpoint at a time.
@@ -145,6 +151,7 @@ impl Bias {
                 slow_rpcs: bug == Bug::ResendBeforeDrained,
                 slow_channels: bug == Bug::TriggerWaitsForInput,
                 min_pause: bug == Bug::IgnoreMinPause,
+                short_window: bug == Bug::DeployBeforeReport,
             },
         }
     }
@@ -571,6 +578,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         shuffled,
                     );
                     doc["bug"] = json!(bug.map(|b| b.name()));
+                    if bias.short_window {
+                        doc["jobmaster"]["failover"] = json!("reconcile");
+                        let window_us = 300 + reconcile_ms * 1000 % 700;
+                        doc["jobmaster"]["reconcile_timeout"] = json!(format!("{window_us}us"));
+                    }
                     return doc;
                 }
                 let reconcile = failover == 0 || bias.reconcile;

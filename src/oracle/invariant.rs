@@ -33,6 +33,8 @@ pub enum Invariant {
     FailoverScope,
     /// The job fails only when the faults that fired could have used up the restart strategy.
     JobStatus,
+    /// A TaskManager runs at most as many tasks at once as it has slots.
+    SlotCapacity,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -42,7 +44,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 15] = [
+    pub const ALL: [Invariant; 16] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -55,6 +57,7 @@ impl Invariant {
         Invariant::TriggerAtOnce,
         Invariant::FailoverScope,
         Invariant::JobStatus,
+        Invariant::SlotCapacity,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -74,6 +77,7 @@ impl Invariant {
             Invariant::TriggerAtOnce => "trigger-at-once",
             Invariant::FailoverScope => "failover-scope",
             Invariant::JobStatus => "job-status",
+            Invariant::SlotCapacity => "slot-capacity",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

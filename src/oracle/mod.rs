@@ -7,7 +7,7 @@
 
 mod failover_scope;
 pub mod invariant;
-mod job_status;
+pub(crate) mod job_status;
 pub(crate) mod reconcile_outcome;
 mod reference;
 mod rpc_order;

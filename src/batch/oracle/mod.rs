@@ -12,6 +12,7 @@
 //! it recomputes the recovered set as a greatest fixpoint (a subtask stays finished unless a
 //! rule removes it), a different formulation from the JobMaster's breadth-first expansion.
 
+mod executions;
 mod reconcile;
 mod rpc;
 #[cfg(test)]
@@ -25,10 +26,12 @@ use super::events::{JobEvent, Location};
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::jobmaster::transitions;
 use crate::oracle::invariant::Invariant;
+use crate::oracle::job_status;
 use crate::oracle::Violation;
 use crate::scenario::Batch;
+use crate::scenario::JobMasterConfig;
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::TraceEvent;
+use crate::trace::{FaultEvent, TraceEvent};
 use sim::Instant;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -49,6 +52,11 @@ pub struct BatchOracles {
     kept: BTreeSet<(SubtaskId, u32)>,
     /// `rpc-order` and `no-lost-rpc` (P3.3): every task RPC sent, until applied.
     rpcs: rpc::Ledger,
+    /// `legal-transition`'s one current execution per vertex, and `slot-capacity`.
+    executions: executions::Executions,
+    /// `job-status`: every fault that fired, and the restart strategy's `max_attempts`.
+    fired: Vec<FaultEvent>,
+    max_attempts: u32,
     /// `reconcile-outcome`'s ledger.
     reconcile: reconcile::Ledger,
     /// `adaptive-parallelism`: per vertex, `"parallelism": "auto"` in the scenario; per vertex
@@ -74,13 +82,14 @@ struct Window {
 }
 
 impl BatchOracles {
-    /// `adaptive`: per vertex, `"parallelism": "auto"` in the scenario.
+    /// `adaptive`: per vertex, `"parallelism": "auto"` in the scenario; `cluster`: the
+    /// TaskManagers and their slots.
     pub fn new(
         graph: &ExecutionGraph,
         batch: &Batch,
-        task_managers: usize,
+        (task_managers, slots): (usize, u32),
         adaptive: Vec<bool>,
-        reconcile_timeout: sim::Duration,
+        jobmaster: &JobMasterConfig,
     ) -> BatchOracles {
         BatchOracles {
             batch: batch.clone(),
@@ -94,7 +103,10 @@ impl BatchOracles {
             lost_task_managers: BTreeSet::new(),
             kept: BTreeSet::new(),
             rpcs: rpc::Ledger::new(task_managers),
-            reconcile: reconcile::Ledger::new(graph, task_managers, reconcile_timeout),
+            executions: executions::Executions::new(graph, task_managers, slots),
+            fired: Vec::new(),
+            max_attempts: jobmaster.restart_strategy.max_attempts,
+            reconcile: reconcile::Ledger::new(graph, task_managers, jobmaster.reconcile_timeout),
             adaptive,
             decided: vec![None; graph.vertices.len()],
             written: vec![0; graph.subtasks.len()],
@@ -216,8 +228,21 @@ impl BatchOracles {
                 from,
                 to,
             } => {
-                if let TraceEvent::ExecutionState { .. } = event {
-                    self.reconcile.execution_state(subtask, attempt, to);
+                let executions = &mut self.executions;
+                let (invariant, found) = match event {
+                    TraceEvent::ExecutionState { .. } => {
+                        self.reconcile.execution_state(subtask, attempt, to);
+                        let found = executions.jm_state(graph, subtask, attempt, to);
+                        (Invariant::LegalTransition, found)
+                    }
+                    _ => {
+                        let found = executions.task_state(graph, subtask, attempt, (from, to));
+                        (Invariant::SlotCapacity, found)
+                    }
+                };
+                if let Some(message) = found {
+                    let actors = vec![graph.subtask_name(subtask).to_string()];
+                    self.violate(invariant, now, index, actors, message);
                 }
                 if !transitions::execution(from, to) {
                     self.violate(
@@ -245,8 +270,18 @@ impl BatchOracles {
                 self.window = None;
                 self.after_window = false;
                 self.reconcile.leader_changed();
+                self.executions.leader_changed();
             }
-            TraceEvent::JobMasterElected { .. } => self.reconcile.leader_changed(),
+            TraceEvent::JobMasterElected { .. } => {
+                self.reconcile.leader_changed();
+                self.executions.leader_changed();
+            }
+            TraceEvent::FaultFired { fault, .. } => self.fired.push(fault),
+            TraceEvent::RestartsExhausted { failovers } => {
+                if let Some(v) = job_status::gave_up(failovers, self.max_attempts, now, index) {
+                    self.violations.push(v);
+                }
+            }
             TraceEvent::TaskManagerLost { task_manager } => {
                 self.lost_task_managers.insert(task_manager);
             }
@@ -297,6 +332,11 @@ impl BatchOracles {
             B::JobEventsFlushed { events, .. } => {
                 self.durable = (self.durable + events as usize).min(self.log.len());
             }
+            B::Deployed {
+                subtask,
+                attempt,
+                task_manager,
+            } => self.executions.deployed(subtask, attempt, task_manager),
             B::RecoveryStarted {
                 full_restart: true, ..
             } => {
@@ -723,6 +763,16 @@ impl BatchOracles {
         if status == JobStatus::Finished {
             self.check_output(graph, committed, now, last_index);
         }
+        let subtasks = graph.subtasks.len() as u64;
+        let judged = job_status::judge(
+            status,
+            &self.fired,
+            subtasks,
+            self.max_attempts,
+            now,
+            last_index,
+        );
+        self.violations.extend(judged);
         self.violations
     }
 

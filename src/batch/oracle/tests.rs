@@ -33,8 +33,9 @@ impl Feed {
         let scenario = crate::scenario::parse(&text, "t").expect("valid");
         let graph = ExecutionGraph::build(&scenario.job);
         let batch = scenario.batch.expect("a batch job");
-        let oracles =
-            BatchOracles::new(&graph, &batch, 2, vec![false; 2], Duration::from_millis(50));
+        let mut jobmaster = scenario.jobmaster;
+        jobmaster.reconcile_timeout = Duration::from_millis(50);
+        let oracles = BatchOracles::new(&graph, &batch, (2, 2), vec![false; 2], &jobmaster);
         Feed {
             graph,
             oracles,

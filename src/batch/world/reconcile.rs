@@ -418,12 +418,21 @@ impl World {
 
     pub(super) fn on_report_done(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let process = self.tms[tm as usize].process;
-        if let Some(rec) = self.jm.as_mut().and_then(|jm| jm.reconciling.as_mut()) {
-            if rec.expected[tm as usize] == Some(process) {
-                rec.done[tm as usize] = true;
-            }
+        let jm = self.jm.as_mut().expect("alive");
+        // What this TaskManager runs is known now (what an earlier JobMaster left there and
+        // this one does not keep, it cancelled on the report): its free slots can be used.
+        if jm.registered[tm as usize] == Some(process) {
+            jm.accounted[tm as usize] = true;
         }
-        self.maybe_end_reconcile(sched);
+        match jm.reconciling.as_mut() {
+            Some(rec) => {
+                if rec.expected[tm as usize] == Some(process) {
+                    rec.done[tm as usize] = true;
+                }
+                self.maybe_end_reconcile(sched);
+            }
+            None => self.schedule(sched),
+        }
     }
 
     fn maybe_end_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
@@ -668,6 +677,7 @@ impl World {
         let jm = self.jm.as_mut().expect("alive");
         fresh.status = jm.status;
         fresh.registered = jm.registered.clone();
+        fresh.accounted = jm.accounted.clone();
         fresh.started = jm.started;
         fresh.flush_pending = jm.flush_pending;
         fresh.last_snapshot = jm.last_snapshot;

@@ -1,0 +1,186 @@
+//! Two checks on executions beyond the transition table, from the oracle's own ledger of the
+//! trace's execution and task states.
+//!
+//! `legal-transition` (F2.6): an execution vertex has one current execution. A JobMaster ends
+//! an attempt it deployed (FINISHED, FAILED or CANCELED in its view) before another attempt of
+//! the same subtask appears, and it never uses an attempt number twice for one subtask. Both
+//! are per JobMaster: a new leader starts from the job events and the reports, and adopts the
+//! attempts it finds there.
+//!
+//! `slot-capacity` (P0): a TaskManager runs at most `slots_per_task_manager` tasks at once.
+//! The oracle learns where each attempt went from `deployed` events and counts, per
+//! TaskManager, the tasks whose own state (the TaskManager's side) is not terminal.
+
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::status::ExecutionState;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(super) struct Executions {
+    slots: u32,
+    /// Per subtask: the attempt the current JobMaster shows last, and its state there.
+    view: Vec<Option<(u32, ExecutionState)>>,
+    /// Per subtask: every attempt the current JobMaster has shown.
+    used: Vec<BTreeSet<u32>>,
+    /// Where each deployed attempt went.
+    placed: BTreeMap<(SubtaskId, u32), u32>,
+    /// Per TaskManager: the attempts it runs (deploying, initializing or running there).
+    live: Vec<BTreeSet<(SubtaskId, u32)>>,
+}
+
+/// An execution the JobMaster deployed and has not ended.
+fn deployed_and_live(state: ExecutionState) -> bool {
+    matches!(
+        state,
+        ExecutionState::Deploying
+            | ExecutionState::Initializing
+            | ExecutionState::Running
+            | ExecutionState::Canceling
+    )
+}
+
+impl Executions {
+    pub(super) fn new(graph: &ExecutionGraph, task_managers: usize, slots: u32) -> Executions {
+        let n = graph.subtasks.len();
+        Executions {
+            slots,
+            view: vec![None; n],
+            used: vec![BTreeSet::new(); n],
+            placed: BTreeMap::new(),
+            live: vec![BTreeSet::new(); task_managers],
+        }
+    }
+
+    /// A new JobMaster: it has shown nothing yet.
+    pub(super) fn leader_changed(&mut self) {
+        self.view.fill(None);
+        self.used.iter_mut().for_each(BTreeSet::clear);
+    }
+
+    /// The JobMaster shows attempt `attempt` of `s` going to `to`.
+    pub(super) fn jm_state(
+        &mut self,
+        graph: &ExecutionGraph,
+        s: SubtaskId,
+        attempt: u32,
+        to: ExecutionState,
+    ) -> Option<String> {
+        let i = s.index();
+        let held = self.view[i].replace((attempt, to));
+        let fresh = self.used[i].insert(attempt);
+        let (before, state) = held.filter(|&(before, _)| before != attempt)?;
+        let name = graph.subtask_name(s);
+        if deployed_and_live(state) {
+            return Some(format!(
+                "the JobMaster shows attempt {attempt} of {name} while attempt {before} it \
+                 deployed is still {state} (F2.6: one current execution per execution vertex; \
+                 the old one ends first)"
+            ));
+        }
+        (!fresh).then(|| {
+            format!(
+                "the JobMaster uses attempt {attempt} of {name} again (F2.6: every new \
+                 execution of a vertex gets a new attempt number)"
+            )
+        })
+    }
+
+    /// The JobMaster deployed `attempt` of `s` to TaskManager `tm`.
+    pub(super) fn deployed(&mut self, s: SubtaskId, attempt: u32, tm: u32) {
+        self.placed.insert((s, attempt), tm);
+    }
+
+    /// On its TaskManager, `attempt` of `s` goes from `from` to `to`.
+    pub(super) fn task_state(
+        &mut self,
+        graph: &ExecutionGraph,
+        s: SubtaskId,
+        attempt: u32,
+        (from, to): (ExecutionState, ExecutionState),
+    ) -> Option<String> {
+        let tm = *self.placed.get(&(s, attempt))?;
+        let live = &mut self.live[tm as usize];
+        if to.is_terminal() {
+            live.remove(&(s, attempt));
+            return None;
+        }
+        if from != ExecutionState::Created || !live.insert((s, attempt)) {
+            return None;
+        }
+        (live.len() > self.slots as usize).then(|| {
+            format!(
+                "TaskManager-{tm} runs {} tasks once {} (attempt {attempt}) starts, but it has \
+                 {} slot(s) (P0)",
+                live.len(),
+                graph.subtask_name(s),
+                self.slots
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario;
+    use ExecutionState::*;
+
+    fn graph() -> ExecutionGraph {
+        let text = r#"{"name": "t", "mode": "batch",
+            "job": {"vertices": [
+                {"id": "src", "operator": "source", "parallelism": 3, "records": 4},
+                {"id": "sink", "operator": "sink", "parallelism": 1}],
+              "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]},
+            "cluster": {"task_managers": 2, "slots_per_task_manager": 2},
+            "batch": {"coordinators": {"src": {"splits": 3}}}}"#;
+        ExecutionGraph::build(&scenario::parse(text, "t").expect("valid").job)
+    }
+
+    #[test]
+    fn one_current_execution_and_fresh_attempt_numbers_per_jobmaster() {
+        let g = graph();
+        let s = SubtaskId(0);
+        let mut e = Executions::new(&g, 2, 2);
+        assert_eq!(e.jm_state(&g, s, 0, Deploying), None);
+        assert_eq!(e.jm_state(&g, s, 0, Running), None);
+        assert!(e.jm_state(&g, s, 1, Deploying).is_some(), "0 still runs");
+        let mut e = Executions::new(&g, 2, 2);
+        e.jm_state(&g, s, 0, Running);
+        assert_eq!(e.jm_state(&g, s, 0, Failed), None);
+        assert_eq!(e.jm_state(&g, s, 1, Deploying), None, "0 ended");
+        assert_eq!(e.jm_state(&g, s, 1, Canceled), None);
+        assert!(e.jm_state(&g, s, 0, Deploying).is_some(), "0 again");
+        // A placeholder of a reconcile window is not an execution it deployed.
+        let mut e = Executions::new(&g, 2, 2);
+        e.jm_state(&g, s, 2, Reconciling);
+        assert_eq!(e.jm_state(&g, s, 0, Running), None);
+        // A new leader adopts what it finds.
+        e.leader_changed();
+        assert_eq!(e.jm_state(&g, s, 2, Deploying), None);
+    }
+
+    #[test]
+    fn a_task_manager_runs_at_most_its_slots() {
+        let g = graph();
+        let mut e = Executions::new(&g, 2, 2);
+        let start = |e: &mut Executions, s: u32, tm: u32| {
+            e.deployed(SubtaskId(s), 0, tm);
+            e.task_state(&g, SubtaskId(s), 0, (Created, Deploying))
+        };
+        assert_eq!(start(&mut e, 0, 1), None);
+        assert_eq!(start(&mut e, 1, 1), None);
+        assert_eq!(start(&mut e, 2, 0), None, "another TaskManager");
+        assert_eq!(
+            e.task_state(&g, SubtaskId(1), 0, (Deploying, Running)),
+            None
+        );
+        assert!(
+            start(&mut e, 3, 1).is_some(),
+            "a third task on TaskManager-1"
+        );
+        let mut e = Executions::new(&g, 2, 2);
+        start(&mut e, 0, 1);
+        start(&mut e, 1, 1);
+        assert_eq!(e.task_state(&g, SubtaskId(0), 0, (Running, Finished)), None);
+        assert_eq!(start(&mut e, 3, 1), None, "a slot was freed");
+    }
+}
