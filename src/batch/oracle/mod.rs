@@ -48,6 +48,9 @@ pub struct BatchOracles {
     /// Partitions reported after the window: (subtask, attempt, task manager, when, event
     /// index, answered by a release request since).
     late: Vec<(SubtaskId, u32, u32, Instant, u64, bool)>,
+    /// Partitions reported in a reconcile window that ended RUNNING that the JobMaster does
+    /// not keep, in the same form: each must be released (P3.2).
+    unadopted: Vec<(SubtaskId, u32, u32, Instant, u64, bool)>,
     lost_task_managers: BTreeSet<u32>,
     kept: BTreeSet<(SubtaskId, u32)>,
     /// `rpc-order` and `no-lost-rpc` (P3.3): every task RPC sent, until applied.
@@ -100,6 +103,7 @@ impl BatchOracles {
             window: None,
             after_window: false,
             late: Vec::new(),
+            unadopted: Vec::new(),
             lost_task_managers: BTreeSet::new(),
             kept: BTreeSet::new(),
             rpcs: rpc::Ledger::new(task_managers),
@@ -310,6 +314,9 @@ impl BatchOracles {
                         message,
                     );
                 }
+                for (s, attempt, tm) in std::mem::take(&mut self.reconcile.unadopted) {
+                    self.unadopted.push((s, attempt, tm, now, index, false));
+                }
                 if outcome != crate::trace::ReconcileOutcome::Failing && self.window.is_some() {
                     self.window = None;
                     self.after_window = false;
@@ -410,7 +417,7 @@ impl BatchOracles {
             B::ReleaseRequested {
                 subtask, attempt, ..
             } => {
-                for late in &mut self.late {
+                for late in self.late.iter_mut().chain(&mut self.unadopted) {
                     if (late.0, late.1) == (subtask, attempt) {
                         late.5 = true;
                     }
@@ -755,6 +762,23 @@ impl BatchOracles {
                         "the partition of {} (attempt {attempt}) was reported after recovery \
                          ended and never released (F2.4: a late report is answered by a \
                          release)",
+                        graph.subtask_name(s)
+                    ),
+                );
+            }
+        }
+        for &(s, attempt, tm, at, index, answered) in &self.unadopted.clone() {
+            if !answered && !self.lost_task_managers.contains(&tm) {
+                self.violate(
+                    Invariant::ReconcileOutcome,
+                    at,
+                    index,
+                    vec![
+                        format!("TaskManager-{tm}"),
+                        graph.subtask_name(s).to_string(),
+                    ],
+                    format!(
+                        "TaskManager-{tm} reported the partition of {} (attempt {attempt}),                          which the JobMaster did not keep, and it was never released (P3.2:                          what the rebuilt view does not track is released)",
                         graph.subtask_name(s)
                     ),
                 );

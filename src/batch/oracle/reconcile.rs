@@ -60,6 +60,9 @@ pub(super) struct Ledger {
     /// Per subtask: the JobMaster's view (attempt, state), from its `ExecutionState` events.
     view: Vec<Option<(u32, ExecutionState)>>,
     window: Option<Window>,
+    /// After a window that ended RUNNING: the reported partitions the JobMaster must not keep
+    /// (not the partition of a finished execution it adopted), to be released (P3.2).
+    pub(super) unadopted: Vec<(SubtaskId, u32, u32)>,
 }
 
 /// One reconcile window, as the oracle saw it.
@@ -113,6 +116,7 @@ impl Ledger {
             registered: vec![Some(0); task_managers],
             view: vec![None; graph.subtasks.len()],
             window: None,
+            unadopted: Vec::new(),
         }
     }
 
@@ -407,6 +411,22 @@ impl Ledger {
                         "{st} (attempt {a})"
                     ))
                 ));
+            }
+        }
+        if failing.is_empty() && !all_finished {
+            for (s, reported) in w.partitions.iter().enumerate() {
+                let adopted = match w.reports[s] {
+                    Some((attempt, ExecutionState::Finished, _)) => Some(attempt),
+                    _ => None,
+                };
+                for &(attempt, location) in reported {
+                    if let Location::TaskManager { task_manager, .. } = location {
+                        if adopted != Some(attempt) {
+                            let s = SubtaskId(s as u32);
+                            self.unadopted.push((s, attempt, task_manager));
+                        }
+                    }
+                }
             }
         }
         if failing.is_empty() {

@@ -504,3 +504,36 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
     );
     assert_eq!(requests(true), 0, "not asked again");
 }
+
+/// P3.2: a partition a TaskManager reports for an attempt the rebuilt view does not keep (here
+/// an older attempt of a finished producer, still on disk) is released; the oracle requires it.
+#[test]
+fn a_reported_partition_the_window_does_not_keep_is_released() {
+    let mut stale = None;
+    let staged = stage(
+        |_, e| matches!(e, Event::JobMasterElected),
+        |w, _| {
+            let (s, a, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
+            let partitions = &mut w.tms[tm as usize].partitions;
+            let kept = partitions
+                .iter()
+                .find(|p| p.producer == s && p.attempt == a)
+                .expect("its partition");
+            let old = Partition {
+                producer: s,
+                attempt: a + 7,
+                fragments: kept.fragments.clone(),
+            };
+            partitions.push(old);
+            stale = Some((s, a + 7));
+        },
+    );
+    assert_eq!(staged.outcome(), ReconcileOutcome::Running);
+    let (s, attempt) = stale.expect("acted");
+    let released = staged.world.trace.kept().iter().any(|(_, _, e)| {
+        matches!(e, TraceEvent::Batch(BatchEvent::ReleaseRequested { subtask, attempt: a, .. })
+            if *subtask == s && *a == attempt)
+    });
+    assert!(released, "the stale partition is released");
+    assert_eq!(staged.disagreements(), Vec::<String>::new());
+}
