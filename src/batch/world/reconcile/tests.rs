@@ -537,3 +537,45 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
     assert!(released, "the stale partition is released");
     assert_eq!(staged.disagreements(), Vec::<String>::new());
 }
+
+/// Stages a connection reset under the first message of `kind` on its way from the JobMaster
+/// (`from_jobmaster`) or to it, after the window or, for a report, in it: the message arrives
+/// on the old connection (P3.3). Returns what the TaskManagers keep to send again.
+fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
+    let staged = stage(
+        |w, e| {
+            let Event::Deliver { msg, from, .. } = *e else {
+                return false;
+            };
+            let right_way = matches!(from, Address::JobMaster) == from_jobmaster;
+            let after = w.reconciliations.len() == 1
+                && w.jm.as_ref().is_some_and(|jm| jm.reconciling.is_none());
+            right_way && kind(&msg) && (after || msg.received().is_some())
+        },
+        |w, _| {
+            for t in &mut w.tms {
+                t.link_epoch += 1;
+            }
+        },
+    );
+    let tms = &staged.world.tms;
+    tms.iter()
+        .flat_map(|t| t.outbox.values().copied())
+        .collect()
+}
+
+/// P3.3: a task's RPC lost with a reset connection is kept by its TaskManager and sent again;
+/// what the JobMaster sent, and a report (the next registration reports everything again),
+/// are not the TaskManager's to keep.
+#[test]
+fn a_reset_connection_keeps_only_the_tasks_rpcs() {
+    let kept = reset_under(|m| m.is_task_rpc(), false);
+    assert!(
+        kept.iter().any(|m| m.is_task_rpc()),
+        "the task's RPC is kept"
+    );
+    let kept = reset_under(|_| true, true);
+    assert!(kept.iter().all(|m| m.is_task_rpc()), "kept {kept:?}");
+    let kept = reset_under(|m| m.received().is_some(), false);
+    assert!(kept.iter().all(|m| m.is_task_rpc()), "kept {kept:?}");
+}
