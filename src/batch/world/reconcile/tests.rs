@@ -579,3 +579,51 @@ fn a_reset_connection_keeps_only_the_tasks_rpcs() {
     let kept = reset_under(|m| m.received().is_some(), false);
     assert!(kept.iter().all(|m| m.is_task_rpc()), "kept {kept:?}");
 }
+
+/// P0: a message to a TaskManager that is cut off when it arrives is lost (it went out on a
+/// connection that no longer exists); the deployment it carried never starts.
+#[test]
+fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
+    let mut deployed = None;
+    let staged = stage(
+        |w, e| {
+            let after = w.jm.as_ref().is_some_and(|jm| jm.reconciling.is_none())
+                && w.reconciliations.len() == 1;
+            after
+                && matches!(
+                    e,
+                    Event::Deliver {
+                        msg: Msg::Deploy { .. },
+                        ..
+                    }
+                )
+        },
+        |w, _| {
+            for t in &mut w.tms {
+                t.connected = false;
+            }
+            deployed = Some(());
+        },
+    );
+    deployed.expect("acted");
+    let started = staged
+        .world
+        .trace
+        .kept()
+        .iter()
+        .rev()
+        .take_while(|(_, _, e)| !matches!(e, TraceEvent::Batch(BatchEvent::Deployed { .. })))
+        .any(|(_, _, e)| {
+            matches!(
+                e,
+                TraceEvent::TaskState {
+                    from: ExecutionState::Created,
+                    ..
+                }
+            )
+        });
+    assert!(
+        !started,
+        "a task started from a deployment sent to a cut-off TaskManager"
+    );
+}
