@@ -57,6 +57,10 @@ pub struct BatchOracles {
     rpcs: rpc::Ledger,
     /// `legal-transition`'s one current execution per vertex, and `slot-capacity`.
     executions: executions::Executions,
+    /// P2.2: subtasks reset (or, after a reconciliation, kept otherwise than the durable log
+    /// says they finished) whose reset is not in the job event log yet; it must be before any
+    /// subtask is deployed again.
+    unlogged_resets: BTreeSet<SubtaskId>,
     /// `job-status`: every fault that fired, and the restart strategy's `max_attempts`.
     fired: Vec<FaultEvent>,
     max_attempts: u32,
@@ -108,6 +112,7 @@ impl BatchOracles {
             kept: BTreeSet::new(),
             rpcs: rpc::Ledger::new(task_managers),
             executions: executions::Executions::new(graph, task_managers, slots),
+            unlogged_resets: BTreeSet::new(),
             fired: Vec::new(),
             max_attempts: jobmaster.restart_strategy.max_attempts,
             reconcile: reconcile::Ledger::new(graph, task_managers, jobmaster.reconcile_timeout),
@@ -119,7 +124,34 @@ impl BatchOracles {
 
     /// The JobMaster appended `event` to its write buffer.
     pub fn logged(&mut self, event: &JobEvent) {
+        if let JobEvent::Reset { subtasks } = event {
+            for s in subtasks {
+                self.unlogged_resets.remove(s);
+            }
+        }
         self.log.push(event.clone());
+    }
+
+    /// The subtasks the durable log says finished, with the attempt (its latest finish, not
+    /// reset since).
+    fn durably_finished(&self) -> BTreeMap<SubtaskId, u32> {
+        let mut finished = BTreeMap::new();
+        for e in &self.log[..self.durable.min(self.log.len())] {
+            match e {
+                JobEvent::Finished {
+                    subtask, attempt, ..
+                } => {
+                    finished.insert(*subtask, *attempt);
+                }
+                JobEvent::Reset { subtasks } => {
+                    for s in subtasks {
+                        finished.remove(s);
+                    }
+                }
+                JobEvent::VertexInitialized { .. } => {}
+            }
+        }
+        finished
     }
 
     /// TaskManager `tm`'s process `process` sends task RPC `rpc` (its first send, before any
@@ -275,6 +307,7 @@ impl BatchOracles {
                 self.after_window = false;
                 self.reconcile.leader_changed();
                 self.executions.leader_changed();
+                self.unlogged_resets.clear();
             }
             TraceEvent::JobMasterElected { .. } => {
                 self.reconcile.leader_changed();
@@ -314,6 +347,15 @@ impl BatchOracles {
                         message,
                     );
                 }
+                // P2.2: a finish the durable log claims that the window did not keep (forgotten
+                // and run again, or another attempt adopted) is reset in the log.
+                if outcome == crate::trace::ReconcileOutcome::Running {
+                    for (s, attempt) in self.durably_finished() {
+                        if self.reconcile.holds(s) != Some((attempt, ExecutionState::Finished)) {
+                            self.unlogged_resets.insert(s);
+                        }
+                    }
+                }
                 for (s, attempt, tm) in std::mem::take(&mut self.reconcile.unadopted) {
                     self.unadopted.push((s, attempt, tm, now, index, false));
                 }
@@ -343,7 +385,25 @@ impl BatchOracles {
                 subtask,
                 attempt,
                 task_manager,
-            } => self.executions.deployed(subtask, attempt, task_manager),
+            } => {
+                self.executions.deployed(subtask, attempt, task_manager);
+                if let Some(&s) = self.unlogged_resets.first() {
+                    self.unlogged_resets.clear();
+                    self.violate(
+                        Invariant::MinimalRerun,
+                        now,
+                        index,
+                        vec!["JobMaster".into(), graph.subtask_name(s).to_string()],
+                        format!(
+                            "the JobMaster deploys again, but the reset of {} is not in the                              job event log (P2.2: a reset is logged, or a later recovery trusts                              the finish it undid)",
+                            graph.subtask_name(s)
+                        ),
+                    );
+                }
+            }
+            B::SubtaskReset { subtask, .. } => {
+                self.unlogged_resets.insert(subtask);
+            }
             B::RecoveryStarted {
                 full_restart: true, ..
             } => {

@@ -174,6 +174,11 @@ impl Ledger {
         ))
     }
 
+    /// What the JobMaster holds for `s` (attempt, state), from its `execution_state` events.
+    pub(super) fn holds(&self, s: SubtaskId) -> Option<(u32, ExecutionState)> {
+        self.view[s.index()]
+    }
+
     pub(super) fn execution_state(&mut self, s: SubtaskId, attempt: u32, to: ExecutionState) {
         self.view[s.index()] = Some((attempt, to));
     }

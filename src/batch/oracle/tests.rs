@@ -4,7 +4,7 @@
 //! through rare runs; these pin each rule down on its own.
 
 use super::*;
-use crate::batch::trace::{BatchEvent, FlushReason};
+use crate::batch::trace::{BatchEvent, FlushReason, RerunReason};
 use crate::trace::ReconcileOutcome;
 use sim::Duration;
 
@@ -451,4 +451,30 @@ fn an_rpc_lost_at_its_send_is_not_the_one_sent_again() {
     assert_eq!(rpc_steps(&steps), []);
     let not_lost = [&steps[..1], &steps[2..]].concat();
     assert_eq!(rpc_steps(&not_lost), [Invariant::RpcOrder]);
+}
+
+/// P2.2: a reset is in the job event log before anything is deployed again; otherwise a
+/// later recovery would trust the finish it undid.
+#[test]
+fn a_reset_is_logged_before_the_next_deployment() {
+    let deployed_after = |log_it: bool| {
+        let mut run = Feed::new("internal");
+        run.batch(BatchEvent::SubtaskReset {
+            subtask: SRC,
+            reason: RerunReason::Failover,
+        });
+        if log_it {
+            run.oracles.logged(&JobEvent::Reset {
+                subtasks: vec![SRC],
+            });
+        }
+        run.batch(BatchEvent::Deployed {
+            subtask: SRC,
+            attempt: 1,
+            task_manager: 0,
+        });
+        run.violations()
+    };
+    assert_eq!(deployed_after(true), []);
+    assert_eq!(deployed_after(false), [Invariant::MinimalRerun]);
 }
