@@ -135,8 +135,13 @@ impl BatchOracles {
     /// The subtasks the durable log says finished, with the attempt (its latest finish, not
     /// reset since).
     fn durably_finished(&self) -> BTreeMap<SubtaskId, u32> {
+        Self::claimed_finished(&self.log[..self.durable.min(self.log.len())])
+    }
+
+    /// The subtasks `log` says finished, with the attempt of the latest finish not reset since.
+    fn claimed_finished(log: &[JobEvent]) -> BTreeMap<SubtaskId, u32> {
         let mut finished = BTreeMap::new();
-        for e in &self.log[..self.durable.min(self.log.len())] {
+        for e in log {
             match e {
                 JobEvent::Finished {
                     subtask, attempt, ..
@@ -485,11 +490,35 @@ impl BatchOracles {
             }
             B::RecoveryEnded { .. } => {
                 if let Some(w) = self.window.take() {
+                    let before = self.violations.len();
                     self.check_recovery(graph, index, now, &w);
                     self.after_window = true;
+                    if self.violations.len() == before {
+                        self.check_claims_after_recovery(graph, index, now);
+                    }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// P2.2: once a recovery ended, the job event log (its write buffer included) claims no
+    /// finish the recovery did not keep (a discarded or unreported one): a later crash would
+    /// trust it.
+    fn check_claims_after_recovery(&mut self, graph: &ExecutionGraph, index: u64, now: Instant) {
+        let kept: BTreeSet<SubtaskId> = self.kept.iter().map(|&(s, _)| s).collect();
+        let claimed = Self::claimed_finished(&self.log);
+        if let Some(s) = claimed.keys().find(|s| !kept.contains(s)) {
+            let name = graph.subtask_name(*s).to_string();
+            self.violate(
+                Invariant::MinimalRerun,
+                now,
+                index,
+                vec!["JobMaster".into(), name.clone()],
+                format!(
+                    "recovery ended, but the job event log still claims {name} finished,                      which the recovery did not keep (P2.2: what a recovery undoes is logged                      reset)"
+                ),
+            );
         }
     }
 
