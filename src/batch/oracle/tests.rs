@@ -244,6 +244,11 @@ fn recovery_waits_for_a_needed_partition_until_the_deadline() {
         if reported {
             run.report(SRC, 1);
             run.recovered(SRC);
+        } else {
+            // A recovery that does not keep SRC logs its reset, as the JobMaster does (P2.2).
+            run.oracles.logged(&JobEvent::Reset {
+                subtasks: vec![SRC],
+            });
         }
         // The next event (the end) comes 1 ms after `now`.
         let before = Duration::from_nanos(end_after.as_nanos() - 1_000_000);
