@@ -3,9 +3,9 @@
 //!
 //! `legal-transition` (F2.6): an execution vertex has one current execution. A JobMaster ends
 //! an attempt it deployed (FINISHED, FAILED or CANCELED in its view) before another attempt of
-//! the same subtask appears, and it never uses an attempt number twice for one subtask. Both
-//! are per JobMaster: a new leader starts from the job events and the reports, and adopts the
-//! attempts it finds there.
+//! the same subtask appears, and it never deploys one attempt number twice for one subtask.
+//! Both are per JobMaster: a new leader starts from the job events and the reports, and adopts
+//! the attempts it finds there (adopting deploys nothing).
 //!
 //! `slot-capacity` (P0): a TaskManager runs at most `slots_per_task_manager` tasks at once.
 //! The oracle learns where each attempt went from `deployed` events and counts, per
@@ -19,8 +19,8 @@ pub(super) struct Executions {
     slots: u32,
     /// Per subtask: the attempt the current JobMaster shows last, and its state there.
     view: Vec<Option<(u32, ExecutionState)>>,
-    /// Per subtask: every attempt the current JobMaster has shown.
-    used: Vec<BTreeSet<u32>>,
+    /// Per subtask: every attempt the current JobMaster has deployed.
+    deployed: Vec<BTreeSet<u32>>,
     /// Where each deployed attempt went.
     placed: BTreeMap<(SubtaskId, u32), u32>,
     /// Per TaskManager: the attempts it runs (deploying, initializing or running there).
@@ -44,7 +44,7 @@ impl Executions {
         Executions {
             slots,
             view: vec![None; n],
-            used: vec![BTreeSet::new(); n],
+            deployed: vec![BTreeSet::new(); n],
             placed: BTreeMap::new(),
             live: vec![BTreeSet::new(); task_managers],
         }
@@ -53,7 +53,7 @@ impl Executions {
     /// A new JobMaster: it has shown nothing yet.
     pub(super) fn leader_changed(&mut self) {
         self.view.fill(None);
-        self.used.iter_mut().for_each(BTreeSet::clear);
+        self.deployed.iter_mut().for_each(BTreeSet::clear);
     }
 
     /// The JobMaster shows attempt `attempt` of `s` going to `to`.
@@ -62,24 +62,24 @@ impl Executions {
         graph: &ExecutionGraph,
         s: SubtaskId,
         attempt: u32,
-        to: ExecutionState,
+        (from, to): (ExecutionState, ExecutionState),
     ) -> Option<String> {
         let i = s.index();
         let held = self.view[i].replace((attempt, to));
-        let fresh = self.used[i].insert(attempt);
-        let (before, state) = held.filter(|&(before, _)| before != attempt)?;
         let name = graph.subtask_name(s);
-        if deployed_and_live(state) {
+        let deploys = (from, to) == (ExecutionState::Created, ExecutionState::Deploying);
+        if deploys && !self.deployed[i].insert(attempt) {
             return Some(format!(
+                "the JobMaster deploys attempt {attempt} of {name} a second time (F2.6: every \
+                 new execution of a vertex gets a new attempt number)"
+            ));
+        }
+        let (before, state) = held.filter(|&(before, _)| before != attempt)?;
+        deployed_and_live(state).then(|| {
+            format!(
                 "the JobMaster shows attempt {attempt} of {name} while attempt {before} it \
                  deployed is still {state} (F2.6: one current execution per execution vertex; \
                  the old one ends first)"
-            ));
-        }
-        (!fresh).then(|| {
-            format!(
-                "the JobMaster uses attempt {attempt} of {name} again (F2.6: every new \
-                 execution of a vertex gets a new attempt number)"
             )
         })
     }
@@ -140,22 +140,26 @@ mod tests {
         let g = graph();
         let s = SubtaskId(0);
         let mut e = Executions::new(&g, 2, 2);
-        assert_eq!(e.jm_state(&g, s, 0, Deploying), None);
-        assert_eq!(e.jm_state(&g, s, 0, Running), None);
-        assert!(e.jm_state(&g, s, 1, Deploying).is_some(), "0 still runs");
+        assert_eq!(e.jm_state(&g, s, 0, (Created, Deploying)), None);
+        assert_eq!(e.jm_state(&g, s, 0, (Deploying, Running)), None);
+        let next = e.jm_state(&g, s, 1, (Created, Deploying));
+        assert!(next.is_some(), "0 still runs");
         let mut e = Executions::new(&g, 2, 2);
-        e.jm_state(&g, s, 0, Running);
-        assert_eq!(e.jm_state(&g, s, 0, Failed), None);
-        assert_eq!(e.jm_state(&g, s, 1, Deploying), None, "0 ended");
-        assert_eq!(e.jm_state(&g, s, 1, Canceled), None);
-        assert!(e.jm_state(&g, s, 0, Deploying).is_some(), "0 again");
+        e.jm_state(&g, s, 0, (Created, Deploying));
+        assert_eq!(e.jm_state(&g, s, 0, (Deploying, Failed)), None);
+        assert_eq!(e.jm_state(&g, s, 1, (Created, Deploying)), None, "0 ended");
+        assert_eq!(e.jm_state(&g, s, 1, (Deploying, Canceled)), None);
+        let again = e.jm_state(&g, s, 0, (Created, Deploying));
+        assert!(again.is_some(), "0 deployed again");
+        // Adopting an attempt (a recovered finish) deploys nothing.
+        assert_eq!(e.jm_state(&g, s, 0, (Created, Finished)), None);
         // A placeholder of a reconcile window is not an execution it deployed.
         let mut e = Executions::new(&g, 2, 2);
-        e.jm_state(&g, s, 2, Reconciling);
-        assert_eq!(e.jm_state(&g, s, 0, Running), None);
+        e.jm_state(&g, s, 2, (Created, Reconciling));
+        assert_eq!(e.jm_state(&g, s, 0, (Reconciling, Running)), None);
         // A new leader adopts what it finds.
         e.leader_changed();
-        assert_eq!(e.jm_state(&g, s, 2, Deploying), None);
+        assert_eq!(e.jm_state(&g, s, 2, (Created, Deploying)), None);
     }
 
     #[test]

@@ -273,7 +273,7 @@ impl BatchOracles {
                 let (invariant, found) = match event {
                     TraceEvent::ExecutionState { .. } => {
                         self.reconcile.execution_state(subtask, attempt, to);
-                        let found = executions.jm_state(graph, subtask, attempt, to);
+                        let found = executions.jm_state(graph, subtask, attempt, (from, to));
                         (Invariant::LegalTransition, found)
                     }
                     _ => {
