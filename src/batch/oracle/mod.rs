@@ -68,10 +68,11 @@ pub struct BatchOracles {
     reconcile: reconcile::Ledger,
     /// `adaptive-parallelism`: per vertex, `"parallelism": "auto"` in the scenario; per vertex
     /// the parallelism its latest initialization decided; per subtask the bytes its latest
-    /// partition holds.
+    /// partition holds, and per attempt the bytes each partition written holds.
     adaptive: Vec<bool>,
     decided: Vec<Option<u32>>,
     written: Vec<u64>,
+    written_by: BTreeMap<(SubtaskId, u32), u64>,
 }
 
 /// What the end of a run says about who is current, for `no-lost-rpc`.
@@ -119,6 +120,7 @@ impl BatchOracles {
             adaptive,
             decided: vec![None; graph.vertices.len()],
             written: vec![0; graph.subtasks.len()],
+            written_by: BTreeMap::new(),
         }
     }
 
@@ -424,6 +426,7 @@ impl BatchOracles {
                 remote,
             } => {
                 self.written[subtask.index()] = bytes;
+                self.written_by.insert((subtask, attempt), bytes);
                 // P2.1: the partition lives where the scenario's shuffle puts it, and what
                 // survives a TaskManager (P2.4) depends on it.
                 let want_remote = self.batch.shuffle == crate::scenario::ShuffleKind::Remote;
@@ -545,6 +548,16 @@ impl BatchOracles {
                 }
             ));
         }
+        // The partitions its consumers read: of the attempt the job event log says finished
+        // (a recovery adopts the logged attempt, whose partition may outlive a later re-run),
+        // else of the latest one written.
+        let claimed = Self::claimed_finished(&self.log);
+        let bytes_of = |s: SubtaskId| {
+            claimed
+                .get(&s)
+                .and_then(|&a| self.written_by.get(&(s, a)).copied())
+                .unwrap_or(self.written[s.index()])
+        };
         let mut bytes = 0;
         for &e in &vertex.inputs {
             let up = graph.edges[e].from;
@@ -557,7 +570,7 @@ impl BatchOracles {
             };
             let first = graph.vertices[up.index()].first;
             bytes += (first..first + p)
-                .map(|s| self.written[s as usize])
+                .map(|s| bytes_of(SubtaskId(s)))
                 .sum::<u64>();
         }
         if !self.adaptive[v.index()] {
