@@ -535,6 +535,36 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
             if *subtask == s && *a == attempt)
     });
     assert!(released, "the stale partition is released");
+    // On until the release reaches the TaskManager: it drops that partition, not the one the
+    // JobMaster kept.
+    let mut staged = staged;
+    let on_its_way = |st: &Staging| {
+        st.sim.queue().iter().any(|(_, e)| {
+            matches!(e, Event::Deliver { msg: Msg::Release { subtask, attempt: a }, .. }
+                if *subtask == s && *a == attempt)
+        })
+    };
+    while on_its_way(&staged) {
+        let budget = Budget {
+            max_events: staged.sim.events_processed() + 1,
+            max_time: Instant::ZERO.saturating_add(Duration::from_secs(10)),
+            max_pending: 1_000_000,
+        };
+        staged.sim.run(&mut staged.world, budget);
+    }
+    let held: Vec<u32> = staged
+        .world
+        .tms
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .filter(|p| p.producer == s)
+        .map(|p| p.attempt)
+        .collect();
+    assert_eq!(
+        held,
+        [attempt - 7],
+        "the kept partition stays, the stale one is gone"
+    );
     assert_eq!(staged.disagreements(), Vec::<String>::new());
 }
 
