@@ -1338,7 +1338,7 @@ fn check_expected_checkpoint(
             return Err(problem(
                 at(field),
                 format!(
-                    "a duration bound needs a completed checkpoint, and this one is expected to                      be {}",
+                    "a duration bound needs a completed checkpoint, and this one is expected to be {}",
                     outcome_name(outcome)
                 ),
             ));

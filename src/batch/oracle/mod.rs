@@ -402,7 +402,9 @@ impl BatchOracles {
                         index,
                         vec!["JobMaster".into(), graph.subtask_name(s).to_string()],
                         format!(
-                            "the JobMaster deploys again, but the reset of {} is not in the                              job event log (P2.2: a reset is logged, or a later recovery trusts                              the finish it undid)",
+                            "the JobMaster deploys again, but the reset of {} is not in the \
+                             job event log (P2.2: a reset is logged, or a later recovery trusts \
+                             the finish it undid)",
                             graph.subtask_name(s)
                         ),
                     );
@@ -519,7 +521,9 @@ impl BatchOracles {
                 index,
                 vec!["JobMaster".into(), name.clone()],
                 format!(
-                    "recovery ended, but the job event log still claims {name} finished,                      which the recovery did not keep (P2.2: what a recovery undoes is logged                      reset)"
+                    "recovery ended, but the job event log still claims {name} finished, \
+                     which the recovery did not keep (P2.2: what a recovery undoes is logged \
+                     reset)"
                 ),
             );
         }
@@ -849,43 +853,28 @@ impl BatchOracles {
                 );
             }
         }
-        for &(s, attempt, tm, at, index, answered) in &self.late.clone() {
-            let gone = answered || self.lost_task_managers.contains(&tm);
-            if !gone {
-                self.violate(
-                    Invariant::MinimalRerun,
-                    at,
-                    index,
-                    vec![
-                        format!("TaskManager-{tm}"),
-                        graph.subtask_name(s).to_string(),
-                    ],
-                    format!(
-                        "the partition of {} (attempt {attempt}) was reported after recovery \
-                         ended and never released (F2.4: a late report is answered by a \
-                         release)",
-                        graph.subtask_name(s)
-                    ),
-                );
-            }
-        }
-        for &(s, attempt, tm, at, index, answered) in &self.unadopted.clone() {
-            if !answered && !self.lost_task_managers.contains(&tm) {
-                self.violate(
-                    Invariant::ReconcileOutcome,
-                    at,
-                    index,
-                    vec![
-                        format!("TaskManager-{tm}"),
-                        graph.subtask_name(s).to_string(),
-                    ],
-                    format!(
-                        "TaskManager-{tm} reported the partition of {} (attempt {attempt}),                          which the JobMaster did not keep, and it was never released (P3.2:                          what the rebuilt view does not track is released)",
-                        graph.subtask_name(s)
-                    ),
-                );
-            }
-        }
+        // F2.4: a late report is answered by a release; P3.2: so is a reported partition the
+        // rebuilt view does not keep. Either may go unanswered only if its TaskManager died.
+        let late = std::mem::take(&mut self.late);
+        self.unreleased(graph, &late, Invariant::MinimalRerun, |name, attempt, _| {
+            format!(
+                "the partition of {name} (attempt {attempt}) was reported after recovery ended \
+                 and never released (F2.4: a late report is answered by a release)"
+            )
+        });
+        let unadopted = std::mem::take(&mut self.unadopted);
+        self.unreleased(
+            graph,
+            &unadopted,
+            Invariant::ReconcileOutcome,
+            |name, attempt, tm| {
+                format!(
+                    "TaskManager-{tm} reported the partition of {name} (attempt {attempt}), which \
+                 the JobMaster did not keep, and it was never released (P3.2: what the rebuilt \
+                 view does not track is released)"
+                )
+            },
+        );
         if status == JobStatus::Finished {
             self.check_output(graph, committed, now, last_index);
         }
@@ -900,6 +889,30 @@ impl BatchOracles {
         );
         self.violations.extend(judged);
         self.violations
+    }
+
+    /// Each partition of `reported` (subtask, attempt, TaskManager, when, event, answered by
+    /// a release) that no release answered, while its TaskManager lived, is a violation.
+    fn unreleased(
+        &mut self,
+        graph: &ExecutionGraph,
+        reported: &[(SubtaskId, u32, u32, Instant, u64, bool)],
+        invariant: Invariant,
+        message: impl Fn(&str, u32, u32) -> String,
+    ) {
+        for &(s, attempt, tm, at, index, answered) in reported {
+            if !answered && !self.lost_task_managers.contains(&tm) {
+                let name = graph.subtask_name(s).to_string();
+                let text = message(&name, attempt, tm);
+                self.violate(
+                    invariant,
+                    at,
+                    index,
+                    vec![format!("TaskManager-{tm}"), name],
+                    text,
+                );
+            }
+        }
     }
 
     /// `exactly-once-output`: per sink vertex, every split of every upstream source exactly
