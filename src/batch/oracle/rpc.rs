@@ -101,15 +101,18 @@ impl Ledger {
             .position(|s| s.process == process && s.rpc == rpc)
     }
 
-    /// `rpc` was lost at its send (its link was cut): it leaves the ledger, and an identical
-    /// RPC sent later is another one.
+    /// `rpc` was lost at its send (its link was cut): a first send leaves the ledger, and an
+    /// identical RPC sent later is another one. A kept RPC sent again stays: it was refused, and
+    /// P3.3 keeps it until it is applied, so its loss is for `no-lost-rpc` to judge.
     pub(super) fn lost(&mut self, tm: u32, process: u32, rpc: TaskRpc) {
         let outstanding = &mut self.outstanding[tm as usize];
         if let Some(i) = outstanding
             .iter()
             .rposition(|s| s.process == process && s.rpc == rpc)
         {
-            outstanding.remove(i);
+            if outstanding[i].refused.is_none() {
+                outstanding.remove(i);
+            }
         }
     }
 

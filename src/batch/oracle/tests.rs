@@ -483,3 +483,21 @@ fn a_reset_is_logged_before_the_next_deployment() {
     assert_eq!(deployed_after(true), []);
     assert_eq!(deployed_after(false), [Invariant::MinimalRerun]);
 }
+
+/// P3.3: a kept RPC is kept until it is applied; lost when sent again (a resend on a cut
+/// link), it is still owed, and `no-lost-rpc` judges it at the end like any refused one.
+#[test]
+fn a_kept_rpc_lost_when_sent_again_is_still_owed() {
+    let mut run = Feed::new("internal");
+    let (now, index) = (run.now, run.index);
+    let running = rpc(Call::Running);
+    run.oracles.rpc_sent(1, 0, running);
+    run.oracles
+        .rpc_refused(&run.graph, (1, 0), running, (now, index));
+    run.oracles.rpc_lost(1, 0, running);
+    let found = run.finish_with(&Current {
+        attempts: vec![Some((0, ExecutionState::Running)), None],
+        processes: vec![Some(0), Some(0)],
+    });
+    assert_eq!(found, [Invariant::NoLostRpc]);
+}
