@@ -180,10 +180,8 @@ impl BatchOracles {
         rpc: TaskRpc,
         (now, index): (Instant, u64),
     ) {
-        if let Some(message) = self.rpcs.refused(graph, (tm, process), rpc, (now, index)) {
-            let actors = vec![format!("TaskManager-{tm}"), "JobMaster".into()];
-            self.violate(Invariant::RpcOrder, now, index, actors, message);
-        }
+        let found = self.rpcs.refused(graph, (tm, process), rpc, (now, index));
+        self.rpc_order(tm, (now, index), found);
     }
 
     /// The JobMaster takes task RPC `rpc` from TaskManager `tm`, whose process is `process`.
@@ -194,7 +192,13 @@ impl BatchOracles {
         rpc: TaskRpc,
         (now, index): (Instant, u64),
     ) {
-        if let Some(message) = self.rpcs.applied(graph, (tm, process), rpc) {
+        let found = self.rpcs.applied(graph, (tm, process), rpc);
+        self.rpc_order(tm, (now, index), found);
+    }
+
+    /// What the RPC ledger found wrong on TaskManager `tm`'s link, as an `rpc-order` violation.
+    fn rpc_order(&mut self, tm: u32, (now, index): (Instant, u64), found: Option<String>) {
+        if let Some(message) = found {
             let actors = vec![format!("TaskManager-{tm}"), "JobMaster".into()];
             self.violate(Invariant::RpcOrder, now, index, actors, message);
         }
