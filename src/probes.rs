@@ -244,8 +244,7 @@ impl ProbeSet {
 
     /// The batch probes a batch trace event shows (P2, P3 in batch).
     pub fn observe_batch(&mut self, event: &TraceEvent) {
-        use crate::batch::trace::{BatchEvent as B, RerunReason};
-        use crate::trace::ReconcileOutcome;
+        use crate::trace::{ReconcileOutcome, RerunReason};
         let probe = match *event {
             TraceEvent::ReconcileEnded { outcome, .. } => match outcome {
                 ReconcileOutcome::Running | ReconcileOutcome::Finished => {
@@ -253,31 +252,28 @@ impl ProbeSet {
                 }
                 ReconcileOutcome::Failing => Probe::BatchReconcileFailing,
             },
-            TraceEvent::Batch(b) => match b {
-                B::RecoveryEnded { recovered, .. } if recovered > 0 => {
-                    Probe::BatchRecoveredFinished
-                }
-                B::JobEventsLost { .. } => Probe::BatchEventsLost,
-                B::RecoveryStarted { discarded, .. } if discarded > 0 => {
-                    Probe::BatchNoSnapshotDiscard
-                }
-                B::RecoveryStarted {
-                    full_restart: true, ..
-                } => Probe::BatchFullRestart,
-                B::SubtaskReset {
-                    reason: RerunReason::PartitionMissing,
-                    ..
-                } => Probe::BatchPartitionMissing,
-                B::SubtaskReset {
-                    reason: RerunReason::CoordinatorRule,
-                    ..
-                } => Probe::BatchCoordinatorRule,
-                B::PartitionReported { late: true, .. } => Probe::BatchLateReportReleased,
-                B::PartitionNotFound { .. } => Probe::BatchPartitionNotFound,
-                B::VertexInitialized { adaptive: true, .. } => Probe::BatchAdaptiveParallelism,
-                B::RpcRefused { .. } => Probe::BatchRpcRefused,
-                _ => return,
-            },
+            TraceEvent::RecoveryEnded { recovered, .. } if recovered > 0 => {
+                Probe::BatchRecoveredFinished
+            }
+            TraceEvent::JobEventsLost { .. } => Probe::BatchEventsLost,
+            TraceEvent::RecoveryStarted { discarded, .. } if discarded > 0 => {
+                Probe::BatchNoSnapshotDiscard
+            }
+            TraceEvent::RecoveryStarted {
+                full_restart: true, ..
+            } => Probe::BatchFullRestart,
+            TraceEvent::SubtaskReset {
+                reason: RerunReason::PartitionMissing,
+                ..
+            } => Probe::BatchPartitionMissing,
+            TraceEvent::SubtaskReset {
+                reason: RerunReason::CoordinatorRule,
+                ..
+            } => Probe::BatchCoordinatorRule,
+            TraceEvent::PartitionReported { late: true, .. } => Probe::BatchLateReportReleased,
+            TraceEvent::PartitionNotFound { .. } => Probe::BatchPartitionNotFound,
+            TraceEvent::VertexInitialized { adaptive: true, .. } => Probe::BatchAdaptiveParallelism,
+            TraceEvent::TaskRpcRefused { .. } => Probe::BatchRpcRefused,
             _ => return,
         };
         self.insert(probe);

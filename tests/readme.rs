@@ -79,3 +79,52 @@ fn every_hash_quoted_for_the_main_example_is_current() {
         assert_eq!(quoted, hash, "a stale hash in the README near byte {at}");
     }
 }
+
+/// The rows of the README's "Trace format" tables: the first cell of every row, unquoted.
+fn documented_trace_types() -> std::collections::BTreeSet<String> {
+    let readme = readme();
+    let start = readme.find("\n## Trace format").expect("the section");
+    let end = start + 1 + readme[start + 1..].find("\n## ").expect("a next section");
+    readme[start..end]
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|rest| rest.split_once('`'))
+        .map(|(name, _)| name.to_owned())
+        .collect()
+}
+
+/// Every event type a shipped scenario records has a row in the README's "Trace format", so a
+/// new event (of either kind of job) cannot ship undocumented.
+#[test]
+fn every_recorded_event_type_is_documented() {
+    use flinksim::run::{run, RunOptions};
+    use flinksim::trace::Retain;
+    let documented = documented_trace_types();
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("scenarios/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut recorded = std::collections::BTreeSet::new();
+    for file in &files {
+        let scenario = flinksim::scenario::load(file).unwrap_or_else(|e| panic!("{e}"));
+        let options = RunOptions {
+            seed: None,
+            retain: Retain::Everything,
+        };
+        for (_, _, event) in run(&scenario, &options).trace.kept() {
+            recorded.insert(event.kind());
+        }
+    }
+    let missing: Vec<_> = recorded
+        .iter()
+        .filter(|k| !documented.contains(**k))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in README \"Trace format\": {missing:?}"
+    );
+    assert!(recorded.contains("vertex_initialized") && recorded.contains("snapshot"));
+}

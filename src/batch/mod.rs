@@ -14,7 +14,6 @@ pub mod data;
 pub mod events;
 pub mod oracle;
 pub mod recovery;
-pub mod trace;
 pub mod world;
 
 use crate::oracle::invariant::Invariant;

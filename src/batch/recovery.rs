@@ -3,11 +3,11 @@
 //! failover, and the oracle can recompute the answer its own way (`oracle.rs`).
 
 use super::events::{JobEvent, Replayed};
-use super::trace::RerunReason;
 use super::world::World;
 use crate::bug::Bug;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::scenario::Batch;
+use crate::trace::RerunReason;
 use std::collections::{BTreeMap, VecDeque};
 
 /// What the JobMaster knows when it expands a reset (P2.4 step 4).

@@ -17,13 +17,15 @@ use super::data::{self, Fragment};
 use super::events::{replay, JobEvent, JobEventStore, Location, Replayed, Snapshot};
 use super::oracle::{BatchOracles, Call, Received, TaskRpc};
 use super::recovery::{self, Plan};
-use super::trace::{BatchEvent, FlushReason, Logged, RerunReason};
 use crate::bug::Bug;
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::scenario::{Batch, FaultKind, Scenario, ShuffleKind};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{Address, FaultEvent, ReconcileOutcome, Retain, Trace, TraceEvent};
+use crate::trace::{
+    Address, FaultEvent, FlushReason, Logged, ReconcileOutcome, RerunReason, Retain, Trace,
+    TraceEvent,
+};
 use sim::{Duration, Instant, Model, RandomStreams, Scheduler, Stream};
 use std::collections::BTreeSet;
 
@@ -525,10 +527,6 @@ impl World {
         }
     }
 
-    fn batch_event(&mut self, now: Instant, event: BatchEvent) {
-        self.record(now, TraceEvent::Batch(event));
-    }
-
     // ---- Messages ------------------------------------------------------------------------
 
     fn send(&mut self, sched: &mut Scheduler<'_, Event>, from: Address, to: Address, msg: Msg) {
@@ -623,9 +621,9 @@ impl World {
 
     fn send_to_task_manager(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
         if let Msg::Release { subtask, attempt } = msg {
-            self.batch_event(
+            self.record(
                 sched.now(),
-                BatchEvent::ReleaseRequested {
+                TraceEvent::ReleaseRequested {
                     task_manager: tm,
                     subtask,
                     attempt,
@@ -721,9 +719,9 @@ impl World {
                     .position(|p| p.producer == subtask && p.attempt == attempt)
                 {
                     held.remove(i);
-                    self.batch_event(
+                    self.record(
                         now,
-                        BatchEvent::PartitionReleased {
+                        TraceEvent::PartitionReleased {
                             subtask,
                             attempt,
                             remote: false,
@@ -910,7 +908,7 @@ impl World {
                 }
             };
             let Some(partition) = found else {
-                self.batch_event(now, BatchEvent::PartitionNotFound { subtask, producer });
+                self.record(now, TraceEvent::PartitionNotFound { subtask, producer });
                 self.end_task(now, subtask, ExecutionState::Failed);
                 self.send_to_jobmaster(
                     sched,
@@ -981,9 +979,9 @@ impl World {
             } else {
                 self.tms[tm as usize].partitions.push(partition);
             }
-            self.batch_event(
+            self.record(
                 now,
-                BatchEvent::PartitionWritten {
+                TraceEvent::PartitionWritten {
                     subtask,
                     attempt,
                     bytes,
@@ -1037,9 +1035,9 @@ impl World {
         }
         if !self.batch.keep_partitions {
             for p in std::mem::take(&mut self.tms[tm as usize].partitions) {
-                self.batch_event(
+                self.record(
                     now,
-                    BatchEvent::PartitionReleased {
+                    TraceEvent::PartitionReleased {
                         subtask: p.producer,
                         attempt: p.attempt,
                         remote: false,
@@ -1156,9 +1154,9 @@ impl World {
                     .as_mut()
                     .expect("a source has an enumerator")
                     .next_split(index);
-                self.batch_event(
+                self.record(
                     now,
-                    BatchEvent::SplitAssigned {
+                    TraceEvent::SplitAssigned {
                         subtask,
                         attempt,
                         split,
@@ -1367,7 +1365,7 @@ impl World {
             let incarnation = jm.incarnation;
             sched.at(next, Event::FlushTick { incarnation });
         }
-        self.batch_event(now, BatchEvent::JobEventLogged { what, snapshot });
+        self.record(now, TraceEvent::JobEventLogged { what, snapshot });
         if full {
             self.flush(now, FlushReason::BufferFull);
         }
@@ -1376,7 +1374,7 @@ impl World {
     fn flush(&mut self, now: Instant, reason: FlushReason) {
         let events = self.store.flush() as u32;
         if events > 0 {
-            self.batch_event(now, BatchEvent::JobEventsFlushed { events, reason });
+            self.record(now, TraceEvent::JobEventsFlushed { events, reason });
         }
     }
 
@@ -1508,9 +1506,9 @@ impl World {
             inputs,
         };
         self.exec_state(now, s, ExecutionState::Deploying);
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::Deployed {
+            TraceEvent::Deployed {
                 subtask: s,
                 attempt,
                 task_manager: tm as u32,
@@ -1556,9 +1554,9 @@ impl World {
             vertex.parallelism
         };
         self.set_parallelism(v, parallelism);
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::VertexInitialized {
+            TraceEvent::VertexInitialized {
                 vertex: v,
                 parallelism,
                 input_bytes,
@@ -1606,9 +1604,9 @@ impl World {
         }
         for (s, fragments) in outputs {
             let records = data::total_records(&fragments);
-            self.batch_event(
+            self.record(
                 now,
-                BatchEvent::OutputCommitted {
+                TraceEvent::OutputCommitted {
                     subtask: s,
                     records,
                 },
@@ -1736,7 +1734,7 @@ impl World {
                 }
             }
             if !was_created {
-                self.batch_event(now, BatchEvent::SubtaskReset { subtask: s, reason });
+                self.record(now, TraceEvent::SubtaskReset { subtask: s, reason });
             }
             if let (Some(_), Some(r)) = (self.done[s.index()], plan.recovery_index) {
                 self.rerun_of[s.index()] = Some(r);
@@ -1770,9 +1768,9 @@ impl World {
                     .position(|p| p.producer == s && p.attempt == attempt)
                 {
                     self.remote.remove(i);
-                    self.batch_event(
+                    self.record(
                         sched.now(),
-                        BatchEvent::PartitionReleased {
+                        TraceEvent::PartitionReleased {
                             subtask: s,
                             attempt,
                             remote: true,
@@ -1866,7 +1864,7 @@ impl World {
         } else {
             let events = self.store.lose_buffer() as u32;
             if events > 0 {
-                self.batch_event(now, BatchEvent::JobEventsLost { events });
+                self.record(now, TraceEvent::JobEventsLost { events });
             }
         }
         self.jm_incarnation += 1;
@@ -1912,9 +1910,9 @@ impl World {
         self.set_job_status(now, JobStatus::Reconciling);
         let replayed = self.replay_log();
         self.recoveries[r].discarded = replayed.discarded.len() as u32;
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::RecoveryStarted {
+            TraceEvent::RecoveryStarted {
                 replayed: replayed.applied as u32,
                 discarded: replayed.discarded.len() as u32,
                 full_restart: false,
@@ -1977,9 +1975,9 @@ impl World {
             .filter(|s| self.done[s.index()].is_some())
             .collect();
         self.store.clear();
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::RecoveryStarted {
+            TraceEvent::RecoveryStarted {
                 replayed: 0,
                 discarded: 0,
                 full_restart: true,
@@ -1998,9 +1996,9 @@ impl World {
         let rerun = finished_before.len() as u32;
         self.jm.as_mut().expect("elected").recovered_once = true;
         self.set_job_status(now, JobStatus::Running);
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::RecoveryEnded {
+            TraceEvent::RecoveryEnded {
                 recovered: 0,
                 rerun,
                 timed_out: false,
@@ -2049,9 +2047,9 @@ impl World {
                 if a == attempt && location == expected {
                     jm.tracker[subtask.index()] = Some((attempt, location, bytes));
                     rec.awaited.remove(&subtask);
-                    self.batch_event(
+                    self.record(
                         now,
-                        BatchEvent::PartitionReported {
+                        TraceEvent::PartitionReported {
                             task_manager: tm,
                             subtask,
                             attempt,
@@ -2062,9 +2060,9 @@ impl World {
                     return;
                 }
             }
-            self.batch_event(
+            self.record(
                 now,
-                BatchEvent::PartitionReported {
+                TraceEvent::PartitionReported {
                     task_manager: tm,
                     subtask,
                     attempt,
@@ -2087,9 +2085,9 @@ impl World {
         }
         // F2.4: after the wait, a report is answered by releasing those partitions.
         let late = jm.recovered_once;
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::PartitionReported {
+            TraceEvent::PartitionReported {
                 task_manager: tm,
                 subtask,
                 attempt,
@@ -2213,9 +2211,9 @@ impl World {
         record.running_at = Some(now);
         record.timed_out = timed_out;
         let rerun = record.rerun.len() as u32;
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::RecoveryEnded {
+            TraceEvent::RecoveryEnded {
                 recovered: recovered.len() as u32,
                 rerun,
                 timed_out,
@@ -2384,7 +2382,7 @@ impl World {
                 // The connection is reset: whatever was on the wire either way is lost.
                 self.tms[t].link_epoch += 1;
                 self.tms[t].in_flight = 0;
-                self.batch_event(now, BatchEvent::TaskManagerDisconnected { task_manager });
+                self.record(now, TraceEvent::TaskManagerDisconnected { task_manager });
                 let process = self.tms[t].process;
                 // Both sides miss heartbeats; a disconnection shorter than the timeout is
                 // noticed when the connection is re-established (`Reconnect`).
@@ -2437,7 +2435,7 @@ impl World {
         }
         self.lose_task_manager(sched, tm, process);
         self.tms[tm as usize].connected = true;
-        self.batch_event(now, BatchEvent::TaskManagerReconnected { task_manager: tm });
+        self.record(now, TraceEvent::TaskManagerReconnected { task_manager: tm });
         self.register(sched, tm);
     }
 }

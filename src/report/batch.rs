@@ -1,11 +1,11 @@
 //! The batch part of a run's summary (P2.4 figures) and of its expectations, and the
 //! side-by-side comparison with a full restart (`--compare-baseline`).
 
-use crate::batch::trace::RerunReason;
 use crate::batch::{BatchFigures, RecoveryRecord};
 use crate::graph::ExecutionGraph;
 use crate::run::RunReport;
 use crate::scenario::Expect;
+use crate::trace::RerunReason;
 use serde_json::{json, Value};
 
 fn rerun_names(graph: &ExecutionGraph, r: &RecoveryRecord) -> Vec<String> {

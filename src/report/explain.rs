@@ -203,25 +203,25 @@ impl Narrator<'_> {
 
     fn event(&mut self, time: Instant, event: &TraceEvent) -> Told {
         match *event {
-            TraceEvent::Batch(b) => {
-                let (actor, mut text) = b.line(self.graph);
+            batch @ (TraceEvent::VertexInitialized { .. } | TraceEvent::SplitAssigned { .. } | TraceEvent::PartitionWritten { .. } | TraceEvent::JobEventLogged { .. } | TraceEvent::JobEventsFlushed { .. } | TraceEvent::JobEventsLost { .. } | TraceEvent::RecoveryStarted { .. } | TraceEvent::PartitionReported { .. } | TraceEvent::ReleaseRequested { .. } | TraceEvent::TaskRpcRefused { .. } | TraceEvent::PartitionReleased { .. } | TraceEvent::SubtaskReset { .. } | TraceEvent::RecoveryEnded { .. } | TraceEvent::PartitionNotFound { .. } | TraceEvent::TaskManagerDisconnected { .. } | TraceEvent::TaskManagerReconnected { .. } | TraceEvent::OutputCommitted { .. } | TraceEvent::Deployed { .. }) => {
+                let (actor, mut text) = crate::report::render::event_line(self.graph, &batch);
                 // The narration cites the rule in front; drop the timeline's trailing citation.
                 if let Some(cut) = text.rfind(" (P").or_else(|| text.rfind(" (F")) {
                     if text.ends_with(')') {
                         text.truncate(cut);
                     }
                 }
-                let rule = match b {
-                    crate::batch::trace::BatchEvent::SubtaskReset { reason, .. } => reason.rule(),
-                    crate::batch::trace::BatchEvent::JobEventLogged { .. }
-                    | crate::batch::trace::BatchEvent::JobEventsFlushed { .. }
-                    | crate::batch::trace::BatchEvent::JobEventsLost { .. } => "P2.2",
-                    crate::batch::trace::BatchEvent::RecoveryStarted { .. }
-                    | crate::batch::trace::BatchEvent::RecoveryEnded { .. }
-                    | crate::batch::trace::BatchEvent::PartitionReported { .. } => "P2.4",
-                    crate::batch::trace::BatchEvent::ReleaseRequested { .. }
-                    | crate::batch::trace::BatchEvent::PartitionReleased { .. } => "F2.4",
-                    crate::batch::trace::BatchEvent::RpcRefused { .. } => "P3.3",
+                let rule = match batch {
+                    TraceEvent::SubtaskReset { reason, .. } => reason.rule(),
+                    TraceEvent::JobEventLogged { .. }
+                    | TraceEvent::JobEventsFlushed { .. }
+                    | TraceEvent::JobEventsLost { .. } => "P2.2",
+                    TraceEvent::RecoveryStarted { .. }
+                    | TraceEvent::RecoveryEnded { .. }
+                    | TraceEvent::PartitionReported { .. } => "P2.4",
+                    TraceEvent::ReleaseRequested { .. }
+                    | TraceEvent::PartitionReleased { .. } => "F2.4",
+                    TraceEvent::TaskRpcRefused { .. } => "P3.3",
                     _ => "P2.1",
                 };
                 told(actor, rule, text)

@@ -375,8 +375,7 @@ impl BatchOracles {
                     self.after_window = false;
                 }
             }
-            TraceEvent::Batch(b) => self.observe_batch(graph, index, now, b),
-            _ => {}
+            other => self.observe_batch(graph, index, now, other),
         }
     }
 
@@ -385,14 +384,13 @@ impl BatchOracles {
         graph: &ExecutionGraph,
         index: u64,
         now: Instant,
-        event: super::trace::BatchEvent,
+        event: TraceEvent,
     ) {
-        use super::trace::BatchEvent as B;
         match event {
-            B::JobEventsFlushed { events, .. } => {
+            TraceEvent::JobEventsFlushed { events, .. } => {
                 self.durable = (self.durable + events as usize).min(self.log.len());
             }
-            B::Deployed {
+            TraceEvent::Deployed {
                 subtask,
                 attempt,
                 task_manager,
@@ -414,10 +412,10 @@ impl BatchOracles {
                     );
                 }
             }
-            B::SubtaskReset { subtask, .. } => {
+            TraceEvent::SubtaskReset { subtask, .. } => {
                 self.unlogged_resets.insert(subtask);
             }
-            B::RecoveryStarted {
+            TraceEvent::RecoveryStarted {
                 full_restart: true, ..
             } => {
                 self.log.clear();
@@ -425,7 +423,7 @@ impl BatchOracles {
                 self.after_window = true;
                 self.decided.fill(None);
             }
-            B::PartitionWritten {
+            TraceEvent::PartitionWritten {
                 subtask,
                 attempt,
                 bytes,
@@ -462,7 +460,7 @@ impl BatchOracles {
                     self.remote.insert((subtask, attempt));
                 }
             }
-            B::VertexInitialized {
+            TraceEvent::VertexInitialized {
                 vertex,
                 parallelism,
                 input_bytes,
@@ -481,14 +479,14 @@ impl BatchOracles {
                 }
                 self.decided[vertex.index()] = Some(parallelism);
             }
-            B::PartitionReleased {
+            TraceEvent::PartitionReleased {
                 subtask,
                 attempt,
                 remote: true,
             } => {
                 self.remote.remove(&(subtask, attempt));
             }
-            B::ReleaseRequested {
+            TraceEvent::ReleaseRequested {
                 subtask, attempt, ..
             } => {
                 for late in self.late.iter_mut().chain(&mut self.unadopted) {
@@ -497,7 +495,7 @@ impl BatchOracles {
                     }
                 }
             }
-            B::RecoveryEnded { .. } => {
+            TraceEvent::RecoveryEnded { .. } => {
                 if let Some(w) = self.window.take() {
                     let before = self.violations.len();
                     self.check_recovery(graph, index, now, &w);

@@ -4,8 +4,8 @@
 //! through rare runs; these pin each rule down on its own.
 
 use super::*;
-use crate::batch::trace::{BatchEvent, FlushReason, RerunReason};
 use crate::trace::ReconcileOutcome;
+use crate::trace::{FlushReason, RerunReason};
 use sim::Duration;
 
 const SRC: SubtaskId = SubtaskId(0);
@@ -51,10 +51,6 @@ impl Feed {
             .observe(&self.graph, self.index, self.now, &event);
     }
 
-    fn batch(&mut self, event: BatchEvent) {
-        self.event(TraceEvent::Batch(event));
-    }
-
     /// A new JobMaster's window opens (the job RECONCILING).
     fn open(&mut self) {
         self.event(TraceEvent::JobStatus {
@@ -91,14 +87,14 @@ impl Feed {
                 enumerators: vec![None, None],
             })),
         });
-        self.batch(BatchEvent::JobEventsFlushed {
+        self.event(TraceEvent::JobEventsFlushed {
             events: 3,
             reason: FlushReason::Interval,
         });
     }
 
     fn recovery_ended(&mut self, recovered: u32) {
-        self.batch(BatchEvent::RecoveryEnded {
+        self.event(TraceEvent::RecoveryEnded {
             recovered,
             rerun: 0,
             timed_out: true,
@@ -197,14 +193,14 @@ fn a_released_remote_partition_is_not_available_to_recovery() {
     for released in [false, true] {
         let mut run = Feed::new("remote");
         run.durable_finish(Location::Remote);
-        run.batch(BatchEvent::PartitionWritten {
+        run.event(TraceEvent::PartitionWritten {
             subtask: SRC,
             attempt: 0,
             bytes: 64,
             remote: true,
         });
         if released {
-            run.batch(BatchEvent::PartitionReleased {
+            run.event(TraceEvent::PartitionReleased {
                 subtask: SRC,
                 attempt: 0,
                 remote: true,
@@ -309,7 +305,7 @@ fn a_refused_rpc_never_applied_is_lost_unless_moot() {
 #[test]
 fn a_vertex_is_initialized_after_its_inputs_with_its_fixed_parallelism() {
     let initialized = |run: &mut Feed, vertex: u32, parallelism: u32, adaptive: bool| {
-        run.batch(BatchEvent::VertexInitialized {
+        run.event(TraceEvent::VertexInitialized {
             vertex: VertexId(vertex),
             parallelism,
             input_bytes: 0,
@@ -347,7 +343,7 @@ fn a_partition_is_written_where_the_shuffle_keeps_them() {
         ("remote", false, true),
     ] {
         let mut run = Feed::new(shuffle);
-        run.batch(BatchEvent::PartitionWritten {
+        run.event(TraceEvent::PartitionWritten {
             subtask: SRC,
             attempt: 0,
             bytes: 64,
@@ -464,7 +460,7 @@ fn an_rpc_lost_at_its_send_is_not_the_one_sent_again() {
 fn a_reset_is_logged_before_the_next_deployment() {
     let deployed_after = |log_it: bool| {
         let mut run = Feed::new("internal");
-        run.batch(BatchEvent::SubtaskReset {
+        run.event(TraceEvent::SubtaskReset {
             subtask: SRC,
             reason: RerunReason::Failover,
         });
@@ -473,7 +469,7 @@ fn a_reset_is_logged_before_the_next_deployment() {
                 subtasks: vec![SRC],
             });
         }
-        run.batch(BatchEvent::Deployed {
+        run.event(TraceEvent::Deployed {
             subtask: SRC,
             attempt: 1,
             task_manager: 0,

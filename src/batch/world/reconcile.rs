@@ -228,9 +228,9 @@ impl World {
         if reconciling {
             let rpc = msg.task_rpc().expect("only task RPCs are kept");
             let (subtask, attempt) = (rpc.subtask, rpc.attempt);
-            self.batch_event(
+            self.record(
                 now,
-                BatchEvent::RpcRefused {
+                TraceEvent::TaskRpcRefused {
                     task_manager: tm,
                     subtask,
                     attempt,
@@ -698,9 +698,9 @@ impl World {
             return;
         }
         self.recoveries[r].discarded = rec.replayed.discarded.len() as u32;
-        self.batch_event(
+        self.record(
             now,
-            BatchEvent::RecoveryStarted {
+            TraceEvent::RecoveryStarted {
                 replayed: rec.replayed.applied as u32,
                 discarded: rec.replayed.discarded.len() as u32,
                 full_restart: false,

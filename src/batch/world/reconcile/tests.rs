@@ -468,7 +468,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
             .kept()
             .iter()
             .filter(|(_, _, e)| {
-                matches!(e, TraceEvent::Batch(BatchEvent::RpcRefused { subtask, .. }) if *subtask == s)
+                matches!(e, TraceEvent::TaskRpcRefused { subtask, .. } if *subtask == s)
             })
             .count();
         let on_its_way = staged
@@ -522,7 +522,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
     assert_eq!(staged.outcome(), ReconcileOutcome::Running);
     let (s, attempt) = stale.expect("acted");
     let released = staged.world.trace.kept().iter().any(|(_, _, e)| {
-        matches!(e, TraceEvent::Batch(BatchEvent::ReleaseRequested { subtask, attempt: a, .. })
+        matches!(e, TraceEvent::ReleaseRequested { subtask, attempt: a, .. }
             if *subtask == s && *a == attempt)
     });
     assert!(released, "the stale partition is released");
@@ -633,7 +633,7 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
         .kept()
         .iter()
         .rev()
-        .take_while(|(_, _, e)| !matches!(e, TraceEvent::Batch(BatchEvent::Deployed { .. })))
+        .take_while(|(_, _, e)| !matches!(e, TraceEvent::Deployed { .. }))
         .any(|(_, _, e)| {
             matches!(
                 e,

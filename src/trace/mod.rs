@@ -1,0 +1,537 @@
+//! What happened in a run, as a sequence of typed events: the single source for the trace hash,
+//! the oracles and every rendering (timeline, JSON Lines).
+//!
+//! Events are small `Copy` values with ids, not strings: recording one costs a few hash steps
+//! and, when an output was asked for, one `Vec` push. Names (`map[0]`, `src[0]->map[0]`) are
+//! only produced when something is rendered (`crate::report`).
+//!
+//! One vocabulary serves both kinds of job: streaming runs record the checkpoint and data
+//! events, batch runs the job-event log, partition and recovery events (P2), and both the job,
+//! execution, task, fault and reconciliation events.
+
+mod hash;
+mod reasons;
+mod rpc;
+
+pub use reasons::{
+    AbortReason, DeclineReason, FaultEvent, FlushReason, Logged, ReconcileOutcome, RerunReason,
+    TriggerFailure,
+};
+pub use rpc::{Address, Call, CheckpointSet, Restore, Rpc};
+
+use crate::graph::{ChannelId, SubtaskId, VertexId};
+use crate::record::{Element, Record};
+use crate::status::{ExecutionState, JobStatus};
+use sim::{Duration, Instant, TraceHasher};
+
+/// One thing that happened. Names are low-cardinality; ids are fields.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TraceEvent {
+    /// The JobMaster changed the job's status.
+    JobStatus {
+        from: JobStatus,
+        to: JobStatus,
+    },
+    /// The JobMaster's view of an execution changed (it lags the task by RPC latency).
+    ExecutionState {
+        subtask: SubtaskId,
+        attempt: u32,
+        from: ExecutionState,
+        to: ExecutionState,
+    },
+    /// A task's own state changed, on its TaskManager.
+    TaskState {
+        subtask: SubtaskId,
+        attempt: u32,
+        from: ExecutionState,
+        to: ExecutionState,
+    },
+    /// An RPC reached its destination.
+    Rpc {
+        from: Address,
+        to: Address,
+        sent_at: Instant,
+        rpc: Rpc,
+    },
+    /// A producer put an element into a channel.
+    Push {
+        channel: ChannelId,
+        element: Element,
+    },
+    /// The oldest in-flight element of a channel reached the consumer's input buffer.
+    Arrive {
+        channel: ChannelId,
+        element: Element,
+    },
+    /// A consumer dequeued an element from an input channel and processed it.
+    Take {
+        subtask: SubtaskId,
+        channel: ChannelId,
+        element: Element,
+    },
+    /// A producer found an output channel full and waits for credit (back-pressure).
+    Blocked {
+        subtask: SubtaskId,
+        channel: ChannelId,
+    },
+    /// A task reached the end of its input: a source ran out of records, or every input
+    /// channel delivered EndOfPartition (EndOfData in the `flink` variant).
+    EndOfInput {
+        subtask: SubtaskId,
+    },
+    /// The CheckpointCoordinator triggered checkpoint `checkpoint` (its plan is in the
+    /// summary).
+    CheckpointTriggered {
+        checkpoint: u64,
+    },
+    /// The CheckpointCoordinator's time to trigger came but it did not.
+    CheckpointNotTriggered {
+        reason: TriggerFailure,
+    },
+    /// A task learned of checkpoint `checkpoint`, by trigger RPC or by its first barrier.
+    CheckpointSeen {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        by_trigger: bool,
+    },
+    /// P1.3 steps 2-3: a barrier was inserted right before a buffered EndOfPartition.
+    BarrierInserted {
+        subtask: SubtaskId,
+        channel: ChannelId,
+        checkpoint: u64,
+    },
+    /// Every input channel delivered the barrier (or EndOfPartition): the task snapshots.
+    AlignmentDone {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        alignment: Duration,
+    },
+    /// The task captured its state for `checkpoint` and wrote it to durable storage.
+    /// `finished` marks a snapshot taken after end of input.
+    Snapshot {
+        subtask: SubtaskId,
+        attempt: u32,
+        checkpoint: u64,
+        finished: bool,
+    },
+    /// The CheckpointCoordinator re-triggered a descendant of a finished task (`option1`).
+    Retrigger {
+        checkpoint: u64,
+        finished: SubtaskId,
+        descendant: SubtaskId,
+    },
+    CheckpointCompleted {
+        checkpoint: u64,
+    },
+    CheckpointAborted {
+        checkpoint: u64,
+        reason: AbortReason,
+    },
+    /// A two-phase-commit sink committed one record of the transaction of `checkpoint`.
+    Commit {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        record: Record,
+    },
+    /// A two-phase-commit sink committed the transaction pre-committed at `checkpoint`.
+    TransactionCommitted {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        records: u64,
+    },
+    /// `flink` (F1.5 step 1): the consumer of `channel` dequeued EndOfData and tells the
+    /// producer that all its records were processed.
+    AllRecordsProcessed {
+        channel: ChannelId,
+    },
+    /// Fault `index` of the scenario fired.
+    FaultFired {
+        index: u32,
+        fault: FaultEvent,
+    },
+    /// The JobMaster starts a failover because `cause` failed (P1.8): `restarting` subtasks
+    /// are cancelled and redeployed, the whole job (`full`) or a pipelined region.
+    Failover {
+        cause: SubtaskId,
+        restarting: u32,
+        full: bool,
+    },
+    /// The restarted subtasks were deployed from checkpoint `checkpoint` (0: none completed,
+    /// from scratch); `finished` of them as finished on restore (F1.6).
+    Restore {
+        checkpoint: u64,
+        restarted: u32,
+        finished: u32,
+        /// The pipelined region restored (numbered by its smallest subtask), or `None` for the
+        /// whole job.
+        region: Option<u32>,
+    },
+    /// The JobManager process died (its volatile state with it).
+    JobMasterLost {
+        incarnation: u32,
+    },
+    /// A new JobManager was elected (HA) and takes over the job.
+    JobMasterElected {
+        incarnation: u32,
+    },
+    /// A TaskManager process died with its tasks and the data it held.
+    TaskManagerLost {
+        task_manager: u32,
+    },
+    /// A replacement TaskManager process started and registered.
+    TaskManagerStarted {
+        task_manager: u32,
+    },
+    /// The JobMaster noticed a lost TaskManager (heartbeat timeout).
+    TaskManagerTimedOut {
+        task_manager: u32,
+    },
+    /// Unaligned (P1.4): `records` in flight on `channel` became part of `checkpoint`: input
+    /// channel state at the consumer, or (`output`) result-subpartition state at the producer.
+    ChannelState {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        channel: ChannelId,
+        records: u32,
+        output: bool,
+    },
+    /// The restart strategy is exhausted: the job fails.
+    RestartsExhausted {
+        failovers: u32,
+    },
+    /// The checkpoint to restore from has an impossible shape of finished subtasks (F1.6):
+    /// the job fails.
+    RestoreRejected {
+        checkpoint: u64,
+    },
+    /// An RPC reached a process that died since it was sent (or a TaskManager refused it: it
+    /// came from a JobMaster that is no longer the leader, `fenced`): it is gone.
+    RpcDropped {
+        from: Address,
+        to: Address,
+        rpc: Rpc,
+        fenced: bool,
+    },
+    /// A reconciling JobMaster refused an RPC (P3.3); its TaskManager retries it later.
+    RpcRefused {
+        from: Address,
+        rpc: Rpc,
+    },
+    /// A new JobMaster ended its reconciliation (P3.4): `reported` executions were reported,
+    /// `missing` TaskManagers did not report in time.
+    ReconcileEnded {
+        outcome: ReconcileOutcome,
+        reported: u32,
+        missing: u32,
+    },
+    /// An RPC was lost in the network; its sender retries it after `retry`.
+    RpcLost {
+        from: Address,
+        to: Address,
+        retry: Duration,
+    },
+    // ---- Recorded by batch runs only (P2, and P3 in batch jobs).
+    /// The JobMaster initialized a vertex: its inputs finished (P2.1), with this parallelism,
+    /// decided from `input_bytes` when `adaptive`, or replayed from the job events.
+    VertexInitialized {
+        vertex: VertexId,
+        parallelism: u32,
+        input_bytes: u64,
+        adaptive: bool,
+    },
+    /// The split enumerator answered a split request (`None`: no split left).
+    SplitAssigned {
+        subtask: SubtaskId,
+        attempt: u32,
+        split: Option<u32>,
+    },
+    /// A producer wrote its whole result partition.
+    PartitionWritten {
+        subtask: SubtaskId,
+        attempt: u32,
+        bytes: u64,
+        remote: bool,
+    },
+    /// The JobMaster appended an event to the job event store's write buffer.
+    JobEventLogged {
+        what: Logged,
+        snapshot: bool,
+    },
+    /// The write buffer reached durable storage.
+    JobEventsFlushed {
+        events: u32,
+        reason: FlushReason,
+    },
+    /// The JobMaster died with these events still unflushed.
+    JobEventsLost {
+        events: u32,
+    },
+    /// A new JobMaster replayed `replayed` durable events (`discarded` trailing finished ones
+    /// without a snapshot); `full_restart`: recovery is off or there was nothing to replay.
+    RecoveryStarted {
+        replayed: u32,
+        discarded: u32,
+        full_restart: bool,
+    },
+    /// A TaskManager reported a partition it kept; `late`: after the wait (F2.4).
+    PartitionReported {
+        task_manager: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+        late: bool,
+    },
+    /// P3.3: a reconciling JobMaster refused a task's RPC; its TaskManager keeps it (the
+    /// batch JobMaster's record, `batch_rpc_refused` in JSON; streaming records `RpcRefused`).
+    TaskRpcRefused {
+        task_manager: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+    },
+    /// The JobMaster asks a TaskManager to release a partition.
+    ReleaseRequested {
+        task_manager: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+    },
+    /// A partition was released (dropped by its holder).
+    PartitionReleased {
+        subtask: SubtaskId,
+        attempt: u32,
+        remote: bool,
+    },
+    /// A subtask that had already run is reset to run again.
+    SubtaskReset {
+        subtask: SubtaskId,
+        reason: RerunReason,
+    },
+    /// Recovery is over (P2.4): `recovered` subtasks kept as finished; the wait for reports
+    /// ended by `previous_worker_timeout` when `timed_out`.
+    RecoveryEnded {
+        recovered: u32,
+        rerun: u32,
+        timed_out: bool,
+    },
+    /// A consumer could not read `producer`'s partition.
+    PartitionNotFound {
+        subtask: SubtaskId,
+        producer: SubtaskId,
+    },
+    /// A TaskManager lost / regained its connection to the JobManager.
+    TaskManagerDisconnected {
+        task_manager: u32,
+    },
+    TaskManagerReconnected {
+        task_manager: u32,
+    },
+    /// The JobMaster deploys an attempt to a TaskManager, into one of its slots.
+    Deployed {
+        subtask: SubtaskId,
+        attempt: u32,
+        task_manager: u32,
+    },
+    /// The job finished: a sink subtask's output is committed.
+    OutputCommitted {
+        subtask: SubtaskId,
+        records: u64,
+    },
+}
+
+// Every event is copied into the trace and the oracles: the largest variant is `Rpc` (two
+// addresses, a send time and the RPC); the batch variants carry at most 24 bytes of fields and
+// must stay below it.
+const _: () = assert!(std::mem::size_of::<TraceEvent>() <= 64);
+
+impl TraceEvent {
+    /// The event's `"type"` in JSON Lines and its tag in the hash.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TraceEvent::JobStatus { .. } => "job_status",
+            TraceEvent::ExecutionState { .. } => "execution_state",
+            TraceEvent::TaskState { .. } => "task_state",
+            TraceEvent::Rpc { .. } => "rpc",
+            TraceEvent::Push { .. } => "push",
+            TraceEvent::Arrive { .. } => "arrive",
+            TraceEvent::Take { .. } => "take",
+            TraceEvent::Blocked { .. } => "blocked",
+            TraceEvent::EndOfInput { .. } => "end_of_input",
+            TraceEvent::CheckpointTriggered { .. } => "checkpoint_triggered",
+            TraceEvent::CheckpointNotTriggered { .. } => "checkpoint_not_triggered",
+            TraceEvent::CheckpointSeen { .. } => "checkpoint_seen",
+            TraceEvent::BarrierInserted { .. } => "barrier_inserted",
+            TraceEvent::AlignmentDone { .. } => "alignment_done",
+            TraceEvent::Snapshot { .. } => "snapshot",
+            TraceEvent::Retrigger { .. } => "retrigger",
+            TraceEvent::CheckpointCompleted { .. } => "checkpoint_completed",
+            TraceEvent::CheckpointAborted { .. } => "checkpoint_aborted",
+            TraceEvent::Commit { .. } => "commit",
+            TraceEvent::TransactionCommitted { .. } => "transaction_committed",
+            TraceEvent::AllRecordsProcessed { .. } => "all_records_processed",
+            TraceEvent::FaultFired { .. } => "fault",
+            TraceEvent::Failover { .. } => "failover",
+            TraceEvent::Restore { .. } => "restore",
+            TraceEvent::JobMasterLost { .. } => "jobmaster_lost",
+            TraceEvent::JobMasterElected { .. } => "jobmaster_elected",
+            TraceEvent::TaskManagerLost { .. } => "taskmanager_lost",
+            TraceEvent::TaskManagerStarted { .. } => "taskmanager_started",
+            TraceEvent::TaskManagerTimedOut { .. } => "taskmanager_timed_out",
+            TraceEvent::RestartsExhausted { .. } => "restarts_exhausted",
+            TraceEvent::ChannelState { .. } => "channel_state",
+            TraceEvent::RestoreRejected { .. } => "restore_rejected",
+            TraceEvent::RpcLost { .. } => "rpc_lost",
+            TraceEvent::RpcDropped { .. } => "rpc_dropped",
+            TraceEvent::RpcRefused { .. } => "rpc_refused",
+            TraceEvent::ReconcileEnded { .. } => "reconcile_ended",
+            TraceEvent::VertexInitialized { .. } => "vertex_initialized",
+            TraceEvent::SplitAssigned { .. } => "split_assigned",
+            TraceEvent::PartitionWritten { .. } => "partition_written",
+            TraceEvent::JobEventLogged { .. } => "job_event_logged",
+            TraceEvent::JobEventsFlushed { .. } => "job_events_flushed",
+            TraceEvent::JobEventsLost { .. } => "job_events_lost",
+            TraceEvent::RecoveryStarted { .. } => "recovery_started",
+            TraceEvent::PartitionReported { .. } => "partition_reported",
+            TraceEvent::ReleaseRequested { .. } => "release_requested",
+            TraceEvent::TaskRpcRefused { .. } => "batch_rpc_refused",
+            TraceEvent::PartitionReleased { .. } => "partition_released",
+            TraceEvent::SubtaskReset { .. } => "subtask_reset",
+            TraceEvent::RecoveryEnded { .. } => "recovery_ended",
+            TraceEvent::PartitionNotFound { .. } => "partition_not_found",
+            TraceEvent::TaskManagerDisconnected { .. } => "taskmanager_disconnected",
+            TraceEvent::TaskManagerReconnected { .. } => "taskmanager_reconnected",
+            TraceEvent::OutputCommitted { .. } => "output_committed",
+            TraceEvent::Deployed { .. } => "deployed",
+        }
+    }
+
+    /// Record-level events (one per record per hop) as opposed to protocol-level ones; the
+    /// default timeline hides them.
+    pub fn is_data(&self) -> bool {
+        match self {
+            TraceEvent::Push { element, .. }
+            | TraceEvent::Arrive { element, .. }
+            | TraceEvent::Take { element, .. } => matches!(element, Element::Record(_)),
+            TraceEvent::Blocked { .. } | TraceEvent::Commit { .. } => true,
+            TraceEvent::JobStatus { .. }
+            | TraceEvent::ExecutionState { .. }
+            | TraceEvent::TaskState { .. }
+            | TraceEvent::Rpc { .. }
+            | TraceEvent::EndOfInput { .. }
+            | TraceEvent::CheckpointTriggered { .. }
+            | TraceEvent::CheckpointNotTriggered { .. }
+            | TraceEvent::CheckpointSeen { .. }
+            | TraceEvent::BarrierInserted { .. }
+            | TraceEvent::AlignmentDone { .. }
+            | TraceEvent::Snapshot { .. }
+            | TraceEvent::Retrigger { .. }
+            | TraceEvent::CheckpointCompleted { .. }
+            | TraceEvent::CheckpointAborted { .. }
+            | TraceEvent::TransactionCommitted { .. }
+            | TraceEvent::AllRecordsProcessed { .. }
+            | TraceEvent::FaultFired { .. }
+            | TraceEvent::Failover { .. }
+            | TraceEvent::Restore { .. }
+            | TraceEvent::JobMasterLost { .. }
+            | TraceEvent::JobMasterElected { .. }
+            | TraceEvent::TaskManagerLost { .. }
+            | TraceEvent::TaskManagerStarted { .. }
+            | TraceEvent::TaskManagerTimedOut { .. }
+            | TraceEvent::RestartsExhausted { .. }
+            | TraceEvent::RestoreRejected { .. }
+            | TraceEvent::ChannelState { .. }
+            | TraceEvent::RpcLost { .. }
+            | TraceEvent::RpcDropped { .. }
+            | TraceEvent::RpcRefused { .. }
+            | TraceEvent::ReconcileEnded { .. }
+            | TraceEvent::VertexInitialized { .. }
+            | TraceEvent::SplitAssigned { .. }
+            | TraceEvent::PartitionWritten { .. }
+            | TraceEvent::JobEventLogged { .. }
+            | TraceEvent::JobEventsFlushed { .. }
+            | TraceEvent::JobEventsLost { .. }
+            | TraceEvent::RecoveryStarted { .. }
+            | TraceEvent::PartitionReported { .. }
+            | TraceEvent::ReleaseRequested { .. }
+            | TraceEvent::TaskRpcRefused { .. }
+            | TraceEvent::PartitionReleased { .. }
+            | TraceEvent::SubtaskReset { .. }
+            | TraceEvent::RecoveryEnded { .. }
+            | TraceEvent::PartitionNotFound { .. }
+            | TraceEvent::TaskManagerDisconnected { .. }
+            | TraceEvent::TaskManagerReconnected { .. }
+            | TraceEvent::OutputCommitted { .. }
+            | TraceEvent::Deployed { .. } => false,
+        }
+    }
+}
+
+/// Version of the trace format: the JSON Lines layout and the hash input. Bumped whenever either
+/// changes, so an old trace is never compared against a new run as if they matched.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Which events a run keeps in memory for rendering after it ends. Hashing and the oracles see
+/// every event regardless.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Retain {
+    Nothing,
+    /// Everything but record-level events (the default timeline).
+    Protocol,
+    Everything,
+}
+
+/// The most events a trace keeps in memory for rendering (about a gigabyte): a long run with
+/// `--trace` must not exhaust memory; the trace file says when events were left out.
+pub const MAX_KEPT_EVENTS: usize = 16_000_000;
+
+/// The running trace: a count, a hash and, when asked, the events themselves.
+pub struct Trace {
+    hasher: TraceHasher,
+    count: u64,
+    retain: Retain,
+    kept: Vec<(u64, Instant, TraceEvent)>,
+}
+
+impl Trace {
+    pub fn new(retain: Retain) -> Trace {
+        Trace {
+            hasher: TraceHasher::new(),
+            count: 0,
+            retain,
+            kept: Vec::new(),
+        }
+    }
+
+    /// Appends an event and returns its index (the `event_index` violations refer to).
+    #[inline]
+    pub fn record(&mut self, now: Instant, event: TraceEvent) -> u64 {
+        let index = self.count;
+        self.count += 1;
+        self.hasher.write_u64(now.as_nanos());
+        event.hash_into(&mut self.hasher);
+        let keep = match self.retain {
+            Retain::Nothing => false,
+            Retain::Protocol => !event.is_data(),
+            Retain::Everything => true,
+        };
+        // Past the cap the trace goes on counting and hashing, but keeps no more events.
+        if keep && self.kept.len() < MAX_KEPT_EVENTS {
+            self.kept.push((index, now, event));
+        }
+        index
+    }
+
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn hash(&self) -> u64 {
+        self.hasher.finish()
+    }
+
+    /// The retained events with their indices, in order.
+    pub fn kept(&self) -> &[(u64, Instant, TraceEvent)] {
+        &self.kept
+    }
+}

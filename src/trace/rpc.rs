@@ -1,0 +1,104 @@
+//! What travels by RPC: addresses, the calls and the small `Copy` payloads they carry.
+
+use super::DeclineReason;
+use crate::graph::SubtaskId;
+use crate::status::ExecutionState;
+
+/// Who sends and receives RPCs.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Address {
+    JobMaster,
+    TaskManager(u32),
+}
+
+/// An RPC's payload. Data never travels by RPC, only through channels. Every RPC concerns one
+/// attempt of one subtask; the TaskManager routes it to that task (or answers for it).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Rpc {
+    pub subtask: SubtaskId,
+    pub attempt: u32,
+    pub call: Call,
+}
+
+/// What an RPC asks or tells.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Call {
+    /// JobMaster → TaskManager: deploy this attempt into its slot.
+    SubmitTask(Restore),
+    /// TaskManager → JobMaster: the task's state changed (Flink's `updateTaskExecutionState`).
+    UpdateTaskExecutionState(ExecutionState),
+    /// CheckpointCoordinator → task: start checkpoint `n` (P1.1: sources, and tasks whose
+    /// inputs all finished).
+    TriggerCheckpoint(u64),
+    /// CheckpointCoordinator → task: checkpoint `n` completed (commit, P1.7).
+    NotifyCheckpointComplete(u64),
+    /// CheckpointCoordinator → task: checkpoint `n` was aborted.
+    NotifyCheckpointAborted(u64),
+    /// Task → CheckpointCoordinator: the snapshot for checkpoint `n` is in durable storage.
+    /// `finished` marks a snapshot taken after the task's end of input (F1.5 step 2).
+    AcknowledgeCheckpoint { checkpoint: u64, finished: bool },
+    /// Task → CheckpointCoordinator: the task will not take part in checkpoint `n`.
+    DeclineCheckpoint {
+        checkpoint: u64,
+        reason: DeclineReason,
+    },
+    /// TaskManager → CheckpointCoordinator: a trigger for `n` reached a task that has already
+    /// finished (P1.2: the race every finish protocol handles differently).
+    TriggerMissed(u64),
+    /// Task → CheckpointCoordinator (`option2`): about to emit EndOfPartition.
+    Finishing,
+    /// CheckpointCoordinator → task (`option2`): the pending checkpoints it has not yet taken
+    /// part in, which it performs before EndOfPartition.
+    FinishingAnswer(CheckpointSet),
+    /// JobMaster → TaskManager: cancel this attempt (failover, P1.8).
+    CancelTask,
+    /// TaskManager → a new JobMaster (P3.2): it hosts this attempt, in this state.
+    ReportExecution(ExecutionState),
+    /// TaskManager → a new JobMaster (P3.2): its report is complete (`subtask` unused).
+    ReportDone,
+}
+
+/// How a new attempt starts (the part of Flink's deployment descriptor that matters here).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Restore {
+    /// The checkpoint to restore state from; 0 for none (a fresh start).
+    pub checkpoint: u64,
+    /// Deploy finished on restore (F1.6).
+    pub finished: bool,
+}
+
+impl Restore {
+    pub const FRESH: Restore = Restore {
+        checkpoint: 0,
+        finished: false,
+    };
+}
+
+/// A set of checkpoint ids within a window of 64 (`max_concurrent` is at most 64), small and
+/// `Copy` so it can ride in an RPC.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct CheckpointSet {
+    pub(super) base: u64,
+    pub(super) mask: u64,
+}
+
+impl CheckpointSet {
+    pub fn insert(&mut self, id: u64) {
+        if self.mask == 0 {
+            self.base = id;
+        }
+        let shift = id.checked_sub(self.base).filter(|&d| d < 64);
+        let shift = shift.expect("pending checkpoint ids span less than 64");
+        self.mask |= 1 << shift;
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = u64> {
+        (0..64u64)
+            .filter(move |i| self.mask & (1 << i) != 0)
+            .map(move |i| self.base + i)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.mask == 0
+    }
+}
