@@ -68,3 +68,84 @@ fn a_reconciled_run_is_deterministic() {
         assert_eq!(a.rpcs_kept, b.rpcs_kept, "{name}");
     }
 }
+
+/// The summary's reconciliation figures (`flinksim run` prints them; P3.2, P3.4), pinned for
+/// windows that keep running and finished executions, that fail for a TaskManager lost or
+/// late, and that get late reports: reports in the window and after it, executions kept
+/// running and kept finished, and whether the FAILING restart counted against the strategy.
+#[test]
+fn the_summary_counts_what_each_window_saw() {
+    // (scenario, outcome, reports, late reports, kept running, kept finished, failovers)
+    let table = [
+        (
+            "reconcile-all-in-time",
+            ReconcileOutcome::Running,
+            5,
+            0,
+            5,
+            0,
+            0,
+        ),
+        (
+            "reconcile-finished-during-outage",
+            ReconcileOutcome::Running,
+            5,
+            0,
+            1,
+            4,
+            0,
+        ),
+        (
+            "reconcile-refused-burst",
+            ReconcileOutcome::Running,
+            9,
+            0,
+            1,
+            8,
+            0,
+        ),
+        (
+            "reconcile-slow-rpcs-keep-order",
+            ReconcileOutcome::Failing,
+            0,
+            7,
+            0,
+            0,
+            1,
+        ),
+        (
+            "reconcile-taskmanager-late",
+            ReconcileOutcome::Failing,
+            3,
+            0,
+            3,
+            0,
+            1,
+        ),
+        (
+            "reconcile-taskmanager-lost-in-window",
+            ReconcileOutcome::Failing,
+            2,
+            0,
+            0,
+            0,
+            1,
+        ),
+    ];
+    for (name, outcome, reports, late, running, finished, failovers) in table {
+        let report = load_and_run(name);
+        let [r] = &report.reconciliations[..] else {
+            panic!(
+                "{name}: one reconciliation, got {}",
+                report.reconciliations.len()
+            );
+        };
+        assert_eq!(r.outcome, Some(outcome), "{name}");
+        assert_eq!(
+            (r.reports, r.late_reports, r.kept_running, r.kept_finished),
+            (reports, late, running, finished),
+            "{name}: (reports, late reports, kept running, kept finished)"
+        );
+        assert_eq!(report.failovers.len(), failovers, "{name}: failovers");
+    }
+}
