@@ -242,10 +242,16 @@ impl ProbeSet {
         self.0 & (1 << probe as u64) != 0
     }
 
-    /// The batch probes a batch trace event shows (P2, P3 in batch).
+    /// The batch probes a batch trace event shows (P2, P3 in batch), and the network faults
+    /// both kinds of job share.
     pub fn observe_batch(&mut self, event: &TraceEvent) {
-        use crate::trace::{ReconcileOutcome, RerunReason};
+        use crate::trace::{FaultEvent, ReconcileOutcome, RerunReason};
         let probe = match *event {
+            TraceEvent::RpcLost { .. } => Probe::RpcLostRetried,
+            TraceEvent::FaultFired {
+                fault: FaultEvent::DelaySpike,
+                ..
+            } => Probe::DelaySpike,
             TraceEvent::ReconcileEnded { outcome, .. } => match outcome {
                 ReconcileOutcome::Running | ReconcileOutcome::Finished => {
                     Probe::BatchReconcileRunning

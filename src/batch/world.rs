@@ -558,6 +558,15 @@ impl World {
             .rpc_rng
             .duration_between(self.rpc_latency.min, self.rpc_latency.max);
         let now = sched.now();
+        // A delay spike on RPCs adds its latency; a lost RPC is sent again by its sender after
+        // `retry_after` (Flink's RPCs are retried or answered by a timeout), so it arrives that
+        // much later, still in order on its link. The fault plan draws only inside a loss
+        // window, so a run without network faults draws nothing here.
+        let (extra, lost) = self.faults.rpc_delay(now);
+        if let Some(retry) = lost {
+            self.record(now, TraceEvent::RpcLost { from, to, retry });
+        }
+        let latency = latency + extra;
         // FIFO per link, strictly ordered so no tie-break can swap two messages.
         let earliest = self.link_clock[link] + Duration::from_nanos(1);
         let at = (now + latency).max(earliest);
@@ -2416,9 +2425,22 @@ impl World {
                 );
                 self.crash_jobmaster(sched, restart_after);
             }
-            FaultKind::DelaySpike { .. } | FaultKind::RpcLoss { .. } => {
-                unreachable!("validation refuses network faults in batch mode")
-            }
+            // The fault plan opened the window; `send_numbered` asks it about every RPC sent
+            // while it is open, as a streaming world does.
+            FaultKind::DelaySpike { .. } => self.record(
+                now,
+                TraceEvent::FaultFired {
+                    index,
+                    fault: FaultEvent::DelaySpike,
+                },
+            ),
+            FaultKind::RpcLoss { .. } => self.record(
+                now,
+                TraceEvent::FaultFired {
+                    index,
+                    fault: FaultEvent::RpcLoss,
+                },
+            ),
         }
     }
 

@@ -77,14 +77,29 @@ fn faults() -> impl Strategy<Value = Vec<Value>> {
             json!({"at": format!("{at}us"), "fault": "fail_task", "task": format!("{v}[{i}]")})
         },
     );
+    // Network faults on the RPCs (a batch job has no data channels): a delay spike, or RPC
+    // loss with a resend delay, often around a crash's recovery, where reports race
+    // `previous_worker_timeout` and a reconcile window.
+    let network = (1u64..80_000, 1u64..60_000, 1u64..40_000, 0u32..=10, any::<bool>())
+        .prop_map(|(at, duration, extra, tenths, spike)| {
+            if spike {
+                json!({"at": format!("{at}us"), "fault": "delay_spike", "extra": format!("{extra}us"),
+                       "duration": format!("{duration}us"), "target": "rpcs"})
+            } else {
+                json!({"at": format!("{at}us"), "fault": "rpc_loss", "probability": f64::from(tenths) / 10.0,
+                       "retry_after": format!("{extra}us"), "duration": format!("{duration}us")})
+            }
+        });
     (
         prop::collection::vec(crash, 1..4),
         prop::collection::vec(task_manager, 0..3),
         prop::option::of(task),
+        prop::option::weighted(0.3, network),
     )
-        .prop_map(|(mut all, tms, task)| {
+        .prop_map(|(mut all, tms, task, network)| {
             all.extend(tms);
             all.extend(task);
+            all.extend(network);
             all
         })
 }

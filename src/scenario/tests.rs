@@ -390,9 +390,9 @@ fn batch_scenarios_read_with_their_defaults_and_refuse_streaming_only_settings()
     );
     refuse(
         tail,
-        r#"]}, "faults": [{"at": "1ms", "fault": "rpc_loss", "probability": 0.5, "duration": "1ms"}]}"#,
-        "faults[0].fault",
-        "not modelled for batch jobs",
+        r#"]}, "faults": [{"at": "1ms", "fault": "delay_spike", "extra": "1ms", "duration": "1ms", "target": "channels"}]}"#,
+        "faults[0].target",
+        "a batch job has no data channels",
     );
 }
 

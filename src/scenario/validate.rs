@@ -16,7 +16,7 @@ use super::types::{
     Budget, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange, Expect,
     ExpectedCheckpoint, Failover, Fault, FaultKind, FaultTrigger, FinishProtocol, Job,
     JobMasterConfig, Mode, Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy,
-    Scenario, SubtaskRef, Vertex,
+    Scenario, SpikeTarget, SubtaskRef, Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -726,14 +726,12 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
     };
     let kind = raw.fault;
     match (kind, world.batch) {
-        (FaultName::DelaySpike | FaultName::RpcLoss, true) => {
+        (FaultName::DelaySpike, true) if raw.target == Some(SpikeTarget::Channels) => {
             return Err(problem(
-                at("fault"),
-                format!(
-                    "{} faults are not modelled for batch jobs; batch mode takes fail_task, \
-                     lose_task_manager, disconnect_task_manager and crash_jobmaster",
-                    kind.name()
-                ),
+                at("target"),
+                "a batch job has no data channels: its tasks read their inputs as whole \
+                 blocking partitions when they are deployed, so a delay_spike in batch mode \
+                 targets \"rpcs\" (or \"all\", which there means the same)",
             ))
         }
         (FaultName::DisconnectTaskManager, false) => {
