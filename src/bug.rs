@@ -81,6 +81,9 @@ pub enum Bug {
     /// Batch: the JobMaster deploys into a TaskManager whose report is not in yet, although
     /// a task an earlier JobMaster left there may still hold a slot.
     DeployBeforeReport,
+    /// Batch: an RPC lost in an `rpc_loss` window is never sent again (its sender forgets
+    /// it), so whoever waits for it waits forever.
+    ForgetLostRpc,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -105,7 +108,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 34] = [
+    pub const ALL: [Bug; 35] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -133,6 +136,7 @@ impl Bug {
         Bug::AdaptiveRoundsDown,
         Bug::OvertakeKeptRpcs,
         Bug::DeployBeforeReport,
+        Bug::ForgetLostRpc,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -172,6 +176,7 @@ impl Bug {
             Bug::AdaptiveRoundsDown => "adaptive-rounds-down",
             Bug::OvertakeKeptRpcs => "overtake-kept-rpcs",
             Bug::DeployBeforeReport => "deploy-before-report",
+            Bug::ForgetLostRpc => "forget-lost-rpc",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -196,6 +201,7 @@ impl Bug {
                 | Bug::AdaptiveRoundsDown
                 | Bug::OvertakeKeptRpcs
                 | Bug::DeployBeforeReport
+                | Bug::ForgetLostRpc
         )
     }
 
@@ -251,6 +257,7 @@ impl Bug {
             Bug::DeployBeforeReport => {
                 "P0, P3.2 (a slot is used once the JobMaster knows it is free)"
             }
+            Bug::ForgetLostRpc => "P0 (a lost RPC is sent again after retry_after)",
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -297,6 +304,7 @@ impl Bug {
             Bug::AdaptiveRoundsDown => Invariant::AdaptiveParallelism,
             Bug::OvertakeKeptRpcs => Invariant::RpcOrder,
             Bug::DeployBeforeReport => Invariant::SlotCapacity,
+            Bug::ForgetLostRpc => Invariant::JobTerminates,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -385,6 +393,9 @@ impl Bug {
             }
             Bug::DeployBeforeReport => {
                 "after a failed reconciliation a TaskManager runs more tasks than it has slots: new attempts beside the old ones nobody has cancelled yet"
+            }
+            Bug::ForgetLostRpc => {
+                "a batch RPC lost in the network is never sent again: a task's FINISHED update, a deployment or a partition report vanishes, and the job waits for it forever"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

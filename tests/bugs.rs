@@ -37,6 +37,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::AdaptiveRoundsDown => "batch-adaptive-parallelism-rounds-up",
         Bug::OvertakeKeptRpcs => "batch-reconcile-kept-rpcs-keep-order",
         Bug::DeployBeforeReport => "batch-reconcile-window-shorter-than-reports",
+        Bug::ForgetLostRpc => "batch-rpc-loss-during-recovery",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

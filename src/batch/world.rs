@@ -565,6 +565,9 @@ impl World {
         let (extra, lost) = self.faults.rpc_delay(now);
         if let Some(retry) = lost {
             self.record(now, TraceEvent::RpcLost { from, to, retry });
+            if self.bug == Some(Bug::ForgetLostRpc) {
+                return;
+            }
         }
         let latency = latency + extra;
         // FIFO per link, strictly ordered so no tie-break can swap two messages.
