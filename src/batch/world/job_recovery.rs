@@ -1,0 +1,282 @@
+//! FLIP-383 job recovery on a new JobMaster (P2.4, P2.6): replay the durable job events, wait for
+//! the TaskManagers' partition reports until `previous_worker_timeout`, then keep what is proved
+//! finished and reset the rest.
+
+use super::{Event, Msg, Recovering, World};
+use crate::batch::coordinator::Enumerator;
+use crate::batch::events::{replay, JobEvent, Location, Replayed};
+use crate::batch::recovery::{self, Plan};
+use crate::bug::Bug;
+use crate::graph::{SubtaskId, VertexId};
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::{RerunReason, TraceEvent};
+use sim::{Instant, Scheduler};
+
+impl World {
+    /// The durable job events, replayed (F2.3).
+    pub(super) fn replay_log(&self) -> Replayed {
+        let vertex_of: Vec<VertexId> = self.graph.subtasks.iter().map(|s| s.vertex).collect();
+        replay(self.store.durable(), self.graph.vertices.len(), &vertex_of)
+    }
+
+    /// P2.6 / F2.4 step 5: nothing to recover from, or recovery is off: the job runs again
+    /// from scratch, and the log starts over.
+    pub(super) fn restart_from_scratch(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
+        let now = sched.now();
+        let finished_before: Vec<SubtaskId> = (0..self.done.len() as u32)
+            .map(SubtaskId)
+            .filter(|s| self.done[s.index()].is_some())
+            .collect();
+        self.store.clear();
+        self.record(
+            now,
+            TraceEvent::RecoveryStarted {
+                replayed: 0,
+                discarded: 0,
+                full_restart: true,
+            },
+        );
+        let record = &mut self.recoveries[r];
+        record.full_restart = true;
+        record.running_at = Some(now);
+        record.rerun = finished_before
+            .iter()
+            .map(|&s| (s, RerunReason::FullRestart))
+            .collect();
+        for &s in &finished_before {
+            self.rerun_of[s.index()] = Some(r);
+        }
+        let rerun = finished_before.len() as u32;
+        self.jm.as_mut().expect("elected").recovered_once = true;
+        self.set_job_status(now, JobStatus::Running);
+        self.record(
+            now,
+            TraceEvent::RecoveryEnded {
+                recovered: 0,
+                rerun,
+                timed_out: false,
+            },
+        );
+        self.schedule(sched);
+    }
+
+    pub(super) fn maybe_end_recovery(&mut self, sched: &mut Scheduler<'_, Event>) {
+        let done = self
+            .jm
+            .as_ref()
+            .and_then(|jm| jm.recovering.as_ref())
+            .is_some_and(|r| r.awaited.is_empty());
+        if done {
+            self.end_recovery(sched, false);
+        }
+    }
+
+    /// A partition report reached the JobMaster: the oracles note it (the ledger of what was
+    /// reported in time). Returns the reporting process.
+    pub(super) fn report_seen(
+        &mut self,
+        now: Instant,
+        tm: u32,
+        (subtask, attempt): (SubtaskId, u32),
+    ) -> u32 {
+        let process = self.tms[tm as usize].process;
+        let index = self.trace.len();
+        self.oracles
+            .report_arrived(subtask, attempt, (tm, process), now, index);
+        process
+    }
+
+    pub(super) fn on_report(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        (subtask, attempt): (SubtaskId, u32),
+        bytes: u64,
+    ) {
+        let now = sched.now();
+        let process = self.report_seen(now, tm, (subtask, attempt));
+        let jm = self.jm.as_mut().expect("alive");
+        if let Some(rec) = jm.recovering.as_mut() {
+            let expected = Location::TaskManager {
+                task_manager: tm,
+                process,
+            };
+            if let Some((a, location, _)) = rec.replayed.finished[subtask.index()] {
+                if a == attempt && location == expected {
+                    jm.tracker[subtask.index()] = Some((attempt, location, bytes));
+                    rec.awaited.remove(&subtask);
+                    self.record(
+                        now,
+                        TraceEvent::PartitionReported {
+                            task_manager: tm,
+                            subtask,
+                            attempt,
+                            late: false,
+                        },
+                    );
+                    self.maybe_end_recovery(sched);
+                    return;
+                }
+            }
+            self.record(
+                now,
+                TraceEvent::PartitionReported {
+                    task_manager: tm,
+                    subtask,
+                    attempt,
+                    late: false,
+                },
+            );
+            self.send_to_task_manager(sched, tm, Msg::Release { subtask, attempt });
+            return;
+        }
+        // The JobMaster tracks this very partition already (a report that crossed a
+        // registration): nothing to do.
+        if jm.tracker[subtask.index()].is_some_and(|(a, l, _)| {
+            a == attempt
+                && l == Location::TaskManager {
+                    task_manager: tm,
+                    process,
+                }
+        }) {
+            return;
+        }
+        // F2.4: after the wait, a report is answered by releasing those partitions.
+        let late = jm.recovered_once;
+        self.record(
+            now,
+            TraceEvent::PartitionReported {
+                task_manager: tm,
+                subtask,
+                attempt,
+                late,
+            },
+        );
+        if late {
+            if let Some(r) = self.recoveries.last_mut() {
+                r.late_reports += 1;
+            }
+            if self.bug == Some(Bug::KeepLatePartitions) {
+                return;
+            }
+        }
+        self.send_to_task_manager(sched, tm, Msg::Release { subtask, attempt });
+    }
+
+    /// P2.4 steps 1-4, then RUNNING.
+    pub(super) fn end_recovery(&mut self, sched: &mut Scheduler<'_, Event>, timed_out: bool) {
+        let now = sched.now();
+        let r = self.recoveries.len() - 1;
+        let jm = self.jm.as_mut().expect("alive");
+        let Some(Recovering { replayed, .. }) = jm.recovering.take() else {
+            return;
+        };
+        jm.recovered_once = true;
+        let tracked: Vec<bool> = jm.tracker.iter().map(Option::is_some).collect();
+        let outcome = recovery::recover(&self.graph, &self.batch, &replayed, &tracked, self.bug);
+        // Coordinators: restored from the snapshot when they support batch snapshots (P2.5),
+        // fresh otherwise.
+        for v in 0..self.graph.vertices.len() {
+            let (Some(c), Some(p)) = (self.batch.coordinators[v], replayed.parallelism[v]) else {
+                continue;
+            };
+            let restored = replayed
+                .snapshot
+                .as_ref()
+                .and_then(|s| s.enumerators[v].clone())
+                .filter(|_| c.supports_batch_snapshot);
+            let jm = self.jm.as_mut().expect("alive");
+            jm.enumerators[v] = Some(restored.unwrap_or_else(|| Enumerator::new(c.splits, p)));
+            jm.remembered[v] = outcome.remembered[v];
+        }
+        // Step 2: recovered subtasks go CREATED → FINISHED with their old attempt.
+        let mut recovered = Vec::new();
+        for (s, finished) in replayed.finished.iter().enumerate() {
+            let Some((attempt, _, _)) = *finished else {
+                continue;
+            };
+            let id = SubtaskId(s as u32);
+            let jm = self.jm.as_mut().expect("alive");
+            jm.exec[s].attempt = attempt;
+            if outcome.finished[s] {
+                // Kept with its partition if one was reported; an OPTIONAL one need not be.
+                self.exec_state(now, id, ExecutionState::Finished);
+                recovered.push(id);
+            } else {
+                // Not recovered: the partition (if reported) is released below by the reset.
+                jm.exec[s].state = ExecutionState::Finished;
+            }
+        }
+        // Step 3: unfinished subtasks of a vertex with a restored coordinator return their
+        // splits (`subtaskReset`).
+        if self.bug != Some(Bug::SkipCoordinatorReset) {
+            for v in 0..self.graph.vertices.len() {
+                let Some(p) = replayed.parallelism[v] else {
+                    continue;
+                };
+                let first = self.graph.vertices[v].first;
+                let jm = self.jm.as_mut().expect("alive");
+                if let Some(e) = jm.enumerators[v].as_mut() {
+                    for i in 0..p {
+                        if replayed.finished[(first + i) as usize].is_none() {
+                            e.subtask_reset(i);
+                        }
+                    }
+                }
+            }
+        }
+        // Step 4: reset what must run again; the job runs.
+        self.set_job_status(now, JobStatus::Running);
+        let plan = Plan {
+            reset: outcome.reset.clone(),
+            fresh_enumerators: outcome.fresh.clone(),
+            recovery: true,
+            recovery_index: Some(r),
+        };
+        self.reset(sched, &plan, false);
+        // The log must not keep claiming what this recovery undid (discarded or unreported
+        // finishes): a later crash would otherwise trust them.
+        let stale: Vec<SubtaskId> =
+            recovery::logged_finished(self.store.durable(), self.graph.subtasks.len())
+                .into_iter()
+                .filter(|s| !outcome.finished[s.index()] && !plan.reset.iter().any(|(r, _)| r == s))
+                .collect();
+        if !stale.is_empty() {
+            self.log(sched, JobEvent::Reset { subtasks: stale });
+        }
+        // The figures: which subtasks that had finished before the crash run again, and why.
+        let mut rerun = Vec::new();
+        for s in (0..self.done.len() as u32).map(SubtaskId) {
+            if self.done[s.index()].is_none() || outcome.finished[s.index()] {
+                continue;
+            }
+            let reason = outcome
+                .reset
+                .iter()
+                .find(|(t, _)| *t == s)
+                .map(|&(_, why)| why)
+                .unwrap_or(if replayed.discarded.contains(&s) {
+                    RerunReason::NoSnapshot
+                } else {
+                    RerunReason::EventLost
+                });
+            self.rerun_of[s.index()] = Some(r);
+            rerun.push((s, reason));
+        }
+        let record = &mut self.recoveries[r];
+        record.recovered = recovered.clone();
+        record.rerun = rerun;
+        record.running_at = Some(now);
+        record.timed_out = timed_out;
+        let rerun = record.rerun.len() as u32;
+        self.record(
+            now,
+            TraceEvent::RecoveryEnded {
+                recovered: recovered.len() as u32,
+                rerun,
+                timed_out,
+            },
+        );
+        self.schedule(sched);
+    }
+}

@@ -1,0 +1,279 @@
+//! The JobMaster side of a batch job: the RPCs it receives, its view of executions and of the
+//! job, slots, and what a FINISHED attempt means for the partitions its consumers need.
+
+use super::{Event, Msg, World};
+use crate::batch::data::{self, Fragment};
+use crate::batch::events::{JobEvent, Location, Snapshot};
+use crate::batch::oracle::Received;
+use crate::graph::{SubtaskId, VertexId};
+use crate::scenario::ShuffleKind;
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::{FlushReason, RerunReason, TraceEvent};
+use sim::{Instant, Scheduler};
+
+impl World {
+    pub(super) fn jm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+        let now = sched.now();
+        let process = self.tms[tm as usize].process;
+        if let Some(what) = msg.received() {
+            self.oracles.received(&self.graph, (tm, process), what);
+        }
+        if let Some(rpc) = msg.task_rpc() {
+            let index = self.trace.len().saturating_sub(1);
+            self.oracles
+                .rpc_applied(&self.graph, (tm, process), rpc, (now, index));
+        }
+        match msg {
+            Msg::Register => {
+                // A new process under the same number: the old one is gone for good.
+                let old = self.jm.as_ref().expect("alive").registered[tm as usize];
+                if let Some(old) = old.filter(|&old| old != process) {
+                    self.lose_task_manager(sched, tm, old);
+                }
+                self.expected_task_managers[tm as usize] = Some(process);
+                self.oracles
+                    .received(&self.graph, (tm, process), Received::Register);
+                let jm = self.jm.as_mut().expect("alive");
+                jm.registered[tm as usize] = Some(process);
+                jm.accounted[tm as usize] = self.reconcile.is_none();
+                jm.slots_used[tm as usize] = 0;
+                // P3.2: a TaskManager that registers in the window reports next (same link):
+                // the window waits for the whole report.
+                if let Some(rec) = jm.reconciling.as_mut() {
+                    rec.expect(tm, process);
+                }
+                // F2.4 step 1: every TaskManager that registers is asked for the partitions
+                // it kept; outside recovery they are all answered by a release. Under
+                // reconciliation it reports them unasked, with its executions (P3.2).
+                if self.reconcile.is_none() {
+                    self.send_to_task_manager(sched, tm, Msg::AskPartitions);
+                }
+                self.schedule(sched);
+            }
+            Msg::Report {
+                subtask,
+                attempt,
+                bytes,
+            } => {
+                if self.jm.as_ref().expect("alive").reconciling.is_some() {
+                    self.reconcile_partition(sched, tm, (subtask, attempt), bytes);
+                } else {
+                    self.on_report(sched, tm, (subtask, attempt), bytes);
+                }
+            }
+            Msg::ReportExecution {
+                subtask,
+                attempt,
+                state,
+                parallelism,
+            } => self.on_report_execution(sched, tm, (subtask, attempt), state, parallelism),
+            Msg::ReportSplit {
+                subtask,
+                attempt,
+                split,
+            } => self.on_report_split(subtask, attempt, split),
+            Msg::ReportInput {
+                subtask,
+                attempt,
+                producer,
+                producer_attempt,
+            } => self.on_report_input((subtask, attempt), (producer, producer_attempt)),
+            Msg::ReportDone => self.on_report_done(sched, tm),
+            Msg::Running { subtask, attempt } => {
+                if self.current(subtask, attempt, ExecutionState::Deploying) {
+                    self.exec_state(now, subtask, ExecutionState::Initializing);
+                    self.exec_state(now, subtask, ExecutionState::Running);
+                }
+            }
+            Msg::RequestSplit { subtask, attempt } => {
+                let jm = self.jm.as_ref().expect("alive");
+                let e = jm.exec[subtask.index()];
+                if e.attempt != attempt || e.state.is_terminal() {
+                    return;
+                }
+                let vertex = self.graph.subtasks[subtask.index()].vertex;
+                let index = self.graph.subtasks[subtask.index()].index;
+                let jm = self.jm.as_mut().expect("alive");
+                let split = jm.enumerators[vertex.index()]
+                    .as_mut()
+                    .expect("a source has an enumerator")
+                    .next_split(index);
+                self.record(
+                    now,
+                    TraceEvent::SplitAssigned {
+                        subtask,
+                        attempt,
+                        split,
+                    },
+                );
+                self.send_to_task_manager(
+                    sched,
+                    tm,
+                    Msg::AssignSplit {
+                        subtask,
+                        attempt,
+                        split,
+                    },
+                );
+            }
+            Msg::Finished { subtask, attempt } => self.on_finished(sched, tm, subtask, attempt),
+            Msg::Failed {
+                subtask,
+                attempt,
+                missing,
+            } => {
+                let e = self.jm.as_ref().expect("alive").exec[subtask.index()];
+                if e.attempt != attempt || e.state.is_terminal() {
+                    return;
+                }
+                self.exec_state(now, subtask, ExecutionState::Failed);
+                self.free_slot(subtask);
+                let mut seeds = vec![(subtask, RerunReason::Failover)];
+                if let Some(producer) = missing {
+                    // The partition is gone: stop tracking it; its producer runs again.
+                    let jm = self.jm.as_mut().expect("alive");
+                    if jm.tracker[producer.index()].is_some() {
+                        jm.tracker[producer.index()] = None;
+                    }
+                    seeds.push((producer, RerunReason::PartitionMissing));
+                }
+                self.failover(sched, seeds);
+            }
+            Msg::Deploy { .. }
+            | Msg::Cancel { .. }
+            | Msg::Release { .. }
+            | Msg::AskPartitions
+            | Msg::AssignSplit { .. } => unreachable!("a TaskManager message"),
+        }
+    }
+
+    pub(super) fn current(&self, subtask: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
+        let e = self.jm.as_ref().expect("alive").exec[subtask.index()];
+        e.attempt == attempt && e.state == state
+    }
+
+    pub(super) fn exec_state(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
+        let jm = self.jm.as_mut().expect("alive");
+        let e = &mut jm.exec[subtask.index()];
+        let from = e.state;
+        e.state = to;
+        let attempt = e.attempt;
+        self.record(
+            now,
+            TraceEvent::ExecutionState {
+                subtask,
+                attempt,
+                from,
+                to,
+            },
+        );
+    }
+
+    pub(super) fn set_job_status(&mut self, now: Instant, to: JobStatus) {
+        let jm = self.jm.as_mut().expect("alive");
+        let from = jm.status;
+        jm.status = to;
+        self.record(now, TraceEvent::JobStatus { from, to });
+    }
+
+    pub(super) fn free_slot(&mut self, subtask: SubtaskId) {
+        let jm = self.jm.as_mut().expect("alive");
+        if let Some(tm) = jm.exec[subtask.index()].placed.take() {
+            jm.slots_used[tm as usize] = jm.slots_used[tm as usize].saturating_sub(1);
+        }
+    }
+
+    pub(super) fn location_of(&self, tm: u32) -> Location {
+        match self.batch.shuffle {
+            ShuffleKind::Remote => Location::Remote,
+            ShuffleKind::Internal => Location::TaskManager {
+                task_manager: tm,
+                process: self.tms[tm as usize].process,
+            },
+        }
+    }
+
+    pub(super) fn on_finished(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) {
+        let now = sched.now();
+        let e = self.jm.as_ref().expect("alive").exec[subtask.index()];
+        if e.attempt != attempt || e.state != ExecutionState::Running {
+            return;
+        }
+        self.exec_state(now, subtask, ExecutionState::Finished);
+        self.free_slot(subtask);
+        let vertex = self.graph.subtasks[subtask.index()].vertex;
+        let location = self.location_of(tm);
+        let bytes = self.partition_bytes(subtask, attempt);
+        let jm = self.jm.as_mut().expect("alive");
+        jm.tracker[subtask.index()] = Some((attempt, location, bytes));
+        let vertex_done = self.vertex_finished(vertex);
+        // F2.3: snapshots ride on the event when the vertex just finished or min-pause passed.
+        let jm = self.jm.as_ref().expect("alive");
+        let with_snapshot = vertex_done
+            || jm.last_snapshot.is_none_or(|last| {
+                now.saturating_duration_since(last) >= self.batch.job_events.snapshot_min_pause
+            });
+        let snapshot = with_snapshot.then(|| {
+            Box::new(Snapshot {
+                enumerators: jm
+                    .enumerators
+                    .iter()
+                    .zip(&self.batch.coordinators)
+                    .map(|(e, c)| {
+                        e.clone()
+                            .filter(|_| c.is_some_and(|c| c.supports_batch_snapshot))
+                    })
+                    .collect(),
+            })
+        });
+        if with_snapshot {
+            self.jm.as_mut().expect("alive").last_snapshot = Some(now);
+        }
+        self.log(
+            sched,
+            JobEvent::Finished {
+                subtask,
+                attempt,
+                location,
+                bytes,
+                snapshot,
+            },
+        );
+        if vertex_done {
+            // P2.2: a finished vertex closes the file: flush.
+            self.flush(now, FlushReason::VertexFinished);
+        }
+        self.schedule(sched);
+    }
+
+    pub(super) fn partition_bytes(&self, subtask: SubtaskId, attempt: u32) -> u64 {
+        let records = |f: &[Fragment]| data::total_records(f);
+        let held = self
+            .remote
+            .iter()
+            .chain(self.tms.iter().flat_map(|t| t.partitions.iter()))
+            .find(|p| p.producer == subtask && p.attempt == attempt)
+            .map(|p| records(&p.fragments));
+        let staged = self
+            .staged
+            .iter()
+            .find(|(s, a, _)| *s == subtask && *a == attempt)
+            .map(|(_, _, f)| records(f));
+        held.or(staged).unwrap_or(0) * self.batch.record_bytes
+    }
+
+    pub(super) fn vertex_finished(&self, vertex: VertexId) -> bool {
+        let jm = self.jm.as_ref().expect("alive");
+        let Some(p) = jm.parallelism[vertex.index()] else {
+            return false;
+        };
+        let first = self.graph.vertices[vertex.index()].first;
+        (first..first + p).all(|s| jm.exec[s as usize].state == ExecutionState::Finished)
+    }
+}

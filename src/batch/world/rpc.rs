@@ -1,0 +1,210 @@
+//! The batch world's RPC layer: messages with latency, FIFO per link, lost on a cut link, asked
+//! about network faults; the P3.3 outbox of a TaskManager's task RPCs while a JobMaster reconciles;
+//! delivery with its checks (connection epoch, sender alive, leader, fencing).
+
+use super::{Event, Msg, World};
+use crate::bug::Bug;
+use crate::trace::{Address, TraceEvent};
+use sim::{Duration, Scheduler};
+
+impl World {
+    pub(super) fn send(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        from: Address,
+        to: Address,
+        msg: Msg,
+    ) {
+        self.send_numbered(sched, from, to, msg, 0);
+    }
+
+    pub(super) fn send_numbered(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        from: Address,
+        to: Address,
+        msg: Msg,
+        seq: u64,
+    ) {
+        let (tm, link) = match (from, to) {
+            (Address::JobMaster, Address::TaskManager(t)) => (t, 2 * t as usize),
+            (Address::TaskManager(t), Address::JobMaster) => (t, 2 * t as usize + 1),
+            _ => unreachable!("messages go between the JobMaster and a TaskManager"),
+        };
+        // A cut link loses everything sent over it.
+        if !self.tms[tm as usize].connected {
+            if let (Address::TaskManager(_), Some(rpc)) = (from, msg.task_rpc()) {
+                let process = self.tms[tm as usize].process;
+                self.oracles.rpc_lost(tm, process, rpc);
+            }
+            return;
+        }
+        let latency = self
+            .rpc_rng
+            .duration_between(self.rpc_latency.min, self.rpc_latency.max);
+        let now = sched.now();
+        // A delay spike on RPCs adds its latency; a lost RPC is sent again by its sender after
+        // `retry_after` (Flink's RPCs are retried or answered by a timeout), so it arrives that
+        // much later, still in order on its link. The fault plan draws only inside a loss
+        // window, so a run without network faults draws nothing here.
+        let (extra, lost) = self.faults.rpc_delay(now);
+        if let Some(retry) = lost {
+            self.record(now, TraceEvent::RpcLost { from, to, retry });
+            if self.bug == Some(Bug::ForgetLostRpc) {
+                return;
+            }
+        }
+        let latency = latency + extra;
+        // FIFO per link, strictly ordered so no tie-break can swap two messages.
+        let earliest = self.link_clock[link] + Duration::from_nanos(1);
+        let at = (now + latency).max(earliest);
+        self.link_clock[link] = at;
+        let to_incarnation = match to {
+            Address::JobMaster => self.jm_incarnation,
+            Address::TaskManager(t) => self.tms[t as usize].process,
+        };
+        sched.at(
+            at,
+            Event::Deliver {
+                msg,
+                from,
+                to,
+                to_incarnation,
+                seq,
+                from_process: match from {
+                    Address::JobMaster => self.jm_incarnation,
+                    Address::TaskManager(_) => self.tms[tm as usize].process,
+                },
+                epoch: self.tms[tm as usize].link_epoch,
+            },
+        );
+        if to == Address::JobMaster {
+            let t = &mut self.tms[tm as usize];
+            t.in_flight += 1;
+            if self.reconcile.is_some() && msg.is_task_rpc() {
+                t.wire.insert(seq, msg);
+            }
+        }
+    }
+
+    pub(super) fn send_to_jobmaster(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        msg: Msg,
+    ) {
+        if let Some(rpc) = msg.task_rpc() {
+            let process = self.tms[tm as usize].process;
+            self.oracles.rpc_sent(tm, process, rpc);
+        }
+        if self.reconcile.is_some() && msg.is_task_rpc() {
+            // P3.3: a task's RPC waits behind those no JobMaster took yet.
+            let t = &mut self.tms[tm as usize];
+            let seq = t.next_seq;
+            t.next_seq += 1;
+            if t.leader.is_none() || !t.outbox.is_empty() {
+                t.outbox.insert(seq, msg);
+                self.rpcs_kept += 1;
+                return;
+            }
+            self.send_numbered(
+                sched,
+                Address::TaskManager(tm),
+                Address::JobMaster,
+                msg,
+                seq,
+            );
+            return;
+        }
+        if self.tms[tm as usize].leader.is_some() {
+            self.send(sched, Address::TaskManager(tm), Address::JobMaster, msg);
+        }
+    }
+
+    pub(super) fn send_to_task_manager(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        msg: Msg,
+    ) {
+        if let Msg::Release { subtask, attempt } = msg {
+            self.record(
+                sched.now(),
+                TraceEvent::ReleaseRequested {
+                    task_manager: tm,
+                    subtask,
+                    attempt,
+                },
+            );
+        }
+        self.send(sched, Address::JobMaster, Address::TaskManager(tm), msg);
+    }
+
+    pub(super) fn deliver(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        msg: Msg,
+        (from, to): (Address, Address),
+        to_incarnation: u32,
+        (seq, from_process, epoch): (u64, u32, u32),
+    ) {
+        let tm = match (from, to) {
+            (Address::TaskManager(t), _) | (_, Address::TaskManager(t)) => t,
+            _ => unreachable!("messages go between the JobMaster and a TaskManager"),
+        };
+        if let Address::TaskManager(t) = from {
+            let sender = &mut self.tms[t as usize];
+            if sender.process == from_process {
+                sender.wire.remove(&seq);
+            }
+        }
+        if self.tms[tm as usize].link_epoch != epoch {
+            // P3.3: the sender learns that the connection reset under its RPC and keeps it.
+            let t = &self.tms[tm as usize];
+            let keep = self.reconcile.is_some()
+                && matches!(from, Address::TaskManager(_))
+                && msg.is_task_rpc()
+                && t.alive
+                && t.process == from_process;
+            if keep {
+                self.tms[tm as usize].outbox.insert(seq, msg);
+                self.rpcs_kept += 1;
+                self.schedule_retry(sched, tm);
+            }
+            return;
+        }
+        match to {
+            Address::JobMaster => {
+                let Address::TaskManager(tm) = from else {
+                    unreachable!("only TaskManagers write to the JobMaster")
+                };
+                let sender = &mut self.tms[tm as usize];
+                let sender_alive = sender.alive && sender.process == from_process;
+                if !sender_alive {
+                    // Its connection died with it: what it still had on the wire is gone.
+                    return;
+                }
+                sender.in_flight = sender.in_flight.saturating_sub(1);
+                let alive = self
+                    .jm
+                    .as_ref()
+                    .is_some_and(|jm| jm.incarnation == to_incarnation);
+                let connected = self.tms[tm as usize].connected;
+                if self.reconcile.is_some() && msg.is_task_rpc() {
+                    self.deliver_task_rpc(sched, tm, msg, (seq, from_process), alive && connected);
+                } else if alive && connected {
+                    self.jm_receives(sched, tm, msg);
+                }
+            }
+            Address::TaskManager(tm) => {
+                let t = &self.tms[tm as usize];
+                // Fencing (Flink's JobMasterId): once a TaskManager follows a new leader it
+                // ignores what an older JobMaster sent.
+                let fenced = t.leader.is_some_and(|leader| leader != from_process);
+                if t.alive && t.connected && t.process == to_incarnation && !fenced {
+                    self.tm_receives(sched, tm, msg);
+                }
+            }
+        }
+    }
+}

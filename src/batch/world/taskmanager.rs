@@ -1,0 +1,382 @@
+//! The TaskManager side of a batch job: deployments, tasks that read their inputs whole, request
+//! splits and write a result partition, cancels and releases, and what a TaskManager does when it
+//! loses or learns its leader (F2.5, P3.1).
+
+use super::{Event, Msg, Partition, Task, World};
+use crate::batch::data;
+use crate::batch::events::Location;
+use crate::graph::{SubtaskId, VertexId};
+use crate::scenario::ShuffleKind;
+use crate::status::ExecutionState;
+use crate::trace::TraceEvent;
+use sim::{Duration, Instant, Scheduler};
+
+impl World {
+    pub(super) fn tm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+        let now = sched.now();
+        match msg {
+            Msg::Deploy { subtask, attempt } => self.deploy(sched, tm, subtask, attempt),
+            Msg::Cancel { subtask, attempt } => {
+                if self.running(subtask, attempt) {
+                    self.end_task(now, subtask, ExecutionState::Canceled);
+                }
+            }
+            Msg::Release { subtask, attempt } => {
+                let held = &mut self.tms[tm as usize].partitions;
+                if let Some(i) = held
+                    .iter()
+                    .position(|p| p.producer == subtask && p.attempt == attempt)
+                {
+                    held.remove(i);
+                    self.record(
+                        now,
+                        TraceEvent::PartitionReleased {
+                            subtask,
+                            attempt,
+                            remote: false,
+                        },
+                    );
+                }
+            }
+            Msg::AskPartitions => {
+                let record_bytes = self.batch.record_bytes;
+                let held: Vec<(SubtaskId, u32, u64)> = self.tms[tm as usize]
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let bytes = data::total_records(&p.fragments) * record_bytes;
+                        (p.producer, p.attempt, bytes)
+                    })
+                    .collect();
+                for (subtask, attempt, bytes) in held {
+                    let report = Msg::Report {
+                        subtask,
+                        attempt,
+                        bytes,
+                    };
+                    self.send_to_jobmaster(sched, tm, report);
+                }
+            }
+            Msg::AssignSplit {
+                subtask,
+                attempt,
+                split,
+            } => {
+                if !self.running(subtask, attempt) {
+                    return;
+                }
+                self.tasks[subtask.index()]
+                    .as_mut()
+                    .expect("running")
+                    .awaiting_split = false;
+                match split {
+                    Some(split) => {
+                        let vertex = self.graph.subtasks[subtask.index()].vertex;
+                        let records = data::records_per_split(&self.graph, vertex);
+                        let task = self.tasks[subtask.index()].as_mut().expect("running");
+                        task.splits.push(split);
+                        task.output
+                            .extend(data::split_fragments(vertex, split, records));
+                        let cost = self.work_time(vertex, records);
+                        sched.after(cost, Event::TaskStep { subtask, attempt });
+                    }
+                    None => self.finish_task(sched, subtask),
+                }
+            }
+            Msg::Register
+            | Msg::Running { .. }
+            | Msg::Finished { .. }
+            | Msg::Failed { .. }
+            | Msg::RequestSplit { .. }
+            | Msg::Report { .. }
+            | Msg::ReportExecution { .. }
+            | Msg::ReportSplit { .. }
+            | Msg::ReportInput { .. }
+            | Msg::ReportDone => unreachable!("a JobMaster message"),
+        }
+    }
+
+    pub(super) fn request_split(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) {
+        self.tasks[subtask.index()]
+            .as_mut()
+            .expect("running")
+            .awaiting_split = true;
+        self.send_to_jobmaster(sched, tm, Msg::RequestSplit { subtask, attempt });
+    }
+
+    pub(super) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
+        self.tasks[subtask.index()]
+            .as_ref()
+            .is_some_and(|t| t.attempt == attempt && t.state == ExecutionState::Running)
+    }
+
+    pub(super) fn work_time(&mut self, vertex: VertexId, records: u64) -> Duration {
+        let range = self.graph.vertices[vertex.index()].process_time;
+        let per_record = self.work_rng.duration_between(range.min, range.max);
+        per_record
+            .checked_mul(records.max(1))
+            .unwrap_or(Duration::MAX)
+    }
+
+    pub(super) fn task_state(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
+        let task = self.tasks[subtask.index()].as_mut().expect("a task");
+        let from = task.state;
+        task.state = to;
+        if to.is_terminal() {
+            task.ended = Some(now);
+        }
+        let attempt = task.attempt;
+        self.record(
+            now,
+            TraceEvent::TaskState {
+                subtask,
+                attempt,
+                from,
+                to,
+            },
+        );
+    }
+
+    pub(super) fn deploy(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) {
+        let now = sched.now();
+        // A deployment the JobMaster has since replaced by a newer attempt is stale.
+        let descriptor = self.descriptors[subtask.index()].clone();
+        if descriptor.attempt != attempt {
+            return;
+        }
+        if let Some(old) = &self.tasks[subtask.index()] {
+            if !old.state.is_terminal() {
+                self.end_task(now, subtask, ExecutionState::Canceled);
+            }
+        }
+        self.done[subtask.index()] = None;
+        self.tasks[subtask.index()] = Some(Task {
+            attempt,
+            task_manager: tm,
+            process: self.tms[tm as usize].process,
+            state: ExecutionState::Created,
+            output: Vec::new(),
+            started: now,
+            ended: None,
+            splits: Vec::new(),
+            parallelism: descriptor.parallelism,
+            awaiting_split: false,
+            inputs: descriptor
+                .inputs
+                .iter()
+                .map(|&(_, p, a, _)| (p, a))
+                .collect(),
+        });
+        for to in [
+            ExecutionState::Deploying,
+            ExecutionState::Initializing,
+            ExecutionState::Running,
+        ] {
+            self.task_state(now, subtask, to);
+        }
+        self.send_to_jobmaster(sched, tm, Msg::Running { subtask, attempt });
+        if self.is_source[subtask.index()] {
+            self.request_split(sched, tm, subtask, attempt);
+            return;
+        }
+        // Blocking inputs are complete: read them whole (P2.1).
+        let vertex = self.graph.subtasks[subtask.index()].vertex;
+        let decided = descriptor.parallelism;
+        let mut input = Vec::new();
+        for (edge, producer, p_attempt, location) in descriptor.inputs {
+            let found = match location {
+                Location::Remote => self
+                    .remote
+                    .iter()
+                    .find(|p| p.producer == producer && p.attempt == p_attempt),
+                Location::TaskManager {
+                    task_manager,
+                    process,
+                } => {
+                    let holder = &self.tms[task_manager as usize];
+                    (holder.alive && holder.process == process)
+                        .then(|| {
+                            holder
+                                .partitions
+                                .iter()
+                                .find(|p| p.producer == producer && p.attempt == p_attempt)
+                        })
+                        .flatten()
+                }
+            };
+            let Some(partition) = found else {
+                self.record(now, TraceEvent::PartitionNotFound { subtask, producer });
+                self.end_task(now, subtask, ExecutionState::Failed);
+                self.send_to_jobmaster(
+                    sched,
+                    tm,
+                    Msg::Failed {
+                        subtask,
+                        attempt,
+                        missing: Some(producer),
+                    },
+                );
+                return;
+            };
+            input.extend(data::share(
+                &self.graph,
+                edge,
+                producer,
+                subtask,
+                decided,
+                &partition.fragments,
+            ));
+        }
+        data::normalize(&mut input);
+        let records = data::total_records(&input);
+        self.tasks[subtask.index()]
+            .as_mut()
+            .expect("deployed")
+            .output = input;
+        let cost = self.work_time(vertex, records);
+        sched.after(cost, Event::TaskStep { subtask, attempt });
+    }
+
+    pub(super) fn task_step(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) {
+        if !self.running(subtask, attempt) {
+            return;
+        }
+        let tm = self.tasks[subtask.index()]
+            .as_ref()
+            .expect("running")
+            .task_manager;
+        if self.is_source[subtask.index()] {
+            self.request_split(sched, tm, subtask, attempt);
+        } else {
+            self.finish_task(sched, subtask);
+        }
+    }
+
+    /// The task wrote its whole result partition (or, a sink, staged its output) and ends.
+    pub(super) fn finish_task(&mut self, sched: &mut Scheduler<'_, Event>, subtask: SubtaskId) {
+        let now = sched.now();
+        let task = self.tasks[subtask.index()].as_mut().expect("running");
+        let (attempt, tm) = (task.attempt, task.task_manager);
+        let mut fragments = std::mem::take(&mut task.output);
+        data::normalize(&mut fragments);
+        let vertex = self.graph.subtasks[subtask.index()].vertex;
+        let records = data::total_records(&fragments);
+        let bytes = records * self.batch.record_bytes;
+        if self.graph.vertices[vertex.index()].outputs.is_empty() {
+            self.staged.push((subtask, attempt, fragments));
+        } else {
+            let remote = self.batch.shuffle == ShuffleKind::Remote;
+            let partition = Partition {
+                producer: subtask,
+                attempt,
+                fragments,
+            };
+            if remote {
+                self.remote.push(partition);
+            } else {
+                self.tms[tm as usize].partitions.push(partition);
+            }
+            self.record(
+                now,
+                TraceEvent::PartitionWritten {
+                    subtask,
+                    attempt,
+                    bytes,
+                    remote,
+                },
+            );
+        }
+        self.task_state(now, subtask, ExecutionState::Finished);
+        self.done[subtask.index()] = Some((attempt, now));
+        if let Some(r) = self.rerun_of[subtask.index()].take() {
+            let started = self.tasks[subtask.index()].as_ref().expect("task").started;
+            let took = now.saturating_duration_since(started);
+            self.recoveries[r].redone = self.recoveries[r].redone + took;
+        }
+        self.send_to_jobmaster(sched, tm, Msg::Finished { subtask, attempt });
+    }
+
+    pub(super) fn end_task(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
+        if self.tasks[subtask.index()]
+            .as_ref()
+            .is_some_and(|t| !t.state.is_terminal())
+        {
+            if to == ExecutionState::Canceled {
+                self.task_state(now, subtask, ExecutionState::Canceling);
+            }
+            self.task_state(now, subtask, to);
+        }
+    }
+
+    /// The TaskManager lost its JobMaster (F2.5): it fails the job's running tasks and keeps
+    /// its partitions, or releases them when configured to (F2.1).
+    pub(super) fn lose_leader(&mut self, now: Instant, tm: u32) {
+        self.tms[tm as usize].leader = None;
+        if self.reconcile.is_some() {
+            // P3.1: under reconciliation the tasks keep running; their RPCs wait.
+            return;
+        }
+        let hosted: Vec<SubtaskId> = (0..self.tasks.len())
+            .map(|i| SubtaskId(i as u32))
+            .filter(|s| {
+                self.tasks[s.index()]
+                    .as_ref()
+                    .is_some_and(|t| t.task_manager == tm && !t.state.is_terminal())
+            })
+            .collect();
+        if let Some(r) = self.recoveries.last_mut() {
+            r.interrupted += hosted.len() as u32;
+        }
+        for s in hosted {
+            self.end_task(now, s, ExecutionState::Failed);
+        }
+        if !self.batch.keep_partitions {
+            for p in std::mem::take(&mut self.tms[tm as usize].partitions) {
+                self.record(
+                    now,
+                    TraceEvent::PartitionReleased {
+                        subtask: p.producer,
+                        attempt: p.attempt,
+                        remote: false,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The TaskManager learns of the current leader (HA) and registers with it.
+    pub(super) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        let Some(incarnation) = self.jm.as_ref().map(|jm| jm.incarnation) else {
+            return;
+        };
+        let t = &self.tms[tm as usize];
+        if !t.alive || !t.connected || t.leader == Some(incarnation) {
+            return;
+        }
+        if t.leader.is_some() {
+            self.lose_leader(sched.now(), tm);
+        }
+        self.tms[tm as usize].leader = Some(incarnation);
+        self.send_to_jobmaster(sched, tm, Msg::Register);
+        if self.reconcile.is_some() {
+            self.send_reports(sched, tm);
+        }
+    }
+}
