@@ -78,6 +78,11 @@ pub struct JobEvents {
     /// Bytes; a write that fills the buffer flushes it.
     pub buffer_size: u64,
     pub snapshot_min_pause: Duration,
+    /// Whether the resets a recovery decides are logged (P2.2, the default) or, as Flink's
+    /// `DefaultBatchJobRecoveryHandler` does, made while the job is still RECONCILING and so not
+    /// logged (F2.3: nothing is logged while RECONCILING): a second crash then replays the
+    /// finishes the first recovery undid.
+    pub log_recovery_resets: bool,
 }
 
 /// A source vertex's split enumerator (the operator coordinator of P2.5).
@@ -193,6 +198,12 @@ struct RawJobEvents {
         deserialize_with = "single_duration"
     )]
     snapshot_min_pause: Duration,
+    #[serde(default = "default_log_recovery_resets")]
+    log_recovery_resets: bool,
+}
+
+fn default_log_recovery_resets() -> bool {
+    true
 }
 
 impl Default for RawJobEvents {
@@ -201,6 +212,7 @@ impl Default for RawJobEvents {
             flush_interval: DEFAULT_FLUSH_INTERVAL,
             buffer_size: DEFAULT_BUFFER_SIZE,
             snapshot_min_pause: DEFAULT_SNAPSHOT_MIN_PAUSE,
+            log_recovery_resets: true,
         }
     }
 }
@@ -370,6 +382,7 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
             flush_interval: events.flush_interval,
             buffer_size: events.buffer_size,
             snapshot_min_pause: events.snapshot_min_pause,
+            log_recovery_resets: events.log_recovery_resets,
         },
         previous_worker_timeout: raw.previous_worker_timeout,
         record_bytes: raw.record_bytes,

@@ -61,6 +61,8 @@ pub struct BatchOracles {
     /// says they finished) whose reset is not in the job event log yet; it must be before any
     /// subtask is deployed again.
     unlogged_resets: BTreeSet<SubtaskId>,
+    /// The job's status is RECONCILING (what the last `job_status` event said).
+    job_reconciling: bool,
     /// `job-status`: every fault that fired, and the restart strategy's `max_attempts`.
     fired: Vec<FaultEvent>,
     max_attempts: u32,
@@ -114,6 +116,7 @@ impl BatchOracles {
             rpcs: rpc::Ledger::new(task_managers),
             executions: executions::Executions::new(graph, task_managers, slots),
             unlogged_resets: BTreeSet::new(),
+            job_reconciling: false,
             fired: Vec::new(),
             max_attempts: jobmaster.restart_strategy.max_attempts,
             reconcile: reconcile::Ledger::new(graph, task_managers, jobmaster.reconcile_timeout),
@@ -244,6 +247,7 @@ impl BatchOracles {
         }
         match *event {
             TraceEvent::JobStatus { from, to } => {
+                self.job_reconciling = to == JobStatus::Reconciling;
                 if !transitions::job(from, to) {
                     self.violate(
                         Invariant::LegalTransition,
@@ -412,7 +416,12 @@ impl BatchOracles {
                     );
                 }
             }
-            TraceEvent::SubtaskReset { subtask, .. } => {
+            // P2.2: a reset is logged before the JobMaster deploys again, unless the scenario
+            // follows Flink, which resets while the job is RECONCILING and logs nothing then
+            // (F2.3); the ledger of durable events then keeps the finish, as Flink's log does.
+            TraceEvent::SubtaskReset { subtask, .. }
+                if self.batch.job_events.log_recovery_resets || !self.job_reconciling =>
+            {
                 self.unlogged_resets.insert(subtask);
             }
             TraceEvent::RecoveryStarted {
@@ -500,7 +509,11 @@ impl BatchOracles {
                     let before = self.violations.len();
                     self.check_recovery(graph, index, now, &w);
                     self.after_window = true;
-                    if self.violations.len() == before {
+                    // Flink's order (resets while RECONCILING, not logged, F2.3) leaves the
+                    // claims in the log on purpose: a later recovery checks them against the
+                    // partitions reported.
+                    if self.violations.len() == before && self.batch.job_events.log_recovery_resets
+                    {
                         self.check_claims_after_recovery(graph, index, now);
                     }
                 }

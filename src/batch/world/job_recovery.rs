@@ -225,8 +225,13 @@ impl World {
                 }
             }
         }
-        // Step 4: reset what must run again; the job runs.
-        self.set_job_status(now, JobStatus::Running);
+        // Step 4: reset what must run again; the job runs. By default (P2.2) the job is RUNNING
+        // first, so the resets are logged; Flink resets while still RECONCILING, when nothing is
+        // logged (F2.3), and only then runs.
+        let log_resets = self.batch.job_events.log_recovery_resets;
+        if log_resets {
+            self.set_job_status(now, JobStatus::Running);
+        }
         let plan = Plan {
             reset: outcome.reset.clone(),
             fresh_enumerators: outcome.fresh.clone(),
@@ -241,8 +246,11 @@ impl World {
                 .into_iter()
                 .filter(|s| !outcome.finished[s.index()] && !plan.reset.iter().any(|(r, _)| r == s))
                 .collect();
-        if !stale.is_empty() {
+        if log_resets && !stale.is_empty() {
             self.log(sched, JobEvent::Reset { subtasks: stale });
+        }
+        if !log_resets {
+            self.set_job_status(now, JobStatus::Running);
         }
         // The figures: which subtasks that had finished before the crash run again, and why.
         let mut rerun = Vec::new();
