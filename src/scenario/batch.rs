@@ -5,7 +5,7 @@
 //! for gigabytes and hours: `adaptive_parallelism.bytes_per_task` is scaled to the simulator's
 //! small record counts.
 
-use super::raw::{object, single_duration, Object};
+use super::raw::{nullable_duration, object, single_duration, Object};
 use super::types::{Job, Operator};
 use super::validate::{problem, Problem};
 use serde::Deserialize;
@@ -48,6 +48,11 @@ pub struct Batch {
     pub job_events: JobEvents,
     /// P2.4: how long a new JobManager waits for the previous TaskManagers' partition reports.
     pub previous_worker_timeout: Duration,
+    /// F2.5, Flink's `taskmanager.registration.timeout`: a TaskManager that lost its JobManager
+    /// and keeps the job's partitions releases them once this passed without a new JobManager
+    /// to register with. `None`: not modelled (Flink's default, 5 minutes, is longer than any
+    /// run here, and an armed timer would only keep an ended run going).
+    pub registration_timeout: Option<Duration>,
     /// The size of one record, for partition bytes.
     pub record_bytes: u64,
     /// One split enumerator per source vertex, indexed like [`Job::vertices`] (`None` for
@@ -123,6 +128,8 @@ pub(super) struct RawBatch {
         deserialize_with = "single_duration"
     )]
     previous_worker_timeout: Duration,
+    #[serde(default, deserialize_with = "nullable_duration")]
+    registration_timeout: Option<Duration>,
     #[serde(default = "default_record_bytes")]
     record_bytes: u64,
     #[serde(default)]
@@ -138,6 +145,7 @@ impl Default for RawBatch {
             adaptive_parallelism: RawAdaptive::default(),
             job_events: RawJobEvents::default(),
             previous_worker_timeout: DEFAULT_PREVIOUS_WORKER_TIMEOUT,
+            registration_timeout: None,
             record_bytes: DEFAULT_RECORD_BYTES,
             coordinators: BTreeMap::new(),
         }
@@ -324,6 +332,13 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
             "must be longer than 0: the new JobManager waits this long for partition reports",
         ));
     }
+    if raw.registration_timeout == Some(Duration::ZERO) {
+        return Err(problem(
+            "batch.registration_timeout",
+            "must be longer than 0 (or absent): a TaskManager waits this long for a new \
+             JobManager before it releases the job's partitions",
+        ));
+    }
     if raw.record_bytes == 0 {
         return Err(problem("batch.record_bytes", "must be at least 1"));
     }
@@ -385,6 +400,7 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
             log_recovery_resets: events.log_recovery_resets,
         },
         previous_worker_timeout: raw.previous_worker_timeout,
+        registration_timeout: raw.registration_timeout,
         record_bytes: raw.record_bytes,
         coordinators,
     })

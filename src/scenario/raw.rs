@@ -692,7 +692,9 @@ pub(super) fn single_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duratio
 }
 
 /// One duration, or `null` for `None`.
-fn nullable_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+pub(super) fn nullable_duration<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Duration>, D::Error> {
     Option::<SingleDuration>::deserialize(d).map(|d| d.map(|d| d.0))
 }
 

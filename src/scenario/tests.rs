@@ -2091,3 +2091,21 @@ fn restores_read_as_sets_of_known_subtasks_and_only_in_streaming() {
         "only applies to streaming jobs",
     );
 }
+
+#[test]
+fn batch_registration_timeout_is_optional_and_above_zero() {
+    let tail = r#"{"name": "t", "mode": "batch", "job": {"vertices": [{"id": "src", "operator": "source", "parallelism": 1, "records": 10}], "edges": []}, "batch": "#;
+    let parse = |batch: &str| super::parse(&format!("{tail}{batch}}}"), "t.json");
+    let absent = parse("{}").expect("valid");
+    assert_eq!(absent.batch.expect("batch").registration_timeout, None);
+    let set = parse(r#"{"registration_timeout": "40ms"}"#).expect("valid");
+    assert_eq!(
+        set.batch.expect("batch").registration_timeout,
+        Some(sim::Duration::from_millis(40))
+    );
+    let zero = parse(r#"{"registration_timeout": "0ms"}"#).expect_err("refused");
+    assert!(
+        zero.to_string().contains("batch.registration_timeout"),
+        "{zero}"
+    );
+}

@@ -165,7 +165,7 @@ impl World {
         let process = t.process;
         // Whatever side has not noticed the disconnection yet notices it now.
         if self.tms[tm as usize].leader.is_some() {
-            self.lose_leader(now, tm);
+            self.lose_leader(sched, tm);
         }
         self.lose_task_manager(sched, tm, process);
         self.tms[tm as usize].connected = true;

@@ -228,6 +228,13 @@ pub enum Event {
         task_manager: u32,
         process: u32,
     },
+    /// F2.5: `registration_timeout` after TaskManager `task_manager` (process `process`) lost
+    /// its leader for the `losses`-th time.
+    RegistrationTimeout {
+        task_manager: u32,
+        process: u32,
+        losses: u32,
+    },
     TaskManagerRestart {
         task_manager: u32,
     },
@@ -287,6 +294,9 @@ struct TaskManager {
     retry_scheduled: bool,
     /// Bumped by every disconnection.
     link_epoch: u32,
+    /// Bumped whenever it loses its leader: a registration timeout armed then (F2.5) acts only
+    /// if no later loss re-armed it.
+    leader_losses: u32,
 }
 
 /// A running attempt, on its TaskManager.
@@ -504,6 +514,7 @@ impl World {
                     wire: std::collections::BTreeMap::new(),
                     retry_scheduled: false,
                     link_epoch: 0,
+                    leader_losses: 0,
                 })
                 .collect(),
             remote: Vec::new(),
@@ -593,7 +604,7 @@ impl Model for World {
                 for tm in 0..self.tms.len() as u32 {
                     let t = &self.tms[tm as usize];
                     if t.alive && t.leader == Some(incarnation) {
-                        self.lose_leader(now, tm);
+                        self.lose_leader(sched, tm);
                     }
                 }
             }
@@ -617,9 +628,14 @@ impl Model for World {
             } => {
                 let t = &self.tms[task_manager as usize];
                 if t.alive && t.process == process && !t.connected && t.leader.is_some() {
-                    self.lose_leader(now, task_manager);
+                    self.lose_leader(sched, task_manager);
                 }
             }
+            Event::RegistrationTimeout {
+                task_manager,
+                process,
+                losses,
+            } => self.registration_timed_out(now, task_manager, process, losses),
             Event::TaskManagerRestart { task_manager } => {
                 let t = &mut self.tms[task_manager as usize];
                 t.process += 1;

@@ -327,8 +327,23 @@ impl World {
 
     /// The TaskManager lost its JobMaster (F2.5): it fails the job's running tasks and keeps
     /// its partitions, or releases them when configured to (F2.1).
-    pub(super) fn lose_leader(&mut self, now: Instant, tm: u32) {
+    pub(super) fn lose_leader(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        let now = sched.now();
         self.tms[tm as usize].leader = None;
+        // F2.5: kept partitions wait for a new JobManager only so long.
+        if let Some(timeout) = self.batch.registration_timeout {
+            let t = &mut self.tms[tm as usize];
+            t.leader_losses += 1;
+            let (process, losses) = (t.process, t.leader_losses);
+            sched.after(
+                timeout,
+                Event::RegistrationTimeout {
+                    task_manager: tm,
+                    process,
+                    losses,
+                },
+            );
+        }
         if self.reconcile.is_some() {
             // P3.1: under reconciliation the tasks keep running; their RPCs wait.
             return;
@@ -361,6 +376,32 @@ impl World {
         }
     }
 
+    /// F2.5 (Flink's `taskmanager.registration.timeout`): a TaskManager that found no new
+    /// JobManager to register with since it lost its leader releases the job's partitions; a
+    /// new JobManager will find them missing (P2.4 step 4).
+    pub(super) fn registration_timed_out(
+        &mut self,
+        now: Instant,
+        tm: u32,
+        process: u32,
+        losses: u32,
+    ) {
+        let t = &self.tms[tm as usize];
+        if !t.alive || t.process != process || t.leader_losses != losses || t.leader.is_some() {
+            return;
+        }
+        for p in std::mem::take(&mut self.tms[tm as usize].partitions) {
+            self.record(
+                now,
+                TraceEvent::PartitionReleased {
+                    subtask: p.producer,
+                    attempt: p.attempt,
+                    remote: false,
+                },
+            );
+        }
+    }
+
     /// The TaskManager learns of the current leader (HA) and registers with it.
     pub(super) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let Some(incarnation) = self.jm.as_ref().map(|jm| jm.incarnation) else {
@@ -371,7 +412,7 @@ impl World {
             return;
         }
         if t.leader.is_some() {
-            self.lose_leader(sched.now(), tm);
+            self.lose_leader(sched, tm);
         }
         self.tms[tm as usize].leader = Some(incarnation);
         self.send_to_jobmaster(sched, tm, Msg::Register);
