@@ -31,6 +31,9 @@ pub struct BatchSpec {
     pub coordinator_snapshot: bool,
     pub shuffle_snapshot: bool,
     pub keep_partitions: bool,
+    /// F2.5: TaskManagers release kept partitions this long (µs) after they lose the
+    /// JobManager without finding a new one; `None`: they keep them.
+    pub registration_timeout_us: Option<u64>,
     pub flush_us: u64,
     pub buffer_size: u64,
     pub min_pause_us: u64,
@@ -111,6 +114,7 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
             any::<bool>(),
             prop::bool::weighted(0.9),
             prop::bool::weighted(0.8),
+            prop::option::weighted(0.25, 1_000u64..80_000),
         ),
         (
             200u64..20_000,
@@ -127,7 +131,7 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
         .prop_map(
             |(
                 (parallelism, splits, diamond, remote),
-                (coordinator_snapshot, shuffle_snapshot, keep_partitions),
+                (coordinator_snapshot, shuffle_snapshot, keep_partitions, registration_timeout_us),
                 (flush_us, buffer_size, min_pause_us),
                 faults,
                 (reconcile, window_us, retention_us),
@@ -143,6 +147,7 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
                 coordinator_snapshot,
                 shuffle_snapshot,
                 keep_partitions,
+                registration_timeout_us,
                 flush_us,
                 buffer_size,
                 min_pause_us,
@@ -202,6 +207,7 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
                 "snapshot_min_pause": format!("{}us", spec.min_pause_us),
             },
             "previous_worker_timeout": "20ms",
+            "registration_timeout": spec.registration_timeout_us.map(|us| format!("{us}us")),
             "coordinators": coordinators,
         },
         "faults": spec.faults,

@@ -72,7 +72,8 @@ pub struct GenerateOptions {
 /// - `trigger-waits-for-input` breaks a rule of `flink` alone, and needs channels slower than
 ///   RPCs; `ignore-min-pause` needs a `min_pause`; `deploy-before-report` a batch job under
 ///   `failover: reconcile` whose window is shorter than most RPCs, so it ends FAILING while the
-///   old JobMaster's tasks still run.
+///   old JobMaster's tasks still run; `overtake-kept-rpcs` a batch job under `failover:
+///   reconcile`, whose TaskManagers keep the RPCs a reconciling JobMaster refuses.
 ///
 /// `GenerateOptions::unbiased` turns all of this off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,6 +97,8 @@ struct Bias {
     /// RPCs, so that it ends FAILING while TaskManagers still run what the old JobMaster
     /// deployed and their reports are on the way.
     short_window: bool,
+    /// A batch job under `failover: reconcile` (its TaskManagers keep RPCs while it reconciles).
+    batch_reconcile: bool,
     /// Channels slower than RPCs (2-3ms against under 0.3ms), so that a trigger RPC can reach a
     /// task before the EndOfPartition of a producer the JobMaster already sees FINISHED; one
     /// checkpoint at a time.
@@ -152,6 +155,7 @@ impl Bias {
                 slow_channels: bug == Bug::TriggerWaitsForInput,
                 min_pause: bug == Bug::IgnoreMinPause,
                 short_window: bug == Bug::DeployBeforeReport,
+                batch_reconcile: bug == Bug::OvertakeKeptRpcs,
             },
         }
     }
@@ -578,8 +582,10 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         shuffled,
                     );
                     doc["bug"] = json!(bug.map(|b| b.name()));
-                    if bias.short_window {
+                    if bias.short_window || bias.batch_reconcile {
                         doc["jobmaster"]["failover"] = json!("reconcile");
+                    }
+                    if bias.short_window {
                         let window_us = 300 + reconcile_ms * 1000 % 700;
                         doc["jobmaster"]["reconcile_timeout"] = json!(format!("{window_us}us"));
                     }
