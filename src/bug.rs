@@ -84,6 +84,12 @@ pub enum Bug {
     /// Batch: an RPC lost in an `rpc_loss` window is never sent again (its sender forgets
     /// it), so whoever waits for it waits forever.
     ForgetLostRpc,
+    /// Batch: a JobMaster whose job event store failed to write goes on logging, as if the
+    /// store had recovered.
+    LogAfterWriteFailure,
+    /// Batch: a new JobMaster replays the job events although the store could not read them
+    /// back (instead of deleting the log and restarting the job in full).
+    ReplayUnreadableLog,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -108,7 +114,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 35] = [
+    pub const ALL: [Bug; 37] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -137,6 +143,8 @@ impl Bug {
         Bug::OvertakeKeptRpcs,
         Bug::DeployBeforeReport,
         Bug::ForgetLostRpc,
+        Bug::LogAfterWriteFailure,
+        Bug::ReplayUnreadableLog,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -177,6 +185,8 @@ impl Bug {
             Bug::OvertakeKeptRpcs => "overtake-kept-rpcs",
             Bug::DeployBeforeReport => "deploy-before-report",
             Bug::ForgetLostRpc => "forget-lost-rpc",
+            Bug::LogAfterWriteFailure => "log-after-write-failure",
+            Bug::ReplayUnreadableLog => "replay-unreadable-log",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -202,6 +212,8 @@ impl Bug {
                 | Bug::OvertakeKeptRpcs
                 | Bug::DeployBeforeReport
                 | Bug::ForgetLostRpc
+                | Bug::LogAfterWriteFailure
+                | Bug::ReplayUnreadableLog
         )
     }
 
@@ -258,6 +270,12 @@ impl Bug {
                 "P0, P3.2 (a slot is used once the JobMaster knows it is free)"
             }
             Bug::ForgetLostRpc => "P0 (a lost RPC is sent again after retry_after)",
+            Bug::LogAfterWriteFailure => {
+                "F2.3 (after a failed write a JobMaster logs nothing more)"
+            }
+            Bug::ReplayUnreadableLog => {
+                "F2.4 step 5 (an unreadable log is deleted; the job restarts in full)"
+            }
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -305,6 +323,8 @@ impl Bug {
             Bug::OvertakeKeptRpcs => Invariant::RpcOrder,
             Bug::DeployBeforeReport => Invariant::SlotCapacity,
             Bug::ForgetLostRpc => Invariant::JobTerminates,
+            Bug::LogAfterWriteFailure => Invariant::MinimalRerun,
+            Bug::ReplayUnreadableLog => Invariant::MinimalRerun,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -396,6 +416,12 @@ impl Bug {
             }
             Bug::ForgetLostRpc => {
                 "a batch RPC lost in the network is never sent again: a task's FINISHED update, a deployment or a partition report vanishes, and the job waits for it forever"
+            }
+            Bug::LogAfterWriteFailure => {
+                "a JobMaster whose job event store failed to write keeps logging, so a later recovery trusts events the store never took"
+            }
+            Bug::ReplayUnreadableLog => {
+                "a new JobMaster replays job events the store could not read back instead of restarting the job in full"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

@@ -544,7 +544,9 @@ impl Probes {
             }
             TraceEvent::FaultFired { fault, .. } => match fault {
                 FaultEvent::DelaySpike => self.hit.insert(Probe::DelaySpike),
-                FaultEvent::RpcLoss => {}
+                FaultEvent::RpcLoss
+                | FaultEvent::JobEventsWriteFailure
+                | FaultEvent::JobEventsReadFailure => {}
                 FaultEvent::FailTask(_)
                 | FaultEvent::LoseTaskManager(_)
                 | FaultEvent::DisconnectTaskManager(_)

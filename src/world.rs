@@ -864,8 +864,10 @@ fn fire(
             index,
             fault: FaultEvent::RpcLoss,
         }),
-        FaultKind::DisconnectTaskManager { .. } => {
-            unreachable!("validation allows disconnect_task_manager only in batch mode")
+        FaultKind::DisconnectTaskManager { .. }
+        | FaultKind::JobEventsWriteFailure
+        | FaultKind::JobEventsReadFailure => {
+            unreachable!("validation allows this fault only in batch mode")
         }
     }
 }

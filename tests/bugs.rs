@@ -38,6 +38,8 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::OvertakeKeptRpcs => "batch-reconcile-kept-rpcs-keep-order",
         Bug::DeployBeforeReport => "batch-reconcile-window-shorter-than-reports",
         Bug::ForgetLostRpc => "batch-rpc-loss-during-recovery",
+        Bug::LogAfterWriteFailure => "batch-event-store-write-failure",
+        Bug::ReplayUnreadableLog => "batch-event-store-unreadable",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

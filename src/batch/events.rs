@@ -66,6 +66,8 @@ pub struct JobEventStore {
     durable: Vec<JobEvent>,
     buffer: Vec<JobEvent>,
     buffered_bytes: u64,
+    /// A `job_events_read_failure` fault: the durable events cannot be read back.
+    unreadable: bool,
 }
 
 impl JobEventStore {
@@ -96,6 +98,17 @@ impl JobEventStore {
     pub fn clear(&mut self) {
         self.durable.clear();
         self.lose_buffer();
+        self.unreadable = false;
+    }
+
+    /// A `job_events_read_failure` fault: the next replay fails (until the log is deleted).
+    pub fn make_unreadable(&mut self) {
+        self.unreadable = true;
+    }
+
+    /// Whether a replay can read the durable events back.
+    pub fn readable(&self) -> bool {
+        !self.unreadable
     }
 
     pub fn durable(&self) -> &[JobEvent] {

@@ -68,7 +68,9 @@ impl FaultPlan {
                 FaultKind::DisconnectTaskManager { duration, .. } => duration,
                 FaultKind::FailTask { .. }
                 | FaultKind::DelaySpike { .. }
-                | FaultKind::RpcLoss { .. } => Duration::ZERO,
+                | FaultKind::RpcLoss { .. }
+                | FaultKind::JobEventsWriteFailure
+                | FaultKind::JobEventsReadFailure => Duration::ZERO,
             })
             .max()
             .unwrap_or(Duration::ZERO);
@@ -234,7 +236,9 @@ impl FaultPlan {
             FaultKind::FailTask { .. }
             | FaultKind::LoseTaskManager { .. }
             | FaultKind::DisconnectTaskManager { .. }
-            | FaultKind::CrashJobMaster { .. } => {}
+            | FaultKind::CrashJobMaster { .. }
+            | FaultKind::JobEventsWriteFailure
+            | FaultKind::JobEventsReadFailure => {}
         }
         Some(&self.faults[index as usize])
     }

@@ -93,16 +93,28 @@ fn faults() -> impl Strategy<Value = Vec<Value>> {
                        "retry_after": format!("{extra}us"), "duration": format!("{duration}us")})
             }
         });
+    // The job event store failing to write (the JobMaster logs nothing more) or to be read
+    // back (the next recovery restarts the job in full), F2.3 and F2.4 step 5.
+    let store = (1u64..40_000, any::<bool>()).prop_map(|(at, write)| {
+        let fault = if write {
+            "job_events_write_failure"
+        } else {
+            "job_events_read_failure"
+        };
+        json!({"at": format!("{at}us"), "fault": fault})
+    });
     (
         prop::collection::vec(crash, 1..4),
         prop::collection::vec(task_manager, 0..3),
         prop::option::of(task),
         prop::option::weighted(0.3, network),
+        prop::option::weighted(0.2, store),
     )
-        .prop_map(|(mut all, tms, task, network)| {
+        .prop_map(|(mut all, tms, task, network, store)| {
             all.extend(tms);
             all.extend(task);
             all.extend(network);
+            all.extend(store);
             all
         })
 }

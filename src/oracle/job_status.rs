@@ -19,7 +19,11 @@ fn failovers_at_most(fault: FaultEvent, subtasks: u64) -> u64 {
     match fault {
         FaultEvent::FailTask(_) => 1,
         FaultEvent::LoseTaskManager(_) | FaultEvent::DisconnectTaskManager(_) => subtasks,
-        FaultEvent::CrashJobMaster | FaultEvent::DelaySpike | FaultEvent::RpcLoss => u64::MAX,
+        FaultEvent::CrashJobMaster
+        | FaultEvent::DelaySpike
+        | FaultEvent::RpcLoss
+        | FaultEvent::JobEventsWriteFailure
+        | FaultEvent::JobEventsReadFailure => u64::MAX,
     }
 }
 

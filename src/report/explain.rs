@@ -203,7 +203,7 @@ impl Narrator<'_> {
 
     fn event(&mut self, time: Instant, event: &TraceEvent) -> Told {
         match *event {
-            batch @ (TraceEvent::VertexInitialized { .. } | TraceEvent::SplitAssigned { .. } | TraceEvent::PartitionWritten { .. } | TraceEvent::JobEventLogged { .. } | TraceEvent::JobEventsFlushed { .. } | TraceEvent::JobEventsLost { .. } | TraceEvent::RecoveryStarted { .. } | TraceEvent::PartitionReported { .. } | TraceEvent::ReleaseRequested { .. } | TraceEvent::TaskRpcRefused { .. } | TraceEvent::PartitionReleased { .. } | TraceEvent::SubtaskReset { .. } | TraceEvent::RecoveryEnded { .. } | TraceEvent::PartitionNotFound { .. } | TraceEvent::TaskManagerDisconnected { .. } | TraceEvent::TaskManagerReconnected { .. } | TraceEvent::OutputCommitted { .. } | TraceEvent::Deployed { .. }) => {
+            batch @ (TraceEvent::VertexInitialized { .. } | TraceEvent::SplitAssigned { .. } | TraceEvent::PartitionWritten { .. } | TraceEvent::JobEventLogged { .. } | TraceEvent::JobEventsFlushed { .. } | TraceEvent::JobEventsLost { .. } | TraceEvent::JobEventsWriteFailed { .. } | TraceEvent::JobEventsUnreadable { .. } | TraceEvent::RecoveryStarted { .. } | TraceEvent::PartitionReported { .. } | TraceEvent::ReleaseRequested { .. } | TraceEvent::TaskRpcRefused { .. } | TraceEvent::PartitionReleased { .. } | TraceEvent::SubtaskReset { .. } | TraceEvent::RecoveryEnded { .. } | TraceEvent::PartitionNotFound { .. } | TraceEvent::TaskManagerDisconnected { .. } | TraceEvent::TaskManagerReconnected { .. } | TraceEvent::OutputCommitted { .. } | TraceEvent::Deployed { .. }) => {
                 let (actor, mut text) = crate::report::render::event_line(self.graph, &batch);
                 // The narration cites the rule in front; drop the timeline's trailing citation.
                 if let Some(cut) = text.rfind(" (P").or_else(|| text.rfind(" (F")) {
@@ -216,6 +216,8 @@ impl Narrator<'_> {
                     TraceEvent::JobEventLogged { .. }
                     | TraceEvent::JobEventsFlushed { .. }
                     | TraceEvent::JobEventsLost { .. } => "P2.2",
+                    TraceEvent::JobEventsWriteFailed { .. } => "F2.3",
+                    TraceEvent::JobEventsUnreadable { .. } => "F2.4",
                     TraceEvent::RecoveryStarted { .. }
                     | TraceEvent::RecoveryEnded { .. }
                     | TraceEvent::PartitionReported { .. } => "P2.4",
@@ -370,6 +372,8 @@ impl Narrator<'_> {
                     FaultEvent::CrashJobMaster => "the JobManager crashes".to_owned(),
                     FaultEvent::DelaySpike => "network delays spike".to_owned(),
                     FaultEvent::RpcLoss => "RPCs start getting lost".to_owned(),
+                    FaultEvent::JobEventsWriteFailure => "the job event store fails to write: this JobManager logs nothing more".to_owned(),
+                    FaultEvent::JobEventsReadFailure => "the durable job events can no longer be read back".to_owned(),
                 };
                 key(
                     "Faults",

@@ -315,6 +315,8 @@ pub(super) enum FaultName {
     CrashJobmaster,
     DelaySpike,
     RpcLoss,
+    JobEventsWriteFailure,
+    JobEventsReadFailure,
 }
 
 impl FaultName {
@@ -327,6 +329,8 @@ impl FaultName {
             FaultName::CrashJobmaster => "crash_jobmaster",
             FaultName::DelaySpike => "delay_spike",
             FaultName::RpcLoss => "rpc_loss",
+            FaultName::JobEventsWriteFailure => "job_events_write_failure",
+            FaultName::JobEventsReadFailure => "job_events_read_failure",
         }
     }
 }

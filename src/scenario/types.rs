@@ -329,6 +329,12 @@ pub enum FaultKind {
         retry_after: Duration,
         duration: Duration,
     },
+    /// Batch (F2.3): the JobMaster's job event store fails to write: the events still in its
+    /// write buffer are lost, and that JobMaster logs nothing more for the rest of its life.
+    JobEventsWriteFailure,
+    /// Batch (F2.4 step 5): the durable job events cannot be read back: the next JobMaster's
+    /// replay fails, the log is deleted and the job restarts in full, every attempt new.
+    JobEventsReadFailure,
 }
 
 /// Which links a [`FaultKind::DelaySpike`] slows down.

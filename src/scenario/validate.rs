@@ -734,6 +734,16 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
                  targets \"rpcs\" (or \"all\", which there means the same)",
             ))
         }
+        (FaultName::JobEventsWriteFailure | FaultName::JobEventsReadFailure, false) => {
+            return Err(problem(
+                at("fault"),
+                format!(
+                    "{} only applies to batch jobs: a streaming job has no job event store \
+                     (it recovers from checkpoints)",
+                    kind.name()
+                ),
+            ))
+        }
         (FaultName::DisconnectTaskManager, false) => {
             return Err(problem(
                 at("fault"),
@@ -865,6 +875,8 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
                 }
             }
         }
+        FaultName::JobEventsWriteFailure => FaultKind::JobEventsWriteFailure,
+        FaultName::JobEventsReadFailure => FaultKind::JobEventsReadFailure,
         FaultName::CrashJobmaster => FaultKind::CrashJobMaster {
             restart_after: raw
                 .restart_after

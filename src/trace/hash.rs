@@ -146,6 +146,8 @@ impl TraceEvent {
                     FaultEvent::DelaySpike => (4, 0),
                     FaultEvent::RpcLoss => (5, 0),
                     FaultEvent::DisconnectTaskManager(tm) => (6, u64::from(tm)),
+                    FaultEvent::JobEventsWriteFailure => (7, 0),
+                    FaultEvent::JobEventsReadFailure => (8, 0),
                 };
                 words(h, 22, &[u64::from(index), a, b]);
             }
@@ -279,6 +281,12 @@ impl TraceEvent {
                 words(h, 104, &[u64::from(events), reason as u64, 0, 0])
             }
             TraceEvent::JobEventsLost { events } => words(h, 105, &[u64::from(events), 0, 0, 0]),
+            TraceEvent::JobEventsWriteFailed { events } => {
+                words(h, 118, &[u64::from(events), 0, 0, 0])
+            }
+            TraceEvent::JobEventsUnreadable { events } => {
+                words(h, 119, &[u64::from(events), 0, 0, 0])
+            }
             TraceEvent::RecoveryStarted {
                 replayed,
                 discarded,

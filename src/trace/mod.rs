@@ -266,6 +266,16 @@ pub enum TraceEvent {
     JobEventsLost {
         events: u32,
     },
+    /// The job event store failed to write (F2.3): the `events` in the write buffer are lost
+    /// and this JobMaster logs nothing more.
+    JobEventsWriteFailed {
+        events: u32,
+    },
+    /// A new JobMaster could not read the `events` durable job events back (F2.4 step 5): the
+    /// log is deleted and the job restarts in full.
+    JobEventsUnreadable {
+        events: u32,
+    },
     /// A new JobMaster replayed `replayed` durable events (`discarded` trailing finished ones
     /// without a snapshot); `full_restart`: recovery is off or there was nothing to replay.
     RecoveryStarted {
@@ -387,6 +397,8 @@ impl TraceEvent {
             TraceEvent::JobEventLogged { .. } => "job_event_logged",
             TraceEvent::JobEventsFlushed { .. } => "job_events_flushed",
             TraceEvent::JobEventsLost { .. } => "job_events_lost",
+            TraceEvent::JobEventsWriteFailed { .. } => "job_events_write_failed",
+            TraceEvent::JobEventsUnreadable { .. } => "job_events_unreadable",
             TraceEvent::RecoveryStarted { .. } => "recovery_started",
             TraceEvent::PartitionReported { .. } => "partition_reported",
             TraceEvent::ReleaseRequested { .. } => "release_requested",
@@ -447,6 +459,8 @@ impl TraceEvent {
             | TraceEvent::JobEventLogged { .. }
             | TraceEvent::JobEventsFlushed { .. }
             | TraceEvent::JobEventsLost { .. }
+            | TraceEvent::JobEventsWriteFailed { .. }
+            | TraceEvent::JobEventsUnreadable { .. }
             | TraceEvent::RecoveryStarted { .. }
             | TraceEvent::PartitionReported { .. }
             | TraceEvent::ReleaseRequested { .. }

@@ -34,6 +34,8 @@ pub enum FaultEvent {
     CrashJobMaster,
     DelaySpike,
     RpcLoss,
+    JobEventsWriteFailure,
+    JobEventsReadFailure,
 }
 
 /// Why a task declines a checkpoint (Flink's `CheckpointFailureReason` names, where it has one).

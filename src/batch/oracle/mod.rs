@@ -63,6 +63,12 @@ pub struct BatchOracles {
     unlogged_resets: BTreeSet<SubtaskId>,
     /// The job's status is RECONCILING (what the last `job_status` event said).
     job_reconciling: bool,
+    /// A `job_events_write_failure` fault hit the JobMaster now leading (F2.3): it may log
+    /// nothing more.
+    writes_failed: bool,
+    /// A `job_events_read_failure` fault made the durable log unreadable (F2.4 step 5): the
+    /// next recovery must restart the job in full.
+    unreadable: bool,
     /// `job-status`: every fault that fired, and the restart strategy's `max_attempts`.
     fired: Vec<FaultEvent>,
     max_attempts: u32,
@@ -75,6 +81,9 @@ pub struct BatchOracles {
     decided: Vec<Option<u32>>,
     written: Vec<u64>,
     written_by: BTreeMap<(SubtaskId, u32), u64>,
+    /// Per subtask: the attempt the JobMaster last saw FINISHED (run, recovered or adopted),
+    /// whose partition its consumers read.
+    finished_attempt: BTreeMap<SubtaskId, u32>,
 }
 
 /// What the end of a run says about who is current, for `no-lost-rpc`.
@@ -117,6 +126,8 @@ impl BatchOracles {
             executions: executions::Executions::new(graph, task_managers, slots),
             unlogged_resets: BTreeSet::new(),
             job_reconciling: false,
+            writes_failed: false,
+            unreadable: false,
             fired: Vec::new(),
             max_attempts: jobmaster.restart_strategy.max_attempts,
             reconcile: reconcile::Ledger::new(graph, task_managers, jobmaster.reconcile_timeout),
@@ -124,6 +135,7 @@ impl BatchOracles {
             decided: vec![None; graph.vertices.len()],
             written: vec![0; graph.subtasks.len()],
             written_by: BTreeMap::new(),
+            finished_attempt: BTreeMap::new(),
         }
     }
 
@@ -283,6 +295,9 @@ impl BatchOracles {
                 let (invariant, found) = match event {
                     TraceEvent::ExecutionState { .. } => {
                         self.reconcile.execution_state(subtask, attempt, to);
+                        if to == ExecutionState::Finished {
+                            self.finished_attempt.insert(subtask, attempt);
+                        }
                         let found = executions.jm_state(graph, subtask, attempt, (from, to));
                         (Invariant::LegalTransition, found)
                     }
@@ -327,8 +342,25 @@ impl BatchOracles {
             TraceEvent::JobMasterElected { .. } => {
                 self.reconcile.leader_changed();
                 self.executions.leader_changed();
+                self.writes_failed = false;
             }
-            TraceEvent::FaultFired { fault, .. } => self.fired.push(fault),
+            TraceEvent::FaultFired { fault, .. } => {
+                self.fired.push(fault);
+                match fault {
+                    // F2.3: the failed write loses the buffer; nothing more is logged.
+                    FaultEvent::JobEventsWriteFailure => {
+                        self.log.truncate(self.durable);
+                        self.writes_failed = true;
+                    }
+                    FaultEvent::JobEventsReadFailure => self.unreadable = true,
+                    FaultEvent::FailTask(_)
+                    | FaultEvent::LoseTaskManager(_)
+                    | FaultEvent::DisconnectTaskManager(_)
+                    | FaultEvent::CrashJobMaster
+                    | FaultEvent::DelaySpike
+                    | FaultEvent::RpcLoss => {}
+                }
+            }
             TraceEvent::RestartsExhausted { failovers } => {
                 if let Some(v) = job_status::gave_up(failovers, self.max_attempts, now, index) {
                     self.violations.push(v);
@@ -420,13 +452,43 @@ impl BatchOracles {
             // follows Flink, which resets while the job is RECONCILING and logs nothing then
             // (F2.3); the ledger of durable events then keeps the finish, as Flink's log does.
             TraceEvent::SubtaskReset { subtask, .. }
-                if self.batch.job_events.log_recovery_resets || !self.job_reconciling =>
+                if (self.batch.job_events.log_recovery_resets || !self.job_reconciling)
+                    && !self.writes_failed =>
             {
                 self.unlogged_resets.insert(subtask);
+            }
+            TraceEvent::JobEventLogged { .. } if self.writes_failed => {
+                self.writes_failed = false; // once per JobMaster
+                self.violate(
+                    Invariant::MinimalRerun,
+                    now,
+                    index,
+                    vec!["JobMaster".into()],
+                    "the JobMaster logs a job event after its job event store failed to write \
+                     (F2.3: it logs nothing more for the rest of its life), so a later recovery \
+                     would trust an event the store never took"
+                        .into(),
+                );
+            }
+            TraceEvent::RecoveryStarted {
+                full_restart: false,
+                ..
+            } if self.unreadable => {
+                self.unreadable = false;
+                self.violate(
+                    Invariant::MinimalRerun,
+                    now,
+                    index,
+                    vec!["JobMaster".into()],
+                    "the new JobMaster replays job events that could not be read back (F2.4 \
+                     step 5: the log is deleted and the job restarts in full)"
+                        .into(),
+                );
             }
             TraceEvent::RecoveryStarted {
                 full_restart: true, ..
             } => {
+                self.unreadable = false;
                 self.log.clear();
                 self.durable = 0;
                 self.after_window = true;
@@ -512,7 +574,10 @@ impl BatchOracles {
                     // Flink's order (resets while RECONCILING, not logged, F2.3) leaves the
                     // claims in the log on purpose: a later recovery checks them against the
                     // partitions reported.
-                    if self.violations.len() == before && self.batch.job_events.log_recovery_resets
+                    // A JobMaster whose store failed to write cannot log them either (F2.3).
+                    if self.violations.len() == before
+                        && self.batch.job_events.log_recovery_resets
+                        && !self.writes_failed
                     {
                         self.check_claims_after_recovery(graph, index, now);
                     }
@@ -567,12 +632,12 @@ impl BatchOracles {
                 }
             ));
         }
-        // The partitions its consumers read: of the attempt the job event log says finished
-        // (a recovery adopts the logged attempt, whose partition may outlive a later re-run),
-        // else of the latest one written.
-        let claimed = Self::claimed_finished(&self.log);
+        // The partitions its consumers read: of the attempt the JobMaster last saw finish (a
+        // recovery adopts the logged attempt, whose partition may outlive a later re-run; a
+        // JobMaster whose store failed to write logs no newer one), else of the latest one
+        // written.
         let bytes_of = |s: SubtaskId| {
-            claimed
+            self.finished_attempt
                 .get(&s)
                 .and_then(|&a| self.written_by.get(&(s, a)).copied())
                 .unwrap_or(self.written[s.index()])

@@ -139,6 +139,33 @@ impl World {
             }
             // The fault plan opened the window; `send_numbered` asks it about every RPC sent
             // while it is open, as a streaming world does.
+            FaultKind::JobEventsWriteFailure => {
+                self.record(
+                    now,
+                    TraceEvent::FaultFired {
+                        index,
+                        fault: FaultEvent::JobEventsWriteFailure,
+                    },
+                );
+                // F2.3: the write that fails loses what the buffer held, and the store stays
+                // closed for this JobMaster.
+                let failing = self.jm.as_ref().is_some_and(|jm| !jm.events_failed);
+                if failing {
+                    let events = self.store.lose_buffer() as u32;
+                    self.jm.as_mut().expect("alive").events_failed = true;
+                    self.record(now, TraceEvent::JobEventsWriteFailed { events });
+                }
+            }
+            FaultKind::JobEventsReadFailure => {
+                self.record(
+                    now,
+                    TraceEvent::FaultFired {
+                        index,
+                        fault: FaultEvent::JobEventsReadFailure,
+                    },
+                );
+                self.store.make_unreadable();
+            }
             FaultKind::DelaySpike { .. } => self.record(
                 now,
                 TraceEvent::FaultFired {

@@ -3,6 +3,7 @@
 
 use super::{Event, World};
 use crate::batch::events::JobEvent;
+use crate::bug::Bug;
 use crate::status::JobStatus;
 use crate::trace::{FlushReason, Logged, TraceEvent};
 use sim::{Duration, Instant, Scheduler};
@@ -12,6 +13,11 @@ impl World {
     pub(super) fn log(&mut self, sched: &mut Scheduler<'_, Event>, event: JobEvent) {
         let now = sched.now();
         if self.job_status() == JobStatus::Reconciling {
+            return;
+        }
+        // F2.3: after a failed write this JobMaster logs nothing more.
+        let failed = self.jm.as_ref().is_some_and(|jm| jm.events_failed);
+        if failed && self.bug != Some(Bug::LogAfterWriteFailure) {
             return;
         }
         let what = match &event {

@@ -60,6 +60,20 @@ impl World {
         self.schedule(sched);
     }
 
+    /// F2.4 step 5 (Flink's `recoverFailed`): the durable job events could not be read back.
+    /// The log is deleted and the job restarts in full as a global failover does, so every
+    /// execution takes a new attempt.
+    pub(super) fn replay_failed(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
+        let events = self.store.durable().len() as u32;
+        self.record(sched.now(), TraceEvent::JobEventsUnreadable { events });
+        let jm = self.jm.as_mut().expect("elected");
+        for (e, next) in jm.exec.iter_mut().zip(&mut self.next_attempt) {
+            e.attempt = *next;
+            *next += 1;
+        }
+        self.restart_from_scratch(sched, r);
+    }
+
     pub(super) fn maybe_end_recovery(&mut self, sched: &mut Scheduler<'_, Event>) {
         let done = self
             .jm

@@ -354,6 +354,8 @@ pub(super) struct JobMaster {
     /// that has taken none snapshots at once (every recorded Flink 2.3 run shows the first
     /// finished event with a snapshot, see README "Conformance with Flink 2.3").
     last_snapshot: Option<Instant>,
+    /// F2.3: its job event store failed to write; it logs nothing more for the rest of its life.
+    events_failed: bool,
     /// When this JobMaster took over: the phase of its flush timer.
     started: Instant,
     restarts: u32,

@@ -35,6 +35,7 @@ impl World {
             accounted: vec![self.reconcile.is_none(); tms],
             slots_used: vec![0; tms],
             last_snapshot: None,
+            events_failed: false,
             started: now,
             restarts: 0,
             recovering: None,
@@ -131,6 +132,14 @@ impl World {
         }
         // P2.4: RECONCILING while replaying and waiting for the previous TaskManagers.
         self.set_job_status(now, JobStatus::Reconciling);
+        if !self.store.readable() && self.bug != Some(Bug::ReplayUnreadableLog) {
+            self.replay_failed(sched, r);
+            for tm in 0..self.tms.len() as u32 {
+                self.register(sched, tm);
+            }
+            self.schedule(sched);
+            return;
+        }
         let replayed = self.replay_log();
         self.recoveries[r].discarded = replayed.discarded.len() as u32;
         self.record(

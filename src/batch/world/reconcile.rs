@@ -681,6 +681,7 @@ impl World {
         fresh.started = jm.started;
         fresh.flush_pending = jm.flush_pending;
         fresh.last_snapshot = jm.last_snapshot;
+        fresh.events_failed = jm.events_failed;
         *jm = fresh;
         self.recoveries.push(RecoveryRecord {
             crashed_at: self.crashed_at,
@@ -688,6 +689,15 @@ impl World {
             ..RecoveryRecord::default()
         });
         let r = self.recoveries.len() - 1;
+        if !self.store.readable() && self.bug != Some(Bug::ReplayUnreadableLog) {
+            self.replay_failed(sched, r);
+            for (s, reported) in rec.partitions.iter().enumerate() {
+                for &(attempt, location, _) in reported {
+                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                }
+            }
+            return;
+        }
         if !self.batch.recovery_enabled() || self.store.durable().is_empty() {
             self.restart_from_scratch(sched, r);
             for (s, reported) in rec.partitions.iter().enumerate() {

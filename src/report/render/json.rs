@@ -50,7 +50,9 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         &TraceEvent::JobEventsFlushed { events, reason } => {
             json!({"events": events, "reason": reason.name()})
         }
-        &TraceEvent::JobEventsLost { events } => json!({"events": events}),
+        &TraceEvent::JobEventsLost { events }
+        | &TraceEvent::JobEventsWriteFailed { events }
+        | &TraceEvent::JobEventsUnreadable { events } => json!({"events": events}),
         &TraceEvent::RecoveryStarted {
             replayed,
             discarded,

@@ -377,6 +377,20 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 jm(),
                 format!("dies with {events} unflushed job events: they are lost (P2.2)"),
             ),
+            &TraceEvent::JobEventsWriteFailed { events } => (
+                jm(),
+                format!(
+                    "cannot write to the job event store: {events} buffered job events are lost, \
+                     and it logs nothing more (F2.3)"
+                ),
+            ),
+            &TraceEvent::JobEventsUnreadable { events } => (
+                jm(),
+                format!(
+                    "cannot read the {events} durable job events back: the log is deleted and \
+                     the job restarts in full, every attempt new (F2.4 step 5)"
+                ),
+            ),
             &TraceEvent::RecoveryStarted {
                 replayed,
                 discarded,

@@ -148,5 +148,7 @@ pub(super) fn fault_text(graph: &ExecutionGraph, fault: &FaultEvent) -> String {
         FaultEvent::CrashJobMaster => "the JobManager crashes".to_owned(),
         FaultEvent::DelaySpike => "network delay spike".to_owned(),
         FaultEvent::RpcLoss => "RPC loss begins".to_owned(),
+        FaultEvent::JobEventsWriteFailure => "the job event store fails to write".to_owned(),
+        FaultEvent::JobEventsReadFailure => "the job event store becomes unreadable".to_owned(),
     }
 }
