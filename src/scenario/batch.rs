@@ -46,7 +46,9 @@ pub struct Batch {
     pub keep_partitions: bool,
     pub adaptive: AdaptiveParallelism,
     pub job_events: JobEvents,
-    /// P2.4: how long a new JobManager waits for the previous TaskManagers' partition reports.
+    /// P2.4: how long a new JobManager waits for the previous TaskManagers' partition reports;
+    /// 0: not at all, so every reserved partition not already known (a remote one in the
+    /// shuffle master's snapshot) counts as missing.
     pub previous_worker_timeout: Duration,
     /// F2.5, Flink's `taskmanager.registration.timeout`: a TaskManager that lost its JobManager
     /// and keeps the job's partitions releases them once this passed without a new JobManager
@@ -324,12 +326,6 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
         return Err(problem(
             "batch.job_events.buffer_size",
             "must be at least 1 byte: a write that fills the buffer flushes it",
-        ));
-    }
-    if raw.previous_worker_timeout == Duration::ZERO {
-        return Err(problem(
-            "batch.previous_worker_timeout",
-            "must be longer than 0: the new JobManager waits this long for partition reports",
         ));
     }
     if raw.registration_timeout == Some(Duration::ZERO) {
