@@ -396,7 +396,8 @@ impl BatchOracles {
                 }
                 // P2.2: a finish the durable log claims that the window did not keep (forgotten
                 // and run again, or another attempt adopted) is reset in the log.
-                if outcome == crate::trace::ReconcileOutcome::Running {
+                // (A JobMaster whose store failed to write logs nothing, F2.3.)
+                if outcome == crate::trace::ReconcileOutcome::Running && !self.writes_failed {
                     for (s, attempt) in self.durably_finished() {
                         if self.reconcile.holds(s) != Some((attempt, ExecutionState::Finished)) {
                             self.unlogged_resets.insert(s);
