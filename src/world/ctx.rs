@@ -1,0 +1,172 @@
+//! What a handler may touch: the run's fixed settings ([`Config`]), which processes live
+//! ([`Membership`]), the shared state ([`Io`]: network, storage, trace, oracles, probes, fault plan)
+//! and the narrow view of it a handler gets ([`Ctx`]).
+
+use super::Event;
+use crate::bug::Bug;
+use crate::checkpoint::stats::CheckpointStats;
+use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
+use crate::faults::FaultPlan;
+use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
+use crate::net::{DataPlane, LinkId, RpcLinks};
+use crate::oracle::Oracles;
+use crate::probes::Probes;
+use crate::record::Element;
+use crate::scenario::{DurationRange, FailoverScope, FinishProtocol};
+use crate::taskmanager::{outbox, Outbox};
+use crate::trace::{Address, Rpc, Trace, TraceEvent};
+use sim::{Duration, Instant, Scheduler, Stream};
+
+/// The run's fixed settings that actors consult: which finish protocol, which injected bug.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// `None` when checkpointing is off.
+    pub protocol: Option<FinishProtocol>,
+    pub bug: Option<Bug>,
+    pub channel_latency: DurationRange,
+    /// Checkpoints are unaligned (P1.4).
+    pub unaligned: bool,
+    /// Aligned checkpoints switch to unaligned after aligning this long (F1.3).
+    pub alignment_timeout: Option<Duration>,
+    /// P1.5: a finishing task waits until its result partition is fully sent (unaligned only;
+    /// otherwise the partition outlives the task).
+    pub flush_before_finish: bool,
+    /// Under `jobmaster.failover: reconcile` (P3), how long TaskManagers keep terminal task
+    /// states (P3.1); `None` under `restart`.
+    pub retention: Option<Duration>,
+    /// `jobmaster.reconcile_timeout` (P3.4), for `reconcile-outcome`.
+    pub reconcile_timeout: Duration,
+    /// `checkpointing.min_pause` (P1.1), for the oracles' check of the trigger pace.
+    pub min_pause: Duration,
+    /// `jobmaster.failover_scope` (P1.8) and the number of TaskManagers, for `failover-scope`.
+    pub failover_scope: FailoverScope,
+    pub task_managers: u32,
+    /// `jobmaster.restart_strategy.max_attempts` (P1.8), for `job-status`.
+    pub max_attempts: u32,
+}
+
+/// Which processes are alive, and which incarnation of each: a message sent to one
+/// incarnation is lost if that process dies, even if another one takes its place.
+pub struct Membership {
+    pub jobmaster_alive: bool,
+    pub jobmaster: u32,
+    pub task_manager_alive: Vec<bool>,
+    pub task_manager: Vec<u32>,
+}
+
+impl Membership {
+    pub(super) fn incarnation(&self, address: Address) -> u32 {
+        match address {
+            Address::JobMaster => self.jobmaster,
+            Address::TaskManager(i) => self.task_manager[i as usize],
+        }
+    }
+
+    pub(super) fn alive(&self, address: Address) -> bool {
+        match address {
+            Address::JobMaster => self.jobmaster_alive,
+            Address::TaskManager(i) => self.task_manager_alive[i as usize],
+        }
+    }
+}
+
+/// What handlers share and may touch besides their own actor.
+pub struct Io {
+    pub data: DataPlane,
+    pub rpc: RpcLinks,
+    /// Processing times and source pacing.
+    pub workload: Stream,
+    pub trace: Trace,
+    pub oracles: Oracles,
+    /// Coverage probes (`crate::probes`): like the oracles, they watch every event; unlike
+    /// them, they judge nothing, they only name the situations the run went through.
+    pub probes: Probes,
+    /// Durable checkpoint storage: survives the JobManager.
+    pub storage: CheckpointStorage,
+    /// Where two-phase-commit sinks commit.
+    pub external: ExternalSystem,
+    /// What happened to each checkpoint and failover, for the summary. Written, never read,
+    /// by actors.
+    pub stats: CheckpointStats,
+    pub faults: FaultPlan,
+    pub membership: Membership,
+    /// Per TaskManager, the RPCs it keeps for the JobMaster (P3.3; only under reconcile).
+    pub outboxes: Vec<Outbox>,
+}
+
+/// A handler's view of the world.
+pub struct Ctx<'a, 's> {
+    pub now: Instant,
+    pub graph: &'a ExecutionGraph,
+    pub config: &'a Config,
+    pub io: &'a mut Io,
+    pub sched: &'a mut Scheduler<'s, Event>,
+}
+
+impl Ctx<'_, '_> {
+    /// Records `event` in the trace and shows it to the oracles, the probes and the fault plan.
+    #[inline]
+    pub fn record(&mut self, event: TraceEvent) {
+        let index = self.io.trace.record(self.now, event);
+        self.io.oracles.observe(
+            self.graph,
+            &self.io.storage,
+            &self.io.faults,
+            index,
+            self.now,
+            &event,
+        );
+        self.io.probes.observe(&event);
+        for fault in self.io.faults.observe(self.graph, index, &event) {
+            self.sched
+                .after(Duration::ZERO, Event::Fault { index: fault });
+        }
+    }
+
+    /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
+    /// same link, unless its destination dies first.
+    pub fn send(&mut self, from: Address, to: Address, rpc: Rpc) {
+        let incarnation = self.io.membership.incarnation(to);
+        self.send_to(from, to, incarnation, rpc);
+    }
+
+    /// Sends an RPC to one incarnation of the destination process: the one the sender knows
+    /// (a JobMaster addresses the TaskManager process that registered with it). If that
+    /// process has died, the RPC is lost, even if a replacement runs by now.
+    pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
+        self.io
+            .oracles
+            .observe_send(from, to, incarnation, rpc, self.now);
+        if let (Address::TaskManager(tm), Address::JobMaster) = (from, to) {
+            let outbox = &mut self.io.outboxes[tm as usize];
+            if outbox.is_holding() && !outbox::is_report(rpc.call) {
+                outbox.hold(rpc); // P3.3: behind the RPCs it keeps, in order
+                self.io.stats.rpcs_kept += 1;
+                return;
+            }
+        }
+        let link = LinkId::between(from, to);
+        let (extra, lost) = self.io.faults.rpc_delay(self.now);
+        if let Some(retry) = lost {
+            self.record(TraceEvent::RpcLost { from, to, retry });
+        }
+        let incarnations = (self.io.membership.incarnation(from), incarnation);
+        let at = self.io.rpc.send(self.now, link, rpc, incarnations, extra);
+        self.sched.at(at, Event::Rpc { link });
+    }
+
+    /// Puts an element on a channel's wire (the caller has checked credit for records).
+    #[inline]
+    pub fn push(&mut self, channel: ChannelId, element: Element) {
+        let extra = self.io.faults.channel_delay(self.now);
+        let (at, epoch) = self.io.data.push(self.now, channel, element, extra);
+        self.sched.at(at, Event::Arrive { channel, epoch });
+        self.record(TraceEvent::Push { channel, element });
+    }
+
+    /// Schedules the task's next step after `delay`.
+    pub fn step_after(&mut self, delay: Duration, subtask: SubtaskId, attempt: u32) {
+        self.sched
+            .after(delay, Event::TaskStep { subtask, attempt });
+    }
+}

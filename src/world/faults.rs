@@ -1,0 +1,128 @@
+//! The faults of a streaming run, as the fault plan fires them.
+
+use super::{Ctx, Event};
+use crate::graph::SubtaskId;
+use crate::jobmaster::JobMaster;
+use crate::scenario::FaultKind;
+use crate::task::Task;
+use crate::taskmanager::TaskManager;
+use crate::trace::{FaultEvent, TraceEvent};
+
+/// Carries out fault `index`.
+pub(super) fn fire(
+    ctx: &mut Ctx<'_, '_>,
+    jobmaster: &mut Option<JobMaster>,
+    task_managers: &mut [TaskManager],
+    tasks: &mut [Option<Task>],
+    index: u32,
+    kind: FaultKind,
+) {
+    let heartbeat = ctx.io.faults.heartbeat_timeout();
+    match kind {
+        FaultKind::FailTask { task } => {
+            let subtask = SubtaskId(ctx.graph.vertices[task.vertex].first + task.index);
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::FailTask(subtask),
+            });
+            let slot = &mut tasks[subtask.index()];
+            if let Some(t) = slot {
+                if !t.state().is_terminal() {
+                    t.fail(ctx);
+                    task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
+                    *slot = None;
+                }
+            }
+        }
+        FaultKind::LoseTaskManager {
+            task_manager,
+            restart_after,
+        } => {
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::LoseTaskManager(task_manager),
+            });
+            let membership = &mut ctx.io.membership;
+            if !membership.task_manager_alive[task_manager as usize] {
+                return;
+            }
+            membership.task_manager_alive[task_manager as usize] = false;
+            let dead = membership.task_manager[task_manager as usize];
+            membership.task_manager[task_manager as usize] += 1;
+            ctx.record(TraceEvent::TaskManagerLost { task_manager });
+            task_managers[task_manager as usize].died();
+            ctx.io.outboxes[task_manager as usize].clear();
+            // Finished producers whose result partitions die with the TaskManager.
+            let mut lost_finished = Vec::new();
+            for slot in tasks.iter_mut() {
+                if let Some(t) = slot.as_mut().filter(|t| t.task_manager() == task_manager) {
+                    if t.state().is_terminal() {
+                        lost_finished.push(t.subtask());
+                    } else {
+                        t.die(ctx);
+                    }
+                    *slot = None;
+                }
+            }
+            // A consumer elsewhere still reading from such a partition loses its connection
+            // and fails (the JobMaster would otherwise never restart the finished producer):
+            // the region failover then runs both again (P1.8).
+            for &producer in &lost_finished {
+                for channel in ctx.graph.channels.iter().filter(|c| c.from == producer) {
+                    let slot = &mut tasks[channel.to.index()];
+                    let reading = slot.as_ref().is_some_and(|t| {
+                        !t.state().is_terminal() && !t.input_ended(channel.input_slot)
+                    });
+                    if reading {
+                        let t = slot.as_mut().expect("reading");
+                        t.fail(ctx);
+                        task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
+                        *slot = None;
+                    }
+                }
+            }
+            if let Some(jm) = jobmaster {
+                let incarnation = jm.incarnation();
+                ctx.sched.after(
+                    heartbeat,
+                    Event::TaskManagerTimeout {
+                        task_manager,
+                        dead,
+                        incarnation,
+                    },
+                );
+            }
+            ctx.sched
+                .after(restart_after, Event::TaskManagerRestart { task_manager });
+        }
+        FaultKind::CrashJobMaster { restart_after } => {
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::CrashJobMaster,
+            });
+            if jobmaster.take().is_none() {
+                return;
+            }
+            let membership = &mut ctx.io.membership;
+            membership.jobmaster_alive = false;
+            let incarnation = membership.jobmaster;
+            ctx.record(TraceEvent::JobMasterLost { incarnation });
+            ctx.sched
+                .after(heartbeat, Event::JobMasterTimeout { incarnation });
+            ctx.sched.after(restart_after, Event::JobMasterElected);
+        }
+        FaultKind::DelaySpike { .. } => ctx.record(TraceEvent::FaultFired {
+            index,
+            fault: FaultEvent::DelaySpike,
+        }),
+        FaultKind::RpcLoss { .. } => ctx.record(TraceEvent::FaultFired {
+            index,
+            fault: FaultEvent::RpcLoss,
+        }),
+        FaultKind::DisconnectTaskManager { .. }
+        | FaultKind::JobEventsWriteFailure
+        | FaultKind::JobEventsReadFailure => {
+            unreachable!("validation allows this fault only in batch mode")
+        }
+    }
+}
