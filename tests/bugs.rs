@@ -89,3 +89,26 @@ fn every_bug_is_caught_by_its_oracle_and_its_scenario_passes_without_it() {
         );
     }
 }
+
+/// P2.5's two rules hold for a coordinator on any vertex: skipping the coordinator's reset is
+/// caught on a map vertex with one, for rule 1 (not fully finished) and rule 2 (fully finished,
+/// then a subtask must run again).
+#[test]
+fn skipping_the_coordinator_reset_is_caught_on_a_vertex_that_is_no_source() {
+    for name in [
+        "batch-coordinator-on-map-unfinished",
+        "batch-coordinator-on-map-finished-partition-missing",
+    ] {
+        let mut scenario = load(name);
+        assert!(
+            violated(&scenario).is_empty(),
+            "{name} must pass as shipped"
+        );
+        scenario.bug = Some(Bug::SkipCoordinatorReset);
+        let found = violated(&scenario);
+        assert!(
+            found.contains(&Invariant::MinimalRerun),
+            "{name}: expected minimal-rerun, found {found:?}"
+        );
+    }
+}

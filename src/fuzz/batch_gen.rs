@@ -46,6 +46,9 @@ pub struct BatchSpec {
     pub chain: Vec<(u32, bool)>,
     /// A second source feeding `agg`: parallelism and splits.
     pub second_source: Option<(u32, u32)>,
+    /// An operator coordinator on `agg` too (P2.5 for a vertex that is no source): whether it
+    /// supports batch snapshots.
+    pub agg_coordinator: Option<bool>,
 }
 
 /// Records in each split.
@@ -138,6 +141,7 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
         (
             prop::collection::vec((1u32..4, prop::bool::weighted(0.7)), 0..3),
             prop::option::weighted(0.3, (1u32..3, 1u32..6)),
+            prop::option::weighted(0.25, any::<bool>()),
         ),
     )
         .prop_map(
@@ -147,11 +151,12 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
                 (flush_us, buffer_size, min_pause_us),
                 faults,
                 (reconcile, window_us, retention_us),
-                (chain, second_source),
+                (chain, second_source, agg_coordinator),
             )| BatchSpec {
                 reconcile: (reconcile == 0).then_some((window_us, retention_us)),
                 chain,
                 second_source,
+                agg_coordinator,
                 parallelism,
                 splits,
                 diamond,
@@ -194,6 +199,9 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
         edges.push(json!({"from": "src2", "to": "agg", "pattern": "all_to_all"}));
         coordinators["src2"] =
             json!({"splits": splits, "supports_batch_snapshot": spec.coordinator_snapshot});
+    }
+    if let Some(snapshot) = spec.agg_coordinator {
+        coordinators["agg"] = json!({"supports_batch_snapshot": snapshot});
     }
     if spec.diamond {
         vertices.push(json!({"id": "side", "operator": "map", "parallelism": 2}));

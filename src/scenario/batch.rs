@@ -57,8 +57,9 @@ pub struct Batch {
     pub registration_timeout: Option<Duration>,
     /// The size of one record, for partition bytes.
     pub record_bytes: u64,
-    /// One split enumerator per source vertex, indexed like [`Job::vertices`] (`None` for
-    /// the other vertices).
+    /// The operator coordinator of each vertex that has one, indexed like [`Job::vertices`]
+    /// (every source has its split enumerator; another vertex has one only if the scenario
+    /// gives it).
     pub coordinators: Vec<Option<Coordinator>>,
 }
 
@@ -92,7 +93,8 @@ pub struct JobEvents {
     pub log_recovery_resets: bool,
 }
 
-/// A source vertex's split enumerator (the operator coordinator of P2.5).
+/// A vertex's operator coordinator (P2.5): a source's is its split enumerator; another
+/// vertex's assigns no splits (`splits` 0) and matters for recovery alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Coordinator {
     pub splits: u32,
@@ -352,26 +354,31 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
     for (id, c) in raw.coordinators {
         let at = format!("batch.coordinators.{id}");
         let Some(v) = job.vertices.iter().position(|v| v.id == id) else {
-            let sources: Vec<String> = job
-                .vertices
-                .iter()
-                .filter(|v| matches!(v.operator, Operator::Source { .. }))
-                .map(|v| format!("{:?}", v.id))
-                .collect();
+            let ids: Vec<String> = job.vertices.iter().map(|v| format!("{:?}", v.id)).collect();
             return Err(problem(
                 at,
                 format!(
-                    "unknown vertex {id:?}; coordinators belong to source vertices: {}",
-                    sources.join(", ")
+                    "unknown vertex {id:?}; the job's vertices are {}",
+                    ids.join(", ")
                 ),
             ));
         };
-        let Some(coordinator) = coordinators[v].as_mut() else {
+        // P2.5: any vertex may have an operator coordinator; a source's is its split
+        // enumerator, another vertex's holds state of its own and assigns no splits.
+        let source = matches!(job.vertices[v].operator, Operator::Source { .. });
+        let coordinator = coordinators[v].get_or_insert(Coordinator {
+            splits: 0,
+            supports_batch_snapshot: true,
+        });
+        if let (Some(_), false) = (c.0.splits, source) {
             return Err(problem(
-                at,
-                format!("{id:?} is not a source; only a source has a split enumerator"),
+                format!("{at}.splits"),
+                format!(
+                    "{id:?} is not a source: only a source's coordinator assigns splits; \
+                     another vertex's coordinator takes only `supports_batch_snapshot`"
+                ),
             ));
-        };
+        }
         if let Some(splits) = c.0.splits {
             if splits == 0 {
                 return Err(problem(

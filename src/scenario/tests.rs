@@ -373,7 +373,7 @@ fn batch_scenarios_read_with_their_defaults_and_refuse_streaming_only_settings()
     refuse(
         tail,
         r#"]}, "batch": {"coordinators": {"agg": {"splits": 3}}}}"#,
-        "batch.coordinators.agg",
+        "batch.coordinators.agg.splits",
         "not a source",
     );
     refuse(
@@ -2107,5 +2107,26 @@ fn batch_registration_timeout_is_optional_and_above_zero() {
     assert!(
         zero.to_string().contains("batch.registration_timeout"),
         "{zero}"
+    );
+}
+
+#[test]
+fn a_batch_coordinator_may_sit_on_any_vertex_but_only_a_source_has_splits() {
+    let head = r#"{"name": "t", "mode": "batch", "job": {"vertices": [{"id": "src", "operator": "source", "parallelism": 2, "records": 10}, {"id": "map", "operator": "map", "parallelism": 2}], "edges": [{"from": "src", "to": "map", "pattern": "forward"}]}, "batch": {"coordinators": "#;
+    let parse = |c: &str| super::parse(&format!("{head}{c}}}}}"), "t.json");
+    let ok = parse(r#"{"map": {"supports_batch_snapshot": false}}"#).expect("valid");
+    let coordinators = ok.batch.expect("batch").coordinators;
+    assert_eq!(coordinators[0].map(|c| c.splits), Some(8));
+    let map = coordinators[1].expect("map has one");
+    assert_eq!((map.splits, map.supports_batch_snapshot), (0, false));
+    let splits = parse(r#"{"map": {"splits": 3}}"#).expect_err("refused");
+    assert!(
+        splits.to_string().contains("batch.coordinators.map.splits"),
+        "{splits}"
+    );
+    let unknown = parse(r#"{"nope": {}}"#).expect_err("refused");
+    assert!(
+        unknown.to_string().contains("\"src\", \"map\""),
+        "{unknown}"
     );
 }

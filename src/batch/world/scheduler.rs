@@ -381,7 +381,9 @@ impl World {
             }
         }
         for &v in &plan.fresh_enumerators {
-            let splits = self.batch.coordinators[v.index()].expect("a source").splits;
+            let splits = self.batch.coordinators[v.index()]
+                .expect("a coordinator")
+                .splits;
             let jm = self.jm.as_mut().expect("alive");
             let p = jm.parallelism[v.index()].expect("initialized");
             jm.enumerators[v.index()] = Some(Enumerator::new(splits, p));
