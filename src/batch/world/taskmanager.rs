@@ -363,16 +363,21 @@ impl World {
             self.end_task(now, s, ExecutionState::Failed);
         }
         if !self.batch.keep_partitions {
-            for p in std::mem::take(&mut self.tms[tm as usize].partitions) {
-                self.record(
-                    now,
-                    TraceEvent::PartitionReleased {
-                        subtask: p.producer,
-                        attempt: p.attempt,
-                        remote: false,
-                    },
-                );
-            }
+            self.drop_partitions(now, tm);
+        }
+    }
+
+    /// TaskManager `tm` drops every partition it holds (F2.1, F2.5).
+    fn drop_partitions(&mut self, now: Instant, tm: u32) {
+        for p in std::mem::take(&mut self.tms[tm as usize].partitions) {
+            self.record(
+                now,
+                TraceEvent::PartitionReleased {
+                    subtask: p.producer,
+                    attempt: p.attempt,
+                    remote: false,
+                },
+            );
         }
     }
 
@@ -390,16 +395,7 @@ impl World {
         if !t.alive || t.process != process || t.leader_losses != losses || t.leader.is_some() {
             return;
         }
-        for p in std::mem::take(&mut self.tms[tm as usize].partitions) {
-            self.record(
-                now,
-                TraceEvent::PartitionReleased {
-                    subtask: p.producer,
-                    attempt: p.attempt,
-                    remote: false,
-                },
-            );
-        }
+        self.drop_partitions(now, tm);
     }
 
     /// The TaskManager learns of the current leader (HA) and registers with it.
