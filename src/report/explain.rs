@@ -203,7 +203,26 @@ impl Narrator<'_> {
 
     fn event(&mut self, time: Instant, event: &TraceEvent) -> Told {
         match *event {
-            batch @ (TraceEvent::VertexInitialized { .. } | TraceEvent::SplitAssigned { .. } | TraceEvent::PartitionWritten { .. } | TraceEvent::JobEventLogged { .. } | TraceEvent::JobEventsFlushed { .. } | TraceEvent::JobEventsLost { .. } | TraceEvent::JobEventsWriteFailed { .. } | TraceEvent::JobEventsUnreadable { .. } | TraceEvent::RecoveryStarted { .. } | TraceEvent::PartitionReported { .. } | TraceEvent::ReleaseRequested { .. } | TraceEvent::TaskRpcRefused { .. } | TraceEvent::PartitionReleased { .. } | TraceEvent::SubtaskReset { .. } | TraceEvent::RecoveryEnded { .. } | TraceEvent::PartitionNotFound { .. } | TraceEvent::TaskManagerDisconnected { .. } | TraceEvent::TaskManagerReconnected { .. } | TraceEvent::OutputCommitted { .. } | TraceEvent::Deployed { .. }) => {
+            batch @ (TraceEvent::VertexInitialized { .. }
+                | TraceEvent::SplitAssigned { .. }
+                | TraceEvent::PartitionWritten { .. }
+                | TraceEvent::JobEventLogged { .. }
+                | TraceEvent::JobEventsFlushed { .. }
+                | TraceEvent::JobEventsLost { .. }
+                | TraceEvent::JobEventsWriteFailed { .. }
+                | TraceEvent::JobEventsUnreadable { .. }
+                | TraceEvent::RecoveryStarted { .. }
+                | TraceEvent::PartitionReported { .. }
+                | TraceEvent::ReleaseRequested { .. }
+                | TraceEvent::TaskRpcRefused { .. }
+                | TraceEvent::PartitionReleased { .. }
+                | TraceEvent::SubtaskReset { .. }
+                | TraceEvent::RecoveryEnded { .. }
+                | TraceEvent::PartitionNotFound { .. }
+                | TraceEvent::TaskManagerDisconnected { .. }
+                | TraceEvent::TaskManagerReconnected { .. }
+                | TraceEvent::OutputCommitted { .. }
+                | TraceEvent::Deployed { .. }) => {
                 let (actor, mut text) = crate::report::render::event_line(self.graph, &batch);
                 // The narration cites the rule in front; drop the timeline's trailing citation.
                 if let Some(cut) = text.rfind(" (P").or_else(|| text.rfind(" (F")) {
