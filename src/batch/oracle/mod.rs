@@ -151,6 +151,13 @@ impl BatchOracles {
 
     /// The subtasks the durable log says finished, with the attempt (its latest finish, not
     /// reset since).
+    /// P2.2: must the JobMaster log the resets it makes now? Not when its store failed to
+    /// write (F2.3: it logs nothing more), nor, in Flink's order, the resets a recovery makes
+    /// while the job is RECONCILING (`in_recovery`; nothing is logged then either).
+    fn must_log_resets(&self, in_recovery: bool) -> bool {
+        !self.writes_failed && (self.batch.job_events.log_recovery_resets || !in_recovery)
+    }
+
     fn durably_finished(&self) -> BTreeMap<SubtaskId, u32> {
         Self::claimed_finished(&self.log[..self.durable.min(self.log.len())])
     }
@@ -396,8 +403,8 @@ impl BatchOracles {
                 }
                 // P2.2: a finish the durable log claims that the window did not keep (forgotten
                 // and run again, or another attempt adopted) is reset in the log.
-                // (A JobMaster whose store failed to write logs nothing, F2.3.)
-                if outcome == crate::trace::ReconcileOutcome::Running && !self.writes_failed {
+                if outcome == crate::trace::ReconcileOutcome::Running && self.must_log_resets(false)
+                {
                     for (s, attempt) in self.durably_finished() {
                         if self.reconcile.holds(s) != Some((attempt, ExecutionState::Finished)) {
                             self.unlogged_resets.insert(s);
@@ -449,12 +456,10 @@ impl BatchOracles {
                     );
                 }
             }
-            // P2.2: a reset is logged before the JobMaster deploys again, unless the scenario
-            // follows Flink, which resets while the job is RECONCILING and logs nothing then
-            // (F2.3); the ledger of durable events then keeps the finish, as Flink's log does.
+            // P2.2: a reset is logged before the JobMaster deploys again (unless it need not
+            // be: the ledger of durable events then keeps the finish, as Flink's log does).
             TraceEvent::SubtaskReset { subtask, .. }
-                if (self.batch.job_events.log_recovery_resets || !self.job_reconciling)
-                    && !self.writes_failed =>
+                if self.must_log_resets(self.job_reconciling) =>
             {
                 self.unlogged_resets.insert(subtask);
             }
@@ -572,14 +577,10 @@ impl BatchOracles {
                     let before = self.violations.len();
                     self.check_recovery(graph, index, now, &w);
                     self.after_window = true;
-                    // Flink's order (resets while RECONCILING, not logged, F2.3) leaves the
-                    // claims in the log on purpose: a later recovery checks them against the
-                    // partitions reported.
-                    // A JobMaster whose store failed to write cannot log them either (F2.3).
-                    if self.violations.len() == before
-                        && self.batch.job_events.log_recovery_resets
-                        && !self.writes_failed
-                    {
+                    // Where the recovery's resets need not be logged, the claims stay in the
+                    // log on purpose: a later recovery checks them against the partitions
+                    // reported.
+                    if self.violations.len() == before && self.must_log_resets(true) {
                         self.check_claims_after_recovery(graph, index, now);
                     }
                 }

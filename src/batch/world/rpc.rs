@@ -59,10 +59,10 @@ impl World {
         let earliest = self.link_clock[link] + Duration::from_nanos(1);
         let at = (now + latency).max(earliest);
         self.link_clock[link] = at;
-        // The JobMaster addresses the TaskManager process it has registered (Flink's gateway of
-        // one TaskExecutor, by its resource id): a replacement that has started but whose
-        // registration has not reached the JobMaster yet never gets what was meant for the
-        // dead one.
+        // P0: the JobMaster addresses the TaskManager process it has registered (Flink's
+        // gateway of one TaskExecutor, by its resource id): a replacement that has started but
+        // whose registration has not reached the JobMaster yet never gets what was meant for
+        // the dead one.
         let to_incarnation = match to {
             Address::JobMaster => self.jm_incarnation,
             Address::TaskManager(t) => self
