@@ -90,6 +90,10 @@ pub enum Bug {
     /// Batch: a new JobMaster replays the job events although the store could not read them
     /// back (instead of deleting the log and restarting the job in full).
     ReplayUnreadableLog,
+    /// Batch: a TaskManager whose registration timeout ran out without a new JobManager keeps
+    /// its partitions, so a JobManager that comes later trusts outputs the TaskManager should
+    /// have released.
+    KeepPartitionsPastRegistrationTimeout,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -114,7 +118,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 37] = [
+    pub const ALL: [Bug; 38] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -145,6 +149,7 @@ impl Bug {
         Bug::ForgetLostRpc,
         Bug::LogAfterWriteFailure,
         Bug::ReplayUnreadableLog,
+        Bug::KeepPartitionsPastRegistrationTimeout,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -187,6 +192,9 @@ impl Bug {
             Bug::ForgetLostRpc => "forget-lost-rpc",
             Bug::LogAfterWriteFailure => "log-after-write-failure",
             Bug::ReplayUnreadableLog => "replay-unreadable-log",
+            Bug::KeepPartitionsPastRegistrationTimeout => {
+                "keep-partitions-past-registration-timeout"
+            }
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -214,6 +222,7 @@ impl Bug {
                 | Bug::ForgetLostRpc
                 | Bug::LogAfterWriteFailure
                 | Bug::ReplayUnreadableLog
+                | Bug::KeepPartitionsPastRegistrationTimeout
         )
     }
 
@@ -276,6 +285,9 @@ impl Bug {
             Bug::ReplayUnreadableLog => {
                 "F2.4 step 5 (an unreadable log is deleted; the job restarts in full)"
             }
+            Bug::KeepPartitionsPastRegistrationTimeout => {
+                "F2.5 (a TaskManager with no JobManager releases its partitions at its registration timeout)"
+            }
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -325,6 +337,7 @@ impl Bug {
             Bug::ForgetLostRpc => Invariant::JobTerminates,
             Bug::LogAfterWriteFailure => Invariant::MinimalRerun,
             Bug::ReplayUnreadableLog => Invariant::MinimalRerun,
+            Bug::KeepPartitionsPastRegistrationTimeout => Invariant::MinimalRerun,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -422,6 +435,9 @@ impl Bug {
             }
             Bug::ReplayUnreadableLog => {
                 "a new JobMaster replays job events the store could not read back instead of restarting the job in full"
+            }
+            Bug::KeepPartitionsPastRegistrationTimeout => {
+                "a TaskManager that waited longer than its registration timeout for a new JobManager still reports its partitions, and the late JobManager keeps outputs that should be gone"
             }
             Bug::ApplyStateBeforeRebuild => {
                 "after a failover the tasks run attempt 1 but the JobMaster's view says 0: their updates are taken for stale ones and the job never ends"

@@ -40,6 +40,9 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::ForgetLostRpc => "batch-rpc-loss-during-recovery",
         Bug::LogAfterWriteFailure => "batch-event-store-write-failure",
         Bug::ReplayUnreadableLog => "batch-event-store-unreadable",
+        Bug::KeepPartitionsPastRegistrationTimeout => {
+            "batch-taskmanagers-clean-up-before-new-jobmanager"
+        }
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

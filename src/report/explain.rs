@@ -221,6 +221,8 @@ impl Narrator<'_> {
                 | TraceEvent::PartitionNotFound { .. }
                 | TraceEvent::TaskManagerDisconnected { .. }
                 | TraceEvent::TaskManagerReconnected { .. }
+                | TraceEvent::LeaderLost { .. }
+                | TraceEvent::LeaderFound { .. }
                 | TraceEvent::OutputCommitted { .. }
                 | TraceEvent::Deployed { .. }) => {
                 let (actor, mut text) = crate::report::render::event_line(self.graph, &batch);
@@ -243,6 +245,7 @@ impl Narrator<'_> {
                     TraceEvent::ReleaseRequested { .. }
                     | TraceEvent::PartitionReleased { .. } => "F2.4",
                     TraceEvent::TaskRpcRefused { .. } => "P3.3",
+                    TraceEvent::LeaderLost { .. } => "F2.5",
                     _ => "P2.1",
                 };
                 told(actor, rule, text)

@@ -369,6 +369,12 @@ impl TraceEvent {
             TraceEvent::TaskManagerReconnected { task_manager } => {
                 words(h, 113, &[u64::from(task_manager), 0, 0, 0])
             }
+            TraceEvent::LeaderLost { task_manager } => {
+                words(h, 120, &[u64::from(task_manager), 0, 0, 0])
+            }
+            TraceEvent::LeaderFound { task_manager } => {
+                words(h, 121, &[u64::from(task_manager), 0, 0, 0])
+            }
             TraceEvent::OutputCommitted { subtask, records } => {
                 words(h, 114, &[id(subtask), records, 0, 0])
             }

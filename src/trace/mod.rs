@@ -333,6 +333,16 @@ pub enum TraceEvent {
     TaskManagerReconnected {
         task_manager: u32,
     },
+    /// F2.5: a TaskManager stopped trusting its JobManager (a heartbeat timeout, a lost
+    /// connection or a newer leader); its partitions now wait for a new one only until the
+    /// registration timeout.
+    LeaderLost {
+        task_manager: u32,
+    },
+    /// A TaskManager learned of the current JobManager (HA) and registers with it.
+    LeaderFound {
+        task_manager: u32,
+    },
     /// The JobMaster deploys an attempt to a TaskManager, into one of its slots.
     Deployed {
         subtask: SubtaskId,
@@ -409,6 +419,8 @@ impl TraceEvent {
             TraceEvent::PartitionNotFound { .. } => "partition_not_found",
             TraceEvent::TaskManagerDisconnected { .. } => "taskmanager_disconnected",
             TraceEvent::TaskManagerReconnected { .. } => "taskmanager_reconnected",
+            TraceEvent::LeaderLost { .. } => "leader_lost",
+            TraceEvent::LeaderFound { .. } => "leader_found",
             TraceEvent::OutputCommitted { .. } => "output_committed",
             TraceEvent::Deployed { .. } => "deployed",
         }
@@ -471,6 +483,8 @@ impl TraceEvent {
             | TraceEvent::PartitionNotFound { .. }
             | TraceEvent::TaskManagerDisconnected { .. }
             | TraceEvent::TaskManagerReconnected { .. }
+            | TraceEvent::LeaderLost { .. }
+            | TraceEvent::LeaderFound { .. }
             | TraceEvent::OutputCommitted { .. }
             | TraceEvent::Deployed { .. } => false,
         }

@@ -14,6 +14,7 @@
 
 mod executions;
 mod reconcile;
+mod retention;
 mod rpc;
 #[cfg(test)]
 mod tests;
@@ -84,6 +85,8 @@ pub struct BatchOracles {
     /// Per subtask: the attempt the JobMaster last saw FINISHED (run, recovered or adopted),
     /// whose partition its consumers read.
     finished_attempt: BTreeMap<SubtaskId, u32>,
+    /// `minimal-rerun`: which partitions a TaskManager released at its registration timeout.
+    retention: retention::Retention,
 }
 
 /// What the end of a run says about who is current, for `no-lost-rpc`.
@@ -136,6 +139,7 @@ impl BatchOracles {
             written: vec![0; graph.subtasks.len()],
             written_by: BTreeMap::new(),
             finished_attempt: BTreeMap::new(),
+            retention: retention::Retention::new(task_managers, batch.registration_timeout),
         }
     }
 
@@ -228,7 +232,30 @@ impl BatchOracles {
 
     /// `what` from TaskManager `tm`'s process `process` reached the current JobMaster and was
     /// taken (not refused).
-    pub fn received(&mut self, graph: &ExecutionGraph, (tm, process): (u32, u32), what: Received) {
+    pub fn received(
+        &mut self,
+        graph: &ExecutionGraph,
+        (tm, process): (u32, u32),
+        what: Received,
+        (now, index): (Instant, u64),
+    ) {
+        if let Received::Partition { subtask, attempt } = what {
+            if let Some(cleaned) = self.retention.reported(tm, (subtask, attempt)) {
+                let name = graph.subtask_name(subtask).to_string();
+                self.violate(
+                    Invariant::MinimalRerun,
+                    now,
+                    index,
+                    vec![format!("TaskManager-{tm}"), name.clone()],
+                    format!(
+                        "TaskManager-{tm} reported the partition of {name} (attempt {attempt}), \
+                         but it found no JobManager within registration_timeout and had to \
+                         release it at {cleaned} (F2.5); the partition is missing and {name} \
+                         must run again (P2.4 step 4)"
+                    ),
+                );
+            }
+        }
         self.reconcile.received(graph, (tm, process), what);
     }
 
@@ -264,6 +291,7 @@ impl BatchOracles {
                 message,
             );
         }
+        self.retention.observe(now, event);
         match *event {
             TraceEvent::JobStatus { from, to } => {
                 self.job_reconciling = to == JobStatus::Reconciling;

@@ -15,11 +15,12 @@ impl World {
     pub(super) fn jm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
         let now = sched.now();
         let process = self.tms[tm as usize].process;
+        let index = self.trace.len().saturating_sub(1);
         if let Some(what) = msg.received() {
-            self.oracles.received(&self.graph, (tm, process), what);
+            self.oracles
+                .received(&self.graph, (tm, process), what, (now, index));
         }
         if let Some(rpc) = msg.task_rpc() {
-            let index = self.trace.len().saturating_sub(1);
             self.oracles
                 .rpc_applied(&self.graph, (tm, process), rpc, (now, index));
         }
@@ -31,8 +32,9 @@ impl World {
                     self.lose_task_manager(sched, tm, old);
                 }
                 self.expected_task_managers[tm as usize] = Some(process);
+                let index = self.trace.len().saturating_sub(1);
                 self.oracles
-                    .received(&self.graph, (tm, process), Received::Register);
+                    .received(&self.graph, (tm, process), Received::Register, (now, index));
                 let jm = self.jm.as_mut().expect("alive");
                 jm.registered[tm as usize] = Some(process);
                 jm.accounted[tm as usize] = self.reconcile.is_none();

@@ -5,6 +5,7 @@
 use super::{Event, Msg, Partition, Task, World};
 use crate::batch::data;
 use crate::batch::events::Location;
+use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
@@ -330,6 +331,7 @@ impl World {
     pub(super) fn lose_leader(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let now = sched.now();
         self.tms[tm as usize].leader = None;
+        self.record(now, TraceEvent::LeaderLost { task_manager: tm });
         // F2.5: kept partitions wait for a new JobManager only so long.
         if let Some(timeout) = self.batch.registration_timeout {
             let t = &mut self.tms[tm as usize];
@@ -395,6 +397,9 @@ impl World {
         if !t.alive || t.process != process || t.leader_losses != losses || t.leader.is_some() {
             return;
         }
+        if self.bug == Some(Bug::KeepPartitionsPastRegistrationTimeout) {
+            return;
+        }
         self.drop_partitions(now, tm);
     }
 
@@ -411,6 +416,7 @@ impl World {
             self.lose_leader(sched, tm);
         }
         self.tms[tm as usize].leader = Some(incarnation);
+        self.record(sched.now(), TraceEvent::LeaderFound { task_manager: tm });
         self.send_to_jobmaster(sched, tm, Msg::Register);
         if self.reconcile.is_some() {
             self.send_reports(sched, tm);

@@ -100,7 +100,9 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             json!({"task": name(subtask), "producer": name(producer)})
         }
         &TraceEvent::TaskManagerDisconnected { task_manager }
-        | &TraceEvent::TaskManagerReconnected { task_manager } => {
+        | &TraceEvent::TaskManagerReconnected { task_manager }
+        | &TraceEvent::LeaderLost { task_manager }
+        | &TraceEvent::LeaderFound { task_manager } => {
             json!({"task_manager": task_manager})
         }
         &TraceEvent::OutputCommitted { subtask, records } => {

@@ -503,6 +503,14 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 format!("TaskManager-{task_manager}"),
                 "is reachable again".to_owned(),
             ),
+            &TraceEvent::LeaderLost { task_manager } => (
+                format!("TaskManager-{task_manager}"),
+                "stops trusting its JobManager (F2.5)".to_owned(),
+            ),
+            &TraceEvent::LeaderFound { task_manager } => (
+                format!("TaskManager-{task_manager}"),
+                "finds the current JobManager and registers with it".to_owned(),
+            ),
             &TraceEvent::OutputCommitted { subtask, records } => (
                 name(subtask),
                 format!("output committed: {records} records"),
