@@ -94,6 +94,10 @@ pub enum Bug {
     /// its partitions, so a JobManager that comes later trusts outputs the TaskManager should
     /// have released.
     KeepPartitionsPastRegistrationTimeout,
+    /// Batch: the JobMaster does not flush the job event log when a sink vertex finishes (the
+    /// job is about to end), so the job is FINISHED with its last finishes in the write buffer
+    /// and a crash before its result is durable runs them again.
+    SkipFinalFlush,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -118,7 +122,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 38] = [
+    pub const ALL: [Bug; 39] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -150,6 +154,7 @@ impl Bug {
         Bug::LogAfterWriteFailure,
         Bug::ReplayUnreadableLog,
         Bug::KeepPartitionsPastRegistrationTimeout,
+        Bug::SkipFinalFlush,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -195,6 +200,7 @@ impl Bug {
             Bug::KeepPartitionsPastRegistrationTimeout => {
                 "keep-partitions-past-registration-timeout"
             }
+            Bug::SkipFinalFlush => "skip-final-flush",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -223,6 +229,7 @@ impl Bug {
                 | Bug::LogAfterWriteFailure
                 | Bug::ReplayUnreadableLog
                 | Bug::KeepPartitionsPastRegistrationTimeout
+                | Bug::SkipFinalFlush
         )
     }
 
@@ -288,6 +295,9 @@ impl Bug {
             Bug::KeepPartitionsPastRegistrationTimeout => {
                 "F2.5 (a TaskManager with no JobManager releases its partitions at its registration timeout)"
             }
+            Bug::SkipFinalFlush => {
+                "P2.2, P2.7 (a finished vertex flushes the log, so a FINISHED job's log is durable)"
+            }
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -338,6 +348,7 @@ impl Bug {
             Bug::LogAfterWriteFailure => Invariant::MinimalRerun,
             Bug::ReplayUnreadableLog => Invariant::MinimalRerun,
             Bug::KeepPartitionsPastRegistrationTimeout => Invariant::MinimalRerun,
+            Bug::SkipFinalFlush => Invariant::MinimalRerun,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -435,6 +446,9 @@ impl Bug {
             }
             Bug::ReplayUnreadableLog => {
                 "a new JobMaster replays job events the store could not read back instead of restarting the job in full"
+            }
+            Bug::SkipFinalFlush => {
+                "the job is FINISHED while the finishes of its last vertex sit in the write buffer: a JobManager crash before the result is durable runs them again"
             }
             Bug::KeepPartitionsPastRegistrationTimeout => {
                 "a TaskManager that waited longer than its registration timeout for a new JobManager still reports its partitions, and the late JobManager keeps outputs that should be gone"

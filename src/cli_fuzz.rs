@@ -517,9 +517,11 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
         "mutation score: up to {} seeds per bug, {} threads",
         args.seeds_per_bug, args.threads
     )?;
+    // The bug column is as wide as the longest name, so the table stays aligned.
+    let width = Bug::ALL.iter().map(|b| b.name().len()).max().unwrap_or(0);
     writeln!(
         out,
-        "{:<32} {:<20} {:>9} {:>9}  shrunk to",
+        "{:<width$} {:<20} {:>9} {:>9}  shrunk to",
         "bug", "caught by", "biased", "plain"
     )?;
     let mut missed = 0;
@@ -535,7 +537,7 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
         let size = mutant.shrunk_size().map_or("-".to_owned(), describe_size);
         writeln!(
             out,
-            "{:<32} {:<20} {seeds:>9} {plain:>9}  {size}",
+            "{:<width$} {:<20} {seeds:>9} {plain:>9}  {size}",
             bug.name(),
             bug.caught_by().id()
         )?;

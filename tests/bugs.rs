@@ -43,6 +43,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::KeepPartitionsPastRegistrationTimeout => {
             "batch-taskmanagers-clean-up-before-new-jobmanager"
         }
+        Bug::SkipFinalFlush => "batch-crash-after-job-finished",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

@@ -182,6 +182,7 @@ impl FaultPlan {
                     self.sources > 0 && self.sources_finished == self.sources
                 }
                 (Predicate::EventCount(n), _) => index + 1 >= *n,
+                (Predicate::JobStatus(want), TraceEvent::JobStatus { to, .. }) => want == to,
                 _ => false,
             };
             if holds {

@@ -106,18 +106,27 @@ fn faults() -> impl Strategy<Value = Vec<Value>> {
         };
         json!({"at": format!("{at}us"), "fault": fault})
     });
+    // A crash the moment the job is FINISHED, before its result is durable (P2.7): the next
+    // JobManager recovers a job that has nothing left to run, or, after a failed write, only
+    // the finishes the store took.
+    let at_finish = (1u64..60_000).prop_map(|after| {
+        json!({"when": {"job_status": "FINISHED"}, "fault": "crash_jobmaster",
+               "restart_after": format!("{after}us")})
+    });
     (
         prop::collection::vec(crash, 1..4),
         prop::collection::vec(task_manager, 0..3),
         prop::option::of(task),
         prop::option::weighted(0.3, network),
         prop::option::weighted(0.2, store),
+        prop::option::weighted(0.15, at_finish),
     )
-        .prop_map(|(mut all, tms, task, network, store)| {
+        .prop_map(|(mut all, tms, task, network, store, at_finish)| {
             all.extend(tms);
             all.extend(task);
             all.extend(network);
             all.extend(store);
+            all.extend(at_finish);
             all
         })
 }

@@ -223,6 +223,7 @@ impl Narrator<'_> {
                 | TraceEvent::TaskManagerReconnected { .. }
                 | TraceEvent::LeaderLost { .. }
                 | TraceEvent::LeaderFound { .. }
+                | TraceEvent::JobResultWritten
                 | TraceEvent::OutputCommitted { .. }
                 | TraceEvent::Deployed { .. }) => {
                 let (actor, mut text) = crate::report::render::event_line(self.graph, &batch);
@@ -246,6 +247,7 @@ impl Narrator<'_> {
                     | TraceEvent::PartitionReleased { .. } => "F2.4",
                     TraceEvent::TaskRpcRefused { .. } => "P3.3",
                     TraceEvent::LeaderLost { .. } => "F2.5",
+                    TraceEvent::JobResultWritten => "P2.7",
                     _ => "P2.1",
                 };
                 told(actor, rule, text)

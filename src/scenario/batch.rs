@@ -16,6 +16,9 @@ pub(super) const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 pub(super) const DEFAULT_BUFFER_SIZE: u64 = 1 << 20;
 pub(super) const DEFAULT_SNAPSHOT_MIN_PAUSE: Duration = Duration::from_secs(180);
 pub(super) const DEFAULT_PREVIOUS_WORKER_TIMEOUT: Duration = Duration::from_secs(30);
+/// P2.7: how long writing a finished job's result to HA storage takes (a file on the HA file
+/// system in Flink: milliseconds).
+pub(super) const DEFAULT_JOB_RESULT_DELAY: Duration = Duration::from_millis(1);
 pub(super) const DEFAULT_RECORD_BYTES: u64 = 100;
 pub(super) const DEFAULT_ADAPTIVE_MIN: u32 = 1;
 pub(super) const DEFAULT_ADAPTIVE_MAX: u32 = 8;
@@ -55,6 +58,10 @@ pub struct Batch {
     /// to register with. `None`: not modelled (Flink's default, 5 minutes, is longer than any
     /// run here, and an armed timer would only keep an ended run going).
     pub registration_timeout: Option<Duration>,
+    /// P2.7: the time from FINISHED until the job's result is durable in HA storage (Flink's
+    /// JobResultStore); a JobManager crash in between leaves a job HA storage still calls
+    /// running, and the next JobManager recovers it.
+    pub job_result_delay: Duration,
     /// The size of one record, for partition bytes.
     pub record_bytes: u64,
     /// The operator coordinator of each vertex that has one, indexed like [`Job::vertices`]
@@ -134,6 +141,11 @@ pub(super) struct RawBatch {
     previous_worker_timeout: Duration,
     #[serde(default, deserialize_with = "nullable_duration")]
     registration_timeout: Option<Duration>,
+    #[serde(
+        default = "default_job_result_delay",
+        deserialize_with = "single_duration"
+    )]
+    job_result_delay: Duration,
     #[serde(default = "default_record_bytes")]
     record_bytes: u64,
     #[serde(default)]
@@ -150,6 +162,7 @@ impl Default for RawBatch {
             job_events: RawJobEvents::default(),
             previous_worker_timeout: DEFAULT_PREVIOUS_WORKER_TIMEOUT,
             registration_timeout: None,
+            job_result_delay: DEFAULT_JOB_RESULT_DELAY,
             record_bytes: DEFAULT_RECORD_BYTES,
             coordinators: BTreeMap::new(),
         }
@@ -251,6 +264,9 @@ fn yes() -> bool {
 }
 fn default_shuffle_kind() -> ShuffleKind {
     ShuffleKind::Internal
+}
+fn default_job_result_delay() -> Duration {
+    DEFAULT_JOB_RESULT_DELAY
 }
 fn default_previous_worker_timeout() -> Duration {
     DEFAULT_PREVIOUS_WORKER_TIMEOUT
@@ -404,6 +420,7 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
         },
         previous_worker_timeout: raw.previous_worker_timeout,
         registration_timeout: raw.registration_timeout,
+        job_result_delay: raw.job_result_delay,
         record_bytes: raw.record_bytes,
         coordinators,
     })

@@ -174,6 +174,7 @@
 //!   and waits for a checkpoint that covers its final state (P1.7); needs a `checkpointing` block.
 //! - `{"all_sources_finished": true}`: every source subtask is FINISHED (`false` is an error).
 //! - `{"event_count": N}`: the run recorded `N` (at least 1) trace events.
+//! - `{"job_status": "FINISHED"}`: the JobMaster moved the job to this status.
 //!
 //! `heal_at` ends fault injection so liveness can be checked: from that instant on no fault
 //! fires, which is the healed phase; a spike or loss still in effect ends then, and a `when`

@@ -348,6 +348,7 @@ pub(super) struct RawPredicate {
     pub waiting_for_final_checkpoint: Option<String>,
     pub all_sources_finished: Option<bool>,
     pub event_count: Option<u64>,
+    pub job_status: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -1617,7 +1617,7 @@ fn rejects_bad_predicates() {
         "faults[0].when.checkpoint_started",
         "unknown field `checkpoint_started`, expected one of `checkpoint_pending`, \
          `checkpoint_completed`, `finished`, `end_of_input`, `waiting_for_final_checkpoint`, \
-         `all_sources_finished`, `event_count`",
+         `all_sources_finished`, `event_count`, `job_status`",
     );
     reject(
         &when("{}"),
@@ -1654,6 +1654,11 @@ fn rejects_bad_predicates() {
         &when(r#"{"event_count": 0}"#),
         "faults[0].when.event_count",
         "must be at least 1",
+    );
+    reject(
+        &when(r#"{"job_status": "DONE"}"#),
+        "faults[0].when.job_status",
+        "`DONE` is not a job status; expected one of INITIALIZING, CREATED",
     );
     // Subtask names read as in expect.checkpoints, with the same messages.
     reject(
@@ -2107,6 +2112,30 @@ fn batch_registration_timeout_is_optional_and_above_zero() {
     assert!(
         zero.to_string().contains("batch.registration_timeout"),
         "{zero}"
+    );
+}
+
+#[test]
+fn batch_job_result_delay_defaults_to_a_millisecond() {
+    let tail = r#"{"name": "t", "mode": "batch", "job": {"vertices": [{"id": "src", "operator": "source", "parallelism": 1, "records": 10}], "edges": []}, "batch": "#;
+    let parse = |batch: &str| super::parse(&format!("{tail}{batch}}}"), "t.json");
+    let delay = |batch: &str| {
+        parse(batch)
+            .expect("valid")
+            .batch
+            .expect("batch")
+            .job_result_delay
+    };
+    assert_eq!(delay("{}"), sim::Duration::from_millis(1));
+    assert_eq!(delay(r#"{"job_result_delay": "0ms"}"#), sim::Duration::ZERO);
+    assert_eq!(
+        delay(r#"{"job_result_delay": "25ms"}"#),
+        sim::Duration::from_millis(25)
+    );
+    let wrong = parse(r#"{"job_result_delay": 5}"#).expect_err("refused");
+    assert!(
+        wrong.to_string().contains("batch.job_result_delay"),
+        "{wrong}"
     );
 }
 

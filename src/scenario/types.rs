@@ -284,6 +284,9 @@ pub enum Predicate {
     AllSourcesFinished,
     /// The run recorded this many trace events (at least 1).
     EventCount(u64),
+    /// The JobMaster moved the job to this status (e.g. FINISHED, before its result is
+    /// durable, P2.7).
+    JobStatus(crate::status::JobStatus),
 }
 
 /// A subtask named `vertex[i]` in the file, resolved: `vertex` is an index into

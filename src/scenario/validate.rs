@@ -18,6 +18,7 @@ use super::types::{
     JobMasterConfig, Mode, Network, Operator, Partitioner, Pattern, Predicate, RestartStrategy,
     Scenario, SpikeTarget, SubtaskRef, Vertex,
 };
+use crate::status::JobStatus;
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
 
@@ -948,7 +949,7 @@ fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, P
 
 /// The keys of a fault's `when`, in the order of the format table.
 const PREDICATES: &str = "checkpoint_pending, checkpoint_completed, finished, end_of_input, \
-    waiting_for_final_checkpoint, all_sources_finished, event_count";
+    waiting_for_final_checkpoint, all_sources_finished, event_count, job_status";
 
 /// Checks `faults[i].when`: exactly one predicate, and what it refers to.
 fn check_predicate(
@@ -968,6 +969,7 @@ fn check_predicate(
         ),
         ("all_sources_finished", raw.all_sources_finished.is_some()),
         ("event_count", raw.event_count.is_some()),
+        ("job_status", raw.job_status.is_some()),
     ];
     let keys: Vec<&str> = given
         .iter()
@@ -1080,6 +1082,20 @@ fn check_predicate(
             ));
         }
         return Ok(Predicate::AllSourcesFinished);
+    }
+    if let Some(name) = &raw.job_status {
+        let names: Vec<&str> = JobStatus::ALL.iter().map(|s| s.name()).collect();
+        return JobStatus::from_name(name)
+            .map(Predicate::JobStatus)
+            .ok_or_else(|| {
+                problem(
+                    at("job_status"),
+                    format!(
+                        "`{name}` is not a job status; expected one of {}",
+                        names.join(", ")
+                    ),
+                )
+            });
     }
     let count = raw
         .event_count

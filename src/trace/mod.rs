@@ -349,6 +349,8 @@ pub enum TraceEvent {
         attempt: u32,
         task_manager: u32,
     },
+    /// P2.7: the finished job's result is durable in HA storage; the job is over.
+    JobResultWritten,
     /// The job finished: a sink subtask's output is committed.
     OutputCommitted {
         subtask: SubtaskId,
@@ -421,6 +423,7 @@ impl TraceEvent {
             TraceEvent::TaskManagerReconnected { .. } => "taskmanager_reconnected",
             TraceEvent::LeaderLost { .. } => "leader_lost",
             TraceEvent::LeaderFound { .. } => "leader_found",
+            TraceEvent::JobResultWritten => "job_result_written",
             TraceEvent::OutputCommitted { .. } => "output_committed",
             TraceEvent::Deployed { .. } => "deployed",
         }
@@ -485,6 +488,7 @@ impl TraceEvent {
             | TraceEvent::TaskManagerReconnected { .. }
             | TraceEvent::LeaderLost { .. }
             | TraceEvent::LeaderFound { .. }
+            | TraceEvent::JobResultWritten
             | TraceEvent::OutputCommitted { .. }
             | TraceEvent::Deployed { .. } => false,
         }

@@ -295,6 +295,23 @@ impl BatchOracles {
         match *event {
             TraceEvent::JobStatus { from, to } => {
                 self.job_reconciling = to == JobStatus::Reconciling;
+                // P2.2, P2.7: the last vertex's finish flushed the log, so a crash before the
+                // job's result is durable finds the job finished.
+                let buffered = self.log.len() - self.durable.min(self.log.len());
+                if to == JobStatus::Finished && buffered > 0 {
+                    self.violate(
+                        Invariant::MinimalRerun,
+                        now,
+                        index,
+                        vec!["JobMaster".into()],
+                        format!(
+                            "the job is FINISHED with {buffered} job event{} still in the write \
+                             buffer: a finished vertex flushes the log (P2.2), or a JobManager \
+                             crash before the job's result is durable (P2.7) runs them again",
+                            if buffered == 1 { "" } else { "s" }
+                        ),
+                    );
+                }
                 if !transitions::job(from, to) {
                     self.violate(
                         Invariant::LegalTransition,

@@ -248,6 +248,10 @@ pub enum Event {
     RestartDelay {
         incarnation: u32,
     },
+    /// P2.7: the result of the job JobMaster `incarnation` finished is durable in HA storage.
+    JobResultWritten {
+        incarnation: u32,
+    },
     /// P3.4: the reconcile window of JobMaster `incarnation` closes.
     ReconcileTimeout {
         incarnation: u32,
@@ -431,7 +435,11 @@ pub struct World {
     /// Sink outputs staged by finished attempts (a file sink's pending files), by
     /// (subtask, attempt); committed when the job finishes.
     staged: Vec<(SubtaskId, u32, Vec<Fragment>)>,
+    /// One output per sink subtask: a later commit replaces it (P2.7).
     pub committed: Vec<(SubtaskId, Vec<Fragment>)>,
+    /// P2.7 (durable, HA storage): the finished job's result was written; the job is over and
+    /// no JobManager recovers it again.
+    job_result_written: bool,
     /// Ground truth: the latest attempt of each subtask that finished on its TaskManager,
     /// and since when.
     done: Vec<Option<(u32, Instant)>>,
@@ -525,6 +533,7 @@ impl World {
             descriptors: vec![Descriptor::default(); n],
             staged: Vec::new(),
             committed: Vec::new(),
+            job_result_written: false,
             done: vec![None; n],
             rerun_of: vec![None; n],
             recoveries: Vec::new(),
@@ -671,14 +680,27 @@ impl Model for World {
                     self.schedule(sched);
                 }
             }
+            Event::JobResultWritten { incarnation } => {
+                let finished = self.jm.as_ref().is_some_and(|jm| {
+                    jm.incarnation == incarnation && jm.status == JobStatus::Finished
+                });
+                if finished {
+                    self.job_result_written = true;
+                    self.record(now, TraceEvent::JobResultWritten);
+                }
+            }
         }
         for index in std::mem::take(&mut self.pending_faults) {
             sched.at(now, Event::Fault { index });
         }
     }
 
+    /// A FINISHED job is over once its result is durable (P2.7); before, a JobManager crash
+    /// brings it back.
     fn is_done(&self) -> bool {
-        self.jm.as_ref().is_some_and(|jm| jm.status.is_terminal())
+        self.jm.as_ref().is_some_and(|jm| {
+            jm.status.is_terminal() && (jm.status != JobStatus::Finished || self.job_result_written)
+        })
     }
 }
 

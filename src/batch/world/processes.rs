@@ -77,7 +77,10 @@ impl World {
         let now = sched.now();
         let Some(jm) = self.jm.take() else { return };
         let incarnation = jm.incarnation;
-        if jm.status.is_terminal() {
+        // A FINISHED job whose result is not durable yet is still HA storage's to recover
+        // (P2.7); any other ended job is over.
+        let over = jm.status != JobStatus::Finished || self.job_result_written;
+        if jm.status.is_terminal() && over {
             self.jm = Some(jm);
             return;
         }

@@ -619,10 +619,7 @@ impl World {
                 self.release_unknown_partitions(sched, &rec);
                 self.schedule(sched);
             }
-            ReconcileOutcome::Finished => {
-                self.set_job_status(now, JobStatus::Finished);
-                self.commit(now);
-            }
+            ReconcileOutcome::Finished => self.finish_job(sched),
             ReconcileOutcome::Failing => self.fail_after_reconcile(sched, rec),
         }
     }

@@ -57,9 +57,21 @@ impl World {
         let all_done = (0..self.graph.vertices.len())
             .all(|v| jm.parallelism[v].is_some() && self.vertex_finished(VertexId(v as u32)));
         if all_done {
-            self.set_job_status(now, JobStatus::Finished);
-            self.commit(now);
+            self.finish_job(sched);
         }
+    }
+
+    /// P2.7: the job is FINISHED and its sinks' output committed; its result reaches HA
+    /// storage `job_result_delay` later, and only from then on is the job over for good.
+    pub(super) fn finish_job(&mut self, sched: &mut Scheduler<'_, Event>) {
+        let now = sched.now();
+        self.set_job_status(now, JobStatus::Finished);
+        self.commit(now);
+        let incarnation = self.jm.as_ref().expect("alive").incarnation;
+        sched.after(
+            self.batch.job_result_delay,
+            Event::JobResultWritten { incarnation },
+        );
     }
 
     /// The producers of `s`'s inputs, within their decided parallelism, with the edge.
@@ -239,6 +251,9 @@ impl World {
             }
         }
         for (s, fragments) in outputs {
+            // P2.7: one output per sink subtask (a file per subtask index): a JobManager that
+            // finishes a recovered job again replaces what the one before committed.
+            self.committed.retain(|(t, _)| *t != s);
             let records = data::total_records(&fragments);
             self.record(
                 now,

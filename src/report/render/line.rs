@@ -511,6 +511,10 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 format!("TaskManager-{task_manager}"),
                 "finds the current JobManager and registers with it".to_owned(),
             ),
+            TraceEvent::JobResultWritten => (
+                "JobMaster".to_owned(),
+                "the job's result is durable in HA storage: the job is over (P2.7)".to_owned(),
+            ),
             &TraceEvent::OutputCommitted { subtask, records } => (
                 name(subtask),
                 format!("output committed: {records} records"),
