@@ -524,3 +524,61 @@ fn viewer_renders_a_50k_event_trace_in_headless_chromium() {
     assert!(load_ms < 3000.0, "the page took {load_ms} ms to render");
     assert!(took.as_secs() < 15, "chromium took {took:?}");
 }
+
+/// Every excerpt of output in the tour is what the commands above it print: each line of a
+/// plain code block (`…` marks a cut) must be a line that one of the `flinksim explain` or
+/// `flinksim run` commands of the nearest `sh` block before it prints, so a change of output
+/// fails here until the tour is updated.
+#[test]
+fn every_tour_excerpt_is_what_its_commands_print() {
+    let tour = std::fs::read_to_string(root().join("docs/tour.md")).expect("docs/tour.md");
+    let mut commands: Vec<Vec<String>> = Vec::new();
+    let mut checked = 0;
+    let mut blocks = tour.split("```").skip(1).step_by(2);
+    for block in blocks.by_ref() {
+        let (lang, body) = block.split_once('\n').unwrap_or((block, ""));
+        if lang == "sh" {
+            commands = body
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("flinksim "))
+                .map(|l| l.split('#').next().unwrap_or(l))
+                .filter(|l| l.starts_with("explain ") || l.starts_with("run "))
+                .map(|l| l.split_whitespace().map(str::to_owned).collect())
+                .collect();
+            continue;
+        }
+        if !lang.is_empty() || commands.is_empty() {
+            continue;
+        }
+        let printed: Vec<String> = commands
+            .iter()
+            .flat_map(|args| {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let out = flinksim(&args);
+                String::from_utf8(out.stdout)
+                    .expect("utf-8 output")
+                    .lines()
+                    .map(|l| l.trim().to_owned())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            if line == "…" {
+                continue;
+            }
+            let found = match line.strip_suffix('…') {
+                Some(cut) => printed.iter().any(|p| p.starts_with(cut.trim_end())),
+                None => printed.iter().any(|p| p == line),
+            };
+            assert!(
+                found,
+                "docs/tour.md shows a line none of {commands:?} prints:\n{line}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 30,
+        "only {checked} excerpt lines checked: is the scan broken?"
+    );
+}

@@ -247,6 +247,7 @@ impl Narrator<'_> {
                     | TraceEvent::PartitionReleased { .. } => "F2.4",
                     TraceEvent::TaskRpcRefused { .. } => "P3.3",
                     TraceEvent::LeaderLost { .. } => "F2.5",
+                    TraceEvent::LeaderFound { .. } => "P2.3",
                     TraceEvent::JobResultWritten => "P2.7",
                     _ => "P2.1",
                 };

@@ -108,7 +108,7 @@ impl Executions {
         }
         (live.len() > self.slots as usize).then(|| {
             format!(
-                "TaskManager-{tm} runs {} tasks once {} (attempt {attempt}) starts, but it has \
+                "TaskManager{tm} runs {} tasks once {} (attempt {attempt}) starts, but it has \
                  {} slot(s) (P0)",
                 live.len(),
                 graph.subtask_name(s),
@@ -179,7 +179,7 @@ mod tests {
         );
         assert!(
             start(&mut e, 3, 1).is_some(),
-            "a third task on TaskManager-1"
+            "a third task on TaskManager1"
         );
         let mut e = Executions::new(&g, 2, 2);
         start(&mut e, 0, 1);

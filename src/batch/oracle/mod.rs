@@ -225,7 +225,7 @@ impl BatchOracles {
     /// What the RPC ledger found wrong on TaskManager `tm`'s link, as an `rpc-order` violation.
     fn rpc_order(&mut self, tm: u32, (now, index): (Instant, u64), found: Option<String>) {
         if let Some(message) = found {
-            let actors = vec![format!("TaskManager-{tm}"), "JobMaster".into()];
+            let actors = vec![format!("TaskManager{tm}"), "JobMaster".into()];
             self.violate(Invariant::RpcOrder, now, index, actors, message);
         }
     }
@@ -246,9 +246,9 @@ impl BatchOracles {
                     Invariant::MinimalRerun,
                     now,
                     index,
-                    vec![format!("TaskManager-{tm}"), name.clone()],
+                    vec![format!("TaskManager{tm}"), name.clone()],
                     format!(
-                        "TaskManager-{tm} reported the partition of {name} (attempt {attempt}), \
+                        "TaskManager{tm} reported the partition of {name} (attempt {attempt}), \
                          but it found no JobManager within registration_timeout and had to \
                          release it at {cleaned} (F2.5); the partition is missing and {name} \
                          must run again (P2.4 step 4)"
@@ -969,7 +969,7 @@ impl BatchOracles {
                     r.at,
                     r.index,
                     vec![
-                        format!("TaskManager-{tm}"),
+                        format!("TaskManager{tm}"),
                         graph.subtask_name(s).to_string(),
                     ],
                     format!(
@@ -996,7 +996,7 @@ impl BatchOracles {
             Invariant::ReconcileOutcome,
             |name, attempt, tm| {
                 format!(
-                    "TaskManager-{tm} reported the partition of {name} (attempt {attempt}), which \
+                    "TaskManager{tm} reported the partition of {name} (attempt {attempt}), which \
                  the JobMaster did not keep, and it was never released (P3.2: what the rebuilt \
                  view does not track is released)"
                 )
@@ -1035,7 +1035,7 @@ impl BatchOracles {
                     invariant,
                     at,
                     index,
-                    vec![format!("TaskManager-{tm}"), name],
+                    vec![format!("TaskManager{tm}"), name],
                     text,
                 );
             }

@@ -232,8 +232,8 @@ impl Ledger {
                 if let Some((a, _, t)) = w.reports[s] {
                     if (a, t) != (attempt, tm) && w.conflict.is_none() {
                         w.conflict = Some(format!(
-                            "{} was reported as attempt {a} on TaskManager-{t} and as attempt \
-                             {attempt} on TaskManager-{tm}",
+                            "{} was reported as attempt {a} on TaskManager{t} and as attempt \
+                             {attempt} on TaskManager{tm}",
                             graph.subtask_name(subtask)
                         ));
                     }
@@ -310,7 +310,7 @@ impl Ledger {
         let mut failing: Vec<String> = Vec::new();
         let absent: Vec<String> = (0..w.expected.len())
             .filter(|&t| w.expected[t].is_some() && !w.done[t])
-            .map(|t| format!("TaskManager-{t}"))
+            .map(|t| format!("TaskManager{t}"))
             .collect();
         if !absent.is_empty() && now < w.opened.saturating_add(self.timeout) {
             return Some(format!(
@@ -563,7 +563,7 @@ mod tests {
         done(&mut ledger, &graph, 0);
         let wrong = end(&mut ledger, ReconcileOutcome::Running, 3, 0).expect("caught");
         assert!(
-            wrong.contains("TaskManager-1 did not finish its report"),
+            wrong.contains("TaskManager1 did not finish its report"),
             "{wrong}"
         );
         let mut ledger = all_reported(&graph);
@@ -640,7 +640,7 @@ mod tests {
         let mut ledger = all_reported(&graph);
         done(&mut ledger, &graph, 0);
         ledger.timed_out(1);
-        // TaskManager-1's reports are void: src[1] is unreported although the sink's vertex,
+        // TaskManager1's reports are void: src[1] is unreported although the sink's vertex,
         // which reads it, is known, so nobody can account for its output: FAILING, with one
         // execution reported and no TaskManager awaited.
         assert_eq!(end(&mut ledger, ReconcileOutcome::Failing, 1, 0), None);
@@ -663,7 +663,7 @@ mod tests {
         assert_eq!(
             ledger.between(&other, at(5)),
             None,
-            "TaskManager-1 is still awaited"
+            "TaskManager1 is still awaited"
         );
         done(&mut ledger, &graph, 1);
         let state = TraceEvent::ExecutionState {

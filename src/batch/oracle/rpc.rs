@@ -148,7 +148,7 @@ impl Ledger {
         let (rank, before) = last?;
         (rank > sent.rank).then(|| {
             format!(
-                "TaskManager-{tm} sent {} before {}, but the JobMaster applied them the other \
+                "TaskManager{tm} sent {} before {}, but the JobMaster applied them the other \
                  way round (P3.3: a kept RPC keeps its place; newer ones wait behind it)",
                 rpc.describe(graph),
                 before.describe(graph)
@@ -178,7 +178,7 @@ impl Ledger {
 
 fn never_sent(graph: &ExecutionGraph, tm: u32, process: u32, rpc: TaskRpc) -> String {
     format!(
-        "the JobMaster took {} from TaskManager-{tm} (process {process}), which that process \
+        "the JobMaster took {} from TaskManager{tm} (process {process}), which that process \
          never sent, or sent once and it was taken already (P0: an RPC is delivered at most \
          once, from the process that sent it)",
         rpc.describe(graph)

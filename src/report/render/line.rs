@@ -412,7 +412,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 late,
                 ..
             } => (
-                format!("TaskManager-{task_manager}"),
+                format!("TaskManager{task_manager}"),
                 format!(
                     "reports the partition of {}{}",
                     name(subtask),
@@ -430,7 +430,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             } => (
                 jm(),
                 format!(
-                    "deploys {} attempt {attempt} to TaskManager-{task_manager}",
+                    "deploys {} attempt {attempt} to TaskManager{task_manager}",
                     name(subtask)
                 ),
             ),
@@ -441,7 +441,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             } => (
                 jm(),
                 format!(
-                    "refuses an RPC of {} from TaskManager-{task_manager}: RECONCILING; it is kept and sent again (P3.3)",
+                    "refuses an RPC of {} from TaskManager{task_manager}: RECONCILING; it is kept and sent again (P3.3)",
                     name(subtask)
                 ),
             ),
@@ -452,7 +452,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             } => (
                 jm(),
                 format!(
-                    "asks TaskManager-{task_manager} to release the partition of {}",
+                    "asks TaskManager{task_manager} to release the partition of {}",
                     name(subtask)
                 ),
             ),
@@ -496,19 +496,19 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 format!("PartitionNotFound: the partition of {}", name(producer)),
             ),
             &TraceEvent::TaskManagerDisconnected { task_manager } => (
-                format!("TaskManager-{task_manager}"),
+                format!("TaskManager{task_manager}"),
                 "loses its connection to the JobManager".to_owned(),
             ),
             &TraceEvent::TaskManagerReconnected { task_manager } => (
-                format!("TaskManager-{task_manager}"),
+                format!("TaskManager{task_manager}"),
                 "is reachable again".to_owned(),
             ),
             &TraceEvent::LeaderLost { task_manager } => (
-                format!("TaskManager-{task_manager}"),
+                format!("TaskManager{task_manager}"),
                 "stops trusting its JobManager (F2.5)".to_owned(),
             ),
             &TraceEvent::LeaderFound { task_manager } => (
-                format!("TaskManager-{task_manager}"),
+                format!("TaskManager{task_manager}"),
                 "finds the current JobManager and registers with it".to_owned(),
             ),
             TraceEvent::JobResultWritten => (

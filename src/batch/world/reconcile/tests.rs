@@ -415,7 +415,7 @@ fn a_task_manager_lost_in_the_window_voids_its_reports() {
     let e = staged.world.jm.as_ref().expect("elected").exec[s.index()];
     assert!(
         !(e.state == ExecutionState::Running && e.placed == Some(tm)),
-        "{s:?} still counted as running on the lost TaskManager-{tm}"
+        "{s:?} still counted as running on the lost TaskManager{tm}"
     );
     assert_eq!(staged.disagreements(), Vec::<String>::new());
 }
