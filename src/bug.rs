@@ -98,6 +98,12 @@ pub enum Bug {
     /// job is about to end), so the job is FINISHED with its last finishes in the write buffer
     /// and a crash before its result is durable runs them again.
     SkipFinalFlush,
+    /// Batch: when one attempt of a speculated subtask finishes, the JobMaster does not cancel
+    /// the other, which keeps its slot and runs on.
+    KeepSlowAttempt,
+    /// Batch: the slow-task detector looks at a vertex before `baseline_ratio` of it
+    /// finished, so with no baseline every attempt past the lower bound counts as slow.
+    IgnoreBaselineRatio,
     /// A bounded source stops one record short of the count the scenario gives it (an
     /// off-by-one in its end-of-input test).
     SourceEndsEarly,
@@ -122,7 +128,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 39] = [
+    pub const ALL: [Bug; 41] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -155,6 +161,8 @@ impl Bug {
         Bug::ReplayUnreadableLog,
         Bug::KeepPartitionsPastRegistrationTimeout,
         Bug::SkipFinalFlush,
+        Bug::KeepSlowAttempt,
+        Bug::IgnoreBaselineRatio,
         Bug::SourceEndsEarly,
         Bug::MisrouteKeyGroup,
         Bug::RestartGivesUpEarly,
@@ -201,6 +209,8 @@ impl Bug {
                 "keep-partitions-past-registration-timeout"
             }
             Bug::SkipFinalFlush => "skip-final-flush",
+            Bug::KeepSlowAttempt => "keep-slow-attempt",
+            Bug::IgnoreBaselineRatio => "ignore-baseline-ratio",
             Bug::SourceEndsEarly => "source-ends-early",
             Bug::MisrouteKeyGroup => "misroute-key-group",
             Bug::RestartGivesUpEarly => "restart-gives-up-early",
@@ -230,6 +240,8 @@ impl Bug {
                 | Bug::ReplayUnreadableLog
                 | Bug::KeepPartitionsPastRegistrationTimeout
                 | Bug::SkipFinalFlush
+                | Bug::KeepSlowAttempt
+                | Bug::IgnoreBaselineRatio
         )
     }
 
@@ -298,6 +310,10 @@ impl Bug {
             Bug::SkipFinalFlush => {
                 "P2.2, P2.7 (a finished vertex flushes the log, so a FINISHED job's log is durable)"
             }
+            Bug::KeepSlowAttempt => "P2.8 (the first attempt to finish wins; the other is cancelled)",
+            Bug::IgnoreBaselineRatio => {
+                "P2.8 (a vertex is looked at once baseline_ratio of it finished)"
+            }
             Bug::SourceEndsEarly => "P0 (a source emits exactly the records the scenario gives it)",
             Bug::MisrouteKeyGroup => "P0 (records are keyed to consumers by Flink's key groups)",
             Bug::RestartGivesUpEarly => {
@@ -349,6 +365,8 @@ impl Bug {
             Bug::ReplayUnreadableLog => Invariant::MinimalRerun,
             Bug::KeepPartitionsPastRegistrationTimeout => Invariant::MinimalRerun,
             Bug::SkipFinalFlush => Invariant::MinimalRerun,
+            Bug::KeepSlowAttempt => Invariant::Speculation,
+            Bug::IgnoreBaselineRatio => Invariant::Speculation,
             Bug::SourceEndsEarly => Invariant::ExactlyOnceOutput,
             Bug::MisrouteKeyGroup => Invariant::ExactlyOnceOutput,
             Bug::RestartGivesUpEarly => Invariant::JobStatus,
@@ -446,6 +464,12 @@ impl Bug {
             }
             Bug::ReplayUnreadableLog => {
                 "a new JobMaster replays job events the store could not read back instead of restarting the job in full"
+            }
+            Bug::IgnoreBaselineRatio => {
+                "tasks get speculative attempts before any baseline exists: every attempt that ran past the lower bound counts as slow"
+            }
+            Bug::KeepSlowAttempt => {
+                "a speculated subtask finishes, but its other attempt is never cancelled: it keeps a slot and runs on for nothing"
             }
             Bug::SkipFinalFlush => {
                 "the job is FINISHED while the finishes of its last vertex sit in the write buffer: a JobManager crash before the result is durable runs them again"

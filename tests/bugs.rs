@@ -44,6 +44,8 @@ fn scenario_for(bug: Bug) -> &'static str {
             "batch-taskmanagers-clean-up-before-new-jobmanager"
         }
         Bug::SkipFinalFlush => "batch-crash-after-job-finished",
+        Bug::KeepSlowAttempt => "batch-speculative-slow-taskmanager",
+        Bug::IgnoreBaselineRatio => "batch-speculative-spare-taskmanager",
         Bug::SourceEndsEarly => "two-source-pipeline",
         Bug::MisrouteKeyGroup => "keyed-sum-all-to-all",
         Bug::RestartGivesUpEarly => "restart-attempts-used-up",

@@ -33,6 +33,8 @@ pub struct BatchFigures {
     pub failovers: u32,
     /// When the job finished, if it did.
     pub finished_at: Option<Instant>,
+    /// P2.8: per speculative attempt, its subtask and whether it finished first.
+    pub speculative: Vec<(String, bool)>,
 }
 
 impl BatchFigures {
@@ -97,6 +99,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         failovers,
         jm,
         probes,
+        speculations,
         ..
     } = world;
     let sinks: Vec<(String, u64)> = graph
@@ -147,11 +150,16 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
             )
         })
         .collect();
+    let speculative = speculations
+        .iter()
+        .map(|&(s, won)| (graph.subtask_name(s).to_string(), won))
+        .collect();
     let figures = BatchFigures {
         parallelism,
         recoveries,
         failovers,
         finished_at,
+        speculative,
     };
     RunReport {
         seed,

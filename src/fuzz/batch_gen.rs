@@ -49,6 +49,9 @@ pub struct BatchSpec {
     /// An operator coordinator on `agg` too (P2.5 for a vertex that is no source): whether it
     /// supports batch snapshots.
     pub agg_coordinator: Option<bool>,
+    /// P2.8, speculative execution (only under restart: refused with reconcile): the
+    /// baseline ratio and multiplier, and which TaskManager is how many times slower.
+    pub speculative: Option<(f64, f64, u32, u32)>,
 }
 
 /// Records in each split.
@@ -151,6 +154,15 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
             prop::collection::vec((1u32..4, prop::bool::weighted(0.7)), 0..3),
             prop::option::weighted(0.3, (1u32..3, 1u32..6)),
             prop::option::weighted(0.25, any::<bool>()),
+            prop::option::weighted(
+                0.25,
+                (
+                    prop::sample::select(vec![0.0, 0.25, 0.5, 0.75]),
+                    prop::sample::select(vec![1.0, 1.5, 2.0]),
+                    0u32..3,
+                    prop::sample::select(vec![1u32, 2, 5, 20]),
+                ),
+            ),
         ),
     )
         .prop_map(
@@ -160,9 +172,10 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
                 (flush_us, buffer_size, min_pause_us),
                 faults,
                 (reconcile, window_us, retention_us),
-                (chain, second_source, agg_coordinator),
+                (chain, second_source, agg_coordinator, speculative),
             )| BatchSpec {
                 reconcile: (reconcile == 0).then_some((window_us, retention_us)),
+                speculative: speculative.filter(|_| reconcile != 0),
                 chain,
                 second_source,
                 agg_coordinator,
@@ -217,7 +230,7 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
         edges.push(json!({"from": "src", "to": "side", "pattern": "all_to_all"}));
         edges.push(json!({"from": "side", "to": "agg", "pattern": "all_to_all"}));
     }
-    json!({
+    let mut doc = json!({
         "name": name,
         "seed": seed,
         "mode": "batch",
@@ -249,5 +262,11 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
             "terminal_state_retention": format!("{}us", spec.reconcile.map_or(200_000, |r| r.1)),
         },
         "budget": {"max_events": super::generate::MAX_EVENTS, "max_time": super::generate::MAX_TIME},
-    })
+    });
+    if let Some((ratio, multiplier, tm, factor)) = spec.speculative {
+        doc["batch"]["speculative"] =
+            json!({"baseline_ratio": ratio, "baseline_multiplier": multiplier});
+        doc["batch"]["slow_task_managers"] = json!({tm.to_string(): factor});
+    }
+    doc
 }

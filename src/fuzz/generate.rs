@@ -99,6 +99,8 @@ struct Bias {
     short_window: bool,
     /// A batch job under `failover: reconcile` (its TaskManagers keep RPCs while it reconciles).
     batch_reconcile: bool,
+    /// A batch job with speculative execution (P2.8) and a TaskManager ten times slower.
+    speculation: bool,
     /// Channels slower than RPCs (2-3ms against under 0.3ms), so that a trigger RPC can reach a
     /// task before the EndOfPartition of a producer the JobMaster already sees FINISHED; one
     /// checkpoint at a time.
@@ -156,6 +158,7 @@ impl Bias {
                 min_pause: bug == Bug::IgnoreMinPause,
                 short_window: bug == Bug::DeployBeforeReport,
                 batch_reconcile: bug == Bug::OvertakeKeptRpcs,
+                speculation: matches!(bug, Bug::KeepSlowAttempt | Bug::IgnoreBaselineRatio),
             },
         }
     }
@@ -588,6 +591,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     if bias.short_window {
                         let window_us = 300 + reconcile_ms * 1000 % 700;
                         doc["jobmaster"]["reconcile_timeout"] = json!(format!("{window_us}us"));
+                    }
+                    if bias.speculation {
+                        doc["jobmaster"]["failover"] = json!("restart");
+                        doc["batch"]["speculative"] = json!({"baseline_ratio": 0.5});
+                        doc["batch"]["slow_task_managers"] = json!({"2": 10});
                     }
                     return doc;
                 }

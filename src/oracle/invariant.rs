@@ -35,6 +35,9 @@ pub enum Invariant {
     JobStatus,
     /// A TaskManager runs at most as many tasks at once as it has slots.
     SlotCapacity,
+    /// A batch subtask gets a speculative attempt only once its attempt is slow by P2.8's
+    /// baseline, never on a blocked TaskManager, and the first attempt to finish wins.
+    Speculation,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -44,7 +47,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 16] = [
+    pub const ALL: [Invariant; 17] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -58,6 +61,7 @@ impl Invariant {
         Invariant::FailoverScope,
         Invariant::JobStatus,
         Invariant::SlotCapacity,
+        Invariant::Speculation,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -78,6 +82,7 @@ impl Invariant {
             Invariant::FailoverScope => "failover-scope",
             Invariant::JobStatus => "job-status",
             Invariant::SlotCapacity => "slot-capacity",
+            Invariant::Speculation => "speculation",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

@@ -33,6 +33,7 @@ pub fn batch_json(graph: &ExecutionGraph, figures: &BatchFigures) -> Value {
         "failovers": figures.failovers,
         "finished_at": figures.finished_at.map(|t| t.to_string()),
         "work_redone": figures.redone().to_string(),
+        "speculative_attempts": figures.speculative.iter().map(|(s, won)| json!({"task": s, "won": won})).collect::<Vec<_>>(),
         "recoveries": figures.recoveries.iter().map(|r| json!({
             "crashed_at": r.crashed_at.to_string(),
             "elected_at": r.elected_at.to_string(),
@@ -61,6 +62,30 @@ pub fn batch_text(figures: &BatchFigures) -> String {
         .map(|(v, p)| format!("{v}={}", p.map_or("-".to_owned(), |p| p.to_string())))
         .collect();
     s.push_str(&format!("parallelism  {}\n", decided.join(", ")));
+    if !figures.speculative.is_empty() {
+        let all: Vec<&str> = figures
+            .speculative
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .collect();
+        let won: Vec<&str> = figures
+            .speculative
+            .iter()
+            .filter(|(_, w)| *w)
+            .map(|(t, _)| t.as_str())
+            .collect();
+        s.push_str(&format!(
+            "speculation  {} speculative attempt(s): {}; {} finished first{}\n",
+            all.len(),
+            all.join(", "),
+            won.len(),
+            if won.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", won.join(", "))
+            }
+        ));
+    }
     for r in &figures.recoveries {
         let how = if r.full_restart {
             "full restart (no recovery)".to_owned()
@@ -192,6 +217,27 @@ pub fn check_batch(expect: &Expect, report: &RunReport, failures: &mut Vec<Strin
                     got.map_or("none (never initialized)".to_owned(), |g| g.to_string())
                 ));
             }
+        }
+    }
+    for (field, want, won_only) in [
+        ("speculative attempts", &expect.speculative_attempts, false),
+        ("speculative wins", &expect.speculative_wins, true),
+    ] {
+        let Some(want) = want else { continue };
+        let mut got: Vec<String> = figures
+            .map(|f| &f.speculative[..])
+            .unwrap_or_default()
+            .iter()
+            .filter(|(_, won)| *won || !won_only)
+            .map(|(s, _)| s.clone())
+            .collect();
+        got.sort();
+        if &got != want {
+            failures.push(format!(
+                "expected {field} [{}], got [{}]",
+                want.join(", "),
+                got.join(", ")
+            ));
         }
     }
     let Some(want) = &expect.recoveries else {

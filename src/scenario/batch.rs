@@ -37,7 +37,7 @@ pub enum ShuffleKind {
 }
 
 /// The validated `batch` block.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Batch {
     pub shuffle: ShuffleKind,
     /// P2.6: a shuffle master that cannot snapshot disables job recovery.
@@ -62,6 +62,11 @@ pub struct Batch {
     /// JobResultStore); a JobManager crash in between leaves a job HA storage still calls
     /// running, and the next JobManager recovers it.
     pub job_result_delay: Duration,
+    /// P2.8 (Flink's `execution.batch.speculative.*`): speculative execution of slow tasks;
+    /// `None`: off.
+    pub speculative: Option<Speculative>,
+    /// P2.8: per TaskManager, how many times slower its tasks work (1: normal; a slow node).
+    pub slowdown: Vec<f64>,
     /// The size of one record, for partition bytes.
     pub record_bytes: u64,
     /// The operator coordinator of each vertex that has one, indexed like [`Job::vertices`]
@@ -75,6 +80,23 @@ impl Batch {
     pub fn recovery_enabled(&self) -> bool {
         self.job_recovery && self.shuffle_supports_snapshot
     }
+}
+
+/// P2.8: when the JobMaster starts a speculative attempt of a slow task, after Flink's
+/// `ExecutionTimeBasedSlowTaskDetector` and `DefaultSpeculativeExecutionHandler`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Speculative {
+    /// How often the slow-task detector looks.
+    pub check_interval: Duration,
+    /// A task is slow only after running at least this long.
+    pub baseline_lower_bound: Duration,
+    /// A vertex is checked once this share of its subtasks finished; the baseline is the
+    /// median time of the first `round(parallelism × ratio)` of them.
+    pub baseline_ratio: f64,
+    /// A task is slow once it ran this many times the baseline.
+    pub baseline_multiplier: f64,
+    /// A slow task's TaskManager gets no new speculative attempt for this long.
+    pub block_slow_node_duration: Duration,
 }
 
 /// Bounds of adaptive parallelism (P2.1) for vertices with `"parallelism": "auto"`.
@@ -146,10 +168,58 @@ pub(super) struct RawBatch {
         deserialize_with = "single_duration"
     )]
     job_result_delay: Duration,
+    #[serde(default)]
+    speculative: Option<Object<RawSpeculative>>,
+    #[serde(default)]
+    slow_task_managers: BTreeMap<String, f64>,
     #[serde(default = "default_record_bytes")]
     record_bytes: u64,
     #[serde(default)]
     coordinators: BTreeMap<String, Object<RawCoordinator>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpeculative {
+    #[serde(default = "default_max_concurrent")]
+    max_concurrent_executions: u32,
+    #[serde(
+        default = "default_check_interval",
+        deserialize_with = "single_duration"
+    )]
+    check_interval: Duration,
+    #[serde(
+        default = "default_check_interval",
+        deserialize_with = "single_duration"
+    )]
+    baseline_lower_bound: Duration,
+    #[serde(default = "default_baseline_ratio")]
+    baseline_ratio: f64,
+    #[serde(default = "default_baseline_multiplier")]
+    baseline_multiplier: f64,
+    #[serde(
+        default = "default_block_duration",
+        deserialize_with = "single_duration"
+    )]
+    block_slow_node_duration: Duration,
+}
+
+fn default_max_concurrent() -> u32 {
+    2
+}
+/// Flink checks every second and needs a minute of running; scaled down, as
+/// `bytes_per_task` is, to runs that last milliseconds.
+fn default_check_interval() -> Duration {
+    Duration::from_millis(1)
+}
+fn default_baseline_ratio() -> f64 {
+    0.75
+}
+fn default_baseline_multiplier() -> f64 {
+    1.5
+}
+fn default_block_duration() -> Duration {
+    Duration::from_secs(60)
 }
 
 impl Default for RawBatch {
@@ -163,6 +233,8 @@ impl Default for RawBatch {
             previous_worker_timeout: DEFAULT_PREVIOUS_WORKER_TIMEOUT,
             registration_timeout: None,
             job_result_delay: DEFAULT_JOB_RESULT_DELAY,
+            speculative: None,
+            slow_task_managers: BTreeMap::new(),
             record_bytes: DEFAULT_RECORD_BYTES,
             coordinators: BTreeMap::new(),
         }
@@ -356,6 +428,37 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
     if raw.record_bytes == 0 {
         return Err(problem("batch.record_bytes", "must be at least 1"));
     }
+    let speculative = raw
+        .speculative
+        .as_ref()
+        .map(|block| check_speculative(&block.0))
+        .transpose()?;
+    let mut slowdown = Vec::new();
+    for (key, &factor) in &raw.slow_task_managers {
+        let at = format!("batch.slow_task_managers.{key}");
+        let tm: usize = key.parse().map_err(|_| {
+            problem(
+                &at,
+                "the key must be a TaskManager number (\"0\", \"1\", …)",
+            )
+        })?;
+        if tm >= super::bounds::MAX_TASK_MANAGERS as usize {
+            return Err(problem(
+                &at,
+                "is no TaskManager: the number is out of range",
+            ));
+        }
+        if !(1.0..=1000.0).contains(&factor) {
+            return Err(problem(
+                &at,
+                format!("must be from 1 (normal speed) to 1000 times slower, not {factor}"),
+            ));
+        }
+        if slowdown.len() <= tm {
+            slowdown.resize(tm + 1, 1.0);
+        }
+        slowdown[tm] = factor;
+    }
     let mut coordinators: Vec<Option<Coordinator>> = job
         .vertices
         .iter()
@@ -421,8 +524,53 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
         previous_worker_timeout: raw.previous_worker_timeout,
         registration_timeout: raw.registration_timeout,
         job_result_delay: raw.job_result_delay,
+        speculative,
+        slowdown,
         record_bytes: raw.record_bytes,
         coordinators,
+    })
+}
+
+/// P2.8's settings, in Flink's bounds.
+fn check_speculative(raw: &RawSpeculative) -> Result<Speculative, Problem> {
+    let at = |f: &str| format!("batch.speculative.{f}");
+    if raw.max_concurrent_executions != 2 {
+        return Err(problem(
+            at("max_concurrent_executions"),
+            format!(
+                "must be 2 (Flink's default: the original attempt and one speculative one); \
+                 more concurrent attempts are not modelled, not {}",
+                raw.max_concurrent_executions
+            ),
+        ));
+    }
+    if raw.check_interval == Duration::ZERO {
+        return Err(problem(
+            at("check_interval"),
+            "must be longer than 0: the slow-task detector looks this often",
+        ));
+    }
+    if !(0.0..1.0).contains(&raw.baseline_ratio) {
+        return Err(problem(
+            at("baseline_ratio"),
+            format!("must be in [0, 1), as in Flink, not {}", raw.baseline_ratio),
+        ));
+    }
+    if !(raw.baseline_multiplier > 0.0 && raw.baseline_multiplier <= 1000.0) {
+        return Err(problem(
+            at("baseline_multiplier"),
+            format!(
+                "must be above 0 and at most 1000, not {}",
+                raw.baseline_multiplier
+            ),
+        ));
+    }
+    Ok(Speculative {
+        check_interval: raw.check_interval,
+        baseline_lower_bound: raw.baseline_lower_bound,
+        baseline_ratio: raw.baseline_ratio,
+        baseline_multiplier: raw.baseline_multiplier,
+        block_slow_node_duration: raw.block_slow_node_duration,
     })
 }
 

@@ -254,7 +254,7 @@ mod types;
 mod validate;
 
 pub use batch::{
-    AdaptiveParallelism, Batch, Coordinator, ExpectedRecovery, JobEvents, ShuffleKind,
+    AdaptiveParallelism, Batch, Coordinator, ExpectedRecovery, JobEvents, ShuffleKind, Speculative,
 };
 pub use error::ScenarioError;
 pub use types::{

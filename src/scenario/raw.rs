@@ -445,6 +445,10 @@ pub(super) struct RawExpect {
     /// Batch (P2.1): vertex id -> the parallelism the run decided or used.
     #[serde(default)]
     pub parallelism: Option<std::collections::BTreeMap<String, u32>>,
+    /// Batch (P2.8): one subtask name per speculative attempt.
+    pub speculative_attempts: Option<Vec<String>>,
+    /// Batch (P2.8): the subtasks whose speculative attempt won.
+    pub speculative_wins: Option<Vec<String>>,
 }
 
 /// One entry of `expect.restores`; subtask names are checked in validation.

@@ -178,6 +178,8 @@ fn full_example_reads_into_the_expected_values() {
             restores: None,
             recoveries: None,
             parallelism: None,
+            speculative_attempts: None,
+            speculative_wins: None,
         }
     );
     assert!(s.faults.is_empty());

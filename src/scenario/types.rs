@@ -441,6 +441,10 @@ pub struct Expect {
     pub recoveries: Option<Vec<super::batch::ExpectedRecovery>>,
     /// Batch (P2.1): vertex id -> decided (or fixed) parallelism.
     pub parallelism: Option<std::collections::BTreeMap<String, u32>>,
+    /// Batch (P2.8): the subtasks that got a speculative attempt, one name per attempt, sorted.
+    pub speculative_attempts: Option<Vec<String>>,
+    /// Batch (P2.8): the subtasks whose speculative attempt finished first, sorted.
+    pub speculative_wins: Option<Vec<String>>,
 }
 
 /// What one failover's restore must show (`expect.restores`); `None` means "not checked".

@@ -119,6 +119,26 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
     check_heal_at(raw.heal_at, &faults, &budget)?;
     let jobmaster = check_jobmaster(raw.jobmaster)?;
     let expect = check_expect(raw.expect, &job, checkpointing.is_some(), raw.mode)?;
+    if let Some(batch) = &batch {
+        if batch.slowdown.len() > cluster.task_managers as usize {
+            let tm = batch.slowdown.len() - 1;
+            return Err(problem(
+                format!("batch.slow_task_managers.{tm}"),
+                format!(
+                    "there is no TaskManager {tm}: cluster.task_managers is {}",
+                    cluster.task_managers
+                ),
+            ));
+        }
+        if batch.speculative.is_some() && jobmaster.failover == Failover::Reconcile {
+            return Err(problem(
+                "batch.speculative",
+                "speculative execution under `jobmaster.failover: \"reconcile\"` is not \
+                 modelled (a reconciling JobMaster would see two attempts of one subtask \
+                 reported); use \"restart\" or drop the block",
+            ));
+        }
+    }
     if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
         return Err(problem(
             "expect.reconciliations",
@@ -1184,6 +1204,8 @@ fn check_expect(
         for (field, present) in [
             ("recoveries", raw.recoveries.is_some()),
             ("parallelism", raw.parallelism.is_some()),
+            ("speculative_attempts", raw.speculative_attempts.is_some()),
+            ("speculative_wins", raw.speculative_wins.is_some()),
         ] {
             if present {
                 return Err(problem(
@@ -1301,7 +1323,26 @@ fn check_expect(
         restores,
         recoveries,
         parallelism: raw.parallelism,
+        speculative_attempts: sorted_names("speculative_attempts", raw.speculative_attempts, job)?,
+        speculative_wins: sorted_names("speculative_wins", raw.speculative_wins, job)?,
     })
+}
+
+/// `expect.FIELD`: subtask names (each must exist), compared sorted.
+fn sorted_names(
+    field: &str,
+    names: Option<Vec<String>>,
+    job: &Job,
+) -> Result<Option<Vec<String>>, Problem> {
+    let Some(mut names) = names else {
+        return Ok(None);
+    };
+    bounds::check_list_len(&format!("expect.{field}"), names.len())?;
+    for (i, name) in names.iter().enumerate() {
+        subtask_ref(name, job).map_err(|m| problem(format!("expect.{field}[{i}]"), m))?;
+    }
+    names.sort();
+    Ok(Some(names))
 }
 
 /// Checks `expect.checkpoints[i]` on its own; that its id is unique is the caller's check.

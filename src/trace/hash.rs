@@ -383,10 +383,16 @@ impl TraceEvent {
                 subtask,
                 attempt,
                 task_manager,
+                speculative,
             } => words(
                 h,
                 117,
-                &[id(subtask), u64::from(attempt), u64::from(task_manager), 0],
+                &[
+                    id(subtask),
+                    u64::from(attempt),
+                    u64::from(task_manager),
+                    u64::from(speculative),
+                ],
             ),
             TraceEvent::RpcLost { from, to, retry } => words(
                 h,

@@ -348,6 +348,8 @@ pub enum TraceEvent {
         subtask: SubtaskId,
         attempt: u32,
         task_manager: u32,
+        /// P2.8: a speculative attempt, beside the original one.
+        speculative: bool,
     },
     /// P2.7: the finished job's result is durable in HA storage; the job is over.
     JobResultWritten,

@@ -5,7 +5,9 @@
 //! an attempt it deployed (FINISHED, FAILED or CANCELED in its view) before another attempt of
 //! the same subtask appears, and it never deploys one attempt number twice for one subtask.
 //! Both are per JobMaster: a new leader starts from the job events and the reports, and adopts
-//! the attempts it finds there (adopting deploys nothing).
+//! the attempts it finds there (adopting deploys nothing). P2.8: a speculative attempt (its
+//! `deployed` event says so, before the JobMaster shows it) may run beside the original one,
+//! one at a time.
 //!
 //! `slot-capacity` (P0): a TaskManager runs at most `slots_per_task_manager` tasks at once.
 //! The oracle learns where each attempt went from `deployed` events and counts, per
@@ -17,8 +19,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) struct Executions {
     slots: u32,
-    /// Per subtask: the attempt the current JobMaster shows last, and its state there.
-    view: Vec<Option<(u32, ExecutionState)>>,
+    /// Per subtask: the attempts the current JobMaster shows that it deployed and has not
+    /// ended, with their states.
+    view: Vec<BTreeMap<u32, ExecutionState>>,
+    /// P2.8: the attempts deployed as speculative ones.
+    speculative: BTreeSet<(SubtaskId, u32)>,
     /// Per subtask: every attempt the current JobMaster has deployed.
     deployed: Vec<BTreeSet<u32>>,
     /// Where each deployed attempt went.
@@ -43,7 +48,8 @@ impl Executions {
         let n = graph.subtasks.len();
         Executions {
             slots,
-            view: vec![None; n],
+            view: vec![BTreeMap::new(); n],
+            speculative: BTreeSet::new(),
             deployed: vec![BTreeSet::new(); n],
             placed: BTreeMap::new(),
             live: vec![BTreeSet::new(); task_managers],
@@ -52,7 +58,7 @@ impl Executions {
 
     /// A new JobMaster: it has shown nothing yet.
     pub(super) fn leader_changed(&mut self) {
-        self.view.fill(None);
+        self.view.iter_mut().for_each(BTreeMap::clear);
         self.deployed.iter_mut().for_each(BTreeSet::clear);
     }
 
@@ -65,7 +71,6 @@ impl Executions {
         (from, to): (ExecutionState, ExecutionState),
     ) -> Option<String> {
         let i = s.index();
-        let held = self.view[i].replace((attempt, to));
         let name = graph.subtask_name(s);
         let deploys = (from, to) == (ExecutionState::Created, ExecutionState::Deploying);
         if deploys && !self.deployed[i].insert(attempt) {
@@ -74,8 +79,21 @@ impl Executions {
                  new execution of a vertex gets a new attempt number)"
             ));
         }
-        let (before, state) = held.filter(|&(before, _)| before != attempt)?;
-        deployed_and_live(state).then(|| {
+        let appears = !self.view[i].contains_key(&attempt);
+        let others: Vec<(u32, ExecutionState)> = self.view[i]
+            .iter()
+            .filter(|&(&a, _)| a != attempt)
+            .map(|(&a, &st)| (a, st))
+            .collect();
+        if deployed_and_live(to) {
+            self.view[i].insert(attempt, to);
+        } else {
+            self.view[i].remove(&attempt);
+        }
+        let (before, state) = *others.first().filter(|_| appears)?;
+        // P2.8: one speculative attempt beside the original.
+        let beside = self.speculative.contains(&(s, attempt)) && others.len() == 1;
+        (!beside).then(|| {
             format!(
                 "the JobMaster shows attempt {attempt} of {name} while attempt {before} it \
                  deployed is still {state} (F2.6: one current execution per execution vertex; \
@@ -85,8 +103,11 @@ impl Executions {
     }
 
     /// The JobMaster deployed `attempt` of `s` to TaskManager `tm`.
-    pub(super) fn deployed(&mut self, s: SubtaskId, attempt: u32, tm: u32) {
+    pub(super) fn deployed(&mut self, s: SubtaskId, attempt: u32, tm: u32, speculative: bool) {
         self.placed.insert((s, attempt), tm);
+        if speculative {
+            self.speculative.insert((s, attempt));
+        }
     }
 
     /// On its TaskManager, `attempt` of `s` goes from `from` to `to`.
@@ -167,7 +188,7 @@ mod tests {
         let g = graph();
         let mut e = Executions::new(&g, 2, 2);
         let start = |e: &mut Executions, s: u32, tm: u32| {
-            e.deployed(SubtaskId(s), 0, tm);
+            e.deployed(SubtaskId(s), 0, tm, false);
             e.task_state(&g, SubtaskId(s), 0, (Created, Deploying))
         };
         assert_eq!(start(&mut e, 0, 1), None);

@@ -16,6 +16,7 @@ mod executions;
 mod reconcile;
 mod retention;
 mod rpc;
+mod speculation;
 #[cfg(test)]
 mod tests;
 
@@ -87,6 +88,8 @@ pub struct BatchOracles {
     finished_attempt: BTreeMap<SubtaskId, u32>,
     /// `minimal-rerun`: which partitions a TaskManager released at its registration timeout.
     retention: retention::Retention,
+    /// `speculation`'s ledger (P2.8).
+    speculation: speculation::Ledger,
 }
 
 /// What the end of a run says about who is current, for `no-lost-rpc`.
@@ -140,6 +143,7 @@ impl BatchOracles {
             written_by: BTreeMap::new(),
             finished_attempt: BTreeMap::new(),
             retention: retention::Retention::new(task_managers, batch.registration_timeout),
+            speculation: speculation::Ledger::new(graph, task_managers, batch.speculative),
         }
     }
 
@@ -292,6 +296,15 @@ impl BatchOracles {
             );
         }
         self.retention.observe(now, event);
+        if let Some(message) = self.speculation.observe(graph, now, event) {
+            self.violate(
+                Invariant::Speculation,
+                now,
+                index,
+                vec!["JobMaster".into()],
+                message,
+            );
+        }
         match *event {
             TraceEvent::JobStatus { from, to } => {
                 self.job_reconciling = to == JobStatus::Reconciling;
@@ -483,8 +496,10 @@ impl BatchOracles {
                 subtask,
                 attempt,
                 task_manager,
+                speculative,
             } => {
-                self.executions.deployed(subtask, attempt, task_manager);
+                self.executions
+                    .deployed(subtask, attempt, task_manager, speculative);
                 if let Some(&s) = self.unlogged_resets.first() {
                     self.unlogged_resets.clear();
                     self.violate(
@@ -954,6 +969,10 @@ impl BatchOracles {
         current: &Current,
     ) -> Vec<Violation> {
         let (attempts, processes) = (&current.attempts, &current.processes);
+        if let Some(message) = self.speculation.finish(graph) {
+            let actors = vec!["JobMaster".into()];
+            self.violate(Invariant::Speculation, now, last_index, actors, message);
+        }
         for r in self.rpcs.unapplied() {
             let (s, attempt, tm) = (r.rpc.subtask, r.rpc.attempt, r.tm);
             // Moot: the attempt was superseded, its TaskManager is gone, or the JobMaster

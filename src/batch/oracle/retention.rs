@@ -44,6 +44,7 @@ impl Retention {
                 subtask,
                 attempt,
                 task_manager,
+                ..
             } => {
                 self.placed.insert((subtask, attempt), task_manager);
             }
@@ -126,6 +127,7 @@ mod tests {
                 subtask: s,
                 attempt: 0,
                 task_manager: 0,
+                speculative: false,
             },
         );
         r.observe(
@@ -195,6 +197,7 @@ mod tests {
                 subtask: SubtaskId(1),
                 attempt: 0,
                 task_manager: 0,
+                speculative: false,
             },
         );
         r.observe(

@@ -473,6 +473,7 @@ fn a_reset_is_logged_before_the_next_deployment() {
             subtask: SRC,
             attempt: 1,
             task_manager: 0,
+            speculative: false,
         });
         run.violations()
     };

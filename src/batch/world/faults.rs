@@ -26,7 +26,7 @@ impl World {
                     .filter(|t| t.state == ExecutionState::Running)
                     .map(|t| (t.attempt, t.task_manager));
                 if let Some((attempt, tm)) = running {
-                    self.end_task(now, s, ExecutionState::Failed);
+                    self.end_task(now, s, attempt, ExecutionState::Failed);
                     self.send_to_jobmaster(
                         sched,
                         tm,
@@ -53,16 +53,8 @@ impl World {
                 if !self.tms[t].alive {
                     return;
                 }
-                let hosted: Vec<SubtaskId> = (0..self.tasks.len() as u32)
-                    .map(SubtaskId)
-                    .filter(|s| {
-                        self.tasks[s.index()].as_ref().is_some_and(|x| {
-                            x.task_manager == task_manager && !x.state.is_terminal()
-                        })
-                    })
-                    .collect();
-                for s in hosted {
-                    self.end_task(now, s, ExecutionState::Failed);
+                for (s, attempt) in self.hosted(task_manager) {
+                    self.end_task(now, s, attempt, ExecutionState::Failed);
                 }
                 let process = self.tms[t].process;
                 self.tms[t].alive = false;

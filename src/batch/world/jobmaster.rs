@@ -10,7 +10,7 @@ use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{FlushReason, RerunReason, TraceEvent};
-use sim::{Instant, Scheduler};
+use sim::{Duration, Instant, Scheduler};
 
 impl World {
     pub(super) fn jm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
@@ -86,6 +86,9 @@ impl World {
                 if self.current(subtask, attempt, ExecutionState::Deploying) {
                     self.exec_state(now, subtask, ExecutionState::Initializing);
                     self.exec_state(now, subtask, ExecutionState::Running);
+                } else if self.is_spec(subtask, attempt, ExecutionState::Deploying) {
+                    self.spec_state(now, subtask, ExecutionState::Initializing);
+                    self.spec_state(now, subtask, ExecutionState::Running);
                 }
             }
             Msg::RequestSplit { subtask, attempt } => {
@@ -119,18 +122,44 @@ impl World {
                     },
                 );
             }
-            Msg::Finished { subtask, attempt } => self.on_finished(sched, tm, subtask, attempt),
+            Msg::Finished { subtask, attempt } => {
+                // P2.8: a speculative attempt that finishes first becomes the current one.
+                if self.is_spec(subtask, attempt, ExecutionState::Running) {
+                    self.spec_won(subtask);
+                }
+                self.on_finished(sched, tm, subtask, attempt);
+            }
             Msg::Failed {
                 subtask,
                 attempt,
                 missing,
             } => {
-                let e = self.jm.as_ref().expect("alive").exec[subtask.index()];
-                if e.attempt != attempt || e.state.is_terminal() {
-                    return;
+                let jm = self.jm.as_ref().expect("alive");
+                let spec = jm.spec[subtask.index()].filter(|e| e.attempt == attempt);
+                if let Some(e) = spec.filter(|e| !e.state.is_terminal()) {
+                    // P2.8: a failed speculative attempt only makes room for another; the
+                    // original goes on. A missing partition fails the vertex over as usual.
+                    let _ = e;
+                    self.spec_state(now, subtask, ExecutionState::Failed);
+                    self.free_spec_slot(subtask);
+                    self.jm.as_mut().expect("alive").spec[subtask.index()] = None;
+                    if missing.is_none() {
+                        return;
+                    }
+                } else {
+                    let e = jm.exec[subtask.index()];
+                    if e.attempt != attempt || e.state.is_terminal() {
+                        return;
+                    }
+                    self.exec_state(now, subtask, ExecutionState::Failed);
+                    self.free_slot(subtask);
+                    if missing.is_none() && self.spec_live(subtask) {
+                        // P2.8: the speculative attempt may still finish: it carries on alone.
+                        self.promote_spec(subtask);
+                        self.jm.as_mut().expect("alive").spec[subtask.index()] = None;
+                        return;
+                    }
                 }
-                self.exec_state(now, subtask, ExecutionState::Failed);
-                self.free_slot(subtask);
                 let mut seeds = vec![(subtask, RerunReason::Failover)];
                 if let Some(producer) = missing {
                     // The partition is gone: stop tracking it; its producer runs again.
@@ -210,6 +239,12 @@ impl World {
         }
         self.exec_state(now, subtask, ExecutionState::Finished);
         self.free_slot(subtask);
+        let jm = self.jm.as_mut().expect("alive");
+        let ran = e
+            .deployed_at
+            .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
+        jm.ran[subtask.index()] = Some(ran);
+        self.first_finish_wins(sched, subtask);
         let vertex = self.graph.subtasks[subtask.index()].vertex;
         let location = self.location_of(tm);
         let bytes = self.partition_bytes(subtask, attempt);

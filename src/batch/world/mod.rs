@@ -13,7 +13,8 @@
 //! a TaskManager), `jobmaster` (what the JobMaster receives, its views), `scheduler` (the
 //! adaptive batch scheduler, failover and resets), `job_events` (the event log), `processes`
 //! (crashes, elections, lost TaskManagers), `job_recovery` (FLIP-383 on a new JobMaster),
-//! `reconcile` (P3 for batch jobs) and `faults`.
+//! `speculation` (P2.8, speculative attempts of slow tasks), `reconcile` (P3 for batch jobs)
+//! and `faults`.
 
 mod faults;
 mod job_events;
@@ -23,6 +24,7 @@ mod processes;
 mod reconcile;
 mod rpc;
 mod scheduler;
+mod speculation;
 mod taskmanager;
 #[cfg(test)]
 mod tests;
@@ -252,6 +254,10 @@ pub enum Event {
     JobResultWritten {
         incarnation: u32,
     },
+    /// P2.8: JobMaster `incarnation`'s slow-task detector looks.
+    SpeculationCheck {
+        incarnation: u32,
+    },
     /// P3.4: the reconcile window of JobMaster `incarnation` closes.
     ReconcileTimeout {
         incarnation: u32,
@@ -333,6 +339,8 @@ struct Execution {
     placed: Option<u32>,
     /// A reset subtask waits for the restart delay.
     hold_until: Instant,
+    /// When this JobMaster deployed the attempt (P2.8: its execution time counts from then).
+    deployed_at: Option<Instant>,
 }
 
 /// The JobMaster: volatile, rebuilt by every elected leader.
@@ -370,6 +378,15 @@ pub(super) struct JobMaster {
     recovered_once: bool,
     /// A `FlushTick` is scheduled.
     flush_pending: bool,
+    /// P2.8: per subtask, its speculative attempt (beside `exec`, the original one).
+    spec: Vec<Option<Execution>>,
+    /// P2.8: per subtask, how long its FINISHED attempt ran (0 for one recovered as finished,
+    /// which this JobMaster never deployed).
+    ran: Vec<Option<Duration>>,
+    /// P2.8: per TaskManager, until when it is blocked for speculative attempts (slow node).
+    blocked_until: Vec<Instant>,
+    /// P2.8: a `SpeculationCheck` is scheduled.
+    check_pending: bool,
 }
 
 struct Recovering {
@@ -429,9 +446,13 @@ pub struct World {
     tms: Vec<TaskManager>,
     remote: Vec<Partition>,
     tasks: Vec<Option<Task>>,
+    /// P2.8: per subtask, a speculative attempt on its TaskManager, beside `tasks`.
+    spec_tasks: Vec<Option<Task>>,
     pub store: JobEventStore,
     /// Per subtask: the descriptor of its latest deployment.
     descriptors: Vec<Descriptor>,
+    /// P2.8: per subtask, the descriptor of its speculative attempt's deployment.
+    spec_descriptors: Vec<Option<Descriptor>>,
     /// Sink outputs staged by finished attempts (a file sink's pending files), by
     /// (subtask, attempt); committed when the job finishes.
     staged: Vec<(SubtaskId, u32, Vec<Fragment>)>,
@@ -447,6 +468,8 @@ pub struct World {
     rerun_of: Vec<Option<usize>>,
     pub recoveries: Vec<RecoveryRecord>,
     pub failovers: u32,
+    /// P2.8: every speculative attempt launched, and whether it finished first.
+    pub speculations: Vec<(SubtaskId, bool)>,
     pub is_source: Vec<bool>,
     /// Per vertex: `"parallelism": "auto"`.
     adaptive: Vec<bool>,
@@ -529,8 +552,10 @@ impl World {
                 .collect(),
             remote: Vec::new(),
             tasks: (0..n).map(|_| None).collect(),
+            spec_tasks: (0..n).map(|_| None).collect(),
             store: JobEventStore::default(),
             descriptors: vec![Descriptor::default(); n],
+            spec_descriptors: vec![None; n],
             staged: Vec::new(),
             committed: Vec::new(),
             job_result_written: false,
@@ -538,6 +563,7 @@ impl World {
             rerun_of: vec![None; n],
             recoveries: Vec::new(),
             failovers: 0,
+            speculations: Vec::new(),
             is_source,
             adaptive: scenario.job.vertices.iter().map(|v| v.adaptive).collect(),
             pending_faults: Vec::new(),
@@ -680,6 +706,7 @@ impl Model for World {
                     self.schedule(sched);
                 }
             }
+            Event::SpeculationCheck { incarnation } => self.speculation_check(sched, incarnation),
             Event::JobResultWritten { incarnation } => {
                 let finished = self.jm.as_ref().is_some_and(|jm| {
                     jm.incarnation == incarnation && jm.status == JobStatus::Finished

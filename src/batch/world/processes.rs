@@ -25,6 +25,7 @@ impl World {
                     attempt: self.next_attempt[i],
                     placed: None,
                     hold_until: Instant::ZERO,
+                    deployed_at: None,
                 })
                 .collect(),
             parallelism: vec![None; v],
@@ -42,6 +43,10 @@ impl World {
             reconciling: None,
             recovered_once: false,
             flush_pending: false,
+            spec: vec![None; n],
+            ran: vec![None; n],
+            blocked_until: vec![Instant::ZERO; tms],
+            check_pending: false,
         }
     }
 
@@ -224,6 +229,27 @@ impl World {
         };
         let mut seeds = Vec::new();
         for s in (0..self.graph.subtasks.len() as u32).map(SubtaskId) {
+            let jm = self.jm.as_ref().expect("alive");
+            // P2.8: a speculative attempt on the lost TaskManager fails alone; an original
+            // there whose speculative attempt runs elsewhere hands over to it.
+            if jm.spec[s.index()].is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal()) {
+                self.spec_state(now, s, ExecutionState::Failed);
+                self.free_spec_slot(s);
+                self.jm.as_mut().expect("alive").spec[s.index()] = None;
+            }
+            let jm = self.jm.as_ref().expect("alive");
+            let e = jm.exec[s.index()];
+            if e.placed == Some(tm)
+                && !e.state.is_terminal()
+                && e.state != ExecutionState::Created
+                && self.spec_live(s)
+            {
+                self.exec_state(now, s, ExecutionState::Failed);
+                self.free_slot(s);
+                self.promote_spec(s);
+                self.jm.as_mut().expect("alive").spec[s.index()] = None;
+                continue;
+            }
             let jm = self.jm.as_ref().expect("alive");
             let e = jm.exec[s.index()];
             if e.placed == Some(tm)

@@ -147,6 +147,7 @@ impl World {
         let jm = self.jm.as_mut().expect("alive");
         jm.slots_used[tm] += 1;
         jm.exec[s.index()].placed = Some(tm as u32);
+        jm.exec[s.index()].deployed_at = Some(now);
         let attempt = jm.exec[s.index()].attempt;
         self.descriptors[s.index()] = Descriptor {
             attempt,
@@ -160,8 +161,10 @@ impl World {
                 subtask: s,
                 attempt,
                 task_manager: tm as u32,
+                speculative: false,
             },
         );
+        self.arm_speculation_check(sched);
         self.send_to_task_manager(
             sched,
             tm as u32,
@@ -324,6 +327,8 @@ impl World {
 
     pub(super) fn cancel(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
         let now = sched.now();
+        // P2.8: a failover or a reset ends every attempt of the subtask.
+        self.cancel_spec(sched, s);
         let e = self.jm.as_ref().expect("alive").exec[s.index()];
         if matches!(
             e.state,
@@ -363,6 +368,8 @@ impl World {
             self.next_attempt[s.index()] += 1;
             e.state = ExecutionState::Created;
             e.placed = None;
+            e.deployed_at = None;
+            jm.ran[s.index()] = None;
             if hold {
                 e.hold_until = now + self.restart_delay;
             }

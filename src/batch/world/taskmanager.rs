@@ -19,7 +19,7 @@ impl World {
             Msg::Deploy { subtask, attempt } => self.deploy(sched, tm, subtask, attempt),
             Msg::Cancel { subtask, attempt } => {
                 if self.running(subtask, attempt) {
-                    self.end_task(now, subtask, ExecutionState::Canceled);
+                    self.end_task(now, subtask, attempt, ExecutionState::Canceled);
                 }
             }
             Msg::Release { subtask, attempt } => {
@@ -66,22 +66,21 @@ impl World {
                 if !self.running(subtask, attempt) {
                     return;
                 }
-                self.tasks[subtask.index()]
-                    .as_mut()
+                self.task_mut(subtask, attempt)
                     .expect("running")
                     .awaiting_split = false;
                 match split {
                     Some(split) => {
                         let vertex = self.graph.subtasks[subtask.index()].vertex;
                         let records = data::records_per_split(&self.graph, vertex);
-                        let task = self.tasks[subtask.index()].as_mut().expect("running");
+                        let task = self.task_mut(subtask, attempt).expect("running");
                         task.splits.push(split);
                         task.output
                             .extend(data::split_fragments(vertex, split, records));
-                        let cost = self.work_time(vertex, records);
+                        let cost = self.work_time(vertex, records, tm);
                         sched.after(cost, Event::TaskStep { subtask, attempt });
                     }
-                    None => self.finish_task(sched, subtask),
+                    None => self.finish_task(sched, subtask, attempt),
                 }
             }
             Msg::Register
@@ -104,29 +103,59 @@ impl World {
         subtask: SubtaskId,
         attempt: u32,
     ) {
-        self.tasks[subtask.index()]
-            .as_mut()
+        self.task_mut(subtask, attempt)
             .expect("running")
             .awaiting_split = true;
         self.send_to_jobmaster(sched, tm, Msg::RequestSplit { subtask, attempt });
     }
 
-    pub(super) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
-        self.tasks[subtask.index()]
-            .as_ref()
-            .is_some_and(|t| t.attempt == attempt && t.state == ExecutionState::Running)
+    /// Attempt `attempt` of `subtask` on its TaskManager: the original's task, or (P2.8) a
+    /// speculative one running beside it.
+    pub(super) fn task_ref(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
+        let i = subtask.index();
+        [&self.tasks[i], &self.spec_tasks[i]]
+            .into_iter()
+            .flatten()
+            .find(|t| t.attempt == attempt)
     }
 
-    pub(super) fn work_time(&mut self, vertex: VertexId, records: u64) -> Duration {
+    pub(super) fn task_mut(&mut self, subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
+        let i = subtask.index();
+        if self.tasks[i].as_ref().is_some_and(|t| t.attempt == attempt) {
+            return self.tasks[i].as_mut();
+        }
+        self.spec_tasks[i].as_mut().filter(|t| t.attempt == attempt)
+    }
+
+    pub(super) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
+        self.task_ref(subtask, attempt)
+            .is_some_and(|t| t.state == ExecutionState::Running)
+    }
+
+    /// One draw per step; P2.8: a slow TaskManager's tasks take `slowdown` times as long.
+    pub(super) fn work_time(&mut self, vertex: VertexId, records: u64, tm: u32) -> Duration {
         let range = self.graph.vertices[vertex.index()].process_time;
         let per_record = self.work_rng.duration_between(range.min, range.max);
-        per_record
+        let work = per_record
             .checked_mul(records.max(1))
-            .unwrap_or(Duration::MAX)
+            .unwrap_or(Duration::MAX);
+        match self.batch.slowdown.get(tm as usize) {
+            Some(&factor) if factor > 1.0 => {
+                let slowed = work.as_nanos() as f64 * factor;
+                Duration::from_nanos(slowed.min(u64::MAX as f64 / 4.0) as u64)
+            }
+            _ => work,
+        }
     }
 
-    pub(super) fn task_state(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
-        let task = self.tasks[subtask.index()].as_mut().expect("a task");
+    pub(super) fn task_state(
+        &mut self,
+        now: Instant,
+        subtask: SubtaskId,
+        attempt: u32,
+        to: ExecutionState,
+    ) {
+        let task = self.task_mut(subtask, attempt).expect("a task");
         let from = task.state;
         task.state = to;
         if to.is_terminal() {
@@ -152,18 +181,33 @@ impl World {
         attempt: u32,
     ) {
         let now = sched.now();
-        // A deployment the JobMaster has since replaced by a newer attempt is stale.
-        let descriptor = self.descriptors[subtask.index()].clone();
+        // A deployment the JobMaster has since replaced by a newer attempt is stale. P2.8: a
+        // speculative attempt goes beside the original one.
+        let i = subtask.index();
+        let speculative = self.spec_descriptors[i]
+            .as_ref()
+            .is_some_and(|d| d.attempt == attempt);
+        let descriptor = if speculative {
+            self.spec_descriptors[i].clone().expect("speculative")
+        } else {
+            self.descriptors[i].clone()
+        };
         if descriptor.attempt != attempt {
             return;
         }
-        if let Some(old) = &self.tasks[subtask.index()] {
-            if !old.state.is_terminal() {
-                self.end_task(now, subtask, ExecutionState::Canceled);
-            }
+        let slot = if speculative {
+            &self.spec_tasks[i]
+        } else {
+            &self.tasks[i]
+        };
+        if let Some(old) = slot.as_ref().filter(|t| !t.state.is_terminal()) {
+            let old = old.attempt;
+            self.end_task(now, subtask, old, ExecutionState::Canceled);
         }
-        self.done[subtask.index()] = None;
-        self.tasks[subtask.index()] = Some(Task {
+        if !speculative {
+            self.done[i] = None;
+        }
+        let task = Some(Task {
             attempt,
             task_manager: tm,
             process: self.tms[tm as usize].process,
@@ -180,12 +224,17 @@ impl World {
                 .map(|&(_, p, a, _)| (p, a))
                 .collect(),
         });
+        if speculative {
+            self.spec_tasks[i] = task;
+        } else {
+            self.tasks[i] = task;
+        }
         for to in [
             ExecutionState::Deploying,
             ExecutionState::Initializing,
             ExecutionState::Running,
         ] {
-            self.task_state(now, subtask, to);
+            self.task_state(now, subtask, attempt, to);
         }
         self.send_to_jobmaster(sched, tm, Msg::Running { subtask, attempt });
         if self.is_source[subtask.index()] {
@@ -219,7 +268,7 @@ impl World {
             };
             let Some(partition) = found else {
                 self.record(now, TraceEvent::PartitionNotFound { subtask, producer });
-                self.end_task(now, subtask, ExecutionState::Failed);
+                self.end_task(now, subtask, attempt, ExecutionState::Failed);
                 self.send_to_jobmaster(
                     sched,
                     tm,
@@ -242,11 +291,8 @@ impl World {
         }
         data::normalize(&mut input);
         let records = data::total_records(&input);
-        self.tasks[subtask.index()]
-            .as_mut()
-            .expect("deployed")
-            .output = input;
-        let cost = self.work_time(vertex, records);
+        self.task_mut(subtask, attempt).expect("deployed").output = input;
+        let cost = self.work_time(vertex, records, tm);
         sched.after(cost, Event::TaskStep { subtask, attempt });
     }
 
@@ -259,22 +305,27 @@ impl World {
         if !self.running(subtask, attempt) {
             return;
         }
-        let tm = self.tasks[subtask.index()]
-            .as_ref()
+        let tm = self
+            .task_ref(subtask, attempt)
             .expect("running")
             .task_manager;
         if self.is_source[subtask.index()] {
             self.request_split(sched, tm, subtask, attempt);
         } else {
-            self.finish_task(sched, subtask);
+            self.finish_task(sched, subtask, attempt);
         }
     }
 
     /// The task wrote its whole result partition (or, a sink, staged its output) and ends.
-    pub(super) fn finish_task(&mut self, sched: &mut Scheduler<'_, Event>, subtask: SubtaskId) {
+    pub(super) fn finish_task(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) {
         let now = sched.now();
-        let task = self.tasks[subtask.index()].as_mut().expect("running");
-        let (attempt, tm) = (task.attempt, task.task_manager);
+        let task = self.task_mut(subtask, attempt).expect("running");
+        let tm = task.task_manager;
         let mut fragments = std::mem::take(&mut task.output);
         data::normalize(&mut fragments);
         let vertex = self.graph.subtasks[subtask.index()].vertex;
@@ -304,25 +355,31 @@ impl World {
                 },
             );
         }
-        self.task_state(now, subtask, ExecutionState::Finished);
+        self.task_state(now, subtask, attempt, ExecutionState::Finished);
         self.done[subtask.index()] = Some((attempt, now));
         if let Some(r) = self.rerun_of[subtask.index()].take() {
-            let started = self.tasks[subtask.index()].as_ref().expect("task").started;
+            let started = self.task_ref(subtask, attempt).expect("task").started;
             let took = now.saturating_duration_since(started);
             self.recoveries[r].redone = self.recoveries[r].redone + took;
         }
         self.send_to_jobmaster(sched, tm, Msg::Finished { subtask, attempt });
     }
 
-    pub(super) fn end_task(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
-        if self.tasks[subtask.index()]
-            .as_ref()
+    pub(super) fn end_task(
+        &mut self,
+        now: Instant,
+        subtask: SubtaskId,
+        attempt: u32,
+        to: ExecutionState,
+    ) {
+        if self
+            .task_ref(subtask, attempt)
             .is_some_and(|t| !t.state.is_terminal())
         {
             if to == ExecutionState::Canceled {
-                self.task_state(now, subtask, ExecutionState::Canceling);
+                self.task_state(now, subtask, attempt, ExecutionState::Canceling);
             }
-            self.task_state(now, subtask, to);
+            self.task_state(now, subtask, attempt, to);
         }
     }
 
@@ -350,23 +407,35 @@ impl World {
             // P3.1: under reconciliation the tasks keep running; their RPCs wait.
             return;
         }
-        let hosted: Vec<SubtaskId> = (0..self.tasks.len())
-            .map(|i| SubtaskId(i as u32))
-            .filter(|s| {
-                self.tasks[s.index()]
-                    .as_ref()
-                    .is_some_and(|t| t.task_manager == tm && !t.state.is_terminal())
-            })
-            .collect();
+        let hosted = self.hosted(tm);
         if let Some(r) = self.recoveries.last_mut() {
             r.interrupted += hosted.len() as u32;
         }
-        for s in hosted {
-            self.end_task(now, s, ExecutionState::Failed);
+        for (s, attempt) in hosted {
+            self.end_task(now, s, attempt, ExecutionState::Failed);
         }
         if !self.batch.keep_partitions {
             self.drop_partitions(now, tm);
         }
+    }
+
+    /// The attempts TaskManager `tm` runs (originals first, then speculative ones, P2.8), by
+    /// subtask.
+    pub(super) fn hosted(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
+        let live = |t: &Option<Task>| {
+            t.as_ref()
+                .filter(|t| t.task_manager == tm && !t.state.is_terminal())
+                .map(|t| t.attempt)
+        };
+        let mut hosted = Vec::new();
+        for table in [&self.tasks, &self.spec_tasks] {
+            for (i, t) in table.iter().enumerate() {
+                if let Some(attempt) = live(t) {
+                    hosted.push((SubtaskId(i as u32), attempt));
+                }
+            }
+        }
+        hosted
     }
 
     /// TaskManager `tm` drops every partition it holds (F2.1, F2.5).

@@ -87,7 +87,16 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             subtask,
             attempt,
             task_manager,
+            speculative: false,
         } => json!({"task_manager": task_manager, "task": name(subtask), "attempt": attempt}),
+        // P2.8: the field appears only on speculative deployments, so older traces read alike.
+        &TraceEvent::Deployed {
+            subtask,
+            attempt,
+            task_manager,
+            speculative: true,
+        } => json!({"task_manager": task_manager, "task": name(subtask), "attempt": attempt,
+                    "speculative": true}),
         &TraceEvent::SubtaskReset { subtask, reason } => {
             json!({"task": name(subtask), "reason": reason.name()})
         }

@@ -427,11 +427,17 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 subtask,
                 attempt,
                 task_manager,
+                speculative,
             } => (
                 jm(),
                 format!(
-                    "deploys {} attempt {attempt} to TaskManager{task_manager}",
-                    name(subtask)
+                    "deploys {} attempt {attempt} to TaskManager{task_manager}{}",
+                    name(subtask),
+                    if speculative {
+                        ": a speculative attempt beside the slow one (P2.8)"
+                    } else {
+                        ""
+                    }
                 ),
             ),
             &TraceEvent::TaskRpcRefused {

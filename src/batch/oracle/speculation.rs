@@ -1,0 +1,282 @@
+//! `speculation` (P2.8), from the oracle's own ledger of the JobMaster's view (`execution_state`
+//! events: when each attempt was deployed, when it finished), the vertices' parallelism
+//! (`vertex_initialized`) and where each attempt went (`deployed`).
+//!
+//! - A speculative attempt is deployed only for a subtask of a vertex that is no source,
+//!   beside exactly one original attempt that may still finish, once the vertex's finished
+//!   share reached `baseline_ratio` and some attempt of the subtask ran at least the baseline
+//!   (the median time of the first `round(p × ratio)` finished subtasks, times
+//!   `baseline_multiplier`) and at least `baseline_lower_bound`.
+//! - It never goes to the TaskManager of an attempt that is slow then, nor to one a check seen
+//!   earlier blocked (`block_slow_node_duration`); checks that deployed nothing leave no trace,
+//!   so their blocks are not known here.
+//! - The first attempt to finish wins: by the next instant every other attempt of the subtask
+//!   has ended in the JobMaster's view.
+
+use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
+use crate::scenario::Speculative;
+use crate::status::ExecutionState;
+use crate::trace::TraceEvent;
+use sim::{Duration, Instant};
+use std::collections::BTreeMap;
+
+pub(super) struct Ledger {
+    config: Option<Speculative>,
+    parallelism: Vec<Option<u32>>,
+    /// Per attempt in the current JobMaster's view: its state and when it was deployed.
+    attempts: BTreeMap<(SubtaskId, u32), (ExecutionState, Option<Instant>)>,
+    /// Per subtask FINISHED in the view: how long its finished attempt ran (0 if this
+    /// JobMaster never deployed it: recovered as finished).
+    finished: Vec<Option<Duration>>,
+    /// Where each attempt went, and whether as a speculative one.
+    placed: BTreeMap<(SubtaskId, u32), (u32, bool)>,
+    /// Per TaskManager: until when a check this ledger saw blocked it.
+    blocked_until: Vec<Instant>,
+    /// Finishes, with the other attempts that ran beside them then: those must have ended by
+    /// the next instant.
+    won: Vec<(SubtaskId, u32, Instant, Vec<u32>)>,
+}
+
+fn may_finish(state: ExecutionState) -> bool {
+    matches!(
+        state,
+        ExecutionState::Deploying | ExecutionState::Initializing | ExecutionState::Running
+    )
+}
+
+impl Ledger {
+    pub(super) fn new(
+        graph: &ExecutionGraph,
+        task_managers: usize,
+        config: Option<Speculative>,
+    ) -> Ledger {
+        Ledger {
+            config,
+            parallelism: vec![None; graph.vertices.len()],
+            attempts: BTreeMap::new(),
+            finished: vec![None; graph.subtasks.len()],
+            placed: BTreeMap::new(),
+            blocked_until: vec![Instant::ZERO; task_managers],
+            won: Vec::new(),
+        }
+    }
+
+    /// What the event says, and what it breaks (at most one message).
+    pub(super) fn observe(
+        &mut self,
+        graph: &ExecutionGraph,
+        now: Instant,
+        event: &TraceEvent,
+    ) -> Option<String> {
+        let late = self.overdue(graph, now);
+        let found = match *event {
+            TraceEvent::VertexInitialized {
+                vertex,
+                parallelism,
+                ..
+            } => {
+                self.parallelism[vertex.index()] = Some(parallelism);
+                None
+            }
+            TraceEvent::JobMasterElected { .. } | TraceEvent::JobMasterLost { .. } => {
+                self.attempts.clear();
+                self.finished.fill(None);
+                self.won.clear();
+                self.blocked_until.fill(Instant::ZERO);
+                None
+            }
+            TraceEvent::SubtaskReset { subtask, .. } => {
+                self.finished[subtask.index()] = None;
+                None
+            }
+            TraceEvent::ExecutionState {
+                subtask,
+                attempt,
+                to,
+                ..
+            } => {
+                self.execution_state(subtask, attempt, to, now);
+                None
+            }
+            TraceEvent::Deployed {
+                subtask,
+                attempt,
+                task_manager,
+                speculative,
+            } => {
+                self.placed
+                    .insert((subtask, attempt), (task_manager, speculative));
+                speculative
+                    .then(|| self.check_launch(graph, subtask, task_manager, now))
+                    .flatten()
+            }
+            _ => None,
+        };
+        late.or(found)
+    }
+
+    fn execution_state(&mut self, s: SubtaskId, attempt: u32, to: ExecutionState, now: Instant) {
+        let entry = self.attempts.entry((s, attempt)).or_insert((to, None));
+        entry.0 = to;
+        if to == ExecutionState::Deploying {
+            entry.1 = Some(now);
+        }
+        if to == ExecutionState::Finished {
+            let ran = entry
+                .1
+                .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
+            self.finished[s.index()] = Some(ran);
+            let others: Vec<u32> = self
+                .attempts
+                .iter()
+                .filter(|(&(t, a), &(state, _))| t == s && a != attempt && may_finish(state))
+                .map(|(&(_, a), _)| a)
+                .collect();
+            if !others.is_empty() {
+                self.won.push((s, attempt, now, others));
+            }
+        }
+    }
+
+    /// A finish at an earlier instant whose other attempt is still running in the view.
+    fn overdue(&mut self, graph: &ExecutionGraph, now: Instant) -> Option<String> {
+        let (due, later): (Vec<_>, Vec<_>) = self.won.drain(..).partition(|&(_, _, t, _)| t < now);
+        self.won = later;
+        due.into_iter().find_map(|(s, winner, at, others)| {
+            let (other, state) = others.into_iter().find_map(|a| {
+                let &(state, _) = self.attempts.get(&(s, a))?;
+                may_finish(state).then_some((a, state))
+            })?;
+            Some(format!(
+                "attempt {winner} of {} finished at {at}, but attempt {other} is still {state}: \
+                 the first attempt to finish wins and the JobMaster cancels the other at once \
+                 (P2.8)",
+                graph.subtask_name(s)
+            ))
+        })
+    }
+
+    /// The end of the run: a finish in its last instant is judged too.
+    pub(super) fn finish(&mut self, graph: &ExecutionGraph) -> Option<String> {
+        self.overdue(graph, Instant::from_nanos(u64::MAX))
+    }
+
+    /// The attempts of `v`'s subtasks that are slow at `now`, with their TaskManagers; `None`
+    /// when the vertex is not looked at (too few finished, all finished, or a source).
+    fn slow(
+        &self,
+        graph: &ExecutionGraph,
+        v: VertexId,
+        now: Instant,
+    ) -> Option<Vec<(SubtaskId, u32)>> {
+        let config = self.config?;
+        let vertex = &graph.vertices[v.index()];
+        let p = self.parallelism[v.index()]?;
+        if vertex.inputs.is_empty() || p == 0 {
+            return None;
+        }
+        let subtasks: Vec<SubtaskId> = (vertex.first..vertex.first + p).map(SubtaskId).collect();
+        let mut times: Vec<Duration> = subtasks
+            .iter()
+            .filter_map(|s| self.finished[s.index()])
+            .collect();
+        let share = times.len() as f64 / f64::from(p);
+        if times.len() == subtasks.len() || share < config.baseline_ratio {
+            return None;
+        }
+        let count = (f64::from(p) * config.baseline_ratio).round() as usize;
+        times.sort();
+        let baseline = match count.min(times.len()) {
+            0 => Duration::ZERO,
+            n => {
+                let median = times[n / 2].as_nanos() as f64;
+                Duration::from_nanos((median * config.baseline_multiplier) as u64)
+            }
+        };
+        let threshold = baseline.max(config.baseline_lower_bound);
+        Some(
+            self.attempts
+                .iter()
+                .filter(|(&key, &(state, at))| {
+                    // The check that launches speculative attempts judged the attempts it saw,
+                    // not the ones it launched itself.
+                    let launched_now =
+                        at == Some(now) && self.placed.get(&key).is_some_and(|p| p.1);
+                    subtasks.contains(&key.0)
+                        && self.finished[key.0.index()].is_none()
+                        && may_finish(state)
+                        && !launched_now
+                        && at.is_some_and(|at| now.saturating_duration_since(at) >= threshold)
+                })
+                .map(|(&key, _)| key)
+                .collect(),
+        )
+    }
+
+    fn check_launch(
+        &mut self,
+        graph: &ExecutionGraph,
+        s: SubtaskId,
+        tm: u32,
+        now: Instant,
+    ) -> Option<String> {
+        let name = graph.subtask_name(s);
+        let Some(config) = self.config else {
+            return Some(format!(
+                "a speculative attempt of {name}, but `batch.speculative` is off (P2.8)"
+            ));
+        };
+        let v = graph.subtasks[s.index()].vertex;
+        let live: Vec<u32> = self
+            .attempts
+            .iter()
+            .filter(|(&(t, _), &(state, _))| t == s && may_finish(state))
+            .map(|(&(_, a), _)| a)
+            .collect();
+        if live.len() != 1 {
+            return Some(format!(
+                "a speculative attempt of {name} beside {} running attempts: it goes beside \
+                 exactly one original attempt (P2.8, two at most)",
+                live.len()
+            ));
+        }
+        let Some(slow) = self.slow(graph, v, now) else {
+            return Some(format!(
+                "a speculative attempt of {name}, but its vertex is not looked at now: too \
+                 few of its subtasks finished for the baseline (baseline_ratio {}), or it is a \
+                 source (P2.8)",
+                config.baseline_ratio
+            ));
+        };
+        if !slow.iter().any(|&(t, _)| t == s) {
+            return Some(format!(
+                "a speculative attempt of {name}, but none of its attempts has run as long as \
+                 the baseline yet (P2.8)"
+            ));
+        }
+        // Every node slow now was blocked before the attempt was placed, and so is any node an
+        // earlier check this ledger saw blocked.
+        let slow_now: Vec<(SubtaskId, u32)> = (0..graph.vertices.len() as u32)
+            .filter_map(|v| self.slow(graph, VertexId(v), now))
+            .flatten()
+            .collect();
+        let slow_nodes: Vec<u32> = slow_now
+            .iter()
+            .filter_map(|key| self.placed.get(key).map(|p| p.0))
+            .collect();
+        if slow_nodes.contains(&tm) || self.blocked_until[tm as usize] > now {
+            return Some(format!(
+                "the speculative attempt of {name} goes to TaskManager{tm}, which is blocked as \
+                 a slow node (P2.8: block_slow_node_duration)"
+            ));
+        }
+        if config.block_slow_node_duration > Duration::ZERO {
+            let until = now + config.block_slow_node_duration;
+            for t in slow_nodes {
+                let blocked = &mut self.blocked_until[t as usize];
+                *blocked = (*blocked).max(until);
+            }
+        }
+        None
+    }
+}

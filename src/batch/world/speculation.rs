@@ -1,0 +1,296 @@
+//! P2.8, speculative execution (Flink's `ExecutionTimeBasedSlowTaskDetector` and
+//! `DefaultSpeculativeExecutionHandler`): every `check_interval` the JobMaster looks for slow
+//! tasks. A vertex is looked at once `baseline_ratio` of its subtasks finished; its baseline is
+//! the median time of the first `round(parallelism × ratio)` to finish, times
+//! `baseline_multiplier`; an attempt that has run at least that long (and at least
+//! `baseline_lower_bound`) is slow. The TaskManagers of slow attempts are blocked for
+//! `block_slow_node_duration`, and a subtask with a slow attempt and no speculative one gets a
+//! new attempt on another TaskManager. The first attempt to finish wins; the JobMaster cancels
+//! the other at once. Sources are not speculated: their attempts read splits from the
+//! enumerator, which would hand a second attempt other splits (Flink's FLIP-245 replays the
+//! subtask's splits to it; not modelled).
+
+use super::{Descriptor, Event, Execution, Msg, World};
+use crate::batch::events::Location;
+use crate::bug::Bug;
+use crate::graph::{SubtaskId, VertexId};
+use crate::status::{ExecutionState, JobStatus};
+use crate::trace::TraceEvent;
+use sim::{Duration, Instant, Scheduler};
+
+/// An attempt the JobMaster deployed that may still finish (not CREATED, CANCELING or ended).
+fn may_finish(state: ExecutionState) -> bool {
+    matches!(
+        state,
+        ExecutionState::Deploying | ExecutionState::Initializing | ExecutionState::Running
+    )
+}
+
+impl World {
+    /// Starts the detector's timer if speculation is on and it is not running.
+    pub(super) fn arm_speculation_check(&mut self, sched: &mut Scheduler<'_, Event>) {
+        let Some(spec) = self.batch.speculative else {
+            return;
+        };
+        let jm = self.jm.as_mut().expect("alive");
+        if !jm.check_pending {
+            jm.check_pending = true;
+            let incarnation = jm.incarnation;
+            sched.after(spec.check_interval, Event::SpeculationCheck { incarnation });
+        }
+    }
+
+    /// The detector looks (P2.8), then runs again while some attempt may still finish.
+    pub(super) fn speculation_check(&mut self, sched: &mut Scheduler<'_, Event>, incarnation: u32) {
+        let Some(jm) = self.jm.as_mut().filter(|jm| jm.incarnation == incarnation) else {
+            return;
+        };
+        jm.check_pending = false;
+        if jm.status != JobStatus::Running || jm.recovering.is_some() {
+            return;
+        }
+        // As Flink's handler does, every slow node is blocked before any new attempt is placed.
+        let now = sched.now();
+        let slow: Vec<(SubtaskId, Vec<u32>)> = self
+            .graph
+            .topological_order
+            .clone()
+            .into_iter()
+            .flat_map(|v| self.slow_subtasks(v, now))
+            .collect();
+        self.block_slow_nodes(now, &slow);
+        for (s, _) in slow {
+            self.speculate(sched, s);
+        }
+        let jm = self.jm.as_ref().expect("alive");
+        let running = jm.exec.iter().any(|e| may_finish(e.state));
+        if running {
+            self.arm_speculation_check(sched);
+        }
+    }
+
+    /// The subtasks of `v` with a slow attempt at `now`, each with the TaskManagers of its slow
+    /// attempts.
+    fn slow_subtasks(&self, v: VertexId, now: Instant) -> Vec<(SubtaskId, Vec<u32>)> {
+        let spec = self.batch.speculative.expect("speculation on");
+        let jm = self.jm.as_ref().expect("alive");
+        let vertex = &self.graph.vertices[v.index()];
+        let Some(p) = jm.parallelism[v.index()] else {
+            return Vec::new();
+        };
+        if vertex.inputs.is_empty() || p == 0 {
+            return Vec::new();
+        }
+        let subtasks = (vertex.first..vertex.first + p).map(SubtaskId);
+        let finished: Vec<SubtaskId> = subtasks
+            .clone()
+            .filter(|s| jm.exec[s.index()].state == ExecutionState::Finished)
+            .collect();
+        // The bug looks at a vertex before enough of it finished for a baseline.
+        let too_few = (finished.len() as f64) / f64::from(p) < spec.baseline_ratio
+            && self.bug != Some(Bug::IgnoreBaselineRatio);
+        if finished.len() as u32 == p || too_few {
+            return Vec::new();
+        }
+        // Java's Math.round: half up.
+        let count = ((f64::from(p) * spec.baseline_ratio) + 0.5).floor() as usize;
+        let mut times: Vec<Duration> = finished
+            .iter()
+            .map(|s| jm.ran[s.index()].unwrap_or(Duration::ZERO))
+            .collect();
+        times.sort();
+        times.truncate(count);
+        let baseline = match times.get(times.len() / 2) {
+            Some(median) if count > 0 => {
+                Duration::from_nanos((median.as_nanos() as f64 * spec.baseline_multiplier) as u64)
+            }
+            _ => Duration::ZERO,
+        };
+        let threshold = baseline.max(spec.baseline_lower_bound);
+        let slow = |e: &Execution| {
+            may_finish(e.state)
+                && e.deployed_at
+                    .is_some_and(|at| now.saturating_duration_since(at) >= threshold)
+        };
+        subtasks
+            .filter(|s| !jm.exec[s.index()].state.is_terminal())
+            .filter_map(|s| {
+                let attempts = [Some(jm.exec[s.index()]), jm.spec[s.index()]];
+                let tms: Vec<u32> = attempts
+                    .iter()
+                    .flatten()
+                    .filter(|e| slow(e))
+                    .filter_map(|e| e.placed)
+                    .collect();
+                (!tms.is_empty()).then_some((s, tms))
+            })
+            .collect()
+    }
+
+    /// Blocks the TaskManagers of the slow attempts for `block_slow_node_duration`.
+    fn block_slow_nodes(&mut self, now: Instant, slow: &[(SubtaskId, Vec<u32>)]) {
+        let spec = self.batch.speculative.expect("speculation on");
+        if spec.block_slow_node_duration == Duration::ZERO {
+            return;
+        }
+        let until = now + spec.block_slow_node_duration;
+        let jm = self.jm.as_mut().expect("alive");
+        for &tm in slow.iter().flat_map(|(_, tms)| tms) {
+            let blocked = &mut jm.blocked_until[tm as usize];
+            *blocked = (*blocked).max(until);
+        }
+    }
+
+    /// Starts a speculative attempt of slow subtask `s` if it has none (at most two attempts
+    /// at once), on a TaskManager that is not blocked.
+    fn speculate(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
+        let now = sched.now();
+        let jm = self.jm.as_mut().expect("alive");
+        if jm.spec[s.index()].is_some() {
+            return;
+        }
+        let slots = self.slots;
+        let choice = (0..self.tms.len())
+            .filter(|&t| {
+                jm.registered[t].is_some()
+                    && jm.accounted[t]
+                    && jm.slots_used[t] < slots
+                    && jm.blocked_until[t] <= now
+            })
+            .max_by_key(|&t| (slots - jm.slots_used[t], std::cmp::Reverse(t)));
+        // Flink waits for a slot; the next look tries again.
+        let Some(tm) = choice else { return };
+        let inputs: Vec<(usize, SubtaskId, u32, Location)> =
+            Self::producers(&self.graph, &jm.parallelism, s)
+                .into_iter()
+                .map(|(edge, p)| {
+                    let (attempt, location, _) = jm.tracker[p.index()].expect("available");
+                    (edge, p, attempt, location)
+                })
+                .collect();
+        let vertex = self.graph.subtasks[s.index()].vertex;
+        let parallelism = jm.parallelism[vertex.index()].expect("an initialized vertex");
+        let attempt = self.next_attempt[s.index()];
+        self.next_attempt[s.index()] += 1;
+        self.speculations.push((s, false));
+        jm.slots_used[tm] += 1;
+        jm.spec[s.index()] = Some(Execution {
+            state: ExecutionState::Created,
+            attempt,
+            placed: Some(tm as u32),
+            hold_until: now,
+            deployed_at: Some(now),
+        });
+        self.spec_descriptors[s.index()] = Some(Descriptor {
+            attempt,
+            parallelism,
+            inputs,
+        });
+        // Recorded before the view shows it, so a reader knows it runs beside the original.
+        self.record(
+            now,
+            TraceEvent::Deployed {
+                subtask: s,
+                attempt,
+                task_manager: tm as u32,
+                speculative: true,
+            },
+        );
+        self.spec_state(now, s, ExecutionState::Deploying);
+        self.send_to_task_manager(
+            sched,
+            tm as u32,
+            Msg::Deploy {
+                subtask: s,
+                attempt,
+            },
+        );
+    }
+
+    /// The JobMaster's view of `s`'s speculative attempt goes to `to`.
+    pub(super) fn spec_state(&mut self, now: Instant, s: SubtaskId, to: ExecutionState) {
+        let jm = self.jm.as_mut().expect("alive");
+        let e = jm.spec[s.index()].as_mut().expect("a speculative attempt");
+        let (from, attempt) = (e.state, e.attempt);
+        e.state = to;
+        self.record(
+            now,
+            TraceEvent::ExecutionState {
+                subtask: s,
+                attempt,
+                from,
+                to,
+            },
+        );
+    }
+
+    /// Is `attempt` the speculative attempt of `s`, in `state`?
+    pub(super) fn is_spec(&self, s: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
+        self.jm.as_ref().expect("alive").spec[s.index()]
+            .is_some_and(|e| e.attempt == attempt && e.state == state)
+    }
+
+    /// Does `s` have a speculative attempt that may still finish?
+    pub(super) fn spec_live(&self, s: SubtaskId) -> bool {
+        self.jm.as_ref().expect("alive").spec[s.index()].is_some_and(|e| may_finish(e.state))
+    }
+
+    /// The speculative attempt becomes the current one and the original the other (the one
+    /// that finished first, or the one left when the other failed).
+    /// The speculative attempt of `s` finished first (P2.8), for the summary.
+    pub(super) fn spec_won(&mut self, s: SubtaskId) {
+        if let Some(entry) = self.speculations.iter_mut().rev().find(|(t, _)| *t == s) {
+            entry.1 = true;
+        }
+        self.promote_spec(s);
+    }
+
+    pub(super) fn promote_spec(&mut self, s: SubtaskId) {
+        let jm = self.jm.as_mut().expect("alive");
+        let i = s.index();
+        let spec = jm.spec[i].take().expect("a speculative attempt");
+        jm.spec[i] = Some(std::mem::replace(&mut jm.exec[i], spec));
+    }
+
+    /// Ends the other attempt of `s`, if any: cancelled if it may still finish (the first
+    /// attempt to finish wins, a failover or a reset ends both), dropped otherwise.
+    pub(super) fn cancel_spec(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
+        let now = sched.now();
+        let Some(e) = self.jm.as_ref().expect("alive").spec[s.index()] else {
+            return;
+        };
+        if may_finish(e.state) {
+            self.spec_state(now, s, ExecutionState::Canceling);
+            self.spec_state(now, s, ExecutionState::Canceled);
+            if let Some(tm) = e.placed {
+                self.send_to_task_manager(
+                    sched,
+                    tm,
+                    Msg::Cancel {
+                        subtask: s,
+                        attempt: e.attempt,
+                    },
+                );
+            }
+            self.free_spec_slot(s);
+        }
+        self.jm.as_mut().expect("alive").spec[s.index()] = None;
+    }
+
+    /// The first attempt of `s` to finish wins: the JobMaster cancels the other (bug
+    /// `keep-slow-attempt`: it forgets to).
+    pub(super) fn first_finish_wins(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
+        if self.bug == Some(Bug::KeepSlowAttempt) && self.spec_live(s) {
+            // The loser stays RUNNING in the view and on its TaskManager.
+            return;
+        }
+        self.cancel_spec(sched, s);
+    }
+
+    pub(super) fn free_spec_slot(&mut self, s: SubtaskId) {
+        let jm = self.jm.as_mut().expect("alive");
+        if let Some(tm) = jm.spec[s.index()].as_mut().and_then(|e| e.placed.take()) {
+            jm.slots_used[tm as usize] = jm.slots_used[tm as usize].saturating_sub(1);
+        }
+    }
+}
