@@ -60,10 +60,11 @@ pub enum Probe {
     BatchReconcileRunning,
     BatchReconcileFailing,
     BatchRpcRefused,
+    BatchSpeculation,
 }
 
 impl Probe {
-    pub const ALL: [Probe; 38] = [
+    pub const ALL: [Probe; 39] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -102,6 +103,7 @@ impl Probe {
         Probe::BatchReconcileRunning,
         Probe::BatchReconcileFailing,
         Probe::BatchRpcRefused,
+        Probe::BatchSpeculation,
     ];
 
     /// The stable id used in campaign tables and `results.jsonl`.
@@ -145,6 +147,7 @@ impl Probe {
             Probe::BatchReconcileRunning => "batch_reconcile_running",
             Probe::BatchReconcileFailing => "batch_reconcile_failing",
             Probe::BatchRpcRefused => "batch_rpc_refused",
+            Probe::BatchSpeculation => "batch_speculation",
         }
     }
 
@@ -225,6 +228,7 @@ impl Probe {
             Probe::BatchReconcileRunning => "P3.4: a batch job's reconciliation ended RUNNING or FINISHED",
             Probe::BatchReconcileFailing => "P3.4: a batch job's reconciliation ended FAILING, then FLIP-383 recovery",
             Probe::BatchRpcRefused => "P3.3: a reconciling JobMaster refused a batch task's RPC",
+            Probe::BatchSpeculation => "P2.8: a slow batch task got a speculative attempt",
         }
     }
 }
@@ -280,6 +284,9 @@ impl ProbeSet {
             TraceEvent::PartitionNotFound { .. } => Probe::BatchPartitionNotFound,
             TraceEvent::VertexInitialized { adaptive: true, .. } => Probe::BatchAdaptiveParallelism,
             TraceEvent::TaskRpcRefused { .. } => Probe::BatchRpcRefused,
+            TraceEvent::Deployed {
+                speculative: true, ..
+            } => Probe::BatchSpeculation,
             _ => return,
         };
         self.insert(probe);

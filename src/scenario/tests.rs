@@ -2142,6 +2142,62 @@ fn batch_job_result_delay_defaults_to_a_millisecond() {
 }
 
 #[test]
+fn batch_speculation_is_checked_field_by_field() {
+    let head = r#"{"name": "t", "mode": "batch", "job": {"vertices": [{"id": "src", "operator": "source", "parallelism": 1, "records": 10}], "edges": []}, "cluster": {"task_managers": 2}, "#;
+    let parse = |rest: &str| super::parse(&format!("{head}{rest}}}"), "t.json");
+    let on =
+        parse(r#""batch": {"speculative": {}, "slow_task_managers": {"1": 10}}"#).expect("valid");
+    let batch = on.batch.expect("batch");
+    let spec = batch.speculative.expect("on");
+    assert_eq!(spec.check_interval, sim::Duration::from_millis(1));
+    assert_eq!(spec.baseline_ratio, 0.75);
+    assert_eq!(spec.baseline_multiplier, 1.5);
+    assert_eq!(batch.slowdown, [1.0, 10.0]);
+    let off = parse(r#""batch": {}"#).expect("valid");
+    assert_eq!(off.batch.expect("batch").speculative, None);
+    for (rest, path, words) in [
+        (
+            r#""batch": {"speculative": {"baseline_ratio": 1}}"#,
+            "batch.speculative.baseline_ratio",
+            "must be in [0, 1)",
+        ),
+        (
+            r#""batch": {"speculative": {"max_concurrent_executions": 3}}"#,
+            "batch.speculative.max_concurrent_executions",
+            "must be 2",
+        ),
+        (
+            r#""batch": {"speculative": {"check_interval": "0ms"}}"#,
+            "batch.speculative.check_interval",
+            "longer than 0",
+        ),
+        (
+            r#""batch": {"slow_task_managers": {"2": 10}}"#,
+            "batch.slow_task_managers.2",
+            "there is no TaskManager 2",
+        ),
+        (
+            r#""batch": {"slow_task_managers": {"0": 0.5}}"#,
+            "batch.slow_task_managers.0",
+            "from 1 (normal speed)",
+        ),
+        (
+            r#""batch": {"slow_task_managers": {"x": 2}}"#,
+            "batch.slow_task_managers.x",
+            "a TaskManager number",
+        ),
+        (
+            r#""batch": {"speculative": {}}, "jobmaster": {"failover": "reconcile"}"#,
+            "batch.speculative",
+            "not modelled",
+        ),
+    ] {
+        let err = parse(rest).expect_err(rest).to_string();
+        assert!(err.contains(path) && err.contains(words), "{rest}: {err}");
+    }
+}
+
+#[test]
 fn a_batch_coordinator_may_sit_on_any_vertex_but_only_a_source_has_splits() {
     let head = r#"{"name": "t", "mode": "batch", "job": {"vertices": [{"id": "src", "operator": "source", "parallelism": 2, "records": 10}, {"id": "map", "operator": "map", "parallelism": 2}], "edges": [{"from": "src", "to": "map", "pattern": "forward"}]}, "batch": {"coordinators": "#;
     let parse = |c: &str| super::parse(&format!("{head}{c}}}}}"), "t.json");

@@ -280,3 +280,141 @@ impl Ledger {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `src` (1) → `map` (2), speculation on with ratio 0.5, multiplier 2, lower bound 1 ms,
+    /// on three TaskManagers.
+    fn ledger() -> (ExecutionGraph, Ledger) {
+        let text = r#"{"name": "t", "mode": "batch",
+            "job": {"vertices": [
+                {"id": "src", "operator": "source", "parallelism": 1, "records": 4},
+                {"id": "map", "operator": "map", "parallelism": 2}],
+              "edges": [{"from": "src", "to": "map", "pattern": "all_to_all"}]},
+            "cluster": {"task_managers": 3, "slots_per_task_manager": 2},
+            "batch": {"speculative": {"baseline_ratio": 0.5, "baseline_multiplier": 2}}}"#;
+        let scenario = crate::scenario::parse(text, "t").expect("valid");
+        let graph = ExecutionGraph::build(&scenario.job);
+        let config = scenario.batch.expect("batch").speculative;
+        let mut ledger = Ledger::new(&graph, 3, config);
+        ledger.observe(
+            &graph,
+            Instant::ZERO,
+            &TraceEvent::VertexInitialized {
+                vertex: VertexId(1),
+                parallelism: 2,
+                input_bytes: 0,
+                adaptive: false,
+            },
+        );
+        (graph, ledger)
+    }
+
+    const MS: u64 = 1_000_000;
+    const MAP0: SubtaskId = SubtaskId(1);
+    const MAP1: SubtaskId = SubtaskId(2);
+
+    fn state(
+        l: &mut Ledger,
+        g: &ExecutionGraph,
+        ms: u64,
+        s: SubtaskId,
+        a: u32,
+        to: ExecutionState,
+    ) -> Option<String> {
+        let event = TraceEvent::ExecutionState {
+            subtask: s,
+            attempt: a,
+            from: ExecutionState::Created,
+            to,
+        };
+        l.observe(g, Instant::from_nanos(ms * MS), &event)
+    }
+
+    fn deploy(
+        l: &mut Ledger,
+        g: &ExecutionGraph,
+        ms: u64,
+        s: SubtaskId,
+        a: u32,
+        tm: u32,
+        speculative: bool,
+    ) -> Option<String> {
+        let event = TraceEvent::Deployed {
+            subtask: s,
+            attempt: a,
+            task_manager: tm,
+            speculative,
+        };
+        let found = l.observe(g, Instant::from_nanos(ms * MS), &event);
+        found.or_else(|| state(l, g, ms, s, a, ExecutionState::Deploying))
+    }
+
+    /// map[0] ran 2 ms; map[1], deployed at 0 on TaskManager1, is slow from 4 ms on
+    /// (twice the median).
+    fn one_finished() -> (ExecutionGraph, Ledger) {
+        let (g, mut l) = ledger();
+        assert_eq!(deploy(&mut l, &g, 0, MAP0, 0, 0, false), None);
+        assert_eq!(deploy(&mut l, &g, 0, MAP1, 0, 1, false), None);
+        assert_eq!(
+            state(&mut l, &g, 2, MAP0, 0, ExecutionState::Finished),
+            None
+        );
+        (g, l)
+    }
+
+    #[test]
+    fn a_speculative_attempt_waits_for_the_baseline_and_avoids_slow_nodes() {
+        let (g, mut l) = one_finished();
+        let early = deploy(&mut l, &g, 3, MAP1, 1, 2, true).expect("too early");
+        assert!(
+            early.contains("none of its attempts has run as long"),
+            "{early}"
+        );
+        let (g, mut l) = one_finished();
+        let slow_node = deploy(&mut l, &g, 4, MAP1, 1, 1, true).expect("on the slow node");
+        assert!(slow_node.contains("blocked as a slow node"), "{slow_node}");
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        let third = deploy(&mut l, &g, 5, MAP1, 2, 0, true).expect("a third attempt");
+        assert!(third.contains("beside 2 running attempts"), "{third}");
+    }
+
+    #[test]
+    fn before_the_ratio_no_vertex_is_looked_at() {
+        let (g, mut l) = ledger();
+        assert_eq!(deploy(&mut l, &g, 0, MAP0, 0, 0, false), None);
+        let found = deploy(&mut l, &g, 10, MAP0, 1, 2, true).expect("no baseline yet");
+        assert!(found.contains("not looked at"), "{found}");
+    }
+
+    #[test]
+    fn the_first_finish_wins_and_a_later_attempt_is_no_loser() {
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        assert_eq!(
+            state(&mut l, &g, 6, MAP1, 1, ExecutionState::Finished),
+            None
+        );
+        let late = state(&mut l, &g, 7, MAP0, 5, ExecutionState::Deploying).expect("a loser");
+        assert!(late.contains("attempt 0 is still DEPLOYING"), "{late}");
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        assert_eq!(
+            state(&mut l, &g, 6, MAP1, 1, ExecutionState::Finished),
+            None
+        );
+        assert_eq!(
+            state(&mut l, &g, 6, MAP1, 0, ExecutionState::Canceled),
+            None
+        );
+        assert_eq!(
+            deploy(&mut l, &g, 6, MAP1, 2, 0, false),
+            None,
+            "a new attempt after"
+        );
+        assert_eq!(l.finish(&g), None);
+    }
+}
