@@ -249,6 +249,10 @@ impl Narrator<'_> {
                     TraceEvent::LeaderLost { .. } => "F2.5",
                     TraceEvent::LeaderFound { .. } => "P2.3",
                     TraceEvent::JobResultWritten => "P2.7",
+                    TraceEvent::Deployed {
+                        speculative: true,
+                        ..
+                    } => "P2.8",
                     _ => "P2.1",
                 };
                 told(actor, rule, text)
