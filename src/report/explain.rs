@@ -69,6 +69,9 @@ struct Narrator<'a> {
     retriggers: BTreeMap<u64, u64>,
     /// `sent_at` of an `updateTaskExecutionState` folded into the next line.
     reported_at: Option<Instant>,
+    /// Batch subtasks running a speculative attempt beside the original (P2.8), until one of
+    /// the two is cancelled.
+    speculated: std::collections::BTreeSet<SubtaskId>,
 }
 
 /// Narrates every protocol-level event of `report` (run with at least `Retain::Protocol`).
@@ -86,6 +89,7 @@ pub fn narrate(scenario: &Scenario, report: &RunReport) -> Vec<Narration> {
         acks: BTreeMap::new(),
         retriggers: BTreeMap::new(),
         reported_at: None,
+        speculated: std::collections::BTreeSet::new(),
     };
     let events = report.trace.kept();
     let mut out = Vec::with_capacity(events.len());
@@ -202,6 +206,14 @@ impl Narrator<'_> {
     }
 
     fn event(&mut self, time: Instant, event: &TraceEvent) -> Told {
+        if let TraceEvent::Deployed {
+            subtask,
+            speculative: true,
+            ..
+        } = *event
+        {
+            self.speculated.insert(subtask);
+        }
         match *event {
             batch @ (TraceEvent::VertexInitialized { .. }
                 | TraceEvent::SplitAssigned { .. }
@@ -588,8 +600,18 @@ impl Narrator<'_> {
             "now sees {} attempt {attempt} {to}{lag}",
             self.name(subtask)
         );
+        if self.report.batch.is_some() {
+            // A batch job: a failure fails over (P2.4 step 4's expansion); a cancel ends a
+            // reset attempt, or the loser of a speculated pair (P2.8).
+            let rule = match to {
+                ExecutionState::Canceled if self.speculated.remove(&subtask) => "P2.8",
+                ExecutionState::Failed | ExecutionState::Canceled => "P2.4",
+                _ => "",
+            };
+            return told(JM, rule, base);
+        }
         if self.protocol.is_none() {
-            // Without checkpointing (a batch job, or checkpointing off) no plan is involved.
+            // Without checkpointing no plan is involved.
             let rule = match to {
                 ExecutionState::Failed | ExecutionState::Canceled => "P1.8",
                 _ => "",
