@@ -213,4 +213,57 @@ mod tests {
         r.observe(at(60), &TraceEvent::TaskManagerStarted { task_manager: 0 });
         assert_eq!(r.reported(0, (SubtaskId(0), 0)), None, "a new process");
     }
+
+    #[test]
+    fn a_restart_forgets_only_its_own_partitions_and_a_tie_is_the_models() {
+        // TaskManager 1 holds the partition of subtask 1, written at 5 ms, and finds no leader
+        // until 60 ms: cleaned at 50 ms. TaskManager 0 restarting must not forget that.
+        let mut r = holding(Some(40));
+        let s1 = SubtaskId(1);
+        r.observe(
+            at(1),
+            &TraceEvent::Deployed {
+                subtask: s1,
+                attempt: 0,
+                task_manager: 1,
+                speculative: false,
+            },
+        );
+        r.observe(
+            at(5),
+            &TraceEvent::PartitionWritten {
+                subtask: s1,
+                attempt: 0,
+                bytes: 10,
+                remote: false,
+            },
+        );
+        r.observe(at(10), &TraceEvent::LeaderLost { task_manager: 1 });
+        r.observe(at(60), &TraceEvent::LeaderFound { task_manager: 1 });
+        r.observe(at(61), &TraceEvent::TaskManagerStarted { task_manager: 0 });
+        assert_eq!(r.reported(1, (s1, 0)), Some(at(50)));
+        // A partition written at the very instant of the cleanup may have come after it.
+        let mut r = holding(Some(40));
+        r.observe(
+            at(49),
+            &TraceEvent::Deployed {
+                subtask: s1,
+                attempt: 0,
+                task_manager: 0,
+                speculative: false,
+            },
+        );
+        r.observe(
+            at(50),
+            &TraceEvent::PartitionWritten {
+                subtask: s1,
+                attempt: 0,
+                bytes: 10,
+                remote: false,
+            },
+        );
+        r.observe(at(51), &TraceEvent::LeaderFound { task_manager: 0 });
+        assert_eq!(r.reported(0, (s1, 0)), None);
+        assert_eq!(r.reported(0, (SubtaskId(0), 0)), Some(at(50)));
+    }
 }

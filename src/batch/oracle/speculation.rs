@@ -417,4 +417,34 @@ mod tests {
         );
         assert_eq!(l.finish(&g), None);
     }
+
+    #[test]
+    fn a_reset_takes_a_finish_out_of_the_baseline() {
+        let (g, mut l) = one_finished();
+        let reset = TraceEvent::SubtaskReset {
+            subtask: MAP0,
+            reason: crate::trace::RerunReason::Failover,
+        };
+        assert_eq!(l.observe(&g, Instant::from_nanos(3 * MS), &reset), None);
+        let found = deploy(&mut l, &g, 4, MAP1, 1, 2, true).expect("no finished sibling left");
+        assert!(found.contains("not looked at"), "{found}");
+    }
+
+    #[test]
+    fn only_the_subtasks_own_attempts_lose_to_its_finish() {
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        // map[0]'s new attempt runs on while map[1]'s speculative attempt wins.
+        assert_eq!(deploy(&mut l, &g, 5, MAP0, 3, 0, false), None);
+        assert_eq!(
+            state(&mut l, &g, 6, MAP1, 1, ExecutionState::Finished),
+            None
+        );
+        assert_eq!(
+            state(&mut l, &g, 6, MAP1, 0, ExecutionState::Canceled),
+            None
+        );
+        assert_eq!(state(&mut l, &g, 7, MAP0, 3, ExecutionState::Running), None);
+        assert_eq!(l.finish(&g), None);
+    }
 }
