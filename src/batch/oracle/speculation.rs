@@ -288,27 +288,33 @@ mod tests {
     /// `src` (1) → `map` (2), speculation on with ratio 0.5, multiplier 2, lower bound 1 ms,
     /// on three TaskManagers.
     fn ledger() -> (ExecutionGraph, Ledger) {
-        let text = r#"{"name": "t", "mode": "batch",
-            "job": {"vertices": [
-                {"id": "src", "operator": "source", "parallelism": 1, "records": 4},
-                {"id": "map", "operator": "map", "parallelism": 2}],
-              "edges": [{"from": "src", "to": "map", "pattern": "all_to_all"}]},
-            "cluster": {"task_managers": 3, "slots_per_task_manager": 2},
-            "batch": {"speculative": {"baseline_ratio": 0.5, "baseline_multiplier": 2}}}"#;
-        let scenario = crate::scenario::parse(text, "t").expect("valid");
+        ledger_with(1, 2)
+    }
+
+    /// `src` (`sources`) → `map` (`maps`), both initialized.
+    fn ledger_with(sources: u32, maps: u32) -> (ExecutionGraph, Ledger) {
+        let text = format!(
+            r#"{{"name": "t", "mode": "batch",
+            "job": {{"vertices": [
+                {{"id": "src", "operator": "source", "parallelism": {sources}, "records": 4}},
+                {{"id": "map", "operator": "map", "parallelism": {maps}}}],
+              "edges": [{{"from": "src", "to": "map", "pattern": "all_to_all"}}]}},
+            "cluster": {{"task_managers": 3, "slots_per_task_manager": 2}},
+            "batch": {{"speculative": {{"baseline_ratio": 0.5, "baseline_multiplier": 2}}}}}}"#
+        );
+        let scenario = crate::scenario::parse(&text, "t").expect("valid");
         let graph = ExecutionGraph::build(&scenario.job);
         let config = scenario.batch.expect("batch").speculative;
         let mut ledger = Ledger::new(&graph, 3, config);
-        ledger.observe(
-            &graph,
-            Instant::ZERO,
-            &TraceEvent::VertexInitialized {
-                vertex: VertexId(1),
-                parallelism: 2,
+        for (vertex, parallelism) in [(0, sources), (1, maps)] {
+            let event = TraceEvent::VertexInitialized {
+                vertex: VertexId(vertex),
+                parallelism,
                 input_bytes: 0,
                 adaptive: false,
-            },
-        );
+            };
+            ledger.observe(&graph, Instant::ZERO, &event);
+        }
         (graph, ledger)
     }
 
@@ -446,5 +452,44 @@ mod tests {
         );
         assert_eq!(state(&mut l, &g, 7, MAP0, 3, ExecutionState::Running), None);
         assert_eq!(l.finish(&g), None);
+    }
+
+    #[test]
+    fn a_source_is_never_speculated_and_the_share_is_a_fraction() {
+        // Two sources, one finished after 2 ms: a source is not looked at however slow.
+        let (g, mut l) = ledger_with(2, 2);
+        let (src0, src1) = (SubtaskId(0), SubtaskId(1));
+        assert_eq!(deploy(&mut l, &g, 0, src0, 0, 0, false), None);
+        assert_eq!(deploy(&mut l, &g, 0, src1, 0, 1, false), None);
+        assert_eq!(
+            state(&mut l, &g, 2, src0, 0, ExecutionState::Finished),
+            None
+        );
+        let found = deploy(&mut l, &g, 9, src1, 1, 2, true).expect("a source");
+        assert!(found.contains("not looked at"), "{found}");
+        // One of three maps finished is a third, below the ratio of a half.
+        let (g, mut l) = ledger_with(1, 3);
+        let maps = [SubtaskId(1), SubtaskId(2), SubtaskId(3)];
+        for (tm, &m) in maps.iter().enumerate() {
+            assert_eq!(deploy(&mut l, &g, 0, m, 0, tm as u32, false), None);
+        }
+        assert_eq!(
+            state(&mut l, &g, 2, maps[0], 0, ExecutionState::Finished),
+            None
+        );
+        let found = deploy(&mut l, &g, 9, maps[1], 1, 0, true).expect("below the ratio");
+        assert!(found.contains("not looked at"), "{found}");
+    }
+
+    #[test]
+    fn a_finish_in_the_last_instant_is_judged_at_the_end() {
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        assert_eq!(
+            state(&mut l, &g, 6, MAP1, 1, ExecutionState::Finished),
+            None
+        );
+        let found = l.finish(&g).expect("the loser still runs");
+        assert!(found.contains("attempt 0 is still DEPLOYING"), "{found}");
     }
 }
