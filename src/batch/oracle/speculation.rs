@@ -293,6 +293,15 @@ mod tests {
 
     /// `src` (`sources`) → `map` (`maps`), both initialized.
     fn ledger_with(sources: u32, maps: u32) -> (ExecutionGraph, Ledger) {
+        ledger_of(
+            sources,
+            maps,
+            r#""baseline_ratio": 0.5, "baseline_multiplier": 2"#,
+        )
+    }
+
+    /// The same with the `speculative` block's fields `speculative`, on five TaskManagers.
+    fn ledger_of(sources: u32, maps: u32, speculative: &str) -> (ExecutionGraph, Ledger) {
         let text = format!(
             r#"{{"name": "t", "mode": "batch",
             "job": {{"vertices": [
@@ -300,12 +309,12 @@ mod tests {
                 {{"id": "map", "operator": "map", "parallelism": {maps}}}],
               "edges": [{{"from": "src", "to": "map", "pattern": "all_to_all"}}]}},
             "cluster": {{"task_managers": 3, "slots_per_task_manager": 2}},
-            "batch": {{"speculative": {{"baseline_ratio": 0.5, "baseline_multiplier": 2}}}}}}"#
+            "batch": {{"speculative": {{{speculative}}}}}}}"#
         );
         let scenario = crate::scenario::parse(&text, "t").expect("valid");
         let graph = ExecutionGraph::build(&scenario.job);
         let config = scenario.batch.expect("batch").speculative;
-        let mut ledger = Ledger::new(&graph, 3, config);
+        let mut ledger = Ledger::new(&graph, 5, config);
         for (vertex, parallelism) in [(0, sources), (1, maps)] {
             let event = TraceEvent::VertexInitialized {
                 vertex: VertexId(vertex),
@@ -491,5 +500,46 @@ mod tests {
         );
         let found = l.finish(&g).expect("the loser still runs");
         assert!(found.contains("attempt 0 is still DEPLOYING"), "{found}");
+    }
+
+    #[test]
+    fn the_baseline_is_the_median_of_the_first_round_p_times_ratio_finishes() {
+        // Five maps, ratio 0.5: the first three finishes (1, 2, 3 ms) set the median, 2 ms,
+        // and the baseline, 4 ms; the fourth (4 ms) does not count.
+        let (g, mut l) = ledger_with(1, 5);
+        let map = |i: u32| SubtaskId(1 + i);
+        for i in 0..5 {
+            assert_eq!(deploy(&mut l, &g, 0, map(i), 0, i, false), None);
+        }
+        for i in 0..4 {
+            let at = u64::from(i) + 1;
+            assert_eq!(
+                state(&mut l, &g, at, map(i), 0, ExecutionState::Finished),
+                None
+            );
+        }
+        assert_eq!(
+            deploy(&mut l, &g, 5, map(4), 1, 0, true),
+            None,
+            "5 ms is past 4 ms"
+        );
+    }
+
+    #[test]
+    fn with_a_zero_threshold_only_the_attempts_launched_by_the_check_itself_are_not_slow() {
+        let zero = r#""baseline_ratio": 0, "baseline_lower_bound": "0ms""#;
+        // Both maps run from 0: at 1 ms both are slow. map[0]'s speculative attempt on
+        // TaskManager2 is not slow in the same instant, so map[1]'s may go there too.
+        let (g, mut l) = ledger_of(1, 2, zero);
+        assert_eq!(deploy(&mut l, &g, 0, MAP0, 0, 0, false), None);
+        assert_eq!(deploy(&mut l, &g, 0, MAP1, 0, 1, false), None);
+        assert_eq!(deploy(&mut l, &g, 1, MAP0, 1, 2, true), None);
+        assert_eq!(deploy(&mut l, &g, 1, MAP1, 1, 2, true), None);
+        // An original deployed in that instant is slow, though: its TaskManager is a slow node.
+        let (g, mut l) = ledger_of(1, 2, zero);
+        assert_eq!(deploy(&mut l, &g, 0, MAP0, 0, 0, false), None);
+        assert_eq!(deploy(&mut l, &g, 1, MAP1, 0, 1, false), None);
+        let found = deploy(&mut l, &g, 1, MAP0, 1, 1, true).expect("onto a slow node");
+        assert!(found.contains("blocked as a slow node"), "{found}");
     }
 }
