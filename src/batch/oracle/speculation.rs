@@ -542,4 +542,35 @@ mod tests {
         let found = deploy(&mut l, &g, 1, MAP0, 1, 1, true).expect("onto a slow node");
         assert!(found.contains("blocked as a slow node"), "{found}");
     }
+
+    #[test]
+    fn a_blocked_node_is_free_again_exactly_when_its_block_ends() {
+        let spec =
+            r#""baseline_ratio": 0.5, "baseline_multiplier": 2, "block_slow_node_duration": "5ms""#;
+        let run = |at: u64| {
+            let (g, mut l) = ledger_of(1, 3, spec);
+            let map = |i: u32| SubtaskId(1 + i);
+            for i in 0..3 {
+                assert_eq!(deploy(&mut l, &g, 0, map(i), 0, i, false), None);
+            }
+            for i in 0..2 {
+                assert_eq!(
+                    state(&mut l, &g, 2, map(i), 0, ExecutionState::Finished),
+                    None
+                );
+            }
+            // map[2] is slow on TaskManager2 at 4 ms, which is blocked until 9 ms.
+            assert_eq!(deploy(&mut l, &g, 4, map(2), 1, 0, true), None);
+            assert_eq!(
+                state(&mut l, &g, 5, map(2), 0, ExecutionState::Failed),
+                None
+            );
+            // The speculative attempt is slow in turn by 8 ms; a third goes to TaskManager2.
+            deploy(&mut l, &g, at, map(2), 2, 2, true)
+        };
+        assert!(run(8)
+            .expect("still blocked")
+            .contains("blocked as a slow node"));
+        assert_eq!(run(9), None, "the block ended at 9 ms");
+    }
 }
