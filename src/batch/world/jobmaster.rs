@@ -125,7 +125,7 @@ impl World {
             Msg::Finished { subtask, attempt } => {
                 // P2.8: a speculative attempt that finishes first becomes the current one.
                 if self.is_spec(subtask, attempt, ExecutionState::Running) {
-                    self.spec_won(subtask);
+                    self.spec_won(subtask, attempt);
                 }
                 self.on_finished(sched, tm, subtask, attempt);
             }

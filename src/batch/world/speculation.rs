@@ -237,12 +237,16 @@ impl World {
 
     /// The speculative attempt becomes the current one and the original the other (the one
     /// that finished first, or the one left when the other failed).
-    /// The speculative attempt of `s` finished first (P2.8), for the summary.
-    pub(super) fn spec_won(&mut self, s: SubtaskId) {
+    /// The speculative attempt `attempt` of `s` finished first (P2.8): it becomes the current
+    /// one, and the summary counts it won once it is.
+    pub(super) fn spec_won(&mut self, s: SubtaskId, attempt: u32) {
+        self.promote_spec(s);
+        if self.jm.as_ref().expect("alive").exec[s.index()].attempt != attempt {
+            return;
+        }
         if let Some(entry) = self.speculations.iter_mut().rev().find(|(t, _)| *t == s) {
             entry.1 = true;
         }
-        self.promote_spec(s);
     }
 
     pub(super) fn promote_spec(&mut self, s: SubtaskId) {
