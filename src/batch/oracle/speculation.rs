@@ -449,8 +449,9 @@ mod tests {
     fn only_the_subtasks_own_attempts_lose_to_its_finish() {
         let (g, mut l) = one_finished();
         assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
-        // map[0]'s new attempt runs on while map[1]'s speculative attempt wins.
-        assert_eq!(deploy(&mut l, &g, 5, MAP0, 3, 0, false), None);
+        // map[0]'s new attempt 2 runs on while map[1]'s speculative attempt wins; map[1]'s
+        // own new attempt 2, deployed after the finish, is no loser either.
+        assert_eq!(deploy(&mut l, &g, 5, MAP0, 2, 0, false), None);
         assert_eq!(
             state(&mut l, &g, 6, MAP1, 1, ExecutionState::Finished),
             None
@@ -459,7 +460,8 @@ mod tests {
             state(&mut l, &g, 6, MAP1, 0, ExecutionState::Canceled),
             None
         );
-        assert_eq!(state(&mut l, &g, 7, MAP0, 3, ExecutionState::Running), None);
+        assert_eq!(deploy(&mut l, &g, 6, MAP1, 2, 1, false), None);
+        assert_eq!(state(&mut l, &g, 7, MAP0, 2, ExecutionState::Running), None);
         assert_eq!(l.finish(&g), None);
     }
 
