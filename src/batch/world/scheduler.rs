@@ -123,17 +123,20 @@ impl World {
             })
     }
 
-    pub(super) fn try_deploy(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) -> bool {
-        let now = sched.now();
+    /// P0: a registered TaskManager with a free slot that `usable` admits, the one with the
+    /// most free slots first (the lowest number on a tie).
+    pub(super) fn free_task_manager(&self, usable: impl Fn(usize) -> bool) -> Option<usize> {
         let slots = self.slots;
-        let bug = self.bug == Some(Bug::DeployBeforeReport);
         let jm = self.jm.as_ref().expect("alive");
-        let choice = (0..self.tms.len())
-            .filter(|&t| {
-                jm.registered[t].is_some() && (jm.accounted[t] || bug) && jm.slots_used[t] < slots
-            })
-            .max_by_key(|&t| (slots - jm.slots_used[t], std::cmp::Reverse(t)));
-        let Some(tm) = choice else { return false };
+        (0..self.tms.len())
+            .filter(|&t| jm.registered[t].is_some() && jm.slots_used[t] < slots && usable(t))
+            .max_by_key(|&t| (slots - jm.slots_used[t], std::cmp::Reverse(t)))
+    }
+
+    /// What a deployment of `s` as `attempt` carries: its inputs' partitions as the tracker
+    /// knows them, and its vertex's parallelism.
+    pub(super) fn descriptor_for(&self, s: SubtaskId, attempt: u32) -> Descriptor {
+        let jm = self.jm.as_ref().expect("alive");
         let inputs: Vec<(usize, SubtaskId, u32, Location)> =
             Self::producers(&self.graph, &jm.parallelism, s)
                 .into_iter()
@@ -143,17 +146,26 @@ impl World {
                 })
                 .collect();
         let vertex = self.graph.subtasks[s.index()].vertex;
-        let parallelism = jm.parallelism[vertex.index()].expect("an initialized vertex");
+        Descriptor {
+            attempt,
+            parallelism: jm.parallelism[vertex.index()].expect("an initialized vertex"),
+            inputs,
+        }
+    }
+
+    pub(super) fn try_deploy(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) -> bool {
+        let now = sched.now();
+        let bug = self.bug == Some(Bug::DeployBeforeReport);
+        let jm = self.jm.as_ref().expect("alive");
+        let Some(tm) = self.free_task_manager(|t| jm.accounted[t] || bug) else {
+            return false;
+        };
+        let attempt = jm.exec[s.index()].attempt;
+        self.descriptors[s.index()] = self.descriptor_for(s, attempt);
         let jm = self.jm.as_mut().expect("alive");
         jm.slots_used[tm] += 1;
         jm.exec[s.index()].placed = Some(tm as u32);
         jm.exec[s.index()].deployed_at = Some(now);
-        let attempt = jm.exec[s.index()].attempt;
-        self.descriptors[s.index()] = Descriptor {
-            attempt,
-            parallelism,
-            inputs,
-        };
         self.exec_state(now, s, ExecutionState::Deploying);
         self.record(
             now,

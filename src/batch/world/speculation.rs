@@ -10,8 +10,7 @@
 //! enumerator, which would hand a second attempt other splits (Flink's FLIP-245 replays the
 //! subtask's splits to it; not modelled).
 
-use super::{Descriptor, Event, Execution, Msg, World};
-use crate::batch::events::Location;
+use super::{Event, Execution, Msg, World};
 use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
 use crate::status::{ExecutionState, JobStatus};
@@ -149,28 +148,15 @@ impl World {
         if jm.spec[s.index()].is_some() {
             return;
         }
-        let slots = self.slots;
-        let choice = (0..self.tms.len())
-            .filter(|&t| {
-                jm.registered[t].is_some()
-                    && jm.accounted[t]
-                    && jm.slots_used[t] < slots
-                    && jm.blocked_until[t] <= now
-            })
-            .max_by_key(|&t| (slots - jm.slots_used[t], std::cmp::Reverse(t)));
+        let jm = self.jm.as_ref().expect("alive");
+        let usable = |t: usize| jm.accounted[t] && jm.blocked_until[t] <= now;
         // Flink waits for a slot; the next look tries again.
-        let Some(tm) = choice else { return };
-        let inputs: Vec<(usize, SubtaskId, u32, Location)> =
-            Self::producers(&self.graph, &jm.parallelism, s)
-                .into_iter()
-                .map(|(edge, p)| {
-                    let (attempt, location, _) = jm.tracker[p.index()].expect("available");
-                    (edge, p, attempt, location)
-                })
-                .collect();
-        let vertex = self.graph.subtasks[s.index()].vertex;
-        let parallelism = jm.parallelism[vertex.index()].expect("an initialized vertex");
+        let Some(tm) = self.free_task_manager(usable) else {
+            return;
+        };
         let attempt = self.next_attempt[s.index()];
+        let descriptor = self.descriptor_for(s, attempt);
+        let jm = self.jm.as_mut().expect("alive");
         self.next_attempt[s.index()] += 1;
         self.speculations.push((s, false));
         jm.slots_used[tm] += 1;
@@ -181,11 +167,7 @@ impl World {
             hold_until: now,
             deployed_at: Some(now),
         });
-        self.spec_descriptors[s.index()] = Some(Descriptor {
-            attempt,
-            parallelism,
-            inputs,
-        });
+        self.spec_descriptors[s.index()] = Some(descriptor);
         // Recorded before the view shows it, so a reader knows it runs beside the original.
         self.record(
             now,
