@@ -127,6 +127,14 @@ impl World {
                 if self.is_spec(subtask, attempt, ExecutionState::Running) {
                     self.spec_won(subtask, attempt);
                 }
+                // P2.8: a cancelled attempt that finished before its cancel arrived wrote a
+                // partition nobody reads: release it.
+                let jm = self.jm.as_mut().expect("alive");
+                if jm.orphans.remove(&(subtask, attempt)) {
+                    let location = self.location_of(tm);
+                    self.release(sched, subtask, attempt, location);
+                    return;
+                }
                 self.on_finished(sched, tm, subtask, attempt);
             }
             Msg::Failed {

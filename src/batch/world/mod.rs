@@ -387,6 +387,9 @@ pub(super) struct JobMaster {
     blocked_until: Vec<Instant>,
     /// P2.8: a `SpeculationCheck` is scheduled.
     check_pending: bool,
+    /// P2.8: attempts it cancelled beside another one; a partition one of them still wrote
+    /// belongs to nobody and is released.
+    orphans: BTreeSet<(SubtaskId, u32)>,
 }
 
 struct Recovering {

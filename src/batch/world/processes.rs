@@ -47,6 +47,7 @@ impl World {
             ran: vec![None; n],
             blocked_until: vec![Instant::ZERO; tms],
             check_pending: false,
+            orphans: BTreeSet::new(),
         }
     }
 

@@ -259,6 +259,11 @@ impl World {
                 );
             }
             self.free_spec_slot(s);
+            self.jm
+                .as_mut()
+                .expect("alive")
+                .orphans
+                .insert((s, e.attempt));
         }
         self.jm.as_mut().expect("alive").spec[s.index()] = None;
     }
