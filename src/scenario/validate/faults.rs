@@ -1,0 +1,478 @@
+//! The `faults` list and `heal_at`: each fault's trigger (a time or a `when` predicate over the
+//! run), its kind and the fields that kind takes, in the order of the format table; what a
+//! fault names must exist and apply to the scenario's mode.
+
+use super::super::raw::{self, FaultName, RawFault, RawPredicate};
+use super::super::types::{
+    Budget, Cluster, Delivery, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, Operator,
+    Predicate, SpikeTarget,
+};
+use super::{problem, subtask_ref, Problem};
+use crate::status::JobStatus;
+
+/// What a fault may refer to, validated already.
+pub(super) struct FaultContext<'a> {
+    pub job: &'a Job,
+    pub cluster: &'a Cluster,
+    pub checkpointing: bool,
+    /// `mode: "batch"`: some faults and predicates only apply to one mode.
+    pub batch: bool,
+    pub finish_protocol: Option<FinishProtocol>,
+    pub budget: &'a Budget,
+}
+
+/// Checks `faults[i]`: its trigger, then its kind and the kind's fields in the order of the
+/// format table.
+pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Result<Fault, Problem> {
+    let at = |field: &str| format!("faults[{i}].{field}");
+    let trigger = match (raw.at, raw.when) {
+        (Some(_), Some(_)) => {
+            return Err(problem(
+                format!("faults[{i}]"),
+                "has both `at` and `when`; a fault has exactly one trigger: `at` for an \
+                 instant, or `when` for a predicate over the run",
+            ))
+        }
+        (None, None) => {
+            return Err(problem(
+                format!("faults[{i}]"),
+                "has no trigger; give exactly one of `at` (an instant, like \"150ms\") or \
+                 `when` (a predicate over the run, like {\"checkpoint_pending\": 3})",
+            ))
+        }
+        (Some(instant), None) => {
+            let instant = instant.0;
+            let max_time = world.budget.max_time;
+            if instant > max_time {
+                return Err(problem(
+                    at("at"),
+                    format!(
+                        "{instant} is after budget.max_time ({max_time}), so the fault could \
+                         never fire; move it earlier or raise budget.max_time"
+                    ),
+                ));
+            }
+            FaultTrigger::At(instant)
+        }
+        (None, Some(when)) => FaultTrigger::When(check_predicate(i, when.0, world)?),
+    };
+    let kind = raw.fault;
+    match (kind, world.batch) {
+        (FaultName::DelaySpike, true) if raw.target == Some(SpikeTarget::Channels) => {
+            return Err(problem(
+                at("target"),
+                "a batch job has no data channels: its tasks read their inputs as whole \
+                 blocking partitions when they are deployed, so a delay_spike in batch mode \
+                 targets \"rpcs\" (or \"all\", which there means the same)",
+            ))
+        }
+        (FaultName::JobEventsWriteFailure | FaultName::JobEventsReadFailure, false) => {
+            return Err(problem(
+                at("fault"),
+                format!(
+                    "{} only applies to batch jobs: a streaming job has no job event store \
+                     (it recovers from checkpoints)",
+                    kind.name()
+                ),
+            ))
+        }
+        (FaultName::DisconnectTaskManager, false) => {
+            return Err(problem(
+                at("fault"),
+                "disconnect_task_manager only applies to batch jobs (a TaskManager that keeps \
+                 its partitions but reaches a new JobManager late, P2.4)",
+            ))
+        }
+        _ => {}
+    }
+    // Each kind-specific field with the kinds it applies to.
+    let misplaced: [(&str, bool, &[FaultName]); 8] = [
+        ("task", raw.task.is_some(), &[FaultName::FailTask]),
+        (
+            "task_manager",
+            raw.task_manager.is_some(),
+            &[FaultName::LoseTaskManager, FaultName::DisconnectTaskManager],
+        ),
+        (
+            "restart_after",
+            raw.restart_after.is_some(),
+            &[FaultName::LoseTaskManager, FaultName::CrashJobmaster],
+        ),
+        ("extra", raw.extra.is_some(), &[FaultName::DelaySpike]),
+        (
+            "duration",
+            raw.duration.is_some(),
+            &[
+                FaultName::DelaySpike,
+                FaultName::RpcLoss,
+                FaultName::DisconnectTaskManager,
+            ],
+        ),
+        ("target", raw.target.is_some(), &[FaultName::DelaySpike]),
+        (
+            "probability",
+            raw.probability.is_some(),
+            &[FaultName::RpcLoss],
+        ),
+        (
+            "retry_after",
+            raw.retry_after.is_some(),
+            &[FaultName::RpcLoss],
+        ),
+    ];
+    for (field, present, owners) in misplaced {
+        if present && !owners.contains(&kind) {
+            let owners: Vec<&str> = owners.iter().map(|o| o.name()).collect();
+            return Err(problem(
+                at(field),
+                format!(
+                    "`{field}` only applies to {} faults, and this one is a {} fault",
+                    owners.join(" and "),
+                    kind.name()
+                ),
+            ));
+        }
+    }
+    let required = |field: &str, what: &str| {
+        problem(
+            format!("faults[{i}]"),
+            format!(
+                "missing field `{field}`: a {} fault needs {what}",
+                kind.name()
+            ),
+        )
+    };
+    let above_zero = |field: &str, d: sim::Duration, why: &str| {
+        if d == sim::Duration::ZERO {
+            Err(problem(at(field), format!("must be longer than 0: {why}")))
+        } else {
+            Ok(d)
+        }
+    };
+    let kind = match kind {
+        FaultName::FailTask => {
+            let name = raw.task.ok_or_else(|| {
+                required(
+                    "task",
+                    &format!(
+                        "the subtask to fail, like \"{}[0]\"",
+                        world.job.vertices[0].id
+                    ),
+                )
+            })?;
+            let task = subtask_ref(&name, world.job).map_err(|m| problem(at("task"), m))?;
+            FaultKind::FailTask { task }
+        }
+        FaultName::LoseTaskManager | FaultName::DisconnectTaskManager => {
+            let task_manager = raw
+                .task_manager
+                .ok_or_else(|| required("task_manager", "the number of the TaskManager, from 0"))?;
+            let count = world.cluster.task_managers;
+            if task_manager >= count {
+                let numbered = if count == 1 {
+                    "so the only one is 0".to_owned()
+                } else {
+                    format!("so they are numbered 0 to {}", count - 1)
+                };
+                return Err(problem(
+                    at("task_manager"),
+                    format!(
+                        "there is no task manager {task_manager}: cluster.task_managers is \
+                         {count}, {numbered}"
+                    ),
+                ));
+            }
+            if kind == FaultName::DisconnectTaskManager {
+                let duration = raw.duration.ok_or_else(|| {
+                    required(
+                        "duration",
+                        "how long the TaskManager cannot reach the JobManager, like \"100ms\"",
+                    )
+                })?;
+                let duration = above_zero(
+                    "duration",
+                    duration.0,
+                    "a disconnection that lasts no time changes nothing",
+                )?;
+                FaultKind::DisconnectTaskManager {
+                    task_manager,
+                    duration,
+                }
+            } else {
+                FaultKind::LoseTaskManager {
+                    task_manager,
+                    restart_after: raw
+                        .restart_after
+                        .map_or(raw::DEFAULT_TASK_MANAGER_RESTART_AFTER, |d| d.0),
+                }
+            }
+        }
+        FaultName::JobEventsWriteFailure => FaultKind::JobEventsWriteFailure,
+        FaultName::JobEventsReadFailure => FaultKind::JobEventsReadFailure,
+        FaultName::CrashJobmaster => FaultKind::CrashJobMaster {
+            restart_after: raw
+                .restart_after
+                .map_or(raw::DEFAULT_JOBMASTER_RESTART_AFTER, |d| d.0),
+        },
+        FaultName::DelaySpike => {
+            let extra = raw.extra.ok_or_else(|| {
+                required(
+                    "extra",
+                    "the delay `extra` added to each message, like \"5ms\"",
+                )
+            })?;
+            let extra = above_zero(
+                "extra",
+                extra.0,
+                "a spike of no extra delay changes nothing",
+            )?;
+            let duration = raw
+                .duration
+                .ok_or_else(|| required("duration", "how long the spike lasts, like \"100ms\""))?;
+            let duration = above_zero(
+                "duration",
+                duration.0,
+                "a spike that lasts no time changes nothing",
+            )?;
+            FaultKind::DelaySpike {
+                extra,
+                duration,
+                target: raw.target.unwrap_or(raw::DEFAULT_SPIKE_TARGET),
+            }
+        }
+        FaultName::RpcLoss => {
+            let probability = raw.probability.ok_or_else(|| {
+                required(
+                    "probability",
+                    "the `probability` that an RPC is lost, a number from 0 to 1",
+                )
+            })?;
+            if !(0.0..=1.0).contains(&probability) {
+                return Err(problem(
+                    at("probability"),
+                    format!("must be a number from 0 to 1, not {probability}"),
+                ));
+            }
+            let retry_after = above_zero(
+                "retry_after",
+                raw.retry_after
+                    .map_or(raw::DEFAULT_RPC_RETRY_AFTER, |d| d.0),
+                "a lost RPC sent again at once could be lost again at the same instant, \
+                 forever",
+            )?;
+            let duration = raw
+                .duration
+                .ok_or_else(|| required("duration", "how long RPCs are lost, like \"100ms\""))?;
+            let duration = above_zero(
+                "duration",
+                duration.0,
+                "a loss that lasts no time loses nothing",
+            )?;
+            FaultKind::RpcLoss {
+                probability,
+                retry_after,
+                duration,
+            }
+        }
+    };
+    Ok(Fault { trigger, kind })
+}
+
+/// The keys of a fault's `when`, in the order of the format table.
+const PREDICATES: &str = "checkpoint_pending, checkpoint_completed, finished, end_of_input, \
+    waiting_for_final_checkpoint, all_sources_finished, event_count, job_status";
+
+/// Checks `faults[i].when`: exactly one predicate, and what it refers to.
+fn check_predicate(
+    i: usize,
+    raw: RawPredicate,
+    world: &FaultContext,
+) -> Result<Predicate, Problem> {
+    let at = |key: &str| format!("faults[{i}].when.{key}");
+    let given = [
+        ("checkpoint_pending", raw.checkpoint_pending.is_some()),
+        ("checkpoint_completed", raw.checkpoint_completed.is_some()),
+        ("finished", raw.finished.is_some()),
+        ("end_of_input", raw.end_of_input.is_some()),
+        (
+            "waiting_for_final_checkpoint",
+            raw.waiting_for_final_checkpoint.is_some(),
+        ),
+        ("all_sources_finished", raw.all_sources_finished.is_some()),
+        ("event_count", raw.event_count.is_some()),
+        ("job_status", raw.job_status.is_some()),
+    ];
+    let keys: Vec<&str> = given
+        .iter()
+        .filter(|(_, present)| *present)
+        .map(|(key, _)| *key)
+        .collect();
+    if keys.len() != 1 {
+        let found = if keys.is_empty() {
+            "has no predicate".to_owned()
+        } else {
+            format!("has {} predicates (`{}`)", keys.len(), keys.join("`, `"))
+        };
+        return Err(problem(
+            format!("faults[{i}].when"),
+            format!("{found}; expected an object with exactly one of: {PREDICATES}"),
+        ));
+    }
+    let needs_checkpointing = |key: &str| {
+        if world.checkpointing {
+            Ok(())
+        } else {
+            Err(problem(
+                at(key),
+                "checkpointing is disabled (the scenario has no `checkpointing` block), so this \
+                 predicate could never hold; add the block or use another trigger",
+            ))
+        }
+    };
+    let checkpoint_id = |key: &str, id: u64| {
+        needs_checkpointing(key)?;
+        if id == 0 {
+            return Err(problem(
+                at(key),
+                "must be at least 1: checkpoint ids start at 1",
+            ));
+        }
+        Ok(id)
+    };
+    let subtask = |key: &str, name: &str| {
+        subtask_ref(name, world.job).map_err(|message| problem(at(key), message))
+    };
+    if world.batch && (raw.end_of_input.is_some() || raw.waiting_for_final_checkpoint.is_some()) {
+        let key = if raw.end_of_input.is_some() {
+            "end_of_input"
+        } else {
+            "waiting_for_final_checkpoint"
+        };
+        return Err(problem(
+            at(key),
+            "only applies to streaming jobs; a batch fault takes `finished`, \
+             `all_sources_finished` or `event_count`",
+        ));
+    }
+    if let Some(id) = raw.checkpoint_pending {
+        return Ok(Predicate::CheckpointPending(checkpoint_id(
+            "checkpoint_pending",
+            id,
+        )?));
+    }
+    if let Some(id) = raw.checkpoint_completed {
+        return Ok(Predicate::CheckpointCompleted(checkpoint_id(
+            "checkpoint_completed",
+            id,
+        )?));
+    }
+    if let Some(name) = &raw.finished {
+        return Ok(Predicate::Finished(subtask("finished", name)?));
+    }
+    if let Some(name) = &raw.end_of_input {
+        return Ok(Predicate::EndOfInput(subtask("end_of_input", name)?));
+    }
+    if let Some(name) = &raw.waiting_for_final_checkpoint {
+        let key = "waiting_for_final_checkpoint";
+        let task = subtask(key, name)?;
+        needs_checkpointing(key)?;
+        // The predicate holds at the task's end of input, so it must name a task that then
+        // waits: under `flink` every task does (F1.5 step 3), under `option1`/`option2` only a
+        // two-phase-commit sink (P1.7), under `legacy` none.
+        let operator = &world.job.vertices[task.vertex].operator;
+        let two_phase = matches!(
+            operator,
+            Operator::Sink {
+                delivery: Delivery::TwoPhaseCommit
+            }
+        );
+        let waits = match world.finish_protocol {
+            Some(FinishProtocol::Flink) => true,
+            Some(FinishProtocol::Option1 | FinishProtocol::Option2) => two_phase,
+            Some(FinishProtocol::Legacy) | None => false,
+        };
+        if !waits {
+            return Err(problem(
+                at(key),
+                format!(
+                    "`{name}` never waits for a final checkpoint, so this predicate could never \
+                     hold: under `option1` and `option2` only two-phase-commit sinks wait (P1.7), \
+                     under `flink` every task does (F1.5), under `legacy` none; use \
+                     `end_of_input` for the moment its input ends"
+                ),
+            ));
+        }
+        return Ok(Predicate::WaitingForFinalCheckpoint(task));
+    }
+    if let Some(all) = raw.all_sources_finished {
+        if !all {
+            return Err(problem(
+                at("all_sources_finished"),
+                "must be true: the predicate holds once every source subtask is FINISHED, and \
+                 false names no condition",
+            ));
+        }
+        return Ok(Predicate::AllSourcesFinished);
+    }
+    if let Some(name) = &raw.job_status {
+        let names: Vec<&str> = JobStatus::ALL.iter().map(|s| s.name()).collect();
+        return JobStatus::from_name(name)
+            .map(Predicate::JobStatus)
+            .ok_or_else(|| {
+                problem(
+                    at("job_status"),
+                    format!(
+                        "`{name}` is not a job status; expected one of {}",
+                        names.join(", ")
+                    ),
+                )
+            });
+    }
+    let count = raw
+        .event_count
+        .expect("exactly one predicate is present, and it is none of the others");
+    if count == 0 {
+        return Err(problem(
+            at("event_count"),
+            "must be at least 1: zero events are recorded before the run starts; use \
+             `at: \"0\"` for a fault at the start",
+        ));
+    }
+    Ok(Predicate::EventCount(count))
+}
+
+/// `heal_at` must not come before a fault's `at` (that fault would fire in the healed phase)
+/// nor after `budget.max_time` (the healed phase would never begin).
+pub(super) fn check_heal_at(
+    heal_at: Option<sim::Duration>,
+    faults: &[Fault],
+    budget: &Budget,
+) -> Result<(), Problem> {
+    let Some(heal_at) = heal_at else {
+        return Ok(());
+    };
+    for (i, fault) in faults.iter().enumerate() {
+        if let FaultTrigger::At(instant) = fault.trigger {
+            if instant > heal_at {
+                return Err(problem(
+                    "heal_at",
+                    format!(
+                        "{heal_at} is before faults[{i}].at ({instant}): no fault fires in the \
+                         healed phase; heal at {instant} or later, or move the fault earlier"
+                    ),
+                ));
+            }
+        }
+    }
+    if heal_at > budget.max_time {
+        return Err(problem(
+            "heal_at",
+            format!(
+                "{heal_at} is after budget.max_time ({}), so the healed phase would never \
+                 begin; heal earlier or raise budget.max_time",
+                budget.max_time
+            ),
+        ));
+    }
+    Ok(())
+}
