@@ -2,7 +2,8 @@
 //! parallelism from their bytes when `auto`), a subtask is deployed once its inputs are
 //! available and a slot is free; failover, cancels, resets (P2.4 step 4) and releases.
 
-use super::{Descriptor, Event, Msg, World};
+use super::speculation::may_finish;
+use super::{Descriptor, Event, Execution, Msg, World};
 use crate::batch::coordinator::Enumerator;
 use crate::batch::data;
 use crate::batch::events::{JobEvent, Location};
@@ -342,23 +343,27 @@ impl World {
         // P2.8: a failover or a reset ends every attempt of the subtask.
         self.cancel_spec(sched, s);
         let e = self.jm.as_ref().expect("alive").exec[s.index()];
-        if matches!(
-            e.state,
-            ExecutionState::Deploying | ExecutionState::Initializing | ExecutionState::Running
-        ) {
+        if may_finish(e.state) {
             self.exec_state(now, s, ExecutionState::Canceling);
             self.exec_state(now, s, ExecutionState::Canceled);
-            if let Some(tm) = e.placed {
-                self.send_to_task_manager(
-                    sched,
-                    tm,
-                    Msg::Cancel {
-                        subtask: s,
-                        attempt: e.attempt,
-                    },
-                );
-            }
+            self.send_cancel(sched, s, e);
             self.free_slot(s);
+        }
+    }
+
+    /// Tells the TaskManager attempt `e` of `s` went to that the JobMaster cancelled it.
+    pub(super) fn send_cancel(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        s: SubtaskId,
+        e: Execution,
+    ) {
+        if let Some(tm) = e.placed {
+            let cancel = Msg::Cancel {
+                subtask: s,
+                attempt: e.attempt,
+            };
+            self.send_to_task_manager(sched, tm, cancel);
         }
     }
 

@@ -18,7 +18,7 @@ use crate::trace::TraceEvent;
 use sim::{Duration, Instant, Scheduler};
 
 /// An attempt the JobMaster deployed that may still finish (not CREATED, CANCELING or ended).
-fn may_finish(state: ExecutionState) -> bool {
+pub(super) fn may_finish(state: ExecutionState) -> bool {
     matches!(
         state,
         ExecutionState::Deploying | ExecutionState::Initializing | ExecutionState::Running
@@ -248,16 +248,7 @@ impl World {
         if may_finish(e.state) {
             self.spec_state(now, s, ExecutionState::Canceling);
             self.spec_state(now, s, ExecutionState::Canceled);
-            if let Some(tm) = e.placed {
-                self.send_to_task_manager(
-                    sched,
-                    tm,
-                    Msg::Cancel {
-                        subtask: s,
-                        attempt: e.attempt,
-                    },
-                );
-            }
+            self.send_cancel(sched, s, e);
             self.free_spec_slot(s);
             self.jm
                 .as_mut()
