@@ -16,7 +16,9 @@
 use crate::graph::{ChannelId, ExecutionGraph};
 use crate::record::Element;
 use crate::scenario::{DurationRange, Network};
-use crate::trace::{Address, Rpc};
+
+mod rpc;
+pub use rpc::{Envelope, LinkId, RpcLinks, RpcPolicy};
 use sim::{Duration, Instant, RandomStreams, Stream};
 use std::collections::VecDeque;
 
@@ -195,104 +197,6 @@ impl DataPlane {
 
     pub fn capacity(&self) -> u32 {
         self.capacity
-    }
-}
-
-/// The JobMaster↔TaskManager links: per-direction FIFO order and latency.
-///
-/// Like a channel, a link keeps its in-flight RPCs in a queue and the kernel event only says
-/// "the next RPC on this link arrives": a seeded permutation of same-instant events may then
-/// reorder deliveries across links, never within one.
-pub struct RpcLinks {
-    links: Vec<Link>,
-    latency: DurationRange,
-    rng: Stream,
-}
-
-#[derive(Default)]
-struct Link {
-    /// Sent at, the RPC, the incarnation of the destination process when it was sent, and
-    /// the sender's incarnation (its fencing token).
-    in_flight: VecDeque<(Instant, Rpc, u32, u32)>,
-    last_arrival: Instant,
-}
-
-/// One direction of one JobMaster↔TaskManager connection.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct LinkId(u32);
-
-impl LinkId {
-    /// `2·tm` is JobMaster → TaskManager `tm`, `2·tm + 1` the way back.
-    pub fn between(from: Address, to: Address) -> LinkId {
-        match (from, to) {
-            (Address::JobMaster, Address::TaskManager(tm)) => LinkId(2 * tm),
-            (Address::TaskManager(tm), Address::JobMaster) => LinkId(2 * tm + 1),
-            _ => unreachable!("RPCs run between the JobMaster and TaskManagers: {from:?} → {to:?}"),
-        }
-    }
-
-    pub fn from(self) -> Address {
-        if self.0 % 2 == 0 {
-            Address::JobMaster
-        } else {
-            Address::TaskManager(self.0 / 2)
-        }
-    }
-
-    pub fn to(self) -> Address {
-        if self.0 % 2 == 0 {
-            Address::TaskManager(self.0 / 2)
-        } else {
-            Address::JobMaster
-        }
-    }
-}
-
-impl RpcLinks {
-    pub fn new(task_managers: u32, network: &Network, streams: &RandomStreams) -> RpcLinks {
-        RpcLinks {
-            links: (0..2 * task_managers).map(|_| Link::default()).collect(),
-            latency: network.rpc_latency,
-            rng: streams.stream("network.rpc"),
-        }
-    }
-
-    /// The RPCs still on their way from TaskManager `tm` to the JobMaster.
-    pub fn in_flight_from(&self, tm: u32) -> impl Iterator<Item = Rpc> + '_ {
-        let link = LinkId::between(Address::TaskManager(tm), Address::JobMaster);
-        self.links[link.0 as usize]
-            .in_flight
-            .iter()
-            .map(|&(_, rpc, _, _)| rpc)
-    }
-
-    /// Sends `rpc` on `link` now, from the sender's incarnation `sender` to the destination's
-    /// incarnation `incarnation`; returns when it arrives (the caller schedules that). `extra`
-    /// is added latency (a delay spike, or the retry of a lost RPC).
-    pub fn send(
-        &mut self,
-        now: Instant,
-        link: LinkId,
-        rpc: Rpc,
-        (sender, incarnation): (u32, u32),
-        extra: Duration,
-    ) -> Instant {
-        let latency = draw(&mut self.rng, self.latency) + extra;
-        let l = &mut self.links[link.0 as usize];
-        let arrival = (now + latency).max(l.last_arrival);
-        l.last_arrival = arrival;
-        l.in_flight.push_back((now, rpc, incarnation, sender));
-        arrival
-    }
-
-    /// The oldest in-flight RPC on `link` arrives: returns when it was sent, what it is, the
-    /// destination incarnation it was sent to (a restarted process never gets it), and the
-    /// sender's incarnation.
-    pub fn deliver(&mut self, link: LinkId) -> (Instant, Rpc, u32, u32) {
-        self.links[link.0 as usize]
-            .in_flight
-            .pop_front()
-            .expect("an arrival event per RPC sent")
     }
 }
 

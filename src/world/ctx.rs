@@ -73,7 +73,7 @@ impl Membership {
 /// What handlers share and may touch besides their own actor.
 pub struct Io {
     pub data: DataPlane,
-    pub rpc: RpcLinks,
+    pub rpc: RpcLinks<Rpc>,
     /// Processing times and source pacing.
     pub workload: Stream,
     pub trace: Trace,

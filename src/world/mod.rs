@@ -24,7 +24,7 @@ use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
 use crate::faults::FaultPlan;
 use crate::graph::ExecutionGraph;
 use crate::jobmaster::JobMaster;
-use crate::net::{DataPlane, RpcLinks};
+use crate::net::{DataPlane, Envelope, RpcLinks, RpcPolicy};
 use crate::oracle::Oracles;
 use crate::probes::Probes;
 use crate::scenario::{
@@ -78,7 +78,12 @@ impl World {
         let tms = cluster.task_managers as usize;
         let io = Io {
             data: DataPlane::new(&graph, &scenario.network, &streams),
-            rpc: RpcLinks::new(cluster.task_managers, &scenario.network, &streams),
+            rpc: RpcLinks::new(
+                cluster.task_managers,
+                scenario.network.rpc_latency,
+                &streams,
+                RpcPolicy::Streaming,
+            ),
             workload: streams.stream("workload"),
             trace: Trace::new(retain),
             oracles: Oracles::new(&graph, config),
@@ -170,7 +175,12 @@ impl Model for World {
                 }
             }
             Event::Rpc { link } => {
-                let (sent_at, rpc, incarnation, sender) = ctx.io.rpc.deliver(link);
+                let Envelope {
+                    sent_at,
+                    message: rpc,
+                    to_incarnation: incarnation,
+                    from_incarnation: sender,
+                } = ctx.io.rpc.deliver(link);
                 let (from, to) = (link.from(), link.to());
                 let membership = &ctx.io.membership;
                 let dead = !membership.alive(to) || membership.incarnation(to) != incarnation;

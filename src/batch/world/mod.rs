@@ -37,6 +37,7 @@ use super::recovery;
 use crate::bug::Bug;
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
+use crate::net::{LinkId, RpcLinks, RpcPolicy};
 use crate::scenario::{Batch, Scenario, ShuffleKind};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{
@@ -185,23 +186,23 @@ impl Msg {
     }
 }
 
+/// A message as it travels on a link.
+#[derive(Clone, Copy, Debug)]
+pub struct Sent {
+    pub msg: Msg,
+    /// A TaskManager's send order (P3.3 keeps refused RPCs in it); 0 for the JobMaster's.
+    pub seq: u64,
+    /// The TaskManager's connection it went out on: a disconnection resets the connection,
+    /// and what was on the wire is gone.
+    pub epoch: u32,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
     Start,
+    /// The next message on a link arrives (it waits in `World::rpc`).
     Deliver {
-        msg: Msg,
-        from: Address,
-        to: Address,
-        /// A TaskManager's send order (P3.3 keeps refused RPCs in it), and the sender's
-        /// process: a TaskManager's, or the JobMaster's incarnation.
-        seq: u64,
-        from_process: u32,
-        /// The TaskManager's connection it went out on: a disconnection resets the
-        /// connection, and what was on the wire is gone.
-        epoch: u32,
-        /// The receiving process's incarnation when sent: a message to a process that died
-        /// since is lost.
-        to_incarnation: u32,
+        link: LinkId,
     },
     /// A task's current work (reading one split, or processing its input) is done.
     TaskStep {
@@ -268,6 +269,9 @@ pub enum Event {
         process: u32,
     },
 }
+
+// Messages wait on their link, not in the kernel's queue, so an event stays small.
+const _: () = assert!(std::mem::size_of::<Event>() <= 16);
 
 /// What a deployment carries besides the attempt (Flink's `TaskDeploymentDescriptor`): its
 /// vertex's decided parallelism and, per input, the producer attempt and where its partition is.
@@ -425,9 +429,9 @@ pub struct World {
     pub trace: Trace,
     pub faults: FaultPlan,
     pub oracles: BatchOracles,
-    rpc_rng: Stream,
+    /// The links between the JobMaster and the TaskManagers, shared with streaming jobs.
+    rpc: RpcLinks<Sent>,
     work_rng: Stream,
-    rpc_latency: crate::scenario::DurationRange,
     heartbeat: Duration,
     restart_delay: Duration,
     /// `jobmaster.failover: reconcile` (P3): the window and the terminal-state retention.
@@ -441,8 +445,6 @@ pub struct World {
     pub rpcs_resent: u64,
     max_restarts: u32,
     slots: u32,
-    /// FIFO per link: the last delivery time of each JM→TM (even) and TM→JM (odd) link.
-    link_clock: Vec<Instant>,
     pub(super) jm: Option<JobMaster>,
     jm_incarnation: u32,
     crashed_at: Instant,
@@ -512,9 +514,13 @@ impl World {
             bug: scenario.bug,
             trace: Trace::new(retain),
             faults,
-            rpc_rng: streams.stream("rpc"),
+            rpc: RpcLinks::new(
+                tms as u32,
+                scenario.network.rpc_latency,
+                &streams,
+                RpcPolicy::Batch,
+            ),
             work_rng: streams.stream("work"),
-            rpc_latency: scenario.network.rpc_latency,
             heartbeat: scenario.jobmaster.heartbeat_timeout,
             restart_delay: scenario.jobmaster.restart_strategy.delay,
             reconcile: (scenario.jobmaster.failover == crate::scenario::Failover::Reconcile).then(
@@ -533,7 +539,6 @@ impl World {
             rpcs_resent: 0,
             max_restarts: scenario.jobmaster.restart_strategy.max_attempts,
             slots: scenario.cluster.slots_per_task_manager,
-            link_clock: vec![Instant::ZERO; 2 * tms],
             jm: None,
             jm_incarnation: 0,
             crashed_at: Instant::ZERO,
@@ -599,21 +604,10 @@ impl Model for World {
     fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
         match event {
             Event::Start => self.start(sched),
-            Event::Deliver {
-                msg,
-                from,
-                to,
-                to_incarnation,
-                seq,
-                from_process,
-                epoch,
-            } => self.deliver(
-                sched,
-                msg,
-                (from, to),
-                to_incarnation,
-                (seq, from_process, epoch),
-            ),
+            Event::Deliver { link } => {
+                let envelope = self.rpc.deliver(link);
+                self.deliver(sched, link, envelope);
+            }
             Event::ReconcileTimeout { incarnation } => {
                 let open = self
                     .jm

@@ -2,10 +2,11 @@
 //! about network faults; the P3.3 outbox of a TaskManager's task RPCs while a JobMaster reconciles;
 //! delivery with its checks (connection epoch, sender alive, leader, fencing).
 
-use super::{Event, Msg, World};
+use super::{Event, Msg, Sent, World};
 use crate::bug::Bug;
+use crate::net::{Envelope, LinkId};
 use crate::trace::{Address, TraceEvent};
-use sim::{Duration, Scheduler};
+use sim::Scheduler;
 
 impl World {
     pub(super) fn send(
@@ -26,11 +27,8 @@ impl World {
         msg: Msg,
         seq: u64,
     ) {
-        let (tm, link) = match (from, to) {
-            (Address::JobMaster, Address::TaskManager(t)) => (t, 2 * t as usize),
-            (Address::TaskManager(t), Address::JobMaster) => (t, 2 * t as usize + 1),
-            _ => unreachable!("messages go between the JobMaster and a TaskManager"),
-        };
+        let link = LinkId::between(from, to);
+        let tm = link.task_manager();
         // A cut link loses everything sent over it.
         if !self.tms[tm as usize].connected {
             if let (Address::TaskManager(_), Some(rpc)) = (from, msg.task_rpc()) {
@@ -39,9 +37,6 @@ impl World {
             }
             return;
         }
-        let latency = self
-            .rpc_rng
-            .duration_between(self.rpc_latency.min, self.rpc_latency.max);
         let now = sched.now();
         // A delay spike on RPCs adds its latency; a lost RPC is sent again by its sender after
         // `retry_after` (Flink's RPCs are retried or answered by a timeout), so it arrives that
@@ -54,11 +49,6 @@ impl World {
                 return;
             }
         }
-        let latency = latency + extra;
-        // FIFO per link, strictly ordered so no tie-break can swap two messages.
-        let earliest = self.link_clock[link] + Duration::from_nanos(1);
-        let at = (now + latency).max(earliest);
-        self.link_clock[link] = at;
         // P0: the JobMaster addresses the TaskManager process it has registered (Flink's
         // gateway of one TaskExecutor, by its resource id): a replacement that has started but
         // whose registration has not reached the JobMaster yet never gets what was meant for
@@ -71,21 +61,19 @@ impl World {
                 .and_then(|jm| jm.registered[t as usize])
                 .unwrap_or(self.tms[t as usize].process),
         };
-        sched.at(
-            at,
-            Event::Deliver {
-                msg,
-                from,
-                to,
-                to_incarnation,
-                seq,
-                from_process: match from {
-                    Address::JobMaster => self.jm_incarnation,
-                    Address::TaskManager(_) => self.tms[tm as usize].process,
-                },
-                epoch: self.tms[tm as usize].link_epoch,
-            },
-        );
+        let from_process = match from {
+            Address::JobMaster => self.jm_incarnation,
+            Address::TaskManager(_) => self.tms[tm as usize].process,
+        };
+        let sent = Sent {
+            msg,
+            seq,
+            epoch: self.tms[tm as usize].link_epoch,
+        };
+        let at = self
+            .rpc
+            .send(now, link, sent, (from_process, to_incarnation), extra);
+        sched.at(at, Event::Deliver { link });
         if to == Address::JobMaster {
             let t = &mut self.tms[tm as usize];
             t.in_flight += 1;
@@ -151,15 +139,16 @@ impl World {
     pub(super) fn deliver(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
-        msg: Msg,
-        (from, to): (Address, Address),
-        to_incarnation: u32,
-        (seq, from_process, epoch): (u64, u32, u32),
+        link: LinkId,
+        envelope: Envelope<Sent>,
     ) {
-        let tm = match (from, to) {
-            (Address::TaskManager(t), _) | (_, Address::TaskManager(t)) => t,
-            _ => unreachable!("messages go between the JobMaster and a TaskManager"),
-        };
+        let Envelope {
+            message: Sent { msg, seq, epoch },
+            to_incarnation,
+            from_incarnation: from_process,
+            ..
+        } = envelope;
+        let (from, to, tm) = (link.from(), link.to(), link.task_manager());
         if let Address::TaskManager(t) = from {
             let sender = &mut self.tms[t as usize];
             if sender.process == from_process {

@@ -47,6 +47,33 @@ where
     }
 }
 
+/// The message an event delivers, and where from.
+fn arriving(w: &World, event: &Event) -> Option<(Address, Msg)> {
+    let Event::Deliver { link } = *event else {
+        return None;
+    };
+    let next = w.rpc.in_flight(link).next()?;
+    Some((link.from(), next.message.msg))
+}
+
+/// Every message on its way, with where it goes.
+fn messages_on_the_wire(w: &World) -> Vec<(Address, Msg)> {
+    (0..w.tms.len() as u32)
+        .flat_map(|tm| {
+            let task_manager = Address::TaskManager(tm);
+            [
+                LinkId::between(Address::JobMaster, task_manager),
+                LinkId::between(task_manager, Address::JobMaster),
+            ]
+        })
+        .flat_map(|link| {
+            w.rpc
+                .in_flight(link)
+                .map(move |e| (link.to(), e.message.msg))
+        })
+        .collect()
+}
+
 /// What a staged run left: the world, and the events still queued.
 struct Staging {
     world: World,
@@ -88,12 +115,7 @@ where
 /// the window is in, so a message the test hands the JobMaster then is the last before it
 /// ends the window.
 fn before_last_report_done(w: &World, event: &Event) -> bool {
-    let Event::Deliver {
-        msg: Msg::ReportDone,
-        from: Address::TaskManager(tm),
-        ..
-    } = *event
-    else {
+    let Some((Address::TaskManager(tm), Msg::ReportDone)) = arriving(w, event) else {
         return false;
     };
     let Some(rec) = w.jm.as_ref().and_then(|jm| jm.reconciling.as_ref()) else {
@@ -149,15 +171,12 @@ impl Staging {
 
     /// The cancels queued for TaskManager `tm`.
     fn cancels_to(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
-        self.sim
-            .queue()
-            .iter()
-            .filter_map(|(_, e)| match *e {
-                Event::Deliver {
-                    msg: Msg::Cancel { subtask, attempt },
-                    to: Address::TaskManager(t),
-                    ..
-                } if t == tm => Some((subtask, attempt)),
+        messages_on_the_wire(&self.world)
+            .into_iter()
+            .filter_map(|(to, msg)| match msg {
+                Msg::Cancel { subtask, attempt } if to == Address::TaskManager(tm) => {
+                    Some((subtask, attempt))
+                }
                 _ => None,
             })
             .collect()
@@ -471,20 +490,16 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
                 matches!(e, TraceEvent::TaskRpcRefused { subtask, .. } if *subtask == s)
             })
             .count();
-        let on_its_way = staged
-            .sim
-            .queue()
-            .iter()
-            .filter(|(_, e)| {
-                matches!(e, Event::Deliver { msg: Msg::RequestSplit { subtask, .. }, .. } if *subtask == s)
-            })
+        let on_its_way = messages_on_the_wire(&staged.world)
+            .into_iter()
+            .filter(|(_, m)| matches!(m, Msg::RequestSplit { subtask, .. } if subtask == &s))
             .count();
         let kept = staged
             .world
             .tms
             .iter()
             .flat_map(|t| t.outbox.values())
-            .filter(|m| matches!(m, Msg::RequestSplit { subtask, .. } if *subtask == s))
+            .filter(|m| matches!(m, Msg::RequestSplit { subtask, .. } if subtask == &s))
             .count();
         refused + on_its_way + kept
     };
@@ -530,9 +545,8 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
     // JobMaster kept.
     let mut staged = staged;
     let on_its_way = |st: &Staging| {
-        st.sim.queue().iter().any(|(_, e)| {
-            matches!(e, Event::Deliver { msg: Msg::Release { subtask, attempt: a }, .. }
-                if *subtask == s && *a == attempt)
+        messages_on_the_wire(&st.world).iter().any(|(_, m)| {
+            matches!(m, Msg::Release { subtask, attempt: a } if *subtask == s && *a == attempt)
         })
     };
     while on_its_way(&staged) {
@@ -565,7 +579,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
 fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
     let staged = stage(
         |w, e| {
-            let Event::Deliver { msg, from, .. } = *e else {
+            let Some((from, msg)) = arriving(w, e) else {
                 return false;
             };
             let right_way = matches!(from, Address::JobMaster) == from_jobmaster;
@@ -610,14 +624,7 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
         |w, e| {
             let after = w.jm.as_ref().is_some_and(|jm| jm.reconciling.is_none())
                 && w.reconciliations.len() == 1;
-            after
-                && matches!(
-                    e,
-                    Event::Deliver {
-                        msg: Msg::Deploy { .. },
-                        ..
-                    }
-                )
+            after && matches!(arriving(w, e), Some((_, Msg::Deploy { .. })))
         },
         |w, _| {
             for t in &mut w.tms {
