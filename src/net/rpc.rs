@@ -35,6 +35,9 @@ pub enum RpcPolicy {
 pub struct Envelope<M> {
     pub sent_at: Instant,
     pub message: M,
+    /// A TaskManager's send number (P3.3 keeps refused RPCs in send order); 0 for what the
+    /// JobMaster sends.
+    pub seq: u64,
     /// The destination process's incarnation when it was sent: a restarted process never
     /// gets it.
     pub to_incarnation: u32,
@@ -126,13 +129,15 @@ impl<M: Copy> RpcLinks<M> {
         self.in_flight(link).map(|e| e.message)
     }
 
-    /// Sends `message` on `link` now, from the sender's incarnation `sender` to the
-    /// destination's incarnation `incarnation`; returns when it arrives (the caller schedules
-    /// that). `extra` is added latency (a delay spike, or the retry of a lost RPC).
+    /// Sends `message`, numbered `seq` by its sender, on `link` now, from the sender's
+    /// incarnation `sender` to the destination's incarnation `incarnation`; returns when it
+    /// arrives (the caller schedules that). `extra` is added latency (a delay spike, or the
+    /// retry of a lost RPC).
     pub fn send(
         &mut self,
         now: Instant,
         link: LinkId,
+        seq: u64,
         message: M,
         (sender, incarnation): (u32, u32),
         extra: Duration,
@@ -154,6 +159,7 @@ impl<M: Copy> RpcLinks<M> {
         l.in_flight.push_back(Envelope {
             sent_at: now,
             message,
+            seq,
             to_incarnation: incarnation,
             from_incarnation: sender,
         });
@@ -179,7 +185,7 @@ mod tests {
         let link = LinkId::between(Address::TaskManager(0), Address::JobMaster);
         (0..4)
             .map(|i| {
-                let at = links.send(Instant::ZERO, link, i, (0, 0), Duration::ZERO);
+                let at = links.send(Instant::ZERO, link, 0, i, (0, 0), Duration::ZERO);
                 at.as_nanos()
             })
             .collect()
@@ -212,15 +218,15 @@ mod tests {
         let mut links = RpcLinks::<u32>::new(2, range, &streams, RpcPolicy::Batch);
         let link = LinkId::between(Address::JobMaster, Address::TaskManager(1));
         for i in 0..3 {
-            links.send(Instant::ZERO, link, i, (4, 9), Duration::ZERO);
+            links.send(Instant::ZERO, link, u64::from(i), i, (4, 9), Duration::ZERO);
         }
-        let got: Vec<(u32, u32, u32)> = (0..3)
+        let got: Vec<(u32, u64, u32, u32)> = (0..3)
             .map(|_| {
                 let e = links.deliver(link);
-                (e.message, e.from_incarnation, e.to_incarnation)
+                (e.message, e.seq, e.from_incarnation, e.to_incarnation)
             })
             .collect();
-        assert_eq!(got, [(0, 4, 9), (1, 4, 9), (2, 4, 9)]);
+        assert_eq!(got, [(0, 0, 4, 9), (1, 1, 4, 9), (2, 2, 4, 9)]);
         assert_eq!(link.task_manager(), 1);
         assert_eq!(links.in_flight(link).count(), 0);
     }

@@ -7,28 +7,42 @@
 //! on the wire joins it on arrival. A retry resends the whole outbox, oldest first, once the
 //! wire to the JobMaster is empty; holding guarantees it empties.
 //!
-//! Oldest first means first *sent* first. While the TaskManager holds, nothing but reports goes
-//! onto the wire, so every RPC still on the wire was sent before every RPC held back at its
-//! send: an RPC refused on arrival therefore goes behind the other refused ones but ahead of
-//! every held one (two queues, resent in that order). Appending it behind the held ones let a
-//! `CANCELED` overtake an acknowledgement sent before it (found by `rpc-order`, fuzz seed 931).
+//! Oldest first means first *sent* first, so every RPC a TaskManager sends to the JobMaster
+//! gets a send number, carried on the wire, and the outbox is ordered by it. While the
+//! TaskManager holds, nothing but reports goes onto the wire, so every RPC still on the wire
+//! was sent before every RPC held back at its send, and one refused on arrival goes behind the
+//! other refused ones but ahead of every held one. (Appending it behind the held ones let a
+//! `CANCELED` overtake an acknowledgement sent before it: found by `rpc-order`, fuzz seed 931.)
+//!
+//! Streaming and batch TaskManagers keep different messages (a streaming `Rpc`, a batch
+//! message), so the outbox is generic over what it keeps.
 
-use crate::trace::{Call, Rpc};
+use crate::trace::Call;
 use sim::Duration;
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 
 /// How long a TaskManager waits before it sends kept RPCs again. Fixed, not exponential: a
 /// reconcile window is short, and a fixed pace keeps runs easy to read.
 pub const RETRY: Duration = Duration::from_millis(5);
 
-#[derive(Default)]
-pub struct Outbox {
-    /// RPCs that reached a JobMaster which refused them (or none), in arrival order.
-    refused: VecDeque<Rpc>,
-    /// RPCs held back at their send because older ones are kept, in send order.
-    held: VecDeque<Rpc>,
+pub struct Outbox<M> {
+    /// The kept RPCs by send number: refused on arrival, or held back at their send.
+    kept: BTreeMap<u64, M>,
+    /// The number the next RPC to the JobMaster gets. It goes on counting across a restart:
+    /// only the order within one process matters.
+    next_seq: u64,
     /// A retry is scheduled.
     retry_scheduled: bool,
+}
+
+impl<M> Default for Outbox<M> {
+    fn default() -> Self {
+        Outbox {
+            kept: BTreeMap::new(),
+            next_seq: 0,
+            retry_scheduled: false,
+        }
+    }
 }
 
 /// Reports belong to one election: a TaskManager never keeps them (a new JobMaster asks again).
@@ -36,26 +50,30 @@ pub fn is_report(call: Call) -> bool {
     matches!(call, Call::ReportExecution(_) | Call::ReportDone)
 }
 
-impl Outbox {
+impl<M: Copy> Outbox<M> {
+    /// The send number of a new RPC to the JobMaster.
+    #[inline]
+    pub fn number(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
     /// Whether RPCs to the JobMaster must wait behind kept ones.
     #[inline]
     pub fn is_holding(&self) -> bool {
-        !self.refused.is_empty() || !self.held.is_empty()
+        !self.kept.is_empty()
     }
 
     /// The kept RPCs, oldest first.
-    pub fn kept(&self) -> impl Iterator<Item = Rpc> + '_ {
-        self.refused.iter().chain(&self.held).copied()
+    pub fn kept(&self) -> impl Iterator<Item = M> + '_ {
+        self.kept.values().copied()
     }
 
-    /// Keeps an RPC that came back from the wire refused (or found no JobMaster).
-    pub fn keep_refused(&mut self, rpc: Rpc) {
-        self.refused.push_back(rpc);
-    }
-
-    /// Holds a new RPC back behind the kept ones.
-    pub fn hold(&mut self, rpc: Rpc) {
-        self.held.push_back(rpc);
+    /// Keeps RPC number `seq`: it came back from the wire refused (or found no JobMaster), or
+    /// it is held back at its send behind the kept ones.
+    pub fn keep(&mut self, seq: u64, rpc: M) {
+        self.kept.insert(seq, rpc);
     }
 
     /// True when RPCs are kept and no retry is scheduled yet; the caller schedules one.
@@ -63,23 +81,22 @@ impl Outbox {
         self.is_holding() && !std::mem::replace(&mut self.retry_scheduled, true)
     }
 
-    /// The retry is due: hands over every kept RPC, oldest first, to be sent again.
-    pub fn take(&mut self) -> VecDeque<Rpc> {
+    /// The retry is due: hands over every kept RPC with its send number, oldest first, to be
+    /// sent again.
+    pub fn take(&mut self) -> BTreeMap<u64, M> {
         self.retry_scheduled = false;
-        let mut rpcs = std::mem::take(&mut self.refused);
-        rpcs.append(&mut self.held);
-        rpcs
+        std::mem::take(&mut self.kept)
     }
 
-    /// The retry is due but older RPCs are still on the wire: try again later.
+    /// The retry is due but cannot go now (older RPCs are still on the wire, or there is no
+    /// leader to send to): a later one may be scheduled.
     pub fn retry_later(&mut self) {
         self.retry_scheduled = false;
     }
 
     /// The process died: what it kept is gone.
     pub fn clear(&mut self) {
-        self.refused.clear();
-        self.held.clear();
+        self.kept.clear();
         self.retry_scheduled = false;
     }
 }
@@ -89,6 +106,7 @@ mod tests {
     use super::*;
     use crate::graph::SubtaskId;
     use crate::status::ExecutionState;
+    use crate::trace::Rpc;
 
     fn rpc(n: u32) -> Rpc {
         Rpc {
@@ -99,22 +117,30 @@ mod tests {
     }
 
     /// Refused RPCs were sent before every held one, so they go first, whatever the order in
-    /// which they were kept.
+    /// which they were kept: the outbox goes by send number.
     #[test]
-    fn refused_rpcs_go_ahead_of_held_ones_each_in_order() {
+    fn kept_rpcs_go_in_send_order_whatever_order_they_were_kept_in() {
         let mut outbox = Outbox::default();
         assert!(!outbox.is_holding());
-        outbox.keep_refused(rpc(1));
-        outbox.hold(rpc(3));
-        outbox.keep_refused(rpc(2));
-        outbox.hold(rpc(4));
+        let seqs: Vec<u64> = (0..4).map(|_| outbox.number()).collect();
+        assert_eq!(seqs, [0, 1, 2, 3]);
+        outbox.keep(0, rpc(1)); // refused on arrival
+        outbox.keep(2, rpc(3)); // held at its send
+        outbox.keep(1, rpc(2)); // refused later, but sent before the held one
+        outbox.keep(3, rpc(4));
         assert!(outbox.is_holding());
         let order: Vec<u32> = outbox.kept().map(|r| r.subtask.0).collect();
         assert_eq!(order, [1, 2, 3, 4]);
-        let taken: Vec<u32> = outbox.take().iter().map(|r| r.subtask.0).collect();
-        assert_eq!(taken, [1, 2, 3, 4]);
+        let taken: Vec<(u64, u32)> = outbox
+            .take()
+            .into_iter()
+            .map(|(n, r)| (n, r.subtask.0))
+            .collect();
+        assert_eq!(taken, [(0, 1), (1, 2), (2, 3), (3, 4)]);
         assert!(!outbox.is_holding());
-        outbox.hold(rpc(5));
+        let seq = outbox.number();
+        assert_eq!(seq, 4, "numbers are never reused");
+        outbox.keep(seq, rpc(5));
         assert!(outbox.is_holding(), "a held RPC alone holds too");
     }
 
@@ -123,7 +149,7 @@ mod tests {
     fn a_retry_is_claimed_once_and_only_with_something_kept() {
         let mut outbox = Outbox::default();
         assert!(!outbox.claim_retry(), "nothing kept");
-        outbox.hold(rpc(1));
+        outbox.keep(0, rpc(1));
         assert!(outbox.claim_retry());
         assert!(!outbox.claim_retry(), "already scheduled");
         outbox.retry_later();

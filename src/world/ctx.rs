@@ -91,7 +91,7 @@ pub struct Io {
     pub faults: FaultPlan,
     pub membership: Membership,
     /// Per TaskManager, the RPCs it keeps for the JobMaster (P3.3; only under reconcile).
-    pub outboxes: Vec<Outbox>,
+    pub outboxes: Vec<Outbox<Rpc>>,
 }
 
 /// A handler's view of the world.
@@ -134,24 +134,47 @@ impl Ctx<'_, '_> {
     /// (a JobMaster addresses the TaskManager process that registered with it). If that
     /// process has died, the RPC is lost, even if a replacement runs by now.
     pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
+        let seq = match (from, to) {
+            (Address::TaskManager(tm), Address::JobMaster) => {
+                let outbox = &mut self.io.outboxes[tm as usize];
+                let seq = outbox.number();
+                if outbox.is_holding() && !outbox::is_report(rpc.call) {
+                    self.io
+                        .oracles
+                        .observe_send(from, to, incarnation, rpc, self.now);
+                    outbox.keep(seq, rpc); // P3.3: behind the RPCs it keeps, in order
+                    self.io.stats.rpcs_kept += 1;
+                    return;
+                }
+                seq
+            }
+            _ => 0,
+        };
+        self.send_numbered(from, to, incarnation, seq, rpc);
+    }
+
+    /// Sends RPC number `seq` again (P3.3: a kept RPC keeps its place in its sender's order).
+    pub fn send_numbered(
+        &mut self,
+        from: Address,
+        to: Address,
+        incarnation: u32,
+        seq: u64,
+        rpc: Rpc,
+    ) {
         self.io
             .oracles
             .observe_send(from, to, incarnation, rpc, self.now);
-        if let (Address::TaskManager(tm), Address::JobMaster) = (from, to) {
-            let outbox = &mut self.io.outboxes[tm as usize];
-            if outbox.is_holding() && !outbox::is_report(rpc.call) {
-                outbox.hold(rpc); // P3.3: behind the RPCs it keeps, in order
-                self.io.stats.rpcs_kept += 1;
-                return;
-            }
-        }
         let link = LinkId::between(from, to);
         let (extra, lost) = self.io.faults.rpc_delay(self.now);
         if let Some(retry) = lost {
             self.record(TraceEvent::RpcLost { from, to, retry });
         }
         let incarnations = (self.io.membership.incarnation(from), incarnation);
-        let at = self.io.rpc.send(self.now, link, rpc, incarnations, extra);
+        let at = self
+            .io
+            .rpc
+            .send(self.now, link, seq, rpc, incarnations, extra);
         self.sched.at(at, Event::Rpc { link });
     }
 

@@ -178,6 +178,7 @@ impl Model for World {
                 let Envelope {
                     sent_at,
                     message: rpc,
+                    seq,
                     to_incarnation: incarnation,
                     from_incarnation: sender,
                 } = ctx.io.rpc.deliver(link);
@@ -211,7 +212,7 @@ impl Model for World {
                         && sender_alive
                         && (dead || refused || ctx.io.outboxes[tm as usize].is_holding())
                     {
-                        keep(&mut ctx, tm, rpc);
+                        keep(&mut ctx, tm, seq, rpc);
                         return;
                     }
                 }
@@ -441,9 +442,11 @@ impl Model for World {
                     schedule_retry(&mut ctx, task_manager);
                     return;
                 }
-                for rpc in outbox.take() {
+                let leader = ctx.io.membership.incarnation(Address::JobMaster);
+                for (seq, rpc) in outbox.take() {
                     ctx.io.stats.rpcs_resent += 1;
-                    ctx.send(Address::TaskManager(task_manager), Address::JobMaster, rpc);
+                    let from = Address::TaskManager(task_manager);
+                    ctx.send_numbered(from, Address::JobMaster, leader, seq, rpc);
                 }
             }
         }

@@ -11,14 +11,14 @@ use sim::Duration;
 
 /// P3.3: TaskManager `tm` keeps an RPC no JobMaster accepted, and retries it soon if a
 /// JobMaster is there to take it (or else once one is elected).
-pub(super) fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, rpc: Rpc) {
+pub(super) fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, seq: u64, rpc: Rpc) {
     let from = Address::TaskManager(tm);
     ctx.record(TraceEvent::RpcRefused { from, rpc });
     ctx.io.stats.rpcs_kept += 1;
     if ctx.config.bug == Some(Bug::DropRefusedRpc) {
         return; // the bug: the TaskManager forgets it
     }
-    ctx.io.outboxes[tm as usize].keep_refused(rpc);
+    ctx.io.outboxes[tm as usize].keep(seq, rpc);
     if ctx.io.membership.jobmaster_alive {
         schedule_retry(ctx, tm);
     }

@@ -40,6 +40,7 @@ use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::net::{LinkId, RpcLinks, RpcPolicy};
 use crate::scenario::{Batch, Scenario, ShuffleKind};
 use crate::status::{ExecutionState, JobStatus};
+use crate::taskmanager::Outbox;
 use crate::trace::{
     Address, FlushReason, ReconcileOutcome, RerunReason, Retain, Trace, TraceEvent,
 };
@@ -190,8 +191,6 @@ impl Msg {
 #[derive(Clone, Copy, Debug)]
 pub struct Sent {
     pub msg: Msg,
-    /// A TaskManager's send order (P3.3 keeps refused RPCs in it); 0 for the JobMaster's.
-    pub seq: u64,
     /// The TaskManager's connection it went out on: a disconnection resets the connection,
     /// and what was on the wire is gone.
     pub epoch: u32,
@@ -297,15 +296,13 @@ struct TaskManager {
     leader: Option<u32>,
     partitions: Vec<Partition>,
     /// P3.3: RPCs no JobMaster accepted yet, by send order.
-    outbox: std::collections::BTreeMap<u64, Msg>,
-    next_seq: u64,
+    outbox: Outbox<Msg>,
     /// Its RPCs on the wire to the JobMaster: kept ones are resent only once it is empty,
     /// so a resent RPC never overtakes an older one.
     in_flight: u32,
     /// P3.3: its task RPCs on the wire by send order, until they arrive (applied, refused
     /// and kept, or lost with a connection, which it learns of on arrival).
     wire: std::collections::BTreeMap<u64, Msg>,
-    retry_scheduled: bool,
     /// Bumped by every disconnection.
     link_epoch: u32,
     /// Bumped whenever it loses its leader: a registration timeout armed then (F2.5) acts only
@@ -549,11 +546,9 @@ impl World {
                     connected: true,
                     leader: Some(0),
                     partitions: Vec::new(),
-                    outbox: std::collections::BTreeMap::new(),
-                    next_seq: 0,
+                    outbox: Outbox::default(),
                     in_flight: 0,
                     wire: std::collections::BTreeMap::new(),
-                    retry_scheduled: false,
                     link_epoch: 0,
                     leader_losses: 0,
                 })
@@ -680,7 +675,6 @@ impl Model for World {
                 t.outbox.clear();
                 t.in_flight = 0;
                 t.wire.clear();
-                t.retry_scheduled = false;
                 self.record(now, TraceEvent::TaskManagerStarted { task_manager });
                 self.register(sched, task_manager);
             }

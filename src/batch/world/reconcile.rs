@@ -132,10 +132,14 @@ impl World {
         let link = &self.tms[tm as usize];
         for (i, task) in self.tasks.iter().enumerate() {
             let Some(t) = task else { continue };
-            let kept = link.outbox.values().chain(link.wire.values()).any(|m| {
-                matches!(*m, Msg::RequestSplit { subtask, attempt }
+            let kept = link
+                .outbox
+                .kept()
+                .chain(link.wire.values().copied())
+                .any(|m| {
+                    matches!(m, Msg::RequestSplit { subtask, attempt }
                     if subtask.index() == i && attempt == t.attempt)
-            });
+                });
             if t.task_manager == tm
                 && t.process == process
                 && t.awaiting_split
@@ -156,10 +160,9 @@ impl World {
 
     pub(super) fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let t = &mut self.tms[tm as usize];
-        if t.outbox.is_empty() || t.retry_scheduled {
+        if !t.outbox.claim_retry() {
             return;
         }
-        t.retry_scheduled = true;
         let process = t.process;
         sched.after(
             RETRY,
@@ -177,15 +180,15 @@ impl World {
         if t.process != process {
             return;
         }
-        t.retry_scheduled = false;
-        if !t.alive || !t.connected || t.leader.is_none() || t.outbox.is_empty() {
+        t.outbox.retry_later();
+        if !t.alive || !t.connected || t.leader.is_none() || !t.outbox.is_holding() {
             return;
         }
         if t.in_flight > 0 {
             self.schedule_retry(sched, tm);
             return;
         }
-        for (seq, msg) in std::mem::take(&mut t.outbox) {
+        for (seq, msg) in t.outbox.take() {
             self.rpcs_resent += 1;
             self.send_numbered(
                 sched,
@@ -220,7 +223,7 @@ impl World {
         // P3.3: while the sender keeps older RPCs, one that arrives from the wire joins them
         // (in send order) instead of overtaking them.
         let holding =
-            !self.tms[tm as usize].outbox.is_empty() && self.bug != Some(Bug::OvertakeKeptRpcs);
+            self.tms[tm as usize].outbox.is_holding() && self.bug != Some(Bug::OvertakeKeptRpcs);
         if reachable && !reconciling && !holding {
             self.jm_receives(sched, tm, msg);
             return;
@@ -244,7 +247,7 @@ impl World {
             }
         }
         if sender_alive {
-            self.tms[tm as usize].outbox.insert(seq, msg);
+            self.tms[tm as usize].outbox.keep(seq, msg);
             self.rpcs_kept += 1;
             self.schedule_retry(sched, tm);
         }

@@ -67,12 +67,11 @@ impl World {
         };
         let sent = Sent {
             msg,
-            seq,
             epoch: self.tms[tm as usize].link_epoch,
         };
         let at = self
             .rpc
-            .send(now, link, sent, (from_process, to_incarnation), extra);
+            .send(now, link, seq, sent, (from_process, to_incarnation), extra);
         sched.at(at, Event::Deliver { link });
         if to == Address::JobMaster {
             let t = &mut self.tms[tm as usize];
@@ -96,10 +95,9 @@ impl World {
         if self.reconcile.is_some() && msg.is_task_rpc() {
             // P3.3: a task's RPC waits behind those no JobMaster took yet.
             let t = &mut self.tms[tm as usize];
-            let seq = t.next_seq;
-            t.next_seq += 1;
-            if t.leader.is_none() || !t.outbox.is_empty() {
-                t.outbox.insert(seq, msg);
+            let seq = t.outbox.number();
+            if t.leader.is_none() || t.outbox.is_holding() {
+                t.outbox.keep(seq, msg);
                 self.rpcs_kept += 1;
                 return;
             }
@@ -143,7 +141,8 @@ impl World {
         envelope: Envelope<Sent>,
     ) {
         let Envelope {
-            message: Sent { msg, seq, epoch },
+            message: Sent { msg, epoch },
+            seq,
             to_incarnation,
             from_incarnation: from_process,
             ..
@@ -164,7 +163,7 @@ impl World {
                 && t.alive
                 && t.process == from_process;
             if keep {
-                self.tms[tm as usize].outbox.insert(seq, msg);
+                self.tms[tm as usize].outbox.keep(seq, msg);
                 self.rpcs_kept += 1;
                 self.schedule_retry(sched, tm);
             }

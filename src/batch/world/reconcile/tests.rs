@@ -498,8 +498,8 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
             .world
             .tms
             .iter()
-            .flat_map(|t| t.outbox.values())
-            .filter(|m| matches!(m, Msg::RequestSplit { subtask, .. } if subtask == &s))
+            .flat_map(|t| t.outbox.kept())
+            .filter(|m| matches!(m, Msg::RequestSplit { subtask, .. } if *subtask == s))
             .count();
         refused + on_its_way + kept
     };
@@ -594,9 +594,7 @@ fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
         },
     );
     let tms = &staged.world.tms;
-    tms.iter()
-        .flat_map(|t| t.outbox.values().copied())
-        .collect()
+    tms.iter().flat_map(|t| t.outbox.kept()).collect()
 }
 
 /// P3.3: a task's RPC lost with a reset connection is kept by its TaskManager and sent again;
