@@ -12,6 +12,8 @@
 
 mod reconcile;
 mod restorable;
+#[cfg(test)]
+mod tests;
 pub mod transitions;
 
 use crate::bug::Bug;
@@ -400,11 +402,18 @@ impl JobMaster {
         self.check_restart(ctx);
     }
 
-    /// Cancels a running execution (`cancelTask`).
+    /// Cancels an execution (P1.8): a deployed one through CANCELING and `cancelTask`, one
+    /// never deployed at once.
     fn cancel(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId) {
-        let state = self.executions[subtask.index()].state;
-        if state.is_terminal() || state == ExecutionState::Canceling {
-            return;
+        match self.executions[subtask.index()].state {
+            ExecutionState::Canceling => return,
+            s if s.is_terminal() => return,
+            ExecutionState::Created | ExecutionState::Scheduled => {
+                // P1.8: no TaskManager hosts it, so there is no task to cancel and nothing to
+                // wait for (Flink's `Execution.cancel`).
+                return self.set_execution(ctx, subtask, ExecutionState::Canceled);
+            }
+            _ => {}
         }
         self.set_execution(ctx, subtask, ExecutionState::Canceling);
         let attempt = self.executions[subtask.index()].attempt;

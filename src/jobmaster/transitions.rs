@@ -51,8 +51,10 @@ pub fn execution(from: ExecutionState, to: ExecutionState) -> bool {
             // TaskManager's executions in whatever state it last knew them.
             | (Deploying | Initializing | Running | Canceling, Failed)
             // Failover cancels the executions of the restarted region (P1.8).
-            | (Scheduled | Deploying | Initializing | Running, Canceling)
+            | (Deploying | Initializing | Running, Canceling)
             | (Canceling, Canceled)
+            // An execution never deployed is cancelled at once: there is no task to stop.
+            | (Created | Scheduled, Canceled)
             // Batch recovery (P2.4 step 2, F2.4): a recovered subtask is marked finished
             // directly, keeping the attempt that finished before the crash.
             | (Created, Finished)

@@ -1,0 +1,127 @@
+//! JobMaster rules no shipped scenario reaches, staged inside a running world.
+
+use super::*;
+use crate::net::LinkId;
+use crate::trace::Retain;
+use crate::world::World;
+use sim::{Budget, Instant, Model, Scheduler, Simulation};
+
+/// Runs `world` and, once, just before the first event at which `when` holds, hands the
+/// JobMaster and a handler's context to `act`.
+struct Staged<W, A> {
+    world: World,
+    when: W,
+    act: Option<A>,
+}
+
+impl<W, A> Model for Staged<W, A>
+where
+    W: Fn(&JobMaster) -> bool,
+    A: FnOnce(&mut JobMaster, &mut Ctx<'_, '_>),
+{
+    type Event = Event;
+
+    fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
+        let World {
+            graph,
+            config,
+            jobmaster,
+            io,
+            ..
+        } = &mut self.world;
+        if let Some(jm) = jobmaster.as_mut().filter(|jm| (self.when)(jm)) {
+            if let Some(act) = self.act.take() {
+                let mut ctx = Ctx {
+                    now,
+                    graph,
+                    config,
+                    io,
+                    sched,
+                };
+                act(jm, &mut ctx);
+            }
+        }
+        self.world.handle(now, event, sched);
+    }
+
+    fn is_done(&self) -> bool {
+        self.world.is_done()
+    }
+}
+
+/// A JobManager crash while TaskManager 1 is lost: the new JobMaster's executions are all
+/// CREATED while it waits for TaskManager 1 to register again.
+fn waiting_for_a_task_manager() -> crate::scenario::Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/failover-jobmanager-crash-precommitted.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("shipped")).expect("JSON");
+    json["cluster"] = serde_json::json!({"task_managers": 2});
+    json["faults"]
+        .as_array_mut()
+        .expect("faults")
+        .push(serde_json::json!({
+            "at": "30ms", "fault": "lose_task_manager", "task_manager": 1, "restart_after": "200ms"
+        }));
+    crate::scenario::parse(&json.to_string(), "staged").expect("valid")
+}
+
+/// P1.8: failing the job cancels an execution that was never deployed at once, CREATED →
+/// CANCELED: no CANCELING, and no `cancelTask` to a TaskManager that hosts nothing.
+#[test]
+fn failing_a_job_cancels_never_deployed_executions_at_once() {
+    let scenario = waiting_for_a_task_manager();
+    let mut staged = Staged {
+        world: World::new(&scenario, scenario.seed, Retain::Protocol),
+        when: |jm: &JobMaster| {
+            jm.incarnation == 1
+                && jm
+                    .executions
+                    .iter()
+                    .all(|e| e.state == ExecutionState::Created)
+        },
+        act: Some(|jm: &mut JobMaster, ctx: &mut Ctx<'_, '_>| jm.fail_job(ctx)),
+    };
+    let mut sim = Simulation::new(sim::TieBreak::Insertion);
+    sim.schedule(Instant::ZERO, Event::Start);
+    let budget = Budget {
+        max_events: 1_000_000,
+        max_time: Instant::ZERO.saturating_add(sim::Duration::from_secs(10)),
+        max_pending: 1_000_000,
+    };
+    sim.run(&mut staged, budget);
+    assert!(staged.act.is_none(), "the staged moment never came");
+    let world = &staged.world;
+    assert_eq!(world.job_status(), JobStatus::Failed);
+    let changes: Vec<(ExecutionState, ExecutionState)> = world
+        .io
+        .trace
+        .kept()
+        .iter()
+        .filter_map(|(_, _, e)| match *e {
+            // What became of each CREATED execution but being scheduled.
+            TraceEvent::ExecutionState { from, to, .. }
+                if from == ExecutionState::Created && to != ExecutionState::Scheduled =>
+            {
+                Some((from, to))
+            }
+            _ => None,
+        })
+        .collect();
+    let subtasks = world.graph.subtasks.len();
+    assert_eq!(
+        changes,
+        vec![(ExecutionState::Created, ExecutionState::Canceled); subtasks]
+    );
+    for tm in 0..2 {
+        let link = LinkId::between(Address::JobMaster, Address::TaskManager(tm));
+        assert!(
+            world
+                .io
+                .rpc
+                .in_flight(link)
+                .all(|e| e.message.call != Call::CancelTask),
+            "a cancel went to TaskManager{tm}"
+        );
+    }
+}
