@@ -122,13 +122,21 @@ pub enum Bug {
     TriggerWaitsForInput,
     /// The CheckpointCoordinator ignores `min_pause` and triggers as soon as the timer fires.
     IgnoreMinPause,
+    /// At least once: a processed EndOfPartition does not count for pending checkpoints, so
+    /// one that began while a channel's EndOfPartition was on its way waits for a barrier that
+    /// never comes (F1.7).
+    EopNotCounted,
+    /// At least once: a task snapshots at a checkpoint's first barrier instead of waiting
+    /// until every open channel delivered it, so its snapshot misses records sent before the
+    /// other barriers (F1.7).
+    SnapshotAtFirstBarrier,
     /// A lost TaskManager's heartbeat timeout fails every running execution of the job, not
     /// only those deployed to the dead process (P1.8).
     FailUnrelatedOnTmLoss,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 41] = [
+    pub const ALL: [Bug; 43] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -170,6 +178,8 @@ impl Bug {
         Bug::TriggerWaitsForInput,
         Bug::IgnoreMinPause,
         Bug::FailUnrelatedOnTmLoss,
+        Bug::EopNotCounted,
+        Bug::SnapshotAtFirstBarrier,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -217,6 +227,8 @@ impl Bug {
             Bug::ResendBeforeDrained => "resend-before-drained",
             Bug::TriggerWaitsForInput => "trigger-waits-for-input",
             Bug::IgnoreMinPause => "ignore-min-pause",
+            Bug::EopNotCounted => "eop-not-counted",
+            Bug::SnapshotAtFirstBarrier => "snapshot-at-first-barrier",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -327,6 +339,12 @@ impl Bug {
             Bug::FailUnrelatedOnTmLoss => {
                 "P1.8 (a lost TaskManager fails only the executions it hosted)"
             }
+            Bug::EopNotCounted => {
+                "F1.7 (at least once: EndOfPartition counts for every pending checkpoint)"
+            }
+            Bug::SnapshotAtFirstBarrier => {
+                "F1.7 (at least once: a snapshot waits for every open channel's barrier)"
+            }
         }
     }
 
@@ -374,6 +392,8 @@ impl Bug {
             Bug::TriggerWaitsForInput => Invariant::TriggerAtOnce,
             Bug::IgnoreMinPause => Invariant::CheckpointProgress,
             Bug::FailUnrelatedOnTmLoss => Invariant::FailoverScope,
+            Bug::EopNotCounted => Invariant::CheckpointProgress,
+            Bug::SnapshotAtFirstBarrier => Invariant::ConsistentCut,
         }
     }
 
@@ -500,6 +520,12 @@ impl Bug {
             }
             Bug::FailUnrelatedOnTmLoss => {
                 "losing one TaskManager fails tasks on healthy ones too, and a region failover restarts regions that lost nothing"
+            }
+            Bug::EopNotCounted => {
+                "at least once, EndOfPartition does not count as a barrier: a checkpoint begun while one was on its way stalls until it expires"
+            }
+            Bug::SnapshotAtFirstBarrier => {
+                "at least once, a task snapshots at the first barrier, so a restore loses the records other channels sent before theirs"
             }
         }
     }

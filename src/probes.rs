@@ -32,6 +32,7 @@ pub enum Probe {
     LegacyNoTrigger,
     UnalignedChannelState,
     AlignmentTimeoutSwitch,
+    AtLeastOncePastBarrier,
     PendingProblemSlowEop,
     FailoverRestoreFromCheckpoint,
     FailoverFromScratch,
@@ -64,7 +65,7 @@ pub enum Probe {
 }
 
 impl Probe {
-    pub const ALL: [Probe; 39] = [
+    pub const ALL: [Probe; 40] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -75,6 +76,7 @@ impl Probe {
         Probe::LegacyNoTrigger,
         Probe::UnalignedChannelState,
         Probe::AlignmentTimeoutSwitch,
+        Probe::AtLeastOncePastBarrier,
         Probe::PendingProblemSlowEop,
         Probe::FailoverRestoreFromCheckpoint,
         Probe::FailoverFromScratch,
@@ -119,6 +121,7 @@ impl Probe {
             Probe::LegacyNoTrigger => "legacy_no_trigger",
             Probe::UnalignedChannelState => "unaligned_channel_state",
             Probe::AlignmentTimeoutSwitch => "alignment_timeout_switch",
+            Probe::AtLeastOncePastBarrier => "at_least_once_past_barrier",
             Probe::PendingProblemSlowEop => "pending_problem_slow_eop",
             Probe::FailoverRestoreFromCheckpoint => "failover_restore_from_checkpoint",
             Probe::FailoverFromScratch => "failover_from_scratch",
@@ -181,6 +184,9 @@ impl Probe {
             Probe::UnalignedChannelState => "P1.4: in-flight records persisted as channel state",
             Probe::AlignmentTimeoutSwitch => {
                 "F1.3: an aligned checkpoint switched to unaligned (alignment timeout)"
+            }
+            Probe::AtLeastOncePastBarrier => {
+                "F1.7: an at-least-once snapshot holds records taken past a barrier"
             }
             Probe::PendingProblemSlowEop => {
                 "P1.5: unaligned, an RPC-triggered task's barrier waits behind a finished input's data"
@@ -504,6 +510,16 @@ impl Probes {
             }
             TraceEvent::AlignmentDone { subtask, .. } => {
                 self.attempts[subtask.index()].aligning = None
+            }
+            TraceEvent::BarriersCounted {
+                subtask,
+                past_barrier,
+                ..
+            } => {
+                self.attempts[subtask.index()].aligning = None;
+                if past_barrier > 0 {
+                    self.hit.insert(Probe::AtLeastOncePastBarrier);
+                }
             }
             TraceEvent::Snapshot {
                 subtask,

@@ -52,6 +52,8 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::ResendBeforeDrained => "reconcile-slow-rpcs-keep-order",
         Bug::TriggerWaitsForInput => "trigger-rpc-open-inputs-flink",
         Bug::IgnoreMinPause => "min-pause-paces-triggers",
+        Bug::EopNotCounted => "at-least-once-end-of-partition-counts",
+        Bug::SnapshotAtFirstBarrier => "at-least-once-join-keeps-processing",
         Bug::FailUnrelatedOnTmLoss => "failover-taskmanager-lost-during-alignment",
     }
 }

@@ -3,8 +3,8 @@
 //! A random small job graph (2–8 vertices, parallelism 1–4, 0–300 records per source subtask
 //! with very different lengths and paces, so subtasks finish at very different times) gets a
 //! random `checkpointing` block (periodic `interval` 1–30ms or an explicit `trigger_at` list,
-//! `max_concurrent` 1–3, a random finish protocol, a random mode: aligned, unaligned or aligned
-//! with an alignment timeout, with or without `flush_before_finish`), random channel/RPC latency ranges, channel
+//! `max_concurrent` 1–3, a random finish protocol, a random mode: aligned, unaligned, aligned
+//! with an alignment timeout or at least once (F1.7), with or without `flush_before_finish`), random channel/RPC latency ranges, channel
 //! capacity 1–8, random tie-break, and sinks that are `at_least_once` or `two_phase_commit`.
 //!
 //! - `option1`, `option2`, `flink`: the job FINISHES, with no violation at all (every checkpoint
@@ -65,9 +65,9 @@ fn scenario_doc(protocols: &'static [&'static str]) -> impl Strategy<Value = Val
         ],
         1u32..4,
         0usize..protocols.len(),
-        // Checkpoint mode (P1.4): aligned, unaligned, or aligned with an alignment timeout
-        // (µs), and P1.5's flush_before_finish.
-        (0u8..3, 0u64..3000, any::<bool>()),
+        // Checkpoint mode (P1.4, F1.7): aligned, unaligned, aligned with an alignment timeout
+        // (µs), or at least once; and P1.5's flush_before_finish.
+        (0u8..4, 0u64..3000, any::<bool>()),
     );
     (shape, network, checkpointing, any::<u64>()).prop_map(
         move |(
@@ -103,7 +103,11 @@ fn scenario_doc(protocols: &'static [&'static str]) -> impl Strategy<Value = Val
                     "timeout": "2s",
                     "max_concurrent": max_concurrent,
                     "finish_protocol": protocol,
-                    "mode": if mode == 1 { "unaligned" } else { "aligned" },
+                    "mode": match mode {
+                        1 => "unaligned",
+                        3 => "at_least_once",
+                        _ => "aligned",
+                    },
                     "alignment_timeout": (mode == 2).then(|| format!("{alignment_timeout}us")),
                     "flush_before_finish": flush,
                 },

@@ -525,29 +525,57 @@ fn viewer_renders_a_50k_event_trace_in_headless_chromium() {
     assert!(took.as_secs() < 15, "chromium took {took:?}");
 }
 
-/// Every excerpt of output in the tour is what the commands above it print: each line of a
-/// plain code block (`…` marks a cut) must be a line that one of the `flinksim explain` or
-/// `flinksim run` commands of the nearest `sh` block before it prints, so a change of output
-/// fails here until the tour is updated.
-#[test]
-fn every_tour_excerpt_is_what_its_commands_print() {
-    let tour = std::fs::read_to_string(root().join("docs/tour.md")).expect("docs/tour.md");
+/// The `flinksim explain` and `flinksim run` commands among `lines` (a `sh` block, or the
+/// `$ ` lines of an output block), each split into its arguments.
+fn commands_in<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<Vec<String>> {
+    lines
+        .filter_map(|l| l.trim().strip_prefix("flinksim "))
+        .map(|l| l.split('#').next().unwrap_or(l))
+        .filter(|l| l.starts_with("explain ") || l.starts_with("run "))
+        .map(|l| {
+            l.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<String>>()
+        })
+        // A runnable command on a shipped file, not a pattern like `flinksim run … | head`.
+        .filter(|args| {
+            args.get(1).is_some_and(|f| f.ends_with(".json"))
+                && args.iter().all(|a| !a.contains(['…', '|', '<', '>']))
+        })
+        .collect()
+}
+
+/// Checks that each excerpt of output in `doc` is what the commands above it print: each line
+/// of a plain or `text` code block (`…` marks a cut) must be a line that one of the
+/// `flinksim explain` or `flinksim run` commands of the nearest `sh` block or inline-quoted
+/// commands before it (or of the block's own `$ flinksim …` lines) prints. Returns how many
+/// lines it checked.
+fn check_excerpts(doc: &str) -> usize {
+    let text = std::fs::read_to_string(root().join(doc)).expect("the document");
     let mut commands: Vec<Vec<String>> = Vec::new();
     let mut checked = 0;
-    let mut blocks = tour.split("```").skip(1).step_by(2);
-    for block in blocks.by_ref() {
-        let (lang, body) = block.split_once('\n').unwrap_or((block, ""));
-        if lang == "sh" {
-            commands = body
-                .lines()
-                .filter_map(|l| l.trim().strip_prefix("flinksim "))
-                .map(|l| l.split('#').next().unwrap_or(l))
-                .filter(|l| l.starts_with("explain ") || l.starts_with("run "))
-                .map(|l| l.split_whitespace().map(str::to_owned).collect())
-                .collect();
+    for (i, block) in text.split("```").enumerate() {
+        if i % 2 == 0 {
+            // Prose: a command quoted inline (`flinksim run …`) is what the next excerpt shows.
+            let inline = commands_in(block.split('`').skip(1).step_by(2));
+            if !inline.is_empty() {
+                commands = inline;
+            }
             continue;
         }
-        if !lang.is_empty() || commands.is_empty() {
+        let (lang, body) = block.split_once('\n').unwrap_or((block, ""));
+        if lang == "sh" {
+            commands = commands_in(body.lines());
+            continue;
+        }
+        if !(lang.is_empty() || lang == "text") {
+            continue;
+        }
+        if body.lines().any(|l| l.starts_with("$ ")) {
+            // Its own command (`$ flinksim …`) is what it and the excerpts after it show.
+            commands = commands_in(body.lines().filter_map(|l| l.strip_prefix("$ ")));
+        }
+        if commands.is_empty() {
             continue;
         }
         let printed: Vec<String> = commands
@@ -563,7 +591,7 @@ fn every_tour_excerpt_is_what_its_commands_print() {
             })
             .collect();
         for line in body.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            if line == "…" {
+            if line == "…" || line.starts_with("$ ") {
                 continue;
             }
             let found = match line.strip_suffix('…') {
@@ -572,11 +600,30 @@ fn every_tour_excerpt_is_what_its_commands_print() {
             };
             assert!(
                 found,
-                "docs/tour.md shows a line none of {commands:?} prints:\n{line}"
+                "{doc} shows a line none of {commands:?} prints:\n{line}"
             );
             checked += 1;
         }
     }
+    checked
+}
+
+/// Every excerpt of output in the tour is what the commands above it print, so a change of
+/// output fails here until the tour is updated.
+#[test]
+fn every_tour_excerpt_is_what_its_commands_print() {
+    let checked = check_excerpts("docs/tour.md");
+    assert!(
+        checked >= 30,
+        "only {checked} excerpt lines checked: is the scan broken?"
+    );
+}
+
+/// The same for the README: every excerpt of a `flinksim run` or `flinksim explain` is what
+/// that command prints.
+#[test]
+fn every_readme_excerpt_is_what_its_commands_print() {
+    let checked = check_excerpts("README.md");
     assert!(
         checked >= 30,
         "only {checked} excerpt lines checked: is the scan broken?"

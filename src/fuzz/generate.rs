@@ -11,8 +11,9 @@
 //!   about (P1);
 //! - channel and RPC latency ranges, channel capacity 1–8 (back-pressure), the tie-break;
 //! - checkpointing with one finish protocol (`option1`, `option2`, `flink`, `legacy`), a periodic
-//!   interval and/or explicit `trigger_at` instants, aligned or unaligned barriers or an
-//!   alignment timeout (P1.4), `flush_before_finish` (P1.5), and sinks `at_least_once` or
+//!   interval and/or explicit `trigger_at` instants, aligned or unaligned barriers, an
+//!   alignment timeout (P1.4) or at-least-once barriers (F1.7, one streaming seed in six),
+//!   `flush_before_finish` (P1.5), and sinks `at_least_once` or
 //!   `two_phase_commit`;
 //! - a **swarm** fault mix: the seed first draws which fault kinds are enabled at all and the
 //!   window in which faults may fire, then 0–3 faults of the enabled kinds, each at a time in the
@@ -114,6 +115,8 @@ enum Alignment {
     Unaligned,
     /// Aligned, switching to unaligned after an alignment timeout.
     Timeout,
+    /// Barriers counted, never aligned (F1.7).
+    AtLeastOnce,
 }
 
 impl Bias {
@@ -140,6 +143,9 @@ impl Bias {
                     | Bug::UnalignedSpillAfterBarrier
                     | Bug::IgnoreChannelStateOnRestore => Some(Alignment::Unaligned),
                     Bug::TimeoutSwitchLosesBuffers => Some(Alignment::Timeout),
+                    Bug::EopNotCounted | Bug::SnapshotAtFirstBarrier => {
+                        Some(Alignment::AtLeastOnce)
+                    }
                     _ => None,
                 },
                 reconcile: matches!(
@@ -553,13 +559,15 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // Drawn after that: `min_pause`, in one seed of four 1 to 3 times the checkpoint interval
     // (P1.1), which `checkpoint-progress` checks the coordinator keeps.
     let pause = (0u8..4, 1u64..=3);
+    // Drawn after that: at-least-once barriers (F1.7) in one streaming seed of six.
+    let at_least_once = 0u8..6;
     (
         shape,
         network,
         checkpointing,
         swarm(),
         cluster_and_jobmaster,
-        (reconciliation, batch, restarts, pause),
+        (reconciliation, batch, restarts, pause, at_least_once),
     )
         .prop_map(
             move |(
@@ -568,7 +576,13 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 ((interval_us, trigger_at), max_concurrent, p, (alignment, timeout_us, flush)),
                 swarm,
                 (task_managers, full, delay_ms, heartbeat_ms),
-                ((failover, reconcile_ms, retention_ms), (batch_draw, batch), restarts, pause),
+                (
+                    (failover, reconcile_ms, retention_ms),
+                    (batch_draw, batch),
+                    restarts,
+                    pause,
+                    at_least_once,
+                ),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
                 // streaming.
@@ -630,9 +644,10 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     r @ 0..=2 => u32::from(r) + 1,
                     _ => 10,
                 };
-                let alignment = bias.alignment.unwrap_or(match alignment {
-                    0 => Alignment::Aligned,
-                    1 => Alignment::Unaligned,
+                let alignment = bias.alignment.unwrap_or(match (at_least_once, alignment) {
+                    (0, _) => Alignment::AtLeastOnce,
+                    (_, 0) => Alignment::Aligned,
+                    (_, 1) => Alignment::Unaligned,
                     _ => Alignment::Timeout,
                 });
                 json!({
@@ -656,7 +671,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                             (_, Some(us)) if bias.min_pause => format!("{}us", us * 2),
                             _ => "0ms".to_owned(),
                         },
-                        "mode": if alignment == Alignment::Unaligned { "unaligned" } else { "aligned" },
+                        "mode": match alignment {
+                            Alignment::Unaligned => "unaligned",
+                            Alignment::AtLeastOnce => "at_least_once",
+                            Alignment::Aligned | Alignment::Timeout => "aligned",
+                        },
                         "alignment_timeout": (alignment == Alignment::Timeout)
                             .then(|| format!("{timeout_us}us")),
                         "finish_protocol": protocol.name(),

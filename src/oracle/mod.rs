@@ -5,6 +5,7 @@
 //! run: the world hands them events, never the other way round. A violation names its
 //! invariant, the time, the actors and the index of the trace event where it first failed.
 
+mod at_least_once;
 mod failover_scope;
 pub mod invariant;
 pub(crate) mod job_status;
@@ -77,6 +78,9 @@ const UNSET: u64 = u64::MAX;
 
 pub struct Oracles {
     protocol: Option<FinishProtocol>,
+    /// Checkpoints are at least once (F1.7): a cut may hold more than the producer sent
+    /// before its barrier, and a restore may replay output.
+    at_least_once: bool,
     /// How each subtask's output counts: `None` for non-sinks.
     sink: Vec<Option<Delivery>>,
     is_source: Vec<bool>,
@@ -150,6 +154,7 @@ impl Oracles {
         let n = graph.subtasks.len();
         Oracles {
             protocol: config.protocol,
+            at_least_once: config.at_least_once,
             sink: graph
                 .subtasks
                 .iter()
@@ -654,6 +659,12 @@ impl Oracles {
             let channel = || graph.channel_name(ChannelId(c as u32)).to_string();
             let message = match (sent, processed) {
                 (Some(a), Some(b)) if a == b => continue,
+                // F1.7: the consumer went on processing the channel after its barrier.
+                (Some(a), Some(b)) if self.at_least_once && b > a => continue,
+                (Some(a), Some(b)) if self.at_least_once => format!(
+                    "checkpoint {checkpoint}, channel {}: the producer sent {a} records before its barrier, but the consumer snapshotted after processing only {b} of them: at least once, a snapshot must hold every record sent before each barrier, or a restore loses the rest (F1.7)",
+                    channel()
+                ),
                 (Some(a), Some(b)) => format!(
                     "checkpoint {checkpoint}, channel {}: the producer sent {a} records before its barrier, but the consumer's cut holds {b} ({} processed before its snapshot, {input_state} persisted as input channel state; the producer's output state holds {output_state} more)",
                     channel(),
@@ -1090,10 +1101,51 @@ impl Oracles {
         };
         let describe = |r: &Record| describe_record(graph, r);
 
+        let mut problems: Vec<Violation> = Vec::new();
+        if self.at_least_once {
+            let sunk: Vec<(u32, Record, u64)> = sunk
+                .iter()
+                .map(|s| (s.vertex, s.record, s.event_index))
+                .collect();
+            let finished = status == JobStatus::Finished;
+            for problem in at_least_once::judge(&expected, &sunk, self.failed_over, finished) {
+                let (vertex, event_index, message) = match problem {
+                    at_least_once::Problem::Lost { vertex, record } => (
+                        vertex,
+                        last_event,
+                        format!("never {} {} although the job finished", verb(vertex), describe(&record)),
+                    ),
+                    at_least_once::Problem::Unexpected { vertex, record, event } => (
+                        vertex,
+                        event,
+                        format!(
+                            "{} {}, which a failure-free run does not produce (nor a replay: at least once, a replay only adds copies, F1.7)",
+                            verb(vertex),
+                            describe(&record)
+                        ),
+                    ),
+                    at_least_once::Problem::Duplicate { vertex, record, event } => (
+                        vertex,
+                        event,
+                        format!(
+                            "{} {} more than once although nothing was replayed",
+                            verb(vertex),
+                            describe(&record)
+                        ),
+                    ),
+                };
+                problems.push(Violation {
+                    invariant: Invariant::ExactlyOnceOutput,
+                    time: now,
+                    actors: vec![name(vertex)],
+                    event_index,
+                    message: format!("sink {} {message}", name(vertex)),
+                });
+            }
+        }
         // Walk both sorted lists, matching copies one for one.
         let (mut i, mut j) = (0, 0);
-        let mut problems: Vec<Violation> = Vec::new();
-        while i < sunk.len() || j < expected.len() {
+        while !self.at_least_once && (i < sunk.len() || j < expected.len()) {
             let got = sunk.get(i).map(|s| (s.vertex, s.record));
             let want = expected.get(j).copied();
             if got.is_some() && got == want {

@@ -342,6 +342,25 @@ impl Narrator<'_> {
                     "alignment complete",
                 )
             }
+            TraceEvent::BarriersCounted {
+                subtask,
+                checkpoint,
+                waited,
+                past_barrier,
+            } => {
+                let held = match past_barrier {
+                    0 => "it took no record past a barrier meanwhile, so its snapshot, taken now, is exactly at the barriers".to_owned(),
+                    n => format!("it went on taking records from channels whose barrier had come, {n} of them, so its snapshot, taken now, holds them and a restore from it replays them (at least once)"),
+                };
+                key(
+                    self.name(subtask),
+                    "F1.7",
+                    format!(
+                        "counted checkpoint {checkpoint}'s barrier on every channel open at its first one, {waited} after it (a channel that ended counts) without blocking any; {held}"
+                    ),
+                    "barriers counted",
+                )
+            }
             TraceEvent::Snapshot {
                 subtask,
                 checkpoint,

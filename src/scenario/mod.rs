@@ -109,8 +109,8 @@
 //! | `timeout` | duration above 0: a checkpoint not completed this long after its trigger is aborted | `"1s"` |
 //! | `max_concurrent` | checkpoints pending at once, 1 to 64 (pending checkpoints are tracked in a 64-wide window) | `1` |
 //! | `min_pause` | duration: least time from the end of one checkpoint to the next trigger | `"0"` |
-//! | `mode` | barrier alignment (P1.4): `"aligned"` or `"unaligned"` | `"aligned"` |
-//! | `alignment_timeout` | duration, or `null`: an aligned checkpoint aligning longer switches to unaligned (P1.4, F1.3) | `null` |
+//! | `mode` | how barriers are handled: `"aligned"` or `"unaligned"` (exactly once, P1.4), or `"at_least_once"` (barriers counted, never aligned, F1.7) | `"aligned"` |
+//! | `alignment_timeout` | duration, or `null`: an aligned checkpoint aligning longer switches to unaligned (P1.4, F1.3); must be `null` under `at_least_once` | `null` |
 //! | `finish_protocol` | how checkpoints go on once subtasks finish (P1.2), one of the four below | `"flink"` |
 //! | `flush_before_finish` | unaligned only: `true`: a finishing subtask waits until its output is fully sent and takes part in checkpoints meanwhile; `false`: it finishes at once and its result partition drains after it (P1.5) | `false` |
 //!

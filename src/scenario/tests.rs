@@ -1136,6 +1136,11 @@ fn rejects_bad_checkpointing_blocks() {
         "unknown variant `semi_aligned`",
     );
     reject(
+        &block(r#""mode": "at_least_once", "alignment_timeout": "1ms""#),
+        "checkpointing.alignment_timeout",
+        "at-least-once barriers never block a channel",
+    );
+    reject(
         &block(r#""finish_protocol": "option3""#),
         "checkpointing.finish_protocol",
         "unknown variant `option3`",

@@ -222,6 +222,10 @@ pub enum CheckpointMode {
     Aligned,
     /// Snapshots at the first barrier and stores the overtaken buffers as channel state.
     Unaligned,
+    /// Counts barriers without blocking any channel and snapshots once every open channel
+    /// delivered its barrier or ended (Flink's at-least-once `CheckpointBarrierTracker`, F1.7):
+    /// a restore may replay records the snapshot already holds.
+    AtLeastOnce,
 }
 
 /// How checkpoints keep working once some subtasks finished (P1.2).

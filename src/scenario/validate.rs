@@ -12,9 +12,9 @@ use super::raw::{
     RawExpectedCheckpoint, RawJob, RawJobMaster, RawNetwork, RawRecords, RawScenario, RawVertex,
 };
 use super::types::{
-    Budget, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange, Expect,
-    ExpectedCheckpoint, Failover, Job, JobMasterConfig, Mode, Network, Operator, Partitioner,
-    Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
+    Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange,
+    Expect, ExpectedCheckpoint, Failover, Job, JobMasterConfig, Mode, Network, Operator,
+    Partitioner, Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -653,6 +653,13 @@ fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> 
                  are tracked in a {MAX_CONCURRENT_CHECKPOINTS}-wide window",
                 raw.max_concurrent
             ),
+        ));
+    }
+    if raw.mode == CheckpointMode::AtLeastOnce && raw.alignment_timeout.is_some() {
+        return Err(problem(
+            "checkpointing.alignment_timeout",
+            "must be null with mode \"at_least_once\": at-least-once barriers never block a \
+             channel, so there is no alignment to time out (F1.7)",
         ));
     }
     Ok(Checkpointing {

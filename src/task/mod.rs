@@ -15,6 +15,7 @@
 
 mod barrier;
 mod operator;
+mod tracker;
 mod unaligned;
 
 use crate::bug::Bug;
@@ -30,6 +31,7 @@ use barrier::BarrierHandler;
 use operator::Operator;
 use sim::Instant;
 use std::collections::{BTreeSet, VecDeque};
+use tracker::{BarrierTracker, Complete};
 use unaligned::UnalignedCheckpoint;
 
 /// Where a running task is in its work.
@@ -73,6 +75,9 @@ pub struct Task {
     /// `flink`: input channels that have not delivered EndOfData.
     data_inputs: u32,
     barriers: BarrierHandler,
+    /// At least once (F1.7): the barrier counts that stand in for `barriers`' alignment, which
+    /// then never starts (it only keeps track of EndOfPartition per channel).
+    tracker: Option<BarrierTracker>,
     /// Outputs not yet on the wire, in emission order. A full channel at the head blocks
     /// everything behind it, like Flink's record writer waiting for a buffer.
     pending_out: VecDeque<(ChannelId, Element)>,
@@ -167,6 +172,7 @@ impl Task {
             open_inputs: inputs as u32,
             data_inputs: inputs as u32,
             barriers: BarrierHandler::new(inputs),
+            tracker: ctx.config.at_least_once.then(BarrierTracker::default),
             pending_out,
             round_robin: vec![0; subtask.outputs.len()],
             step_scheduled: false,
@@ -422,6 +428,9 @@ impl Task {
                     if let Some(u) = &mut self.unaligned {
                         u.taken(slot, record);
                     }
+                    if let Some(t) = &mut self.tracker {
+                        t.record_taken(slot);
+                    }
                     self.process(ctx, record);
                     return;
                 }
@@ -581,6 +590,9 @@ impl Task {
                 }
             }
         }
+        if self.tracker.is_some() {
+            self.track_end_of_partition(ctx, slot);
+        }
         // Without EndOfData (every variant but `flink`), end of input is the last
         // EndOfPartition; with it, the last EndOfPartition may be what closing waits for.
         if self.open_inputs == 0 {
@@ -594,18 +606,21 @@ impl Task {
 
     /// Barrier `n` was dequeued from `slot`.
     fn on_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+        if self.tracker.is_some() {
+            return self.on_tracked_barrier(ctx, slot, n);
+        }
         if self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
             // The alignment timed out and switched to unaligned (F1.3): this barrier ends
             // the channel's spilling; nothing is buffered before it.
             self.finalize_spill(ctx, slot, false);
-            self.unblock_if_stale(ctx, slot);
+            self.requeue(ctx, slot);
             return;
         }
         let aligning = self.barriers.alignment().map(|a| a.checkpoint);
         if aligning != Some(n) {
             if self.is_stale(n) {
                 // A barrier of a checkpoint already performed, declined or subsumed.
-                self.unblock_if_stale(ctx, slot);
+                self.requeue(ctx, slot);
                 return;
             }
             self.begin_checkpoint(ctx, n, false);
@@ -633,8 +648,9 @@ impl Task {
         n <= self.latest_checkpoint || self.aborted_ahead.contains(&n)
     }
 
-    /// A stale barrier blocks nothing: put its channel back in the queue.
-    fn unblock_if_stale(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+    /// A barrier that blocks nothing (a stale one, or any under at-least-once): put its
+    /// channel back in the queue.
+    fn requeue(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
         let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
         if ctx.io.data.buffered(channel) > 0 && !self.barriers.is_blocked(slot) {
             self.available.push_back(slot);
@@ -894,6 +910,9 @@ impl Task {
             self.perform_checkpoint(ctx, n);
             return;
         }
+        if self.tracker.is_some() {
+            return self.on_tracked_trigger(ctx, n);
+        }
         self.begin_checkpoint(ctx, n, true);
         if self.barriers.all_ended() {
             // P1.3 step 5 / F1.4: every input finished: snapshot at once.
@@ -933,6 +952,96 @@ impl Task {
         }
         self.abandon_alignment(ctx);
         self.perform_checkpoint(ctx, alignment.checkpoint);
+    }
+
+    // ---- at-least-once barriers (F1.7) ----
+
+    /// F1.7: barrier `n` was dequeued from `slot`. It blocks nothing; it counts for `n` if `n`
+    /// is pending, or starts `n` if `n` is newer than any checkpoint the task knew.
+    fn on_tracked_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+        let tracker = self.tracker.as_mut().expect("at least once");
+        let complete = if tracker.is_pending(n) {
+            tracker.barrier(n, slot)
+        } else if self.is_stale(n) {
+            None // snapshotted, dropped behind a newer one, or aborted: it cannot complete here
+        } else if ctx.config.bug == Some(Bug::SnapshotAtFirstBarrier) {
+            self.learn_of(ctx, n, false);
+            Some(Complete {
+                checkpoint: n,
+                started: ctx.now,
+                past_barrier: 0,
+            }) // the bug: as if the other channels had delivered their barriers too
+        } else {
+            self.learn_of(ctx, n, false);
+            self.start_tracking(ctx, n, Some(slot))
+        };
+        if let Some(complete) = complete {
+            self.tracked(ctx, complete);
+        }
+        self.requeue(ctx, slot);
+    }
+
+    /// F1.7: EndOfPartition on `slot` counts for every pending checkpoint (the channel sends
+    /// no barrier any more). Under `legacy` it aborts them, as it aborts an alignment (F1.3).
+    fn track_end_of_partition(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+        let legacy = self.protocol(ctx) == Some(FinishProtocol::Legacy);
+        let tracker = self.tracker.as_mut().expect("at least once");
+        if legacy {
+            let aborted: Vec<u64> = tracker.abort_all().collect();
+            for n in aborted {
+                self.decline(ctx, n, DeclineReason::InputEndOfStream);
+            }
+        } else if ctx.config.bug == Some(Bug::EopNotCounted) {
+            // The bug: the channel is closed, but pending checkpoints still wait for it.
+        } else if let Some(complete) = tracker.end_of_partition(slot) {
+            self.tracked(ctx, complete);
+        }
+    }
+
+    /// F1.7 with a trigger RPC: a task whose inputs all ended snapshots at once (P1.3 step 5),
+    /// and so does a `flink` task with open inputs (F1.4). Otherwise (the JobMaster sees the
+    /// producers finished, but their EndOfPartition is still on its way) the checkpoint waits
+    /// until every open channel's EndOfPartition is processed (P1.3 step 4).
+    fn on_tracked_trigger(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        self.learn_of(ctx, n, true);
+        let at_once = self.open_inputs == 0
+            || (self.protocol(ctx) == Some(FinishProtocol::Flink)
+                && ctx.config.bug != Some(Bug::TriggerWaitsForInput));
+        let complete = if at_once {
+            Some(Complete {
+                checkpoint: n,
+                started: ctx.now,
+                past_barrier: 0,
+            })
+        } else {
+            self.start_tracking(ctx, n, None)
+        };
+        if let Some(complete) = complete {
+            self.tracked(ctx, complete);
+        }
+    }
+
+    fn start_tracking(&mut self, ctx: &Ctx<'_, '_>, n: u64, slot: Option<u32>) -> Option<Complete> {
+        let inputs = ctx.graph.subtasks[self.id.index()].inputs.len();
+        let open = self.open_inputs;
+        let tracker = self.tracker.as_mut().expect("at least once");
+        tracker.start(n, slot, (inputs, open), ctx.now)
+    }
+
+    /// F1.7: every channel open at checkpoint `complete`'s first barrier delivered it or
+    /// ended: snapshot, forward, acknowledge.
+    fn tracked(&mut self, ctx: &mut Ctx<'_, '_>, complete: Complete) {
+        let waited = ctx.now - complete.started;
+        ctx.record(TraceEvent::BarriersCounted {
+            subtask: self.id,
+            checkpoint: complete.checkpoint,
+            waited,
+            past_barrier: complete.past_barrier,
+        });
+        if let Some(record) = ctx.io.stats.get_mut(complete.checkpoint) {
+            record.alignments.push((self.id, waited));
+        }
+        self.perform_checkpoint(ctx, complete.checkpoint);
     }
 
     /// Ends the alignment and unblocks its channels.

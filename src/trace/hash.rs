@@ -92,6 +92,21 @@ impl TraceEvent {
                 checkpoint,
                 alignment,
             } => words(h, 14, &[id(subtask), checkpoint, alignment.as_nanos()]),
+            TraceEvent::BarriersCounted {
+                subtask,
+                checkpoint,
+                waited,
+                past_barrier,
+            } => words(
+                h,
+                37,
+                &[
+                    id(subtask),
+                    checkpoint,
+                    waited.as_nanos(),
+                    u64::from(past_barrier),
+                ],
+            ),
             TraceEvent::Snapshot {
                 subtask,
                 attempt,

@@ -106,6 +106,16 @@ pub enum TraceEvent {
         checkpoint: u64,
         alignment: Duration,
     },
+    /// F1.7 (at least once): every channel open at the checkpoint's first barrier delivered
+    /// it or ended, `waited` after the first one: the task snapshots. No channel was blocked
+    /// meanwhile: `past_barrier` records came from channels after their barrier, so the
+    /// snapshot holds them and a restore from it replays them.
+    BarriersCounted {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        waited: Duration,
+        past_barrier: u32,
+    },
     /// The task captured its state for `checkpoint` and wrote it to durable storage.
     /// `finished` marks a snapshot taken after end of input.
     Snapshot {
@@ -383,6 +393,7 @@ impl TraceEvent {
             TraceEvent::CheckpointSeen { .. } => "checkpoint_seen",
             TraceEvent::BarrierInserted { .. } => "barrier_inserted",
             TraceEvent::AlignmentDone { .. } => "alignment_done",
+            TraceEvent::BarriersCounted { .. } => "barriers_counted",
             TraceEvent::Snapshot { .. } => "snapshot",
             TraceEvent::Retrigger { .. } => "retrigger",
             TraceEvent::CheckpointCompleted { .. } => "checkpoint_completed",
@@ -449,6 +460,7 @@ impl TraceEvent {
             | TraceEvent::CheckpointSeen { .. }
             | TraceEvent::BarrierInserted { .. }
             | TraceEvent::AlignmentDone { .. }
+            | TraceEvent::BarriersCounted { .. }
             | TraceEvent::Snapshot { .. }
             | TraceEvent::Retrigger { .. }
             | TraceEvent::CheckpointCompleted { .. }

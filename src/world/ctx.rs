@@ -26,6 +26,8 @@ pub struct Config {
     pub channel_latency: DurationRange,
     /// Checkpoints are unaligned (P1.4).
     pub unaligned: bool,
+    /// Checkpoints are at least once: barriers are counted, never aligned (F1.7).
+    pub at_least_once: bool,
     /// Aligned checkpoints switch to unaligned after aligning this long (F1.3).
     pub alignment_timeout: Option<Duration>,
     /// P1.5: a finishing task waits until its result partition is fully sent (unaligned only;

@@ -65,6 +65,7 @@ impl World {
             bug: scenario.bug,
             channel_latency: scenario.network.channel_latency,
             unaligned: checkpointing.is_some_and(|c| c.mode == CheckpointMode::Unaligned),
+            at_least_once: checkpointing.is_some_and(|c| c.mode == CheckpointMode::AtLeastOnce),
             alignment_timeout: checkpointing.and_then(|c| c.alignment_timeout),
             flush_before_finish: checkpointing.is_some_and(|c| c.flush_before_finish),
             retention: (scenario.jobmaster.failover == Failover::Reconcile)

@@ -196,6 +196,14 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             alignment,
         } => json!({"task": name(*subtask), "checkpoint": checkpoint,
                     "alignment": alignment.to_string(), "alignment_ns": alignment.as_nanos()}),
+        TraceEvent::BarriersCounted {
+            subtask,
+            checkpoint,
+            waited,
+            past_barrier,
+        } => json!({"task": name(*subtask), "checkpoint": checkpoint,
+                    "waited": waited.to_string(), "waited_ns": waited.as_nanos(),
+                    "past_barrier": past_barrier}),
         TraceEvent::Snapshot {
             subtask,
             attempt,

@@ -126,6 +126,17 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             name(*subtask),
             format!("aligned checkpoint {checkpoint} in {alignment}"),
         ),
+        TraceEvent::BarriersCounted {
+            subtask,
+            checkpoint,
+            waited,
+            past_barrier,
+        } => (
+            name(*subtask),
+            format!(
+                "counted every barrier of checkpoint {checkpoint} in {waited}, blocking nothing ({past_barrier} records taken past a barrier)"
+            ),
+        ),
         TraceEvent::Snapshot {
             subtask,
             checkpoint,

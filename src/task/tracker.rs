@@ -1,0 +1,215 @@
+//! The task's barrier tracker for at-least-once checkpoints (`docs/rules.md` F1.7; Flink's
+//! `CheckpointBarrierTracker`).
+//!
+//! Nothing is blocked: records keep flowing on a channel after its barrier. The tracker only
+//! counts, per pending checkpoint, which channels have delivered its barrier, and says when
+//! every channel that was open at the checkpoint's first barrier has: that is when the task
+//! snapshots. A channel whose EndOfPartition is processed counts as delivered for every pending
+//! checkpoint (it will send no barrier any more), and a channel that delivered both is counted
+//! once. Several checkpoints may be pending at once; when one is complete, the older ones are
+//! dropped (they cannot complete at this task any more, and the coordinator subsumes them once
+//! a newer checkpoint completes). Like the aligned handler it does not touch channels or send
+//! anything itself; the task acts on what it returns.
+
+use sim::Instant;
+use std::collections::VecDeque;
+
+/// Flink's `MAX_CHECKPOINTS_TO_TRACK`: beyond it the oldest pending checkpoint is forgotten.
+const MAX_PENDING: usize = 50;
+
+struct Pending {
+    checkpoint: u64,
+    /// Per input slot: counted for this checkpoint (barrier delivered, or EndOfPartition).
+    counted: Vec<bool>,
+    count: u32,
+    /// Channels open at its first barrier: how many it needs.
+    target: u32,
+    /// When its first barrier arrived (the alignment time of Flink's metrics starts there).
+    started: Instant,
+    /// Records the task took from counted channels meanwhile: past their barrier, so in the
+    /// snapshot although they belong after the cut.
+    past_barrier: u32,
+}
+
+/// A pending checkpoint every channel has now delivered: the task snapshots it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Complete {
+    pub checkpoint: u64,
+    pub started: Instant,
+    pub past_barrier: u32,
+}
+
+#[derive(Default)]
+pub struct BarrierTracker {
+    /// Oldest first.
+    pending: VecDeque<Pending>,
+}
+
+impl BarrierTracker {
+    pub fn is_pending(&self, checkpoint: u64) -> bool {
+        self.pending.iter().any(|p| p.checkpoint == checkpoint)
+    }
+
+    /// Starts tracking `checkpoint`, newer than any the task knew, with `open` channels still
+    /// open: its first barrier came on `slot`, or (`slot` of `None`) a trigger RPC announced it
+    /// and it waits for EndOfPartition on every open channel.
+    pub fn start(
+        &mut self,
+        checkpoint: u64,
+        slot: Option<u32>,
+        (inputs, open): (usize, u32),
+        now: Instant,
+    ) -> Option<Complete> {
+        if self.pending.len() == MAX_PENDING {
+            self.pending.pop_front();
+        }
+        self.pending.push_back(Pending {
+            checkpoint,
+            counted: vec![false; inputs],
+            count: 0,
+            target: open,
+            started: now,
+            past_barrier: 0,
+        });
+        match slot {
+            Some(slot) => self.barrier(checkpoint, slot),
+            None => self.complete_if_done(self.pending.len() - 1),
+        }
+    }
+
+    /// `slot` delivered the barrier of pending `checkpoint`.
+    pub fn barrier(&mut self, checkpoint: u64, slot: u32) -> Option<Complete> {
+        let i = self
+            .pending
+            .iter()
+            .position(|p| p.checkpoint == checkpoint)?;
+        Self::count(&mut self.pending[i], slot);
+        self.complete_if_done(i)
+    }
+
+    /// EndOfPartition was processed on `slot`: it counts for every pending checkpoint, newest
+    /// first, until one is complete (Flink's `checkAlignmentOnEndOfPartition`).
+    pub fn end_of_partition(&mut self, slot: u32) -> Option<Complete> {
+        for i in (0..self.pending.len()).rev() {
+            Self::count(&mut self.pending[i], slot);
+            if let Some(done) = self.complete_if_done(i) {
+                return Some(done);
+            }
+        }
+        None
+    }
+
+    /// The task took a record from `slot`: past the barrier of every pending checkpoint that
+    /// counted the channel already.
+    pub fn record_taken(&mut self, slot: u32) {
+        for p in &mut self.pending {
+            if p.counted[slot as usize] {
+                p.past_barrier += 1;
+            }
+        }
+    }
+
+    /// Forgets every pending checkpoint, oldest first (legacy: EndOfPartition aborts them,
+    /// F1.7).
+    pub fn abort_all(&mut self) -> impl Iterator<Item = u64> + '_ {
+        self.pending.drain(..).map(|p| p.checkpoint)
+    }
+
+    fn count(p: &mut Pending, slot: u32) {
+        if !std::mem::replace(&mut p.counted[slot as usize], true) {
+            p.count += 1;
+        }
+    }
+
+    /// Pending entry `i` is complete if it counted its target: it and every older one leave.
+    fn complete_if_done(&mut self, i: usize) -> Option<Complete> {
+        let p = &self.pending[i];
+        if p.count < p.target {
+            return None;
+        }
+        let done = Complete {
+            checkpoint: p.checkpoint,
+            started: p.started,
+            past_barrier: p.past_barrier,
+        };
+        self.pending.drain(..=i);
+        Some(done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T0: Instant = Instant::ZERO;
+
+    #[test]
+    fn a_checkpoint_completes_once_every_open_channel_delivered_its_barrier() {
+        let mut t = BarrierTracker::default();
+        assert_eq!(t.start(1, Some(0), (3, 3), T0), None);
+        assert_eq!(t.barrier(1, 0), None, "a channel counts once");
+        t.record_taken(0);
+        t.record_taken(1); // before its barrier: inside the cut
+        assert_eq!(t.barrier(1, 2), None);
+        t.record_taken(2);
+        let done = t.barrier(1, 1).expect("all three");
+        assert_eq!(done.checkpoint, 1);
+        assert_eq!(
+            done.past_barrier, 2,
+            "taken from channels 0 and 2 after their barrier"
+        );
+        assert!(!t.is_pending(1));
+        assert_eq!(t.barrier(1, 1), None, "no longer pending");
+    }
+
+    #[test]
+    fn end_of_partition_counts_for_pending_checkpoints_and_a_channel_with_both_counts_once() {
+        let mut t = BarrierTracker::default();
+        assert_eq!(t.start(4, Some(0), (2, 2), T0), None);
+        // Channel 0 delivered the barrier, then ends: still one channel counted.
+        assert_eq!(t.end_of_partition(0), None);
+        assert!(t.is_pending(4));
+        assert_eq!(t.end_of_partition(1).map(|c| c.checkpoint), Some(4));
+    }
+
+    #[test]
+    fn a_newer_complete_checkpoint_drops_the_older_pending_ones() {
+        let mut t = BarrierTracker::default();
+        t.start(1, Some(0), (2, 2), T0);
+        t.start(2, Some(0), (2, 2), T0);
+        t.start(3, Some(1), (2, 2), T0);
+        assert_eq!(t.barrier(2, 1).map(|c| c.checkpoint), Some(2));
+        assert!(!t.is_pending(1), "older, dropped");
+        assert!(t.is_pending(3), "newer, still pending");
+        // EndOfPartition goes newest first: it completes 3, which needed only channel 0.
+        assert_eq!(t.end_of_partition(0).map(|c| c.checkpoint), Some(3));
+    }
+
+    #[test]
+    fn a_triggered_checkpoint_waits_for_end_of_partition_on_every_open_channel() {
+        let mut t = BarrierTracker::default();
+        assert_eq!(t.start(5, None, (3, 2), T0), None);
+        assert_eq!(t.end_of_partition(2), None);
+        assert_eq!(t.end_of_partition(0).map(|c| c.checkpoint), Some(5));
+        assert_eq!(
+            t.start(6, None, (3, 0), T0).map(|c| c.checkpoint),
+            Some(6),
+            "no open channel: at once"
+        );
+        let mut legacy = BarrierTracker::default();
+        legacy.start(7, Some(0), (2, 2), T0);
+        legacy.start(8, Some(1), (2, 2), T0);
+        assert_eq!(legacy.abort_all().collect::<Vec<_>>(), [7, 8]);
+        assert!(!legacy.is_pending(8));
+    }
+
+    #[test]
+    fn at_most_fifty_checkpoints_are_tracked() {
+        let mut t = BarrierTracker::default();
+        for n in 1..=51 {
+            t.start(n, Some(0), (2, 2), T0);
+        }
+        assert!(!t.is_pending(1), "the oldest is forgotten");
+        assert!(t.is_pending(2) && t.is_pending(51));
+    }
+}
