@@ -130,13 +130,19 @@ pub enum Bug {
     /// until every open channel delivered it, so its snapshot misses records sent before the
     /// other barriers (F1.7).
     SnapshotAtFirstBarrier,
+    /// A task acknowledges a checkpoint when the synchronous part of its snapshot is done,
+    /// before the asynchronous part made the state durable (F1.8).
+    AckBeforeUpload,
+    /// A finishing task terminates without waiting for the asynchronous parts of its
+    /// snapshots, which are cancelled with it (F1.8).
+    FinishBeforeUpload,
     /// A lost TaskManager's heartbeat timeout fails every running execution of the job, not
     /// only those deployed to the dead process (P1.8).
     FailUnrelatedOnTmLoss,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 43] = [
+    pub const ALL: [Bug; 45] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -180,6 +186,8 @@ impl Bug {
         Bug::FailUnrelatedOnTmLoss,
         Bug::EopNotCounted,
         Bug::SnapshotAtFirstBarrier,
+        Bug::AckBeforeUpload,
+        Bug::FinishBeforeUpload,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -229,6 +237,8 @@ impl Bug {
             Bug::IgnoreMinPause => "ignore-min-pause",
             Bug::EopNotCounted => "eop-not-counted",
             Bug::SnapshotAtFirstBarrier => "snapshot-at-first-barrier",
+            Bug::AckBeforeUpload => "ack-before-upload",
+            Bug::FinishBeforeUpload => "finish-before-upload",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -345,6 +355,10 @@ impl Bug {
             Bug::SnapshotAtFirstBarrier => {
                 "F1.7 (at least once: a snapshot waits for every open channel's barrier)"
             }
+            Bug::AckBeforeUpload => "F1.8 (a task acknowledges once its snapshot is durable)",
+            Bug::FinishBeforeUpload => {
+                "F1.8 (a finishing task waits for its snapshots' asynchronous parts)"
+            }
         }
     }
 
@@ -394,6 +408,8 @@ impl Bug {
             Bug::FailUnrelatedOnTmLoss => Invariant::FailoverScope,
             Bug::EopNotCounted => Invariant::CheckpointProgress,
             Bug::SnapshotAtFirstBarrier => Invariant::ConsistentCut,
+            Bug::AckBeforeUpload => Invariant::ConsistentCut,
+            Bug::FinishBeforeUpload => Invariant::CheckpointProgress,
         }
     }
 
@@ -526,6 +542,12 @@ impl Bug {
             }
             Bug::SnapshotAtFirstBarrier => {
                 "at least once, a task snapshots at the first barrier, so a restore loses the records other channels sent before theirs"
+            }
+            Bug::AckBeforeUpload => {
+                "a checkpoint completes before every snapshot in it is durable, so a restore from it may find state missing"
+            }
+            Bug::FinishBeforeUpload => {
+                "a finishing task cancels its running uploads, so the checkpoints it took part in never get its acknowledgement"
             }
         }
     }

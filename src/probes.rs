@@ -33,6 +33,7 @@ pub enum Probe {
     UnalignedChannelState,
     AlignmentTimeoutSwitch,
     AtLeastOncePastBarrier,
+    UploadAfterEndOfInput,
     PendingProblemSlowEop,
     FailoverRestoreFromCheckpoint,
     FailoverFromScratch,
@@ -65,7 +66,7 @@ pub enum Probe {
 }
 
 impl Probe {
-    pub const ALL: [Probe; 40] = [
+    pub const ALL: [Probe; 41] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -77,6 +78,7 @@ impl Probe {
         Probe::UnalignedChannelState,
         Probe::AlignmentTimeoutSwitch,
         Probe::AtLeastOncePastBarrier,
+        Probe::UploadAfterEndOfInput,
         Probe::PendingProblemSlowEop,
         Probe::FailoverRestoreFromCheckpoint,
         Probe::FailoverFromScratch,
@@ -122,6 +124,7 @@ impl Probe {
             Probe::UnalignedChannelState => "unaligned_channel_state",
             Probe::AlignmentTimeoutSwitch => "alignment_timeout_switch",
             Probe::AtLeastOncePastBarrier => "at_least_once_past_barrier",
+            Probe::UploadAfterEndOfInput => "upload_after_end_of_input",
             Probe::PendingProblemSlowEop => "pending_problem_slow_eop",
             Probe::FailoverRestoreFromCheckpoint => "failover_restore_from_checkpoint",
             Probe::FailoverFromScratch => "failover_from_scratch",
@@ -187,6 +190,9 @@ impl Probe {
             }
             Probe::AtLeastOncePastBarrier => {
                 "F1.7: an at-least-once snapshot holds records taken past a barrier"
+            }
+            Probe::UploadAfterEndOfInput => {
+                "F1.8: a snapshot's asynchronous part ends while its task, past end of input, waits to finish"
             }
             Probe::PendingProblemSlowEop => {
                 "P1.5: unaligned, an RPC-triggered task's barrier waits behind a finished input's data"
@@ -510,6 +516,11 @@ impl Probes {
             }
             TraceEvent::AlignmentDone { subtask, .. } => {
                 self.attempts[subtask.index()].aligning = None
+            }
+            TraceEvent::SnapshotUploaded { subtask, .. }
+                if self.attempts[subtask.index()].past_end =>
+            {
+                self.hit.insert(Probe::UploadAfterEndOfInput);
             }
             TraceEvent::BarriersCounted {
                 subtask,

@@ -13,7 +13,8 @@
 //! - checkpointing with one finish protocol (`option1`, `option2`, `flink`, `legacy`), a periodic
 //!   interval and/or explicit `trigger_at` instants, aligned or unaligned barriers, an
 //!   alignment timeout (P1.4) or at-least-once barriers (F1.7, one streaming seed in six),
-//!   `flush_before_finish` (P1.5), and sinks `at_least_once` or
+//!   `flush_before_finish` (P1.5), snapshots with an asynchronous part (F1.8, one seed in
+//!   four), and sinks `at_least_once` or
 //!   `two_phase_commit`;
 //! - a **swarm** fault mix: the seed first draws which fault kinds are enabled at all and the
 //!   window in which faults may fire, then 0–3 faults of the enabled kinds, each at a time in the
@@ -106,6 +107,8 @@ struct Bias {
     /// task before the EndOfPartition of a producer the JobMaster already sees FINISHED; one
     /// checkpoint at a time.
     slow_channels: bool,
+    /// Snapshots with an asynchronous part (F1.8).
+    async_snapshots: bool,
 }
 
 /// How barriers align (P1.4).
@@ -161,6 +164,7 @@ impl Bias {
                 one_restart: bug == Bug::RestartGivesUpEarly,
                 slow_rpcs: bug == Bug::ResendBeforeDrained,
                 slow_channels: bug == Bug::TriggerWaitsForInput,
+                async_snapshots: matches!(bug, Bug::AckBeforeUpload | Bug::FinishBeforeUpload),
                 min_pause: bug == Bug::IgnoreMinPause,
                 short_window: bug == Bug::DeployBeforeReport,
                 batch_reconcile: bug == Bug::OvertakeKeptRpcs,
@@ -559,15 +563,23 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // Drawn after that: `min_pause`, in one seed of four 1 to 3 times the checkpoint interval
     // (P1.1), which `checkpoint-progress` checks the coordinator keeps.
     let pause = (0u8..4, 1u64..=3);
-    // Drawn after that: at-least-once barriers (F1.7) in one streaming seed of six.
+    // Drawn after that: at-least-once barriers (F1.7) in one streaming seed of six, and
+    // snapshots with an asynchronous part of up to 3 ms (F1.8) in one of four.
     let at_least_once = 0u8..6;
+    let async_snapshots = (0u8..4, 1u64..3000);
     (
         shape,
         network,
         checkpointing,
         swarm(),
         cluster_and_jobmaster,
-        (reconciliation, batch, restarts, pause, at_least_once),
+        (
+            reconciliation,
+            batch,
+            restarts,
+            pause,
+            (at_least_once, async_snapshots),
+        ),
     )
         .prop_map(
             move |(
@@ -581,7 +593,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     (batch_draw, batch),
                     restarts,
                     pause,
-                    at_least_once,
+                    (at_least_once, (async_draw, async_us)),
                 ),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
@@ -680,6 +692,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                             .then(|| format!("{timeout_us}us")),
                         "finish_protocol": protocol.name(),
                         "flush_before_finish": flush,
+                        "async_duration": if async_draw == 0 || bias.async_snapshots {
+                            format!("0us..{async_us}us")
+                        } else {
+                            "0us".to_owned()
+                        },
                     },
                     "faults": faults,
                     "heal_at": format!("{}ms", swarm.3),

@@ -13,6 +13,7 @@ pub(crate) mod reconcile_outcome;
 mod reference;
 mod rpc_order;
 mod trigger_at_once;
+mod uploads;
 
 use crate::checkpoint::storage::CheckpointStorage;
 use crate::faults::FaultPlan;
@@ -136,6 +137,8 @@ pub struct Oracles {
     trigger_at_once: Option<trigger_at_once::TriggerAtOnce>,
     /// `failover-scope` (P1.8).
     failover_scope: failover_scope::FailoverScope,
+    /// F1.8, with asynchronous snapshot parts only.
+    uploads: Option<uploads::Uploads>,
     /// `reconcile-outcome` (P3.4), under `failover: reconcile` only.
     reconcile_outcome: Option<reconcile_outcome::ReconcileOutcome>,
     /// `job-status`: every fault that fired, in order.
@@ -194,6 +197,7 @@ impl Oracles {
             rpc_order: rpc_order::RpcOrder::new(),
             trigger_at_once: (config.protocol == Some(FinishProtocol::Flink))
                 .then(|| trigger_at_once::TriggerAtOnce::new(graph)),
+            uploads: config.async_duration.map(|_| uploads::Uploads::default()),
             failover_scope: failover_scope::FailoverScope::new(
                 graph,
                 config.failover_scope,
@@ -231,6 +235,9 @@ impl Oracles {
         if let Some(r) = self.reconcile_outcome.as_mut() {
             r.sent(to, rpc);
         }
+        if let Some(u) = self.uploads.as_mut() {
+            u.sent(rpc);
+        }
     }
 
     /// Sees one trace event as it is recorded.
@@ -244,6 +251,13 @@ impl Oracles {
         now: Instant,
         event: &TraceEvent,
     ) {
+        if let Some(v) = self
+            .uploads
+            .as_mut()
+            .and_then(|u| u.observe(graph, index, now, event))
+        {
+            self.violate(v);
+        }
         if self.retention.is_some() {
             self.observe_reconciliation(graph, index, now, event);
             if let Some(v) = self
@@ -777,8 +791,9 @@ impl Oracles {
                     Some(FinishProtocol::Flink | FinishProtocol::Legacy)
                 )
             }
+            // F1.8: in any protocol, a task waiting for its uploads to close declines.
             AbortReason::Declined(DeclineReason::TaskClosing) => {
-                protocol == Some(FinishProtocol::Flink)
+                protocol == Some(FinishProtocol::Flink) || self.uploads.is_some()
             }
             // Legacy P1.6 and F1.3 with the feature off.
             AbortReason::Declined(

@@ -342,6 +342,18 @@ impl Narrator<'_> {
                     "alignment complete",
                 )
             }
+            TraceEvent::SnapshotUploaded {
+                subtask,
+                checkpoint,
+                ..
+            } => key(
+                self.name(subtask),
+                "F1.8",
+                format!(
+                    "the asynchronous part of its snapshot for checkpoint {checkpoint} is over: the state is in durable storage, so only now does it acknowledge the checkpoint (its barrier went on at the synchronous part)"
+                ),
+                "snapshot uploaded",
+            ),
             TraceEvent::BarriersCounted {
                 subtask,
                 checkpoint,

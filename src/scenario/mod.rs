@@ -112,6 +112,7 @@
 //! | `mode` | how barriers are handled: `"aligned"` or `"unaligned"` (exactly once, P1.4), or `"at_least_once"` (barriers counted, never aligned, F1.7) | `"aligned"` |
 //! | `alignment_timeout` | duration, or `null`: an aligned checkpoint aligning longer switches to unaligned (P1.4, F1.3); must be `null` under `at_least_once` | `null` |
 //! | `finish_protocol` | how checkpoints go on once subtasks finish (P1.2), one of the four below | `"flink"` |
+//! | `async_duration` | duration or range: how long the asynchronous part of each snapshot takes; the task acknowledges when it ends, and a finishing task waits for it (F1.8); `"0"`: synchronous snapshots | `"0"` |
 //! | `flush_before_finish` | unaligned only: `true`: a finishing subtask waits until its output is fully sent and takes part in checkpoints meanwhile; `false`: it finishes at once and its result partition drains after it (P1.5) | `false` |
 //!
 //! An `interval` of `null` with an empty `trigger_at` is an error: no checkpoint would ever be

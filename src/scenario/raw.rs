@@ -264,6 +264,8 @@ pub(super) struct RawCheckpointing {
     pub finish_protocol: FinishProtocol,
     #[serde(default)]
     pub flush_before_finish: bool,
+    #[serde(default = "default_async_duration")]
+    pub async_duration: DurationRange,
 }
 
 #[derive(Deserialize)]
@@ -510,6 +512,10 @@ fn default_process_time() -> DurationRange {
 fn default_task_managers() -> u32 {
     DEFAULT_TASK_MANAGERS
 }
+fn default_async_duration() -> DurationRange {
+    DurationRange::fixed(Duration::ZERO)
+}
+
 fn default_channel_latency() -> DurationRange {
     DEFAULT_CHANNEL_LATENCY
 }

@@ -919,6 +919,7 @@ fn an_empty_checkpointing_block_takes_every_default() {
             alignment_timeout: None,
             finish_protocol: FinishProtocol::Flink,
             flush_before_finish: false,
+            async_duration: crate::scenario::DurationRange::fixed(Duration::ZERO),
         })
     );
     assert_eq!(s.bug, None);
@@ -963,6 +964,7 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
             alignment_timeout: None,
             finish_protocol: FinishProtocol::Option1,
             flush_before_finish: false,
+            async_duration: crate::scenario::DurationRange::fixed(Duration::ZERO),
         })
     );
     assert_eq!(s.bug, Some(crate::bug::Bug::SkipRetriggerDescendants));

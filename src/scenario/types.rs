@@ -212,6 +212,9 @@ pub struct Checkpointing {
     pub finish_protocol: FinishProtocol,
     /// A finishing subtask waits until its result partition is fully sent (P1.5).
     pub flush_before_finish: bool,
+    /// How long a snapshot's asynchronous part takes (F1.8): the acknowledgement goes when it
+    /// ends. Zero: snapshots are synchronous.
+    pub async_duration: DurationRange,
 }
 
 /// How a subtask with several inputs lines up barriers (P1.4).

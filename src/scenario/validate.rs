@@ -672,6 +672,7 @@ fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> 
         alignment_timeout: raw.alignment_timeout,
         finish_protocol: raw.finish_protocol,
         flush_before_finish: raw.flush_before_finish,
+        async_duration: raw.async_duration,
     })
 }
 

@@ -115,6 +115,12 @@ pub struct Task {
     unaligned: Option<UnalignedCheckpoint>,
     /// Restored input channel state, processed before any new input (P1.8).
     replay: VecDeque<(ChannelId, Record)>,
+    /// F1.8: snapshots whose asynchronous part is still running, oldest first.
+    uploading: Vec<(u64, SubtaskSnapshot)>,
+    /// The task may close (or, with everything sent, finish), but waits for `uploading` to
+    /// empty first.
+    close_after_upload: bool,
+    finish_after_upload: bool,
 }
 
 impl Task {
@@ -188,6 +194,9 @@ impl Task {
             finished_on_restore,
             unaligned: None,
             replay,
+            uploading: Vec::new(),
+            close_after_upload: false,
+            finish_after_upload: false,
         }
     }
 
@@ -883,6 +892,12 @@ impl Task {
         let protocol = self.protocol(ctx);
         // P1.5: with `flush_before_finish`, a closing task still runs while its result
         // partition drains, and takes part in (unaligned) checkpoints meanwhile.
+        if self.close_after_upload || self.finish_after_upload {
+            // F1.8: a task that waits for its uploads to close or finish is closing (Flink's
+            // mailbox takes no new checkpoint once the task prepares to close): it declines,
+            // in every protocol, so that no new upload keeps it waiting.
+            return self.decline(ctx, n, DeclineReason::TaskClosing);
+        }
         let draining =
             self.phase == Phase::Closing && ctx.config.unaligned && ctx.config.flush_before_finish;
         match self.phase {
@@ -1104,10 +1119,74 @@ impl Task {
         (state, finished)
     }
 
-    /// Writes the snapshot to durable storage and acknowledges it.
+    /// The synchronous part of the snapshot for `n` is done (its barrier went on). With an
+    /// asynchronous part (F1.8) the state is written and acknowledged when that part ends;
+    /// without, now.
     fn acknowledge(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
+        self.unnotified.insert(n);
+        let Some(duration) = ctx.config.async_duration else {
+            return self.persist(ctx, n, snapshot);
+        };
+        if ctx.config.bug == Some(Bug::AckBeforeUpload) {
+            // The bug: acknowledge with the synchronous part, before the state is durable.
+            self.send_acknowledgement(ctx, n, snapshot.finished);
+        }
+        self.uploading.push((n, snapshot));
+        let took = draw(&mut ctx.io.workload, duration);
+        ctx.sched.after(
+            took,
+            Event::SnapshotUploaded {
+                subtask: self.id,
+                attempt: self.attempt,
+                checkpoint: n,
+            },
+        );
+    }
+
+    /// F1.8: the asynchronous part of the snapshot for `n` is over, unless the checkpoint was
+    /// aborted meanwhile (which cancels it).
+    pub fn on_snapshot_uploaded(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        let Some(i) = self.uploading.iter().position(|(c, _)| *c == n) else {
+            return;
+        };
+        let (_, snapshot) = self.uploading.remove(i);
+        ctx.record(TraceEvent::SnapshotUploaded {
+            subtask: self.id,
+            attempt: self.attempt,
+            checkpoint: n,
+        });
+        if ctx.config.bug == Some(Bug::AckBeforeUpload) {
+            ctx.io.storage.write_snapshot(n, self.id, snapshot);
+        } else {
+            self.persist(ctx, n, snapshot);
+        }
+        self.after_upload(ctx);
+        // Like an RPC handler: what the upload unblocked (closing, outputs queued) is carried out
+        // by a step.
+        self.wake(ctx);
+    }
+
+    /// The last running upload ended (or was cancelled): a task waiting for it to close or to
+    /// finish goes on.
+    fn after_upload(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if !self.uploading.is_empty() {
+            return;
+        }
+        if self.close_after_upload {
+            self.close(ctx);
+        } else if self.finish_after_upload {
+            self.finish(ctx);
+        }
+    }
+
+    /// Writes the snapshot to durable storage and acknowledges it.
+    fn persist(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
         let finished = snapshot.finished;
         ctx.io.storage.write_snapshot(n, self.id, snapshot);
+        self.send_acknowledgement(ctx, n, finished);
+    }
+
+    fn send_acknowledgement(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, finished: bool) {
         self.send(
             ctx,
             Call::AcknowledgeCheckpoint {
@@ -1115,7 +1194,6 @@ impl Task {
                 finished,
             },
         );
-        self.unnotified.insert(n);
     }
 
     fn decline(&mut self, ctx: &mut Ctx<'_, '_>, checkpoint: u64, reason: DeclineReason) {
@@ -1165,6 +1243,12 @@ impl Task {
             return;
         }
         self.unnotified.remove(&n);
+        // F1.8: an abort cancels the checkpoint's asynchronous part.
+        let uploading = self.uploading.len();
+        self.uploading.retain(|(c, _)| *c != n);
+        if self.uploading.len() < uploading {
+            self.after_upload(ctx);
+        }
         if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
             self.abandon_alignment(ctx);
         }
@@ -1219,6 +1303,9 @@ impl Task {
             for checkpoint in pending {
                 self.decline(ctx, checkpoint, DeclineReason::TaskFinishing);
             }
+            // F1.8: declined, their uploads are cancelled (Flink does not wait for pending
+            // checkpoints when checkpoints after tasks finish are off).
+            self.uploading.clear();
             self.unnotified.clear();
             self.wait_at_end.clear();
         }
@@ -1297,6 +1384,13 @@ impl Task {
 
     /// EndOfPartition on every output; FINISHED once everything is on the wire.
     fn close(&mut self, ctx: &mut Ctx<'_, '_>) {
+        // F1.8: Flink's task waits for its snapshots' asynchronous parts before its result
+        // partitions end (EndOfPartition).
+        if !self.uploading.is_empty() && ctx.config.bug != Some(Bug::FinishBeforeUpload) {
+            self.close_after_upload = true;
+            return;
+        }
+        self.close_after_upload = false;
         self.phase = Phase::Closing;
         self.broadcast(ctx, Element::EndOfPartition);
         // P1.5: without `flush_before_finish`, the task finishes at once and its result
@@ -1306,8 +1400,18 @@ impl Task {
         }
     }
 
-    /// Everything is on the wire: the task is FINISHED and tells the JobMaster.
+    /// Everything is on the wire: the task is FINISHED and tells the JobMaster, once the
+    /// asynchronous parts of its snapshots are over (F1.8: Flink's task waits for them before
+    /// it terminates).
     fn finish(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if !self.uploading.is_empty() {
+            if ctx.config.bug != Some(Bug::FinishBeforeUpload) {
+                self.finish_after_upload = true;
+                return;
+            }
+            self.uploading.clear(); // the bug: terminating cancels the uploads still running
+        }
+        self.finish_after_upload = false;
         self.phase = Phase::Finished;
         self.set_state(ctx, ExecutionState::Finished);
     }

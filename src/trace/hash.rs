@@ -92,6 +92,11 @@ impl TraceEvent {
                 checkpoint,
                 alignment,
             } => words(h, 14, &[id(subtask), checkpoint, alignment.as_nanos()]),
+            TraceEvent::SnapshotUploaded {
+                subtask,
+                attempt,
+                checkpoint,
+            } => words(h, 38, &[id(subtask), u64::from(attempt), checkpoint]),
             TraceEvent::BarriersCounted {
                 subtask,
                 checkpoint,

@@ -106,6 +106,13 @@ pub enum TraceEvent {
         checkpoint: u64,
         alignment: Duration,
     },
+    /// F1.8: the asynchronous part of the task's snapshot for `checkpoint` is over: the state
+    /// is in durable storage and the task acknowledges the checkpoint.
+    SnapshotUploaded {
+        subtask: SubtaskId,
+        attempt: u32,
+        checkpoint: u64,
+    },
     /// F1.7 (at least once): every channel open at the checkpoint's first barrier delivered
     /// it or ended, `waited` after the first one: the task snapshots. No channel was blocked
     /// meanwhile: `past_barrier` records came from channels after their barrier, so the
@@ -394,6 +401,7 @@ impl TraceEvent {
             TraceEvent::BarrierInserted { .. } => "barrier_inserted",
             TraceEvent::AlignmentDone { .. } => "alignment_done",
             TraceEvent::BarriersCounted { .. } => "barriers_counted",
+            TraceEvent::SnapshotUploaded { .. } => "snapshot_uploaded",
             TraceEvent::Snapshot { .. } => "snapshot",
             TraceEvent::Retrigger { .. } => "retrigger",
             TraceEvent::CheckpointCompleted { .. } => "checkpoint_completed",
@@ -461,6 +469,7 @@ impl TraceEvent {
             | TraceEvent::BarrierInserted { .. }
             | TraceEvent::AlignmentDone { .. }
             | TraceEvent::BarriersCounted { .. }
+            | TraceEvent::SnapshotUploaded { .. }
             | TraceEvent::Snapshot { .. }
             | TraceEvent::Retrigger { .. }
             | TraceEvent::CheckpointCompleted { .. }

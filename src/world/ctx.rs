@@ -28,6 +28,8 @@ pub struct Config {
     pub unaligned: bool,
     /// Checkpoints are at least once: barriers are counted, never aligned (F1.7).
     pub at_least_once: bool,
+    /// F1.8: how long a snapshot's asynchronous part takes; `None`: synchronous snapshots.
+    pub async_duration: Option<DurationRange>,
     /// Aligned checkpoints switch to unaligned after aligning this long (F1.3).
     pub alignment_timeout: Option<Duration>,
     /// P1.5: a finishing task waits until its result partition is fully sent (unaligned only;

@@ -55,6 +55,12 @@ pub enum Event {
         attempt: u32,
         checkpoint: u64,
     },
+    /// The asynchronous part of `subtask`'s snapshot for `checkpoint` is over (F1.8).
+    SnapshotUploaded {
+        subtask: SubtaskId,
+        attempt: u32,
+        checkpoint: u64,
+    },
 }
 
 // The kernel queue holds millions of these; a variant that grows past this makes every pending

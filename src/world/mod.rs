@@ -22,7 +22,7 @@ use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
 use crate::faults::FaultPlan;
-use crate::graph::ExecutionGraph;
+use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::jobmaster::JobMaster;
 use crate::net::{DataPlane, Envelope, RpcLinks, RpcPolicy};
 use crate::oracle::Oracles;
@@ -66,6 +66,9 @@ impl World {
             channel_latency: scenario.network.channel_latency,
             unaligned: checkpointing.is_some_and(|c| c.mode == CheckpointMode::Unaligned),
             at_least_once: checkpointing.is_some_and(|c| c.mode == CheckpointMode::AtLeastOnce),
+            async_duration: checkpointing
+                .map(|c| c.async_duration)
+                .filter(|d| d.max > Duration::ZERO),
             alignment_timeout: checkpointing.and_then(|c| c.alignment_timeout),
             flush_before_finish: checkpointing.is_some_and(|c| c.flush_before_finish),
             retention: (scenario.jobmaster.failover == Failover::Reconcile)
@@ -301,11 +304,17 @@ impl Model for World {
                 attempt,
                 checkpoint,
             } => {
-                if let Some(task) = tasks[subtask.index()]
-                    .as_mut()
-                    .filter(|t| t.attempt() == attempt)
-                {
+                if let Some(task) = current(tasks, subtask, attempt) {
                     task.on_alignment_timeout(&mut ctx, checkpoint);
+                }
+            }
+            Event::SnapshotUploaded {
+                subtask,
+                attempt,
+                checkpoint,
+            } => {
+                if let Some(task) = current(tasks, subtask, attempt) {
+                    task.on_snapshot_uploaded(&mut ctx, checkpoint);
                 }
             }
             Event::AllRecordsProcessed { channel, epoch } => {
@@ -458,6 +467,13 @@ impl Model for World {
             .as_ref()
             .is_some_and(|jm| jm.status().is_terminal())
     }
+}
+
+/// The task of `subtask`, if it is the attempt a timer was set by.
+fn current(tasks: &mut [Option<Task>], subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
+    tasks[subtask.index()]
+        .as_mut()
+        .filter(|t| t.attempt() == attempt)
 }
 
 /// The JobMaster, if it is the incarnation a timer was set by.

@@ -196,6 +196,11 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             alignment,
         } => json!({"task": name(*subtask), "checkpoint": checkpoint,
                     "alignment": alignment.to_string(), "alignment_ns": alignment.as_nanos()}),
+        TraceEvent::SnapshotUploaded {
+            subtask,
+            attempt,
+            checkpoint,
+        } => json!({"task": name(*subtask), "attempt": attempt, "checkpoint": checkpoint}),
         TraceEvent::BarriersCounted {
             subtask,
             checkpoint,

@@ -126,6 +126,14 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             name(*subtask),
             format!("aligned checkpoint {checkpoint} in {alignment}"),
         ),
+        TraceEvent::SnapshotUploaded {
+            subtask,
+            checkpoint,
+            ..
+        } => (
+            name(*subtask),
+            format!("finished the asynchronous part of its snapshot for checkpoint {checkpoint}: state durable, acknowledged"),
+        ),
         TraceEvent::BarriersCounted {
             subtask,
             checkpoint,
