@@ -556,7 +556,11 @@ fn check_excerpts(doc: &str) -> usize {
     let mut checked = 0;
     for (i, block) in text.split("```").enumerate() {
         if i % 2 == 0 {
-            // Prose: a command quoted inline (`flinksim run …`) is what the next excerpt shows.
+            // Prose: a new section starts afresh, and a command quoted inline (`flinksim run …`)
+            // is what the next excerpt shows.
+            if block.lines().any(|l| l.starts_with('#')) {
+                commands.clear();
+            }
             let inline = commands_in(block.split('`').skip(1).step_by(2));
             if !inline.is_empty() {
                 commands = inline;

@@ -14,7 +14,8 @@
 //!   interval and/or explicit `trigger_at` instants, aligned or unaligned barriers, an
 //!   alignment timeout (P1.4) or at-least-once barriers (F1.7, one streaming seed in six),
 //!   `flush_before_finish` (P1.5), snapshots with an asynchronous part (F1.8, one seed in
-//!   four), and sinks `at_least_once` or
+//!   four), a latency of their own for one or two channels (one seed in four), and sinks
+//!   `at_least_once` or
 //!   `two_phase_commit`;
 //! - a **swarm** fault mix: the seed first draws which fault kinds are enabled at all and the
 //!   window in which faults may fire, then 0–3 faults of the enabled kinds, each at a time in the
@@ -320,6 +321,22 @@ fn swarm() -> impl Strategy<Value = SwarmSpec> {
     )
 }
 
+/// `network.channels` for the first `n` edges: the channel between their subtasks 0, which
+/// every edge has (a pointwise edge maps subtask 0 to subtask 0), with a latency of 0 to `us`.
+fn own_channels(edges: &[Value], n: usize, us: u64) -> Vec<Value> {
+    edges
+        .iter()
+        .take(n)
+        .map(|e| {
+            json!({
+                "from": format!("{}[0]", e["from"].as_str().unwrap_or_default()),
+                "to": format!("{}[0]", e["to"].as_str().unwrap_or_default()),
+                "latency": format!("{}us..{us}us", us / 2),
+            })
+        })
+        .collect()
+}
+
 /// The graph: sources, then maps / keyed sums each reading from one or two earlier vertices,
 /// then sinks reading from a middle vertex (a source when there is none).
 fn graph(
@@ -567,6 +584,9 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // snapshots with an asynchronous part of up to 3 ms (F1.8) in one of four.
     let at_least_once = 0u8..6;
     let async_snapshots = (0u8..4, 1u64..3000);
+    // And last: in one streaming seed of four, the first one or two edges' channel between
+    // their subtasks 0 (every edge has one) gets a latency of its own, up to 5 ms.
+    let own_latency = (0u8..4, 1usize..=2, 0u64..5000);
     (
         shape,
         network,
@@ -578,7 +598,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
             batch,
             restarts,
             pause,
-            (at_least_once, async_snapshots),
+            (at_least_once, async_snapshots, own_latency),
         ),
     )
         .prop_map(
@@ -593,7 +613,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     (batch_draw, batch),
                     restarts,
                     pause,
-                    (at_least_once, (async_draw, async_us)),
+                    (at_least_once, (async_draw, async_us), (own_draw, own_edges, own_us)),
                 ),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
@@ -672,12 +692,20 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         "channel_latency": format!("{}us..{}us", channel.0, channel.0 + channel.1),
                         "rpc_latency": format!("{}us..{}us", rpc.0, rpc.0 + rpc.1),
                         "channel_capacity": capacity,
+                        "channels": if own_draw == 0 {
+                            own_channels(&edges, own_edges, own_us)
+                        } else {
+                            Vec::new()
+                        },
                     },
                     "checkpointing": {
                         "interval": interval_us.map(|us| format!("{us}us")),
                         "trigger_at": trigger_at.iter().map(|us| format!("{us}us")).collect::<Vec<_>>(),
                         "timeout": CHECKPOINT_TIMEOUT,
-                        "max_concurrent": max_concurrent,
+                        // A channel slower than the checkpoint interval lets a newer
+                        // checkpoint subsume the older at its consumer again and again (the
+                        // livelock `slow_channels` avoids too): one checkpoint at a time.
+                        "max_concurrent": if own_draw == 0 { 1 } else { max_concurrent },
                         "min_pause": match (pause, interval_us) {
                             ((0, k), Some(us)) => format!("{}us", us * k),
                             (_, Some(us)) if bias.min_pause => format!("{}us", us * 2),

@@ -20,7 +20,7 @@ use crate::scenario::{DurationRange, Network};
 mod rpc;
 pub use rpc::{Envelope, LinkId, RpcLinks, RpcPolicy};
 use sim::{Duration, Instant, RandomStreams, Stream};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Runtime state of one channel. Kept small: a million of them must fit comfortably in memory.
 #[derive(Debug, Default)]
@@ -45,17 +45,34 @@ pub struct DataPlane {
     channels: Vec<Channel>,
     capacity: u32,
     latency: DurationRange,
+    /// `network.channels`: channels with a latency of their own, by channel index. A map, not
+    /// a field of every channel: a million channels must stay small, and most runs have none.
+    own_latency: BTreeMap<u32, DurationRange>,
     rng: Stream,
 }
 
 impl DataPlane {
     pub fn new(graph: &ExecutionGraph, network: &Network, streams: &RandomStreams) -> DataPlane {
+        let subtask = |r: crate::scenario::SubtaskRef| graph.vertices[r.vertex].first + r.index;
+        let own_latency = graph
+            .channels
+            .iter()
+            .enumerate()
+            .filter_map(|(c, info)| {
+                network
+                    .channels
+                    .iter()
+                    .find(|o| (subtask(o.from), subtask(o.to)) == (info.from.0, info.to.0))
+                    .map(|o| (c as u32, o.latency))
+            })
+            .collect();
         DataPlane {
             channels: (0..graph.channels.len())
                 .map(|_| Channel::default())
                 .collect(),
             capacity: network.channel_capacity,
             latency: network.channel_latency,
+            own_latency,
             rng: streams.stream("network.channel"),
         }
     }
@@ -82,7 +99,15 @@ impl DataPlane {
         element: Element,
         extra: Duration,
     ) -> (Instant, u32) {
-        let latency = draw(&mut self.rng, self.latency) + extra;
+        let range = if self.own_latency.is_empty() {
+            self.latency
+        } else {
+            self.own_latency
+                .get(&channel.0)
+                .copied()
+                .unwrap_or(self.latency)
+        };
+        let latency = draw(&mut self.rng, range) + extra;
         let c = &mut self.channels[channel.index()];
         if element.needs_credit() {
             assert!(c.records < self.capacity, "pushed a record without credit");

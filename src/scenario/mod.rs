@@ -99,6 +99,7 @@
 //! | `channel_latency` | duration or range: delay of a buffer on a data channel | `"50us..500us"` |
 //! | `rpc_latency` | duration or range: delay of an RPC | `"200us..2ms"` |
 //! | `channel_capacity` | buffers per channel before back-pressure, at least 1 | `8` |
+//! | `channels` | list of `{"from": "a[0]", "to": "b[1]", "latency": "3ms"}`: a channel an edge makes between those subtasks, with a latency of its own; each pair once; streaming jobs only | `[]` |
 //!
 //! `checkpointing` (P1 of `docs/rules.md`; every duration here is one duration, not a range):
 //!
@@ -259,11 +260,11 @@ pub use batch::{
 };
 pub use error::ScenarioError;
 pub use types::{
-    Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, DurationRange,
-    Edge, Exchange, Expect, ExpectedCheckpoint, ExpectedRestore, Failover, FailoverScope, Fault,
-    FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode, Network, Operator,
-    Partitioner, Pattern, Predicate, Records, RestartStrategy, RestoreScope, Scenario, SpikeTarget,
-    SubtaskRef, TieBreak, Vertex,
+    Budget, ChannelLatency, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery,
+    DurationRange, Edge, Exchange, Expect, ExpectedCheckpoint, ExpectedRestore, Failover,
+    FailoverScope, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode,
+    Network, Operator, Partitioner, Pattern, Predicate, Records, RestartStrategy, RestoreScope,
+    Scenario, SpikeTarget, SubtaskRef, TieBreak, Vertex,
 };
 
 use std::path::Path;

@@ -223,6 +223,17 @@ pub(super) struct RawNetwork {
     pub rpc_latency: DurationRange,
     #[serde(default = "default_channel_capacity")]
     pub channel_capacity: u32,
+    #[serde(default)]
+    pub channels: Vec<RawChannelLatency>,
+}
+
+/// One entry of `network.channels`: the latency of the channel from one subtask to another.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawChannelLatency {
+    pub from: String,
+    pub to: String,
+    pub latency: DurationRange,
 }
 
 impl Default for RawNetwork {
@@ -231,6 +242,7 @@ impl Default for RawNetwork {
             channel_latency: DEFAULT_CHANNEL_LATENCY,
             rpc_latency: DEFAULT_RPC_LATENCY,
             channel_capacity: DEFAULT_CHANNEL_CAPACITY,
+            channels: Vec::new(),
         }
     }
 }

@@ -148,6 +148,7 @@ fn full_example_reads_into_the_expected_values() {
             channel_latency: range(Duration::from_micros(50), Duration::from_micros(500)),
             rpc_latency: range(Duration::from_micros(200), Duration::from_millis(2)),
             channel_capacity: 8,
+            channels: vec![],
         }
     );
     assert_eq!(
@@ -219,6 +220,7 @@ fn every_field_but_name_mode_and_job_has_a_default() {
             channel_latency: range(Duration::from_micros(50), Duration::from_micros(500)),
             rpc_latency: range(Duration::from_micros(200), Duration::from_millis(2)),
             channel_capacity: 8,
+            channels: vec![],
         }
     );
     assert_eq!(
@@ -2222,5 +2224,55 @@ fn a_batch_coordinator_may_sit_on_any_vertex_but_only_a_source_has_splits() {
     assert!(
         unknown.to_string().contains("\"src\", \"map\""),
         "{unknown}"
+    );
+}
+
+/// `network.channels`: a latency of its own for named channels, refused where no channel runs,
+/// twice for one channel, with a malformed subtask, or in a batch job.
+#[test]
+fn channel_latencies_name_channels_of_the_job() {
+    let net = |channels: &str| with(&format!(r#""network": {{"channels": [{channels}]}}"#));
+    let s = ok(&net(
+        r#"{"from": "src[1]", "to": "sink[0]", "latency": "3ms"}"#,
+    ));
+    assert_eq!(
+        s.network.channels,
+        [ChannelLatency {
+            from: SubtaskRef {
+                vertex: 0,
+                index: 1
+            },
+            to: SubtaskRef {
+                vertex: 1,
+                index: 0
+            },
+            latency: DurationRange::fixed(Duration::from_millis(3)),
+        }]
+    );
+    reject(
+        &net(r#"{"from": "sink[0]", "to": "src[0]", "latency": "3ms"}"#),
+        "network.channels[0]",
+        "no channel runs from sink[0] to src[0]",
+    );
+    reject(
+        &net(r#"{"from": "src[2]", "to": "sink[0]", "latency": "3ms"}"#),
+        "network.channels[0].from",
+        "has parallelism 2",
+    );
+    reject(
+        &net(r#"{"from": "src[0]", "to": "snk[0]", "latency": "3ms"}"#),
+        "network.channels[0].to",
+        "unknown vertex \"snk\"",
+    );
+    reject(
+        &net(r#"{"from": "src[0]", "to": "sink[0]", "latency": "3ms"},
+               {"from": "src[0]", "to": "sink[0]", "latency": "1ms"}"#),
+        "network.channels[1]",
+        "listed twice: network.channels[0]",
+    );
+    reject(
+        &net(r#"{"from": "src[0]", "to": "sink[0]", "latency": "soon"}"#),
+        "network.channels[0].latency",
+        "",
     );
 }

@@ -182,7 +182,7 @@ pub struct Cluster {
 }
 
 /// Delays and buffering of the simulated network.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Network {
     /// Delay of one buffer on a data channel between two subtasks.
     pub channel_latency: DurationRange,
@@ -190,6 +190,16 @@ pub struct Network {
     pub rpc_latency: DurationRange,
     /// Buffers a channel holds before its producer is back-pressured.
     pub channel_capacity: u32,
+    /// Channels with a latency of their own instead of `channel_latency`.
+    pub channels: Vec<ChannelLatency>,
+}
+
+/// The latency of the channel (or channels, one per edge) from one subtask to another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelLatency {
+    pub from: SubtaskRef,
+    pub to: SubtaskRef,
+    pub latency: DurationRange,
 }
 
 /// How the CheckpointCoordinator triggers checkpoints and how tasks take part (P1).

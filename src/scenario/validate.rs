@@ -12,9 +12,9 @@ use super::raw::{
     RawExpectedCheckpoint, RawJob, RawJobMaster, RawNetwork, RawRecords, RawScenario, RawVertex,
 };
 use super::types::{
-    Budget, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery, Edge, Exchange,
-    Expect, ExpectedCheckpoint, Failover, Job, JobMasterConfig, Mode, Network, Operator,
-    Partitioner, Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
+    Budget, ChannelLatency, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery,
+    Edge, Exchange, Expect, ExpectedCheckpoint, Failover, Job, JobMasterConfig, Mode, Network,
+    Operator, Partitioner, Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -95,7 +95,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         bounds::check_batch_reading(batch, &job)?;
     }
     let cluster = check_cluster(raw.cluster, &job)?;
-    let network = check_network(raw.network)?;
+    let network = check_network(raw.network, &job, raw.mode)?;
     let checkpointing = raw
         .checkpointing
         .map(|block| check_checkpointing(block.0))
@@ -594,7 +594,7 @@ fn check_cluster(raw: RawCluster, job: &Job) -> Result<Cluster, Problem> {
     })
 }
 
-fn check_network(raw: RawNetwork) -> Result<Network, Problem> {
+fn check_network(raw: RawNetwork, job: &Job, mode: Mode) -> Result<Network, Problem> {
     if raw.channel_capacity == 0 {
         return Err(problem(
             "network.channel_capacity",
@@ -606,7 +606,67 @@ fn check_network(raw: RawNetwork) -> Result<Network, Problem> {
         channel_latency: raw.channel_latency,
         rpc_latency: raw.rpc_latency,
         channel_capacity: raw.channel_capacity,
+        channels: check_channel_latencies(raw.channels, job, mode)?,
     })
+}
+
+/// `network.channels`: each names two subtasks with a channel between them, once.
+fn check_channel_latencies(
+    raw: Vec<super::raw::RawChannelLatency>,
+    job: &Job,
+    mode: Mode,
+) -> Result<Vec<ChannelLatency>, Problem> {
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    if mode == Mode::Batch {
+        return Err(problem(
+            "network.channels",
+            "must be empty in a batch job: its exchanges are blocking partitions read whole, \
+             not channels with a latency",
+        ));
+    }
+    bounds::check_list_len("network.channels", raw.len())?;
+    // Which subtask pairs a channel joins: the graph decides (pointwise and all-to-all edges).
+    let graph = crate::graph::ExecutionGraph::build(job);
+    let joined: std::collections::BTreeSet<(u32, u32)> =
+        graph.channels.iter().map(|c| (c.from.0, c.to.0)).collect();
+    let id = |r: SubtaskRef| graph.vertices[r.vertex].first + r.index;
+    let mut seen: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, c) in raw.into_iter().enumerate() {
+        let at = |field: &str| format!("network.channels[{i}].{field}");
+        let from = subtask_ref(&c.from, job).map_err(|m| problem(at("from"), m))?;
+        let to = subtask_ref(&c.to, job).map_err(|m| problem(at("to"), m))?;
+        let pair = (id(from), id(to));
+        if !joined.contains(&pair) {
+            return Err(problem(
+                format!("network.channels[{i}]"),
+                format!(
+                    "no channel runs from {} to {}: only an edge of the job makes one (a forward \
+                     edge joins the subtasks Flink's pointwise mapping pairs, an all-to-all edge \
+                     every pair)",
+                    c.from, c.to
+                ),
+            ));
+        }
+        if let Some(first) = seen.insert(pair, i) {
+            return Err(problem(
+                format!("network.channels[{i}]"),
+                format!(
+                    "the channel from {} to {} is listed twice: network.channels[{first}] gives \
+                     it a latency already",
+                    c.from, c.to
+                ),
+            ));
+        }
+        out.push(ChannelLatency {
+            from,
+            to,
+            latency: c.latency,
+        });
+    }
+    Ok(out)
 }
 
 fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> {
