@@ -580,7 +580,8 @@ impl Probes {
                 FaultEvent::DelaySpike => self.hit.insert(Probe::DelaySpike),
                 FaultEvent::RpcLoss
                 | FaultEvent::JobEventsWriteFailure
-                | FaultEvent::JobEventsReadFailure => {}
+                | FaultEvent::JobEventsReadFailure
+                | FaultEvent::TriggerTask { .. } => {}
                 FaultEvent::FailTask(_)
                 | FaultEvent::LoseTaskManager(_)
                 | FaultEvent::DisconnectTaskManager(_)

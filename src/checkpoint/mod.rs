@@ -373,6 +373,11 @@ impl CheckpointCoordinator {
     }
 
     /// The job reached a terminal status: nothing pending can complete any more.
+    /// The newest checkpoint triggered and neither completed nor aborted.
+    pub fn newest_pending(&self) -> Option<u64> {
+        self.pending.iter().map(|p| p.id).max()
+    }
+
     pub fn on_job_ended(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.drop_pending(ctx, AbortReason::JobEnded);
     }

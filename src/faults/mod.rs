@@ -67,6 +67,7 @@ impl FaultPlan {
                 | FaultKind::CrashJobMaster { restart_after } => restart_after,
                 FaultKind::DisconnectTaskManager { duration, .. } => duration,
                 FaultKind::FailTask { .. }
+                | FaultKind::TriggerTask { .. }
                 | FaultKind::DelaySpike { .. }
                 | FaultKind::RpcLoss { .. }
                 | FaultKind::JobEventsWriteFailure
@@ -235,6 +236,7 @@ impl FaultPlan {
                 retry_after,
             )),
             FaultKind::FailTask { .. }
+            | FaultKind::TriggerTask { .. }
             | FaultKind::LoseTaskManager { .. }
             | FaultKind::DisconnectTaskManager { .. }
             | FaultKind::CrashJobMaster { .. }

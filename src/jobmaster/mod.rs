@@ -416,16 +416,7 @@ impl JobMaster {
             _ => {}
         }
         self.set_execution(ctx, subtask, ExecutionState::Canceling);
-        let attempt = self.executions[subtask.index()].attempt;
-        self.send_to_host(
-            ctx,
-            subtask,
-            Rpc {
-                subtask,
-                attempt,
-                call: Call::CancelTask,
-            },
-        );
+        self.call_current(ctx, subtask, Call::CancelTask);
     }
 
     /// The restart strategy is exhausted (P1.8): the job fails.
@@ -585,6 +576,28 @@ impl JobMaster {
                 subtask,
                 attempt,
                 call: Call::SubmitTask(restore),
+            },
+        );
+    }
+
+    /// `trigger_task`: the trigger RPC of the newest pending checkpoint goes straight to
+    /// `subtask`'s current attempt. Returns that checkpoint, if one was pending.
+    pub fn trigger_task(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId) -> Option<u64> {
+        let checkpoint = self.checkpoints.as_ref()?.newest_pending()?;
+        self.call_current(ctx, subtask, Call::TriggerCheckpoint(checkpoint));
+        Some(checkpoint)
+    }
+
+    /// `call` to `subtask`'s current attempt, on its host.
+    fn call_current(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, call: Call) {
+        let attempt = self.executions[subtask.index()].attempt;
+        self.send_to_host(
+            ctx,
+            subtask,
+            Rpc {
+                subtask,
+                attempt,
+                call,
             },
         );
     }

@@ -18,6 +18,7 @@ use sim::Instant;
 fn failovers_at_most(fault: FaultEvent, subtasks: u64) -> u64 {
     match fault {
         FaultEvent::FailTask(_) => 1,
+        FaultEvent::TriggerTask { .. } => 0,
         FaultEvent::LoseTaskManager(_) | FaultEvent::DisconnectTaskManager(_) => subtasks,
         FaultEvent::CrashJobMaster
         | FaultEvent::DelaySpike

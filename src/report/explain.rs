@@ -446,6 +446,8 @@ impl Narrator<'_> {
                     FaultEvent::RpcLoss => "RPCs start getting lost".to_owned(),
                     FaultEvent::JobEventsWriteFailure => "the job event store fails to write: this JobManager logs nothing more".to_owned(),
                     FaultEvent::JobEventsReadFailure => "the durable job events can no longer be read back".to_owned(),
+                    FaultEvent::TriggerTask { subtask, checkpoint: 0 } => format!("the test harness would trigger {} by hand, but no checkpoint is pending: nothing is sent", self.name(subtask)),
+                    FaultEvent::TriggerTask { subtask, checkpoint } => format!("the test harness sends the trigger RPC of checkpoint {checkpoint} straight to {}, as Flink's task-level tests do (F1.4)", self.name(subtask)),
                 };
                 key(
                     "Faults",

@@ -331,6 +331,7 @@ pub(super) enum FaultName {
     RpcLoss,
     JobEventsWriteFailure,
     JobEventsReadFailure,
+    TriggerTask,
 }
 
 impl FaultName {
@@ -345,6 +346,7 @@ impl FaultName {
             FaultName::RpcLoss => "rpc_loss",
             FaultName::JobEventsWriteFailure => "job_events_write_failure",
             FaultName::JobEventsReadFailure => "job_events_read_failure",
+            FaultName::TriggerTask => "trigger_task",
         }
     }
 }

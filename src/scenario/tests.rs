@@ -1751,7 +1751,7 @@ fn rejects_fault_fields_of_another_kind_naming_their_kind() {
         (
             r#""fault": "crash_jobmaster", "task": "src[0]""#,
             "task",
-            "`task` only applies to fail_task faults, and this one is a crash_jobmaster fault",
+            "`task` only applies to fail_task and trigger_task faults, and this one is a crash_jobmaster fault",
         ),
         (
             r#""fault": "fail_task", "task": "src[0]", "task_manager": 0"#,
@@ -2274,5 +2274,48 @@ fn channel_latencies_name_channels_of_the_job() {
         &net(r#"{"from": "src[0]", "to": "sink[0]", "latency": "soon"}"#),
         "network.channels[0].latency",
         "",
+    );
+}
+
+/// `trigger_task` names a subtask, needs checkpointing, and is refused in a batch job, which
+/// takes no checkpoints.
+#[test]
+fn trigger_task_needs_a_subtask_and_checkpointing() {
+    let fault = |f: &str| format!(r#""faults": [{{"at": "1ms", "fault": "trigger_task"{f}}}]"#);
+    let checkpointed = |f: &str| with(&format!(r#""checkpointing": {{}}, {}"#, fault(f)));
+    let s = ok(&checkpointed(r#", "task": "sink[0]""#));
+    assert_eq!(
+        s.faults[0].kind,
+        FaultKind::TriggerTask {
+            task: SubtaskRef {
+                vertex: 1,
+                index: 0
+            }
+        }
+    );
+    reject(&checkpointed(""), "faults[0]", "the subtask to trigger");
+    reject(
+        &checkpointed(r#", "task": "sink[1]""#),
+        "faults[0].task",
+        "has parallelism 1",
+    );
+    reject(
+        &checkpointed(r#", "task": "sink[0]", "task_manager": 0"#),
+        "faults[0].task_manager",
+        "",
+    );
+    reject(
+        &with(&fault(r#", "task": "sink[0]""#)),
+        "faults[0].fault",
+        "needs a `checkpointing` block",
+    );
+    reject(
+        &format!(
+            r#"{{"name": "t", "mode": "batch", "job": {{"vertices": [
+            {{"id": "src", "operator": "source", "parallelism": 1}}]}}, {}}}"#,
+            fault(r#", "task": "src[0]""#)
+        ),
+        "faults[0].fault",
+        "only applies to streaming jobs",
     );
 }

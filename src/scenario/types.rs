@@ -319,6 +319,9 @@ pub struct SubtaskRef {
 pub enum FaultKind {
     /// The subtask fails, as an exception in user code would make it: the JobMaster fails over.
     FailTask { task: SubtaskRef },
+    /// Not a failure: the JobMaster sends the trigger RPC of its newest pending checkpoint
+    /// straight to the subtask, as Flink's task-level tests trigger a task by hand (F1.4).
+    TriggerTask { task: SubtaskRef },
     /// The TaskManager (0-based, below `cluster.task_managers`) is lost with every subtask it
     /// runs; the JobMaster notices after `jobmaster.heartbeat_timeout`. A fresh TaskManager
     /// with the same number and slots registers `restart_after` after the loss (0: at once).

@@ -168,6 +168,10 @@ impl TraceEvent {
                     FaultEvent::DisconnectTaskManager(tm) => (6, u64::from(tm)),
                     FaultEvent::JobEventsWriteFailure => (7, 0),
                     FaultEvent::JobEventsReadFailure => (8, 0),
+                    FaultEvent::TriggerTask {
+                        subtask,
+                        checkpoint,
+                    } => (9, id(subtask) << 32 | checkpoint),
                 };
                 words(h, 22, &[u64::from(index), a, b]);
             }

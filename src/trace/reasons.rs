@@ -36,6 +36,11 @@ pub enum FaultEvent {
     RpcLoss,
     JobEventsWriteFailure,
     JobEventsReadFailure,
+    /// `trigger_task`: the trigger of `checkpoint` (0: none was pending, nothing sent).
+    TriggerTask {
+        subtask: SubtaskId,
+        checkpoint: u64,
+    },
 }
 
 /// Why a task declines a checkpoint (Flink's `CheckpointFailureReason` names, where it has one).

@@ -34,6 +34,20 @@ pub(super) fn fire(
                 }
             }
         }
+        FaultKind::TriggerTask { task } => {
+            let subtask = SubtaskId(ctx.graph.vertices[task.vertex].first + task.index);
+            let checkpoint = jobmaster
+                .as_mut()
+                .and_then(|jm| jm.trigger_task(ctx, subtask))
+                .unwrap_or(0);
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::TriggerTask {
+                    subtask,
+                    checkpoint,
+                },
+            });
+        }
         FaultKind::LoseTaskManager {
             task_manager,
             restart_after,

@@ -423,7 +423,8 @@ impl BatchOracles {
                     | FaultEvent::DisconnectTaskManager(_)
                     | FaultEvent::CrashJobMaster
                     | FaultEvent::DelaySpike
-                    | FaultEvent::RpcLoss => {}
+                    | FaultEvent::RpcLoss
+                    | FaultEvent::TriggerTask { .. } => {}
                 }
             }
             TraceEvent::RestartsExhausted { failovers } => {

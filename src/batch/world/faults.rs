@@ -12,6 +12,9 @@ impl World {
     pub(super) fn fire(&mut self, sched: &mut Scheduler<'_, Event>, index: u32, kind: FaultKind) {
         let now = sched.now();
         match kind {
+            FaultKind::TriggerTask { .. } => {
+                unreachable!("validation refuses trigger_task in a batch job")
+            }
             FaultKind::FailTask { task } => {
                 let s = SubtaskId(self.graph.vertices[task.vertex].first + task.index);
                 self.record(

@@ -150,5 +150,19 @@ pub(super) fn fault_text(graph: &ExecutionGraph, fault: &FaultEvent) -> String {
         FaultEvent::RpcLoss => "RPC loss begins".to_owned(),
         FaultEvent::JobEventsWriteFailure => "the job event store fails to write".to_owned(),
         FaultEvent::JobEventsReadFailure => "the job event store becomes unreadable".to_owned(),
+        FaultEvent::TriggerTask {
+            subtask,
+            checkpoint: 0,
+        } => format!(
+            "trigger {} by hand: no checkpoint is pending, nothing sent",
+            graph.subtask_name(*subtask)
+        ),
+        FaultEvent::TriggerTask {
+            subtask,
+            checkpoint,
+        } => format!(
+            "trigger {} by hand with checkpoint {checkpoint}",
+            graph.subtask_name(*subtask)
+        ),
     }
 }

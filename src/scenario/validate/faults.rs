@@ -76,6 +76,19 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                 ),
             ))
         }
+        (FaultName::TriggerTask, true) => {
+            return Err(problem(
+                at("fault"),
+                "trigger_task only applies to streaming jobs: a batch job takes no checkpoints",
+            ))
+        }
+        (FaultName::TriggerTask, false) if !world.checkpointing => {
+            return Err(problem(
+                at("fault"),
+                "trigger_task needs a `checkpointing` block: it sends the trigger of a pending \
+                 checkpoint",
+            ))
+        }
         (FaultName::DisconnectTaskManager, false) => {
             return Err(problem(
                 at("fault"),
@@ -87,7 +100,11 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
     }
     // Each kind-specific field with the kinds it applies to.
     let misplaced: [(&str, bool, &[FaultName]); 8] = [
-        ("task", raw.task.is_some(), &[FaultName::FailTask]),
+        (
+            "task",
+            raw.task.is_some(),
+            &[FaultName::FailTask, FaultName::TriggerTask],
+        ),
         (
             "task_manager",
             raw.task_manager.is_some(),
@@ -150,18 +167,27 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
         }
     };
     let kind = match kind {
-        FaultName::FailTask => {
+        FaultName::FailTask | FaultName::TriggerTask => {
             let name = raw.task.ok_or_else(|| {
                 required(
                     "task",
                     &format!(
-                        "the subtask to fail, like \"{}[0]\"",
+                        "the subtask to {}, like \"{}[0]\"",
+                        if kind == FaultName::FailTask {
+                            "fail"
+                        } else {
+                            "trigger"
+                        },
                         world.job.vertices[0].id
                     ),
                 )
             })?;
             let task = subtask_ref(&name, world.job).map_err(|m| problem(at("task"), m))?;
-            FaultKind::FailTask { task }
+            if kind == FaultName::FailTask {
+                FaultKind::FailTask { task }
+            } else {
+                FaultKind::TriggerTask { task }
+            }
         }
         FaultName::LoseTaskManager | FaultName::DisconnectTaskManager => {
             let task_manager = raw
