@@ -569,15 +569,7 @@ impl JobMaster {
             self.task_managers[self.placement[subtask.index()] as usize];
         self.set_execution(ctx, subtask, ExecutionState::Scheduled);
         self.set_execution(ctx, subtask, ExecutionState::Deploying);
-        self.send_to_host(
-            ctx,
-            subtask,
-            Rpc {
-                subtask,
-                attempt,
-                call: Call::SubmitTask(restore),
-            },
-        );
+        self.call_current(ctx, subtask, Call::SubmitTask(restore));
     }
 
     /// `trigger_task`: the trigger RPC of the newest pending checkpoint goes straight to
