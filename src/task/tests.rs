@@ -1,0 +1,165 @@
+//! Task-level checks on shipped scenarios.
+
+use crate::run::{run, RunOptions, RunReport};
+use crate::status::ExecutionState;
+use crate::trace::{Retain, TraceEvent};
+use std::collections::{BTreeMap, BTreeSet};
+
+fn run_file(name: &str) -> RunReport {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(name);
+    let scenario = crate::scenario::load(&path).expect("a shipped scenario");
+    run(
+        &scenario,
+        &RunOptions {
+            seed: None,
+            retain: Retain::Everything,
+        },
+    )
+}
+
+/// `learn_of`: an attempt learns of each checkpoint once, newer than any it knew, and
+/// snapshots it at most once. In both scenarios triggers reach a source after its finishing
+/// report and before the answer that lists their checkpoints as pending (one in
+/// `trigger-races-finish-option2`, two in `finishing-answer-after-two-triggers-option2`):
+/// the answer must not make it take one again (P1.2 option2: the task performs the pending
+/// checkpoints it has not joined yet).
+#[test]
+fn an_attempt_learns_of_and_snapshots_each_checkpoint_once() {
+    for file in [
+        "trigger-races-finish-option2.json",
+        "finishing-answer-after-two-triggers-option2.json",
+    ] {
+        learns_of_and_snapshots_each_checkpoint_once(file);
+    }
+}
+
+fn learns_of_and_snapshots_each_checkpoint_once(file: &str) {
+    let report = run_file(file);
+    let mut attempt = BTreeMap::new();
+    let mut latest: BTreeMap<_, u64> = BTreeMap::new();
+    let mut snapshots = BTreeSet::new();
+    for (_, _, event) in report.trace.kept() {
+        match *event {
+            TraceEvent::TaskState {
+                subtask,
+                attempt: a,
+                ..
+            } => {
+                // A new attempt knows of no checkpoint yet.
+                let previous = attempt.insert(subtask, a);
+                if previous != Some(a) {
+                    latest.remove(&subtask);
+                }
+            }
+            TraceEvent::CheckpointSeen {
+                subtask,
+                checkpoint,
+                ..
+            } => {
+                let before = latest.insert(subtask, checkpoint).unwrap_or(0);
+                assert!(
+                    checkpoint > before,
+                    "{file}: {} learned of checkpoint {checkpoint} after {before}",
+                    report.graph.subtask_name(subtask)
+                );
+            }
+            TraceEvent::Snapshot {
+                subtask,
+                attempt,
+                checkpoint,
+                ..
+            } => assert!(
+                snapshots.insert((subtask, attempt, checkpoint)),
+                "{file}: {} attempt {attempt} took checkpoint {checkpoint} twice",
+                report.graph.subtask_name(subtask)
+            ),
+            _ => {}
+        }
+    }
+    assert!(!snapshots.is_empty());
+}
+
+/// Once an attempt is told that checkpoint `m` was aborted, it takes no part in `m`: the
+/// notice can overtake `m`'s barriers (RPC against data path), which are then stale, also
+/// after the attempt learned of an older checkpoint still pending. In
+/// `abort-overtakes-older-barrier` v1[0] hears of the abort of 9 before barrier 8 arrives.
+#[test]
+fn an_attempt_takes_no_part_in_a_checkpoint_it_was_told_is_aborted() {
+    use crate::trace::{Address, Call};
+    for file in [
+        "abort-overtakes-older-barrier.json",
+        "abort-overtakes-barrier-after-failover.json",
+    ] {
+        let report = run_file(file);
+        let mut attempt = BTreeMap::new();
+        let mut aborted = BTreeSet::new();
+        for (_, _, event) in report.trace.kept() {
+            let late = match *event {
+                TraceEvent::TaskState {
+                    subtask,
+                    attempt: a,
+                    ..
+                } => {
+                    attempt.insert(subtask, a);
+                    None
+                }
+                TraceEvent::Rpc {
+                    to: Address::TaskManager(_),
+                    rpc,
+                    ..
+                } => {
+                    if let Call::NotifyCheckpointAborted(m) = rpc.call {
+                        aborted.insert((rpc.subtask, rpc.attempt, m));
+                    }
+                    None
+                }
+                TraceEvent::CheckpointSeen {
+                    subtask,
+                    checkpoint,
+                    ..
+                } => Some((subtask, attempt[&subtask], checkpoint)),
+                TraceEvent::Snapshot {
+                    subtask,
+                    attempt,
+                    checkpoint,
+                    ..
+                } => Some((subtask, attempt, checkpoint)),
+                _ => None,
+            };
+            if let Some((subtask, a, m)) = late {
+                assert!(
+                    !aborted.contains(&(subtask, a, m)),
+                    "{file}: {} attempt {a} took part in checkpoint {m} after its abort",
+                    report.graph.subtask_name(subtask)
+                );
+            }
+        }
+        assert!(!aborted.is_empty(), "{file}: no abort notice");
+    }
+}
+
+/// A task that dies with its TaskManager records its own end (RUNNING → FAILED), although
+/// nobody is left to report it: oracles, `explain` and `view` read the task's own state
+/// from the trace.
+#[test]
+fn a_task_lost_with_its_task_manager_records_that_it_failed() {
+    let report = run_file("failover-taskmanager-lost-during-alignment.json");
+    let lost: Vec<String> = report
+        .trace
+        .kept()
+        .iter()
+        .filter_map(|(_, _, event)| match *event {
+            TraceEvent::TaskState {
+                subtask,
+                from: ExecutionState::Running,
+                to: ExecutionState::Failed,
+                ..
+            } => Some(report.graph.subtask_name(subtask).to_string()),
+            _ => None,
+        })
+        .collect();
+    // TaskManager1 hosts src[1] and sum[1]; nothing else fails.
+    assert_eq!(lost, ["src[1]", "sum[1]"]);
+}
