@@ -1,6 +1,6 @@
 //! The task's side of at-least-once checkpoints (`docs/rules.md` F1.7): what it does with a
-//! barrier, an EndOfPartition and a trigger RPC when the [`BarrierTracker`](super::tracker::BarrierTracker) counts barriers
-//! instead of aligning them.
+//! barrier, an EndOfPartition and a trigger RPC when its
+//! [`BarrierTracker`](super::tracker::BarrierTracker) counts barriers instead of aligning them.
 
 use super::tracker::Complete;
 use super::Task;
