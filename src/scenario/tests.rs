@@ -1145,6 +1145,16 @@ fn rejects_bad_checkpointing_blocks() {
         "at-least-once barriers never block a channel",
     );
     reject(
+        &block(r#""async_duration": "soon""#),
+        "checkpointing.async_duration",
+        "soon",
+    );
+    reject(
+        &block(r#""async_duration": "3ms..1ms""#),
+        "checkpointing.async_duration",
+        "",
+    );
+    reject(
         &block(r#""finish_protocol": "option3""#),
         "checkpointing.finish_protocol",
         "unknown variant `option3`",
