@@ -53,19 +53,27 @@ pub struct DataPlane {
 
 impl DataPlane {
     pub fn new(graph: &ExecutionGraph, network: &Network, streams: &RandomStreams) -> DataPlane {
+        // One lookup per channel, by (producer, consumer): a scan of the list per channel would
+        // cost channels × entries, billions for a large job with a long list.
         let subtask = |r: crate::scenario::SubtaskRef| graph.vertices[r.vertex].first + r.index;
-        let own_latency = graph
+        let by_pair: BTreeMap<(u32, u32), DurationRange> = network
             .channels
             .iter()
-            .enumerate()
-            .filter_map(|(c, info)| {
-                network
-                    .channels
-                    .iter()
-                    .find(|o| (subtask(o.from), subtask(o.to)) == (info.from.0, info.to.0))
-                    .map(|o| (c as u32, o.latency))
-            })
+            .map(|o| ((subtask(o.from), subtask(o.to)), o.latency))
             .collect();
+        let own_latency = if by_pair.is_empty() {
+            BTreeMap::new()
+        } else {
+            graph
+                .channels
+                .iter()
+                .enumerate()
+                .filter_map(|(c, info)| {
+                    let latency = by_pair.get(&(info.from.0, info.to.0))?;
+                    Some((c as u32, *latency))
+                })
+                .collect()
+        };
         DataPlane {
             channels: (0..graph.channels.len())
                 .map(|_| Channel::default())
