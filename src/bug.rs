@@ -139,10 +139,23 @@ pub enum Bug {
     /// A lost TaskManager's heartbeat timeout fails every running execution of the job, not
     /// only those deployed to the dead process (P1.8).
     FailUnrelatedOnTmLoss,
+    /// A trigger that reaches a task before it is RUNNING is acted on instead of declined as
+    /// not ready (F1.9).
+    SnapshotBeforeRunning,
+    /// A snapshot whose asynchronous part failed is acknowledged anyway, as if its state had
+    /// been written (F1.9).
+    AckFailedSnapshot,
+    /// The coordinator counts every aborted checkpoint against `tolerable_failures`, also
+    /// the failures Flink ignores (a task closing, a subsumed alignment, a missed trigger),
+    /// F1.9.
+    CountEveryAbort,
+    /// A completed checkpoint does not reset the count of checkpoint failures in a row
+    /// (F1.9).
+    KeepFailureCount,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 45] = [
+    pub const ALL: [Bug; 49] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -188,6 +201,10 @@ impl Bug {
         Bug::SnapshotAtFirstBarrier,
         Bug::AckBeforeUpload,
         Bug::FinishBeforeUpload,
+        Bug::SnapshotBeforeRunning,
+        Bug::AckFailedSnapshot,
+        Bug::CountEveryAbort,
+        Bug::KeepFailureCount,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -239,6 +256,10 @@ impl Bug {
             Bug::SnapshotAtFirstBarrier => "snapshot-at-first-barrier",
             Bug::AckBeforeUpload => "ack-before-upload",
             Bug::FinishBeforeUpload => "finish-before-upload",
+            Bug::SnapshotBeforeRunning => "snapshot-before-running",
+            Bug::AckFailedSnapshot => "ack-failed-snapshot",
+            Bug::CountEveryAbort => "count-every-abort",
+            Bug::KeepFailureCount => "keep-failure-count",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -359,6 +380,14 @@ impl Bug {
             Bug::FinishBeforeUpload => {
                 "F1.8 (a finishing task waits for its snapshots' asynchronous parts)"
             }
+            Bug::SnapshotBeforeRunning => "F1.9 (a task not yet RUNNING declines a trigger)",
+            Bug::AckFailedSnapshot => {
+                "F1.9 (a failed asynchronous part declines, never acknowledges)"
+            }
+            Bug::CountEveryAbort => {
+                "F1.9 (only expired checkpoints and failed asynchronous parts count)"
+            }
+            Bug::KeepFailureCount => "F1.9 (a completed checkpoint resets the failure count)",
         }
     }
 
@@ -410,6 +439,10 @@ impl Bug {
             Bug::SnapshotAtFirstBarrier => Invariant::ConsistentCut,
             Bug::AckBeforeUpload => Invariant::ConsistentCut,
             Bug::FinishBeforeUpload => Invariant::CheckpointProgress,
+            Bug::SnapshotBeforeRunning
+            | Bug::AckFailedSnapshot
+            | Bug::CountEveryAbort
+            | Bug::KeepFailureCount => Invariant::CheckpointFailures,
         }
     }
 
@@ -548,6 +581,18 @@ impl Bug {
             }
             Bug::FinishBeforeUpload => {
                 "a finishing task cancels its running uploads, so the checkpoints it took part in never get its acknowledgement"
+            }
+            Bug::SnapshotBeforeRunning => {
+                "a task still deploying or initializing takes a snapshot on a trigger, before its state is restored"
+            }
+            Bug::AckFailedSnapshot => {
+                "a task acknowledges a snapshot whose state could not be written, so a checkpoint completes without it"
+            }
+            Bug::CountEveryAbort => {
+                "benign checkpoint aborts (a task closing, a subsumed alignment) count as failures, so a healthy job is failed over"
+            }
+            Bug::KeepFailureCount => {
+                "failures separated by a completed checkpoint add up, so a job is failed over before it failed that often in a row"
             }
         }
     }

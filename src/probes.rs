@@ -583,6 +583,7 @@ impl Probes {
                 | FaultEvent::JobEventsReadFailure
                 | FaultEvent::TriggerTask { .. } => {}
                 FaultEvent::FailTask(_)
+                | FaultEvent::FailSnapshot { .. }
                 | FaultEvent::LoseTaskManager(_)
                 | FaultEvent::DisconnectTaskManager(_)
                 | FaultEvent::CrashJobMaster => {

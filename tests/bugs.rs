@@ -57,6 +57,10 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::AckBeforeUpload => "async-snapshot-acknowledged-after-upload",
         Bug::FinishBeforeUpload => "async-snapshot-finishing-task-waits",
         Bug::FailUnrelatedOnTmLoss => "failover-taskmanager-lost-during-alignment",
+        Bug::SnapshotBeforeRunning => "trigger-task-before-running",
+        Bug::AckFailedSnapshot => "fail-snapshot-async-declines",
+        Bug::CountEveryAbort => "trigger-to-restarted-taskmanager-fails",
+        Bug::KeepFailureCount => "tolerable-failures-reset-by-completion",
     }
 }
 

@@ -13,6 +13,8 @@
 //!   and the run is deterministic.
 //! - `legacy`: see [`legacy_finishes_and_loses_only_the_last_transactions`].
 //!
+//! - a failed snapshot (F1.9): see [`a_failed_snapshot_keeps_every_guarantee`].
+//!
 //! `PROPTEST_CASES` overrides the number of cases of each property.
 
 use flinksim::oracle::invariant::Invariant;
@@ -189,6 +191,40 @@ proptest! {
                 prop_assert_eq!(got, want, "sink {}\n{}", name, text);
             }
         }
+        let again = run_doc(&text);
+        prop_assert_eq!(report.trace_hash, again.trace_hash, "determinism\n{}", text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(64), failure_persistence: None, .. ProptestConfig::default() })]
+
+    /// F1.9: the same jobs (FLIP-147 protocols) with one snapshot that fails, in its
+    /// synchronous part (the task fails) or its asynchronous part (the task declines), with
+    /// asynchronous parts of up to 2 ms and a `tolerable_failures` limit of 0 to 2 or none.
+    /// Whatever the failure leads to (a region failover, a decline, a global failover when it
+    /// is one too many), the job still FINISHES with no violation at all, and the run is
+    /// deterministic.
+    #[test]
+    fn a_failed_snapshot_keeps_every_guarantee(
+        doc in scenario_doc(&["option1", "option2", "flink"]),
+        limit in prop::option::of(0u32..=2),
+        sync in any::<bool>(),
+        checkpoint in 1u64..=4,
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let mut doc = doc;
+        let vertices = doc["job"]["vertices"].as_array().unwrap().clone();
+        let vertex = pick.get(&vertices);
+        let task = format!("{}[0]", vertex["id"].as_str().unwrap());
+        doc["checkpointing"]["tolerable_failures"] = json!(limit);
+        doc["checkpointing"]["async_duration"] = json!("0us..2000us");
+        doc["faults"] = json!([{"fault": "fail_snapshot", "task": task, "checkpoint": checkpoint,
+            "phase": if sync { "sync" } else { "async" }}]);
+        let text = doc.to_string();
+        let report = run_doc(&text);
+        prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{}", describe(&report), text);
+        prop_assert!(report.violations.is_empty(), "{}\n{}", describe(&report), text);
         let again = run_doc(&text);
         prop_assert_eq!(report.trace_hash, again.trace_hash, "determinism\n{}", text);
     }

@@ -51,6 +51,25 @@ pub struct CheckpointCoordinator {
     last_completed_at: Option<Instant>,
     /// `option2`: subtasks that reported "finishing". Volatile: rebuilt, never restored.
     reported_finishing: Vec<bool>,
+    /// F1.9 (Flink's `CheckpointFailureManager`): counted checkpoint failures since the last
+    /// completed checkpoint, which is `last_succeeded`. Both belong to this coordinator's
+    /// life: a new JobMaster starts counting from zero.
+    failures: u32,
+    last_succeeded: u64,
+    /// Set when a failure made `failures` exceed `tolerable_failures`: the JobMaster takes it
+    /// and fails the job over.
+    exceeded: Option<Exceeded>,
+}
+
+/// F1.9: the counted checkpoint failures in a row exceeded `tolerable_failures`.
+#[derive(Clone, Copy, Debug)]
+pub struct Exceeded {
+    pub checkpoint: u64,
+    pub failures: u32,
+    /// The attempt whose decline was the last failure; `None` for an expired checkpoint.
+    /// Flink fails the job for a task's failure only while that attempt still runs
+    /// (`failJobDueToTaskFailure`), and for a job-level one always (`failJob`).
+    pub declined_by: Option<(SubtaskId, u32)>,
 }
 
 impl CheckpointCoordinator {
@@ -68,6 +87,9 @@ impl CheckpointCoordinator {
             pending: Vec::new(),
             last_completed_at: None,
             reported_finishing: vec![false; subtasks],
+            failures: 0,
+            last_succeeded: 0,
+            exceeded: None,
         }
     }
 
@@ -250,11 +272,56 @@ impl CheckpointCoordinator {
         ctx: &mut Ctx<'_, '_>,
         view: &[Execution],
         placement: &[u32],
+        rpc: Rpc,
         checkpoint: u64,
         reason: DeclineReason,
     ) {
         if let Some(i) = self.find(checkpoint) {
             self.abort(ctx, view, placement, i, AbortReason::Declined(reason));
+            if let Some(e) = &mut self.exceeded {
+                e.declined_by = Some((rpc.subtask, rpc.attempt));
+            }
+        }
+    }
+
+    /// F1.9: a trigger reached a TaskManager that no longer hosts its attempt: the trigger
+    /// failed, and with it the checkpoint.
+    pub fn on_trigger_failed(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        checkpoint: u64,
+    ) {
+        if let Some(i) = self.find(checkpoint) {
+            self.abort(ctx, view, placement, i, AbortReason::TriggerFailed);
+        }
+    }
+
+    /// F1.9: the failure count went past `tolerable_failures` since the JobMaster last asked.
+    pub fn take_exceeded(&mut self) -> Option<Exceeded> {
+        self.exceeded.take()
+    }
+
+    /// F1.9: Flink's `CheckpointFailureManager` counts a failure of a checkpoint newer than
+    /// the last completed one, if its reason is one it counts; one more than
+    /// `tolerable_failures` clears the count and fails the job.
+    fn count_failure(&mut self, checkpoint: u64, reason: AbortReason) {
+        let Some(limit) = self.config.tolerable_failures else {
+            return;
+        };
+        let counts = reason.counts_as_failure() || self.bug == Some(Bug::CountEveryAbort);
+        if !counts || checkpoint <= self.last_succeeded {
+            return;
+        }
+        self.failures += 1;
+        if self.failures > limit {
+            self.exceeded = Some(Exceeded {
+                checkpoint,
+                failures: self.failures,
+                declined_by: None,
+            });
+            self.failures = 0;
         }
     }
 
@@ -442,6 +509,13 @@ impl CheckpointCoordinator {
             record.outcome = Outcome::Completed(ctx.now);
         }
         self.last_completed_at = Some(ctx.now);
+        // F1.9: a completed checkpoint newer than the last one resets the failure count.
+        if p.id > self.last_succeeded {
+            self.last_succeeded = p.id;
+            if self.bug != Some(Bug::KeepFailureCount) {
+                self.failures = 0;
+            }
+        }
         // A completed checkpoint subsumes every older pending one.
         while let Some(older) = self.pending.iter().position(|o| o.id < p.id) {
             self.abort(ctx, view, placement, older, AbortReason::Subsumed);
@@ -468,6 +542,7 @@ impl CheckpointCoordinator {
     ) {
         let p = self.pending.remove(i);
         self.drop_one(ctx, &p, reason);
+        self.count_failure(p.id, reason);
         for &s in &p.plan.to_wait_for {
             send(ctx, view, placement, s, Call::NotifyCheckpointAborted(p.id));
         }

@@ -12,7 +12,7 @@
 
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{
-    Fault, FaultKind, FaultTrigger, Predicate, Scenario, SpikeTarget, SubtaskRef,
+    Fault, FaultKind, FaultTrigger, Predicate, Scenario, SnapshotPhase, SpikeTarget, SubtaskRef,
 };
 use crate::status::ExecutionState;
 use crate::trace::TraceEvent;
@@ -38,6 +38,10 @@ pub struct FaultPlan {
     /// Predicate-triggered faults not yet scheduled.
     watching: usize,
     fired: Vec<bool>,
+    /// `fail_snapshot` faults whose trigger came and whose snapshot has not failed yet: they
+    /// fire when it does.
+    armed: Vec<bool>,
+    armed_count: usize,
     last_fired_at: Option<Instant>,
     heal_at: Option<Instant>,
     /// How long after the last fault the cluster needs to notice and react.
@@ -68,6 +72,7 @@ impl FaultPlan {
                 FaultKind::DisconnectTaskManager { duration, .. } => duration,
                 FaultKind::FailTask { .. }
                 | FaultKind::TriggerTask { .. }
+                | FaultKind::FailSnapshot { .. }
                 | FaultKind::DelaySpike { .. }
                 | FaultKind::RpcLoss { .. }
                 | FaultKind::JobEventsWriteFailure
@@ -94,6 +99,8 @@ impl FaultPlan {
                 .filter(|f| matches!(f.trigger, FaultTrigger::When(_)))
                 .count(),
             fired: vec![false; scenario.faults.len()],
+            armed: vec![false; scenario.faults.len()],
+            armed_count: 0,
             faults: scenario.faults.clone(),
             last_fired_at: None,
             heal_at: scenario.heal_at.map(|d| Instant::ZERO + d),
@@ -203,6 +210,12 @@ impl FaultPlan {
         if self.heal_at.is_some_and(|h| now > h) {
             return None;
         }
+        if let FaultKind::FailSnapshot { .. } = self.faults[index as usize].kind {
+            // Armed, not fired: it fires when the snapshot it names fails.
+            self.armed[index as usize] = true;
+            self.armed_count += 1;
+            return Some(&self.faults[index as usize]);
+        }
         self.fired[index as usize] = true;
         self.last_fired_at = Some(now);
         let end = |d: Duration| {
@@ -237,6 +250,7 @@ impl FaultPlan {
             )),
             FaultKind::FailTask { .. }
             | FaultKind::TriggerTask { .. }
+            | FaultKind::FailSnapshot { .. }
             | FaultKind::LoseTaskManager { .. }
             | FaultKind::DisconnectTaskManager { .. }
             | FaultKind::CrashJobMaster { .. }
@@ -244,6 +258,35 @@ impl FaultPlan {
             | FaultKind::JobEventsReadFailure => {}
         }
         Some(&self.faults[index as usize])
+    }
+
+    /// F1.9: whether the snapshot of `checkpoint` that `subtask` takes now fails, and in which
+    /// part; the armed `fail_snapshot` fault that says so fires (fault index, phase).
+    #[inline]
+    pub fn snapshot_fails(
+        &mut self,
+        graph: &ExecutionGraph,
+        subtask: SubtaskId,
+        checkpoint: u64,
+        now: Instant,
+    ) -> Option<(u32, SnapshotPhase)> {
+        if self.armed_count == 0 || self.heal_at.is_some_and(|h| now > h) {
+            return None;
+        }
+        let i = (0..self.faults.len()).find(|&i| {
+            self.armed[i]
+                && matches!(self.faults[i].kind, FaultKind::FailSnapshot { task, checkpoint: c, .. }
+                    if c == checkpoint
+                        && SubtaskId(graph.vertices[task.vertex].first + task.index) == subtask)
+        })?;
+        let FaultKind::FailSnapshot { phase, .. } = self.faults[i].kind else {
+            unreachable!("matched above")
+        };
+        self.armed[i] = false;
+        self.armed_count -= 1;
+        self.fired[i] = true;
+        self.last_fired_at = Some(now);
+        Some((i as u32, phase))
     }
 
     /// Extra latency for a data element sent now.
@@ -277,7 +320,9 @@ impl FaultPlan {
     /// When the healed phase begins: every fault fired (or `heal_at`), plus the time the
     /// cluster needs to notice and react. `None` while a fault is still to come.
     pub fn healed_at(&self) -> Option<Instant> {
-        let all_fired = self.fired.iter().all(|&f| f);
+        // An armed `fail_snapshot` counts as fired: it may never fire (its checkpoint may not
+        // come), and when it does, `last_fired_at` moves the healed phase after it.
+        let all_fired = self.fired.iter().zip(&self.armed).all(|(&f, &a)| f || a);
         let base = match (self.heal_at, all_fired) {
             (Some(at), _) => Some(at.max(self.last_fired_at.unwrap_or(Instant::ZERO))),
             (None, true) => Some(self.last_fired_at.unwrap_or(Instant::ZERO)),

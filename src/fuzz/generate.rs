@@ -110,6 +110,15 @@ struct Bias {
     slow_channels: bool,
     /// Snapshots with an asynchronous part (F1.8).
     async_snapshots: bool,
+    /// F1.9: tasks that take a while to initialize, and a trigger by hand that reaches one
+    /// while it does.
+    before_running: bool,
+    /// F1.9: the asynchronous part of a snapshot fails.
+    failed_upload: bool,
+    /// F1.9: a `tolerable_failures` limit (0 or 1).
+    tolerable: bool,
+    /// F1.9: two failed asynchronous parts two checkpoints apart, with a limit of 1.
+    failures_apart: bool,
 }
 
 /// How barriers align (P1.4).
@@ -170,6 +179,10 @@ impl Bias {
                 short_window: bug == Bug::DeployBeforeReport,
                 batch_reconcile: bug == Bug::OvertakeKeptRpcs,
                 speculation: matches!(bug, Bug::KeepSlowAttempt | Bug::IgnoreBaselineRatio),
+                before_running: bug == Bug::SnapshotBeforeRunning,
+                failed_upload: matches!(bug, Bug::AckFailedSnapshot | Bug::KeepFailureCount),
+                tolerable: matches!(bug, Bug::CountEveryAbort | Bug::KeepFailureCount),
+                failures_apart: bug == Bug::KeepFailureCount,
             },
         }
     }
@@ -587,6 +600,15 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // And last: in one streaming seed of four, the first one or two edges' channel between
     // their subtasks 0 (every edge has one) gets a latency of its own, up to 5 ms.
     let own_latency = (0u8..4, 1usize..=2, 0u64..5000);
+    // After that (F1.9): a `tolerable_failures` limit of 0 to 2 in one streaming seed of four;
+    // a `fail_snapshot` fault in one of four (the subtask, the checkpoint, sync or async); and
+    // in one of five, tasks that initialize for 4 to 7 ms, with a trigger by hand in the first
+    // 100 µs, which reaches its task while it still initializes (RPCs take under 3.5 ms).
+    let failures = (
+        (0u8..4, 0u32..=2),
+        (0u8..4, (any::<u8>(), any::<u8>()), 1u64..=5, any::<bool>()),
+        (0u8..5, 0u64..3000, 0u64..100, (any::<u8>(), any::<u8>())),
+    );
     (
         shape,
         network,
@@ -598,7 +620,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
             batch,
             restarts,
             pause,
-            (at_least_once, async_snapshots, own_latency),
+            (at_least_once, async_snapshots, own_latency, failures),
         ),
     )
         .prop_map(
@@ -613,7 +635,16 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     (batch_draw, batch),
                     restarts,
                     pause,
-                    (at_least_once, (async_draw, async_us), (own_draw, own_edges, own_us)),
+                    (
+                        at_least_once,
+                        (async_draw, async_us),
+                        (own_draw, own_edges, own_us),
+                        (
+                            (tolerable_draw, limit),
+                            (fail_draw, fail_pick, fail_checkpoint, fail_sync),
+                            (init_draw, init_us, trigger_us, trigger_pick),
+                        ),
+                    ),
                 ),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
@@ -661,7 +692,30 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 // state waits forever when only a finite `trigger_at` list exists. That is a
                 // legitimate stall, not a bug, so such scenarios also trigger periodically.
                 let interval_us = interval_us.or(needs_final.then_some(30_000));
-                let faults = faults(&vertices, task_managers, &swarm, bias);
+                let mut faults = faults(&vertices, task_managers, &swarm, bias);
+                // F1.9: a failing snapshot; under the bias for counting, two of them two
+                // checkpoints apart, so a completion comes between.
+                if fail_draw == 0 || bias.failed_upload {
+                    let task = subtask(&vertices, fail_pick);
+                    let phase = if fail_sync && !bias.failed_upload { "sync" } else { "async" };
+                    faults.push(json!({"fault": "fail_snapshot", "task": task,
+                        "checkpoint": fail_checkpoint, "phase": phase}));
+                    if bias.failures_apart {
+                        faults.push(json!({"fault": "fail_snapshot", "task": task,
+                            "checkpoint": fail_checkpoint + 2, "phase": "async"}));
+                    }
+                }
+                let initializing = init_draw == 0 || bias.before_running;
+                // A delayed or lost RPC could bring the trigger after the task is RUNNING,
+                // where a trigger by hand of an id the coordinator has not reached yet would
+                // skip its checkpoints: only with no network fault.
+                let network_fault = faults
+                    .iter()
+                    .any(|f| f["fault"] == json!("delay_spike") || f["fault"] == json!("rpc_loss"));
+                if initializing && !network_fault {
+                    faults.push(json!({"at": format!("{trigger_us}us"), "fault": "trigger_task",
+                        "task": subtask(&vertices, trigger_pick), "checkpoint": 1}));
+                }
                 // With channels this slow, a second concurrent checkpoint can subsume the first
                 // at every task whose inputs differ in path length, again and again: a
                 // legitimate livelock of that configuration (Flink's handler does the same), so
@@ -687,7 +741,14 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     "seed": seed,
                     "mode": "streaming",
                     "job": {"vertices": vertices, "edges": edges},
-                    "cluster": {"task_managers": task_managers},
+                    "cluster": {
+                        "task_managers": task_managers,
+                        "task_initialization": if initializing {
+                            format!("{}us", 4000 + init_us)
+                        } else {
+                            "0us".to_owned()
+                        },
+                    },
                     "network": {
                         "channel_latency": format!("{}us..{}us", channel.0, channel.0 + channel.1),
                         "rpc_latency": format!("{}us..{}us", rpc.0, rpc.0 + rpc.1),
@@ -720,6 +781,8 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                             .then(|| format!("{timeout_us}us")),
                         "finish_protocol": protocol.name(),
                         "flush_before_finish": flush,
+                        "tolerable_failures": (tolerable_draw == 0 || bias.tolerable)
+                            .then_some(if bias.failures_apart { 1 } else { limit }),
                         "async_duration": if async_draw == 0 || bias.async_snapshots {
                             format!("0us..{async_us}us")
                         } else {

@@ -174,7 +174,10 @@ impl JobMaster {
                 cc.on_acknowledge(ctx, view, placement, rpc, checkpoint)
             }
             (Call::DeclineCheckpoint { checkpoint, reason }, Some(cc)) => {
-                cc.on_decline(ctx, view, placement, checkpoint, reason)
+                cc.on_decline(ctx, view, placement, rpc, checkpoint, reason)
+            }
+            (Call::TriggerFailed(checkpoint), Some(cc)) => {
+                cc.on_trigger_failed(ctx, view, placement, checkpoint)
             }
             (Call::TriggerMissed(checkpoint), Some(cc)) => {
                 cc.on_trigger_missed(ctx, view, placement, rpc.subtask, checkpoint)
@@ -193,6 +196,9 @@ impl JobMaster {
             }
             (call, _) => unreachable!("{call:?} is never sent to the JobMaster here"),
         }
+        // Whatever aborted a checkpoint (a decline, a failed trigger, a completion that
+        // subsumed older ones) may have used up the tolerable failures.
+        self.check_checkpoint_failures(ctx);
     }
 
     pub fn on_checkpoint_tick(&mut self, ctx: &mut Ctx<'_, '_>) {
@@ -216,6 +222,35 @@ impl JobMaster {
         if let Some(cc) = &mut self.checkpoints {
             cc.on_expired(ctx, &self.executions, &self.placement, checkpoint);
         }
+        self.check_checkpoint_failures(ctx);
+    }
+
+    /// F1.9: too many checkpoint failures in a row fail the job over as a whole, through the
+    /// restart strategy (Flink's `failGlobal`). A task's failure (a decline) does so only
+    /// while the declining attempt still runs (`failGlobalIfExecutionIsStillRunning`).
+    fn check_checkpoint_failures(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let Some(e) = self.checkpoints.as_mut().and_then(|cc| cc.take_exceeded()) else {
+            return;
+        };
+        ctx.record(TraceEvent::CheckpointFailuresExceeded {
+            checkpoint: e.checkpoint,
+            failures: e.failures,
+        });
+        if let Some((subtask, attempt)) = e.declined_by {
+            let execution = self.executions[subtask.index()];
+            let running = matches!(
+                execution.state,
+                ExecutionState::Running | ExecutionState::Initializing
+            );
+            if execution.attempt != attempt || !running {
+                return;
+            }
+        }
+        let cause = format!(
+            "{} checkpoint failures in a row, the last checkpoint {}: more than tolerable_failures",
+            e.failures, e.checkpoint
+        );
+        self.fail_over(ctx, None, cause);
     }
 
     /// A TaskManager reported a task's new state (`updateTaskExecutionState`).
@@ -340,11 +375,21 @@ impl JobMaster {
     /// P1.8: an execution failed. Cancel its scope (pipelined region, or the whole job) and
     /// restart it once everything there stopped, unless the restart strategy is exhausted.
     fn on_execution_failed(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, cause: String) {
+        self.fail_over(ctx, Some(subtask), cause);
+    }
+
+    /// P1.8: a failover for the failure of `failed`, or, with `None`, a global failure (F1.9)
+    /// that restarts the whole job.
+    fn fail_over(&mut self, ctx: &mut Ctx<'_, '_>, failed: Option<SubtaskId>, cause: String) {
         if self.status.is_terminal() || self.status == JobStatus::Failing {
             return;
         }
         if let Some(restart) = &self.restart {
-            if restart.in_scope[subtask.index()] {
+            let covered = match failed {
+                Some(subtask) => restart.in_scope[subtask.index()],
+                None => restart.full,
+            };
+            if covered {
                 return self.check_restart(ctx); // one more casualty of the same failover
             }
         }
@@ -360,14 +405,13 @@ impl JobMaster {
                 .push_str("; widened into the next failover before it restored");
         }
         let widen = widened.is_some();
-        let full = widen || self.config.failover_scope == FailoverScope::Full;
-        let scope: Vec<SubtaskId> = if full {
-            (0..self.executions.len() as u32).map(SubtaskId).collect()
-        } else {
-            ctx.graph.region_of(subtask)
+        let full = widen || self.config.failover_scope == FailoverScope::Full || failed.is_none();
+        let scope: Vec<SubtaskId> = match failed {
+            Some(subtask) if !full => ctx.graph.region_of(subtask),
+            _ => (0..self.executions.len() as u32).map(SubtaskId).collect(),
         };
         ctx.record(TraceEvent::Failover {
-            cause: subtask,
+            cause: failed,
             restarting: scope.len() as u32,
             full,
         });
@@ -572,10 +616,15 @@ impl JobMaster {
         self.call_current(ctx, subtask, Call::SubmitTask(restore));
     }
 
-    /// `trigger_task`: the trigger RPC of the newest pending checkpoint goes straight to
-    /// `subtask`'s current attempt. Returns that checkpoint, if one was pending.
-    pub fn trigger_task(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId) -> Option<u64> {
-        let checkpoint = self.checkpoints.as_ref()?.newest_pending()?;
+    /// `trigger_task`: the trigger RPC of `checkpoint` (default: the newest pending one) goes
+    /// straight to `subtask`'s current attempt. Returns the checkpoint, if there was one.
+    pub fn trigger_task(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        subtask: SubtaskId,
+        checkpoint: Option<u64>,
+    ) -> Option<u64> {
+        let checkpoint = checkpoint.or_else(|| self.checkpoints.as_ref()?.newest_pending())?;
         self.call_current(ctx, subtask, Call::TriggerCheckpoint(checkpoint));
         Some(checkpoint)
     }

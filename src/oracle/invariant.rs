@@ -38,6 +38,10 @@ pub enum Invariant {
     /// A batch subtask gets a speculative attempt only once its attempt is slow by P2.8's
     /// baseline, never on a blocked TaskManager, and the first attempt to finish wins.
     Speculation,
+    /// A task snapshots only while RUNNING; a failed snapshot is never acknowledged; the
+    /// coordinator fails the job over exactly when the checkpoint failures in a row that
+    /// Flink counts exceed `tolerable_failures` (F1.9).
+    CheckpointFailures,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -47,7 +51,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 17] = [
+    pub const ALL: [Invariant; 18] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -62,6 +66,7 @@ impl Invariant {
         Invariant::JobStatus,
         Invariant::SlotCapacity,
         Invariant::Speculation,
+        Invariant::CheckpointFailures,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -83,6 +88,7 @@ impl Invariant {
             Invariant::JobStatus => "job-status",
             Invariant::SlotCapacity => "slot-capacity",
             Invariant::Speculation => "speculation",
+            Invariant::CheckpointFailures => "checkpoint-failures",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

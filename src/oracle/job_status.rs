@@ -19,6 +19,9 @@ fn failovers_at_most(fault: FaultEvent, subtasks: u64) -> u64 {
     match fault {
         FaultEvent::FailTask(_) => 1,
         FaultEvent::TriggerTask { .. } => 0,
+        // A failed synchronous part fails its task; an asynchronous one fails nothing by
+        // itself (a failover it leads to is judged with the checkpoint failures, F1.9).
+        FaultEvent::FailSnapshot { sync, .. } => u64::from(sync),
         FaultEvent::LoseTaskManager(_) | FaultEvent::DisconnectTaskManager(_) => subtasks,
         FaultEvent::CrashJobMaster
         | FaultEvent::DelaySpike
@@ -28,10 +31,12 @@ fn failovers_at_most(fault: FaultEvent, subtasks: u64) -> u64 {
     }
 }
 
-/// Judges the final `status` against the faults that `fired`.
+/// Judges the final `status` against the faults that `fired` and the `global` failovers that
+/// too many checkpoint failures called for (F1.9, counted by `checkpoint-failures`).
 pub fn judge(
     status: JobStatus,
     fired: &[FaultEvent],
+    global: u64,
     subtasks: u64,
     max_attempts: u32,
     now: Instant,
@@ -40,7 +45,7 @@ pub fn judge(
     if status != JobStatus::Failed {
         return None;
     }
-    let bound: u64 = fired.iter().fold(0u64, |sum, &f| {
+    let bound: u64 = fired.iter().fold(global, |sum, &f| {
         sum.saturating_add(failovers_at_most(f, subtasks))
     });
     (bound <= u64::from(max_attempts)).then(|| Violation {
@@ -81,18 +86,18 @@ mod tests {
         let fail = FaultEvent::FailTask(SubtaskId(0));
         let at = Instant::ZERO;
         // Two failed tasks, two restarts allowed: failing is wrong.
-        let v = judge(JobStatus::Failed, &[fail, fail], 4, 2, at, 9).expect("a violation");
+        let v = judge(JobStatus::Failed, &[fail, fail], 0, 4, 2, at, 9).expect("a violation");
         assert_eq!((v.invariant, v.event_index), (Invariant::JobStatus, 9));
         // One more failure than allowed: failing is right.
-        assert!(judge(JobStatus::Failed, &[fail, fail, fail], 4, 2, at, 9).is_none());
+        assert!(judge(JobStatus::Failed, &[fail, fail, fail], 0, 4, 2, at, 9).is_none());
         // A lost TaskManager may fail every subtask: up to 4 failovers.
         let lost = FaultEvent::LoseTaskManager(0);
-        assert!(judge(JobStatus::Failed, &[lost], 4, 3, at, 9).is_none());
-        assert!(judge(JobStatus::Failed, &[lost], 4, 4, at, 9).is_some());
-        assert!(judge(JobStatus::Finished, &[], 4, 0, at, 9).is_none());
+        assert!(judge(JobStatus::Failed, &[lost], 0, 4, 3, at, 9).is_none());
+        assert!(judge(JobStatus::Failed, &[lost], 0, 4, 4, at, 9).is_some());
+        assert!(judge(JobStatus::Finished, &[], 0, 4, 0, at, 9).is_none());
         // A JobManager crash has no bound: no judgement.
         let crash = FaultEvent::CrashJobMaster;
-        assert!(judge(JobStatus::Failed, &[crash], 4, 1000, at, 9).is_none());
+        assert!(judge(JobStatus::Failed, &[crash], 0, 4, 1000, at, 9).is_none());
     }
 
     #[test]

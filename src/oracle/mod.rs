@@ -6,6 +6,7 @@
 //! invariant, the time, the actors and the index of the trace event where it first failed.
 
 mod at_least_once;
+mod checkpoint_failures;
 mod failover_scope;
 pub mod invariant;
 pub(crate) mod job_status;
@@ -139,6 +140,8 @@ pub struct Oracles {
     failover_scope: failover_scope::FailoverScope,
     /// F1.8, with asynchronous snapshot parts only.
     uploads: Option<uploads::Uploads>,
+    /// `checkpoint-failures` (F1.9), when checkpointing is on.
+    checkpoint_failures: Option<checkpoint_failures::CheckpointFailures>,
     /// `reconcile-outcome` (P3.4), under `failover: reconcile` only.
     reconcile_outcome: Option<reconcile_outcome::ReconcileOutcome>,
     /// `job-status`: every fault that fired, in order.
@@ -198,6 +201,9 @@ impl Oracles {
             trigger_at_once: (config.protocol == Some(FinishProtocol::Flink))
                 .then(|| trigger_at_once::TriggerAtOnce::new(graph)),
             uploads: config.async_duration.map(|_| uploads::Uploads::default()),
+            checkpoint_failures: config.checkpoint_failure_checks.then(|| {
+                checkpoint_failures::CheckpointFailures::new(graph, config.tolerable_failures)
+            }),
             failover_scope: failover_scope::FailoverScope::new(
                 graph,
                 config.failover_scope,
@@ -257,6 +263,35 @@ impl Oracles {
             .and_then(|u| u.observe(graph, index, now, event))
         {
             self.violate(v);
+        }
+        // Only these concern `checkpoint-failures`: the records' hot path skips the call.
+        if self.checkpoint_failures.is_some()
+            && matches!(
+                event,
+                TraceEvent::JobStatus { .. }
+                    | TraceEvent::JobMasterElected { .. }
+                    | TraceEvent::ExecutionState { .. }
+                    | TraceEvent::TaskState { .. }
+                    | TraceEvent::Snapshot { .. }
+                    | TraceEvent::FaultFired { .. }
+                    | TraceEvent::Rpc {
+                        to: Address::JobMaster,
+                        ..
+                    }
+                    | TraceEvent::CheckpointTriggered { .. }
+                    | TraceEvent::CheckpointCompleted { .. }
+                    | TraceEvent::CheckpointAborted { .. }
+                    | TraceEvent::CheckpointFailuresExceeded { .. }
+                    | TraceEvent::Failover { .. }
+            )
+        {
+            if let Some(v) = self
+                .checkpoint_failures
+                .as_mut()
+                .and_then(|c| c.observe(graph, index, now, event))
+            {
+                self.violate(v);
+            }
         }
         if self.retention.is_some() {
             self.observe_reconciliation(graph, index, now, event);
@@ -784,6 +819,14 @@ impl Oracles {
             AbortReason::Subsumed | AbortReason::JobEnded | AbortReason::Failover => true,
             AbortReason::Declined(DeclineReason::Subsumed) => true,
             AbortReason::Expired => in_faulty_phase,
+            // F1.9: a trigger by hand to a task not yet running, a snapshot that fails, a
+            // trigger to an attempt already gone: each follows a fault.
+            AbortReason::Declined(
+                DeclineReason::TaskNotReady
+                | DeclineReason::TaskFailure
+                | DeclineReason::AsyncException,
+            )
+            | AbortReason::TriggerFailed => in_faulty_phase,
             // F1.2: a missed trigger fails the checkpoint in Flink and before FLIP-147.
             AbortReason::TriggerMissed => {
                 matches!(
@@ -1048,6 +1091,13 @@ impl Oracles {
         {
             self.violate(v);
         }
+        if let Some(v) = self
+            .checkpoint_failures
+            .as_mut()
+            .and_then(|c| c.finish(graph))
+        {
+            self.violate(v);
+        }
         // Once the job ended, every checkpoint it triggered has an outcome.
         if let Some(&n) = self.open.iter().next().filter(|_| status.is_terminal()) {
             self.violate(Violation {
@@ -1063,9 +1113,19 @@ impl Oracles {
             });
         }
         let subtasks = graph.subtasks.len() as u64;
-        if let Some(v) =
-            job_status::judge(status, &self.fired, subtasks, max_attempts, now, last_event)
-        {
+        let global = self
+            .checkpoint_failures
+            .as_ref()
+            .map_or(0, |c| c.global_failures());
+        if let Some(v) = job_status::judge(
+            status,
+            &self.fired,
+            global,
+            subtasks,
+            max_attempts,
+            now,
+            last_event,
+        ) {
             self.violate(v);
         }
         // P3.3: no refused RPC is lost.

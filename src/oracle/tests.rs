@@ -169,7 +169,7 @@ impl Run {
 
     fn restore(&mut self, checkpoint: u64) -> u64 {
         self.feed(TraceEvent::Failover {
-            cause: SINK,
+            cause: Some(SINK),
             restarting: 2,
             full: true,
         });
@@ -400,7 +400,7 @@ fn option2_may_record_a_subtask_finished_from_its_report_until_a_failover() {
     run.checkpoint(2, &[SINK]);
     assert_eq!(run.violations(), [(Invariant::ConsistentCut, unreported)]);
     run.feed(TraceEvent::Failover {
-        cause: SRC,
+        cause: Some(SRC),
         restarting: 2,
         full: true,
     });
@@ -691,7 +691,7 @@ fn output(failover: bool, received: &[(u32, Record)]) -> Vec<Violation> {
     }
     if failover {
         run.feed(TraceEvent::Failover {
-            cause: SRC,
+            cause: Some(SRC),
             restarting: 4,
             full: true,
         });

@@ -403,6 +403,12 @@ impl Narrator<'_> {
             }
             TraceEvent::CheckpointCompleted { checkpoint } => self.completed(checkpoint),
             TraceEvent::CheckpointAborted { checkpoint, reason } => self.aborted(checkpoint, reason),
+            TraceEvent::CheckpointFailuresExceeded { checkpoint, failures } => key(
+                CC,
+                "F1.9",
+                format!("checkpoint {checkpoint} makes {failures} counted checkpoint failures in a row (expired, or a failed asynchronous part), one more than tolerable_failures allows: the job fails over as a whole"),
+                "failover",
+            ),
             TraceEvent::Commit {
                 subtask,
                 checkpoint,
@@ -448,6 +454,8 @@ impl Narrator<'_> {
                     FaultEvent::JobEventsReadFailure => "the durable job events can no longer be read back".to_owned(),
                     FaultEvent::TriggerTask { subtask, checkpoint: 0 } => format!("the test harness would trigger {} by hand, but no checkpoint is pending: nothing is sent", self.name(subtask)),
                     FaultEvent::TriggerTask { subtask, checkpoint } => format!("the test harness sends the trigger RPC of checkpoint {checkpoint} straight to {}, as Flink's task-level tests do (F1.4)", self.name(subtask)),
+                    FaultEvent::FailSnapshot { subtask, checkpoint, sync: true } => format!("{}'s operator throws in snapshotState for checkpoint {checkpoint}: the task fails (F1.9)", self.name(subtask)),
+                    FaultEvent::FailSnapshot { subtask, checkpoint, sync: false } => format!("writing {}'s state for checkpoint {checkpoint} fails: the task declines the checkpoint and runs on (F1.9)", self.name(subtask)),
                 };
                 key(
                     "Faults",
@@ -465,7 +473,7 @@ impl Narrator<'_> {
                 "P1.8",
                 format!(
                     "{} failed, so the JobMaster cancels {} ({restarting} subtasks) to restart it from the latest completed checkpoint; pending checkpoints that waited for them are aborted",
-                    self.name(cause),
+                    cause.map_or("a global failure (too many checkpoint failures in a row, F1.9)".to_owned(), |c| self.name(c)),
                     if full { "the whole job" } else { "its pipelined region" }
                 ),
                 "failover",
@@ -793,6 +801,11 @@ impl Narrator<'_> {
                 let (rule, why) = decline_rule(reason);
                 told(CC, rule, format!("{name} declines checkpoint {checkpoint}: {why}"))
             }
+            Call::TriggerFailed(n) => told(
+                CC,
+                "F1.9",
+                format!("the TaskManager answers the trigger of checkpoint {n} for {name}: it no longer hosts that attempt (unknown task), so the checkpoint fails, without counting against tolerable_failures"),
+            ),
             Call::TriggerMissed(n) => {
                 let (rule, next) = match self.protocol {
                     Some(FinishProtocol::Option1) => (
@@ -1134,6 +1147,10 @@ impl Narrator<'_> {
             ),
             AbortReason::Subsumed => ("F1.3", "a newer checkpoint completed first".to_owned()),
             AbortReason::JobEnded => ("P1.1", "the job ended with it still pending".to_owned()),
+            AbortReason::TriggerFailed => (
+                "F1.9",
+                "a trigger reached a TaskManager that no longer hosts that attempt of the task (TASK_CHECKPOINT_FAILURE); not counted against tolerable_failures".to_owned(),
+            ),
         };
         key(
             CC,
@@ -1157,6 +1174,9 @@ fn decline_rule(reason: DeclineReason) -> (&'static str, &'static str) {
             "P1.6 (legacy)",
             "the task is finishing and, before FLIP-147, finishing cancels pending checkpoints",
         ),
+        DeclineReason::TaskNotReady => ("F1.9", "the trigger reached the task before it was RUNNING (TASK_NOT_READY)"),
+        DeclineReason::TaskFailure => ("F1.9", "the snapshot it took on the trigger failed, and the task with it (TASK_FAILURE)"),
+        DeclineReason::AsyncException => ("F1.9", "writing its snapshot's state failed (CHECKPOINT_ASYNC_EXCEPTION), a failure tolerable_failures counts"),
     }
 }
 

@@ -114,6 +114,7 @@
 //! | `alignment_timeout` | duration, or `null`: an aligned checkpoint aligning longer switches to unaligned (P1.4, F1.3); must be `null` under `at_least_once` | `null` |
 //! | `finish_protocol` | how checkpoints go on once subtasks finish (P1.2), one of the four below | `"flink"` |
 //! | `async_duration` | duration or range: how long the asynchronous part of each snapshot takes; the task acknowledges when it ends, and a finishing task waits for it (F1.8); `"0"`: synchronous snapshots | `"0"` |
+//! | `tolerable_failures` | integer, or `null`: checkpoint failures in a row (only those Flink counts: expired, and a failed asynchronous part) the coordinator tolerates; one more fails the job over, as a global failure through the restart strategy (F1.9); `null`: no limit | `null` |
 //! | `flush_before_finish` | unaligned only: `true`: a finishing subtask waits until its output is fully sent and takes part in checkpoints meanwhile; `false`: it finishes at once and its result partition drains after it (P1.5) | `false` |
 //!
 //! An `interval` of `null` with an empty `trigger_at` is an error: no checkpoint would ever be
@@ -264,7 +265,7 @@ pub use types::{
     DurationRange, Edge, Exchange, Expect, ExpectedCheckpoint, ExpectedRestore, Failover,
     FailoverScope, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode,
     Network, Operator, Partitioner, Pattern, Predicate, Records, RestartStrategy, RestoreScope,
-    Scenario, SpikeTarget, SubtaskRef, TieBreak, Vertex,
+    Scenario, SnapshotPhase, SpikeTarget, SubtaskRef, TieBreak, Vertex,
 };
 
 use std::path::Path;

@@ -9,7 +9,7 @@
 
 use super::types::{
     CheckpointMode, CheckpointOutcome, Delivery, DurationRange, Exchange, Failover, FailoverScope,
-    FinishProtocol, Mode, Partitioner, Pattern, Records, SpikeTarget, TieBreak,
+    FinishProtocol, Mode, Partitioner, Pattern, Records, SnapshotPhase, SpikeTarget, TieBreak,
 };
 use crate::bug::Bug;
 use crate::oracle::invariant::Invariant;
@@ -203,6 +203,8 @@ pub(super) struct RawCluster {
     #[serde(default = "default_task_managers")]
     pub task_managers: u32,
     pub slots_per_task_manager: Option<u32>,
+    #[serde(default = "default_task_initialization")]
+    pub task_initialization: DurationRange,
 }
 
 impl Default for RawCluster {
@@ -210,8 +212,13 @@ impl Default for RawCluster {
         RawCluster {
             task_managers: DEFAULT_TASK_MANAGERS,
             slots_per_task_manager: None,
+            task_initialization: default_task_initialization(),
         }
     }
+}
+
+fn default_task_initialization() -> DurationRange {
+    DurationRange::fixed(Duration::ZERO)
 }
 
 #[derive(Deserialize)]
@@ -278,6 +285,9 @@ pub(super) struct RawCheckpointing {
     pub flush_before_finish: bool,
     #[serde(default = "default_async_duration")]
     pub async_duration: DurationRange,
+    /// Absent or `null`: no limit.
+    #[serde(default)]
+    pub tolerable_failures: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -317,6 +327,8 @@ pub(super) struct RawFault {
     pub target: Option<SpikeTarget>,
     pub probability: Option<f64>,
     pub retry_after: Option<SingleDuration>,
+    pub checkpoint: Option<u64>,
+    pub phase: Option<SnapshotPhase>,
 }
 
 /// The `fault` field: which [`super::FaultKind`] variant to build.
@@ -332,6 +344,7 @@ pub(super) enum FaultName {
     JobEventsWriteFailure,
     JobEventsReadFailure,
     TriggerTask,
+    FailSnapshot,
 }
 
 impl FaultName {
@@ -347,6 +360,7 @@ impl FaultName {
             FaultName::JobEventsWriteFailure => "job_events_write_failure",
             FaultName::JobEventsReadFailure => "job_events_read_failure",
             FaultName::TriggerTask => "trigger_task",
+            FaultName::FailSnapshot => "fail_snapshot",
         }
     }
 }

@@ -139,7 +139,8 @@ fn full_example_reads_into_the_expected_values() {
         s.cluster,
         Cluster {
             task_managers: 2,
-            slots_per_task_manager: 1
+            slots_per_task_manager: 1,
+            task_initialization: crate::scenario::DurationRange::fixed(Duration::ZERO),
         }
     );
     assert_eq!(
@@ -211,7 +212,8 @@ fn every_field_but_name_mode_and_job_has_a_default() {
         s.cluster,
         Cluster {
             task_managers: 2,
-            slots_per_task_manager: 2
+            slots_per_task_manager: 2,
+            task_initialization: crate::scenario::DurationRange::fixed(Duration::ZERO),
         }
     );
     assert_eq!(
@@ -368,6 +370,12 @@ fn batch_scenarios_read_with_their_defaults_and_refuse_streaming_only_settings()
         "blocking exchanges only",
     );
     let tail = r#"]}}"#;
+    refuse(
+        tail,
+        r#"]}, "cluster": {"task_initialization": "1ms"}}"#,
+        "cluster.task_initialization",
+        "only applies to streaming jobs",
+    );
     refuse(
         tail,
         r#"]}, "checkpointing": {}}"#,
@@ -922,6 +930,7 @@ fn an_empty_checkpointing_block_takes_every_default() {
             finish_protocol: FinishProtocol::Flink,
             flush_before_finish: false,
             async_duration: crate::scenario::DurationRange::fixed(Duration::ZERO),
+            tolerable_failures: None,
         })
     );
     assert_eq!(s.bug, None);
@@ -967,6 +976,7 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
             finish_protocol: FinishProtocol::Option1,
             flush_before_finish: false,
             async_duration: crate::scenario::DurationRange::fixed(Duration::ZERO),
+            tolerable_failures: None,
         })
     );
     assert_eq!(s.bug, Some(crate::bug::Bug::SkipRetriggerDescendants));
@@ -1761,7 +1771,7 @@ fn rejects_fault_fields_of_another_kind_naming_their_kind() {
         (
             r#""fault": "crash_jobmaster", "task": "src[0]""#,
             "task",
-            "`task` only applies to fail_task and trigger_task faults, and this one is a crash_jobmaster fault",
+            "`task` only applies to fail_task, trigger_task and fail_snapshot faults, and this one is a crash_jobmaster fault",
         ),
         (
             r#""fault": "fail_task", "task": "src[0]", "task_manager": 0"#,
@@ -1783,7 +1793,7 @@ fn rejects_fault_fields_of_another_kind_naming_their_kind() {
         (
             r#""fault": "crash_jobmaster", "duration": "1ms""#,
             "duration",
-            "`duration` only applies to delay_spike and rpc_loss and disconnect_task_manager faults",
+            "`duration` only applies to delay_spike, rpc_loss and disconnect_task_manager faults",
         ),
         (
             r#""fault": "rpc_loss", "probability": 0.5, "duration": "1ms", "target": "rpcs""#,
@@ -2300,7 +2310,8 @@ fn trigger_task_needs_a_subtask_and_checkpointing() {
             task: SubtaskRef {
                 vertex: 1,
                 index: 0
-            }
+            },
+            checkpoint: None,
         }
     );
     reject(&checkpointed(""), "faults[0]", "the subtask to trigger");
@@ -2327,5 +2338,80 @@ fn trigger_task_needs_a_subtask_and_checkpointing() {
         ),
         "faults[0].fault",
         "only applies to streaming jobs",
+    );
+}
+
+/// F1.9: `fail_snapshot` names a subtask and a checkpoint from 1, takes a phase, needs no
+/// trigger, and is refused without checkpointing or in a batch job; `trigger_task` takes a
+/// checkpoint from 1; `tolerable_failures` is a count; `task_initialization` is streaming only.
+#[test]
+fn checkpoint_failure_fields_are_checked_at_their_json_paths() {
+    let fault = |f: &str| format!(r#""faults": [{{"fault": "fail_snapshot"{f}}}]"#);
+    let checkpointed = |f: &str| with(&format!(r#""checkpointing": {{}}, {}"#, fault(f)));
+    let s = ok(&checkpointed(
+        r#", "task": "sink[0]", "checkpoint": 2, "phase": "async""#,
+    ));
+    assert_eq!(
+        s.faults[0].kind,
+        FaultKind::FailSnapshot {
+            task: SubtaskRef {
+                vertex: 1,
+                index: 0
+            },
+            checkpoint: 2,
+            phase: crate::scenario::SnapshotPhase::Async,
+        }
+    );
+    assert_eq!(s.faults[0].trigger, FaultTrigger::At(Duration::ZERO));
+    reject(
+        &checkpointed(r#", "task": "sink[0]""#),
+        "faults[0]",
+        "missing field `checkpoint`",
+    );
+    reject(
+        &checkpointed(r#", "task": "sink[0]", "checkpoint": 0"#),
+        "faults[0].checkpoint",
+        "at least 1",
+    );
+    reject(
+        &checkpointed(r#", "task": "sink[0]", "checkpoint": 1, "phase": "later""#),
+        "faults[0].phase",
+        "sync",
+    );
+    reject(
+        &with(&fault(r#", "task": "sink[0]", "checkpoint": 1"#)),
+        "faults[0].fault",
+        "needs a `checkpointing` block",
+    );
+    reject(
+        &with(
+            r#""checkpointing": {}, "faults": [{"at": "1ms", "fault": "fail_task", "task": "sink[0]", "checkpoint": 1}]"#,
+        ),
+        "faults[0].checkpoint",
+        "only applies to trigger_task and fail_snapshot faults",
+    );
+    reject(
+        &with(
+            r#""checkpointing": {}, "faults": [{"at": "1ms", "fault": "trigger_task", "task": "sink[0]", "checkpoint": 0}]"#,
+        ),
+        "faults[0].checkpoint",
+        "at least 1",
+    );
+    reject(
+        &with(r#""checkpointing": {"tolerable_failures": "two"}"#),
+        "checkpointing.tolerable_failures",
+        "",
+    );
+    reject(
+        &with(r#""checkpointing": {"tolerable_failures": -1}"#),
+        "checkpointing.tolerable_failures",
+        "",
+    );
+    let s = ok(&with(r#""checkpointing": {"tolerable_failures": 3}"#));
+    assert_eq!(s.checkpointing.expect("on").tolerable_failures, Some(3));
+    reject(
+        &with(r#""cluster": {"task_initialization": "soon"}"#),
+        "cluster.task_initialization",
+        "",
     );
 }

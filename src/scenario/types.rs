@@ -179,6 +179,9 @@ impl fmt::Display for DurationRange {
 pub struct Cluster {
     pub task_managers: u32,
     pub slots_per_task_manager: u32,
+    /// Streaming: how long a deployed task stays INITIALIZING (restoring its state) before it
+    /// is RUNNING; zero: at once.
+    pub task_initialization: DurationRange,
 }
 
 /// Delays and buffering of the simulated network.
@@ -225,6 +228,19 @@ pub struct Checkpointing {
     /// How long a snapshot's asynchronous part takes (F1.8): the acknowledgement goes when it
     /// ends. Zero: snapshots are synchronous.
     pub async_duration: DurationRange,
+    /// Checkpoint failures in a row the coordinator tolerates before it fails the job over
+    /// (F1.9, Flink's `execution.checkpointing.tolerable-failed-checkpoints`); `None`: no limit.
+    pub tolerable_failures: Option<u32>,
+}
+
+/// Which part of a snapshot a `fail_snapshot` fault breaks (F1.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotPhase {
+    /// The operator's `snapshotState`: an exception in user code, which fails the task.
+    Sync,
+    /// Writing the state to durable storage: the task declines the checkpoint and runs on.
+    Async,
 }
 
 /// How a subtask with several inputs lines up barriers (P1.4).
@@ -321,7 +337,19 @@ pub enum FaultKind {
     FailTask { task: SubtaskRef },
     /// Not a failure: the JobMaster sends the trigger RPC of its newest pending checkpoint
     /// straight to the subtask, as Flink's task-level tests trigger a task by hand (F1.4).
-    TriggerTask { task: SubtaskRef },
+    /// With `checkpoint`, the trigger of that checkpoint, pending or not (a task-level test
+    /// picks any id).
+    TriggerTask {
+        task: SubtaskRef,
+        checkpoint: Option<u64>,
+    },
+    /// The operator's snapshot of `checkpoint` in the subtask fails, in its synchronous part
+    /// (the task fails) or in its asynchronous part (the task declines), F1.9.
+    FailSnapshot {
+        task: SubtaskRef,
+        checkpoint: u64,
+        phase: SnapshotPhase,
+    },
     /// The TaskManager (0-based, below `cluster.task_managers`) is lost with every subtask it
     /// runs; the JobMaster notices after `jobmaster.heartbeat_timeout`. A fresh TaskManager
     /// with the same number and slots registers `restart_after` after the loss (0: at once).

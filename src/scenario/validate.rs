@@ -94,6 +94,12 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
     if let Some(batch) = &batch {
         bounds::check_batch_reading(batch, &job)?;
     }
+    if raw.mode == Mode::Batch && raw.cluster.task_initialization.max > sim::Duration::ZERO {
+        return Err(problem(
+            "cluster.task_initialization",
+            "only applies to streaming jobs: a batch task's start is part of its run time",
+        ));
+    }
     let cluster = check_cluster(raw.cluster, &job)?;
     let network = check_network(raw.network, &job, raw.mode)?;
     let checkpointing = raw
@@ -591,6 +597,7 @@ fn check_cluster(raw: RawCluster, job: &Job) -> Result<Cluster, Problem> {
     Ok(Cluster {
         task_managers: raw.task_managers,
         slots_per_task_manager,
+        task_initialization: raw.task_initialization,
     })
 }
 
@@ -733,6 +740,7 @@ fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> 
         finish_protocol: raw.finish_protocol,
         flush_before_finish: raw.flush_before_finish,
         async_duration: raw.async_duration,
+        tolerable_failures: raw.tolerable_failures,
     })
 }
 

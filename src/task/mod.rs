@@ -24,9 +24,11 @@ use crate::checkpoint::storage::{OperatorState, SubtaskSnapshot};
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
 use crate::record::{source_record, Element, Record};
-use crate::scenario::{DurationRange, FinishProtocol};
+use crate::scenario::{DurationRange, FinishProtocol, SnapshotPhase};
 use crate::status::ExecutionState;
-use crate::trace::{Address, Call, CheckpointSet, DeclineReason, Restore, Rpc, TraceEvent};
+use crate::trace::{
+    Address, Call, CheckpointSet, DeclineReason, FaultEvent, Restore, Rpc, TraceEvent,
+};
 use crate::world::{Ctx, Event};
 use barrier::BarrierHandler;
 use operator::Operator;
@@ -90,6 +92,12 @@ pub struct Task {
     blocked_on: Option<ChannelId>,
     /// The highest checkpoint id this task has learned of.
     latest_checkpoint: u64,
+    /// It learned of `latest_checkpoint` by trigger RPC: a synchronous part that fails for it
+    /// is declined as well (F1.9, Flink's RPC path).
+    latest_by_trigger: bool,
+    /// F1.9: checkpoints whose asynchronous part is to fail (a `fail_snapshot` fault): they are
+    /// declined when it ends, not acknowledged.
+    failing_uploads: Vec<u64>,
     /// Checkpoints newer than `latest_checkpoint` whose abort was notified before their first
     /// barrier arrived: their barriers are stale. Only those: an older checkpoint still
     /// pending must not become stale with them (fuzz seed 1015619: a task skipped barrier 8
@@ -186,6 +194,8 @@ impl Task {
             blocked_on: None,
             latest_checkpoint: 0,
             aborted_ahead: BTreeSet::new(),
+            latest_by_trigger: false,
+            failing_uploads: Vec::new(),
             unnotified: BTreeSet::new(),
             wait_at_end: BTreeSet::new(),
             final_checkpoint: None,
@@ -264,6 +274,24 @@ impl Task {
     pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.set_state(ctx, ExecutionState::Deploying);
         self.set_state(ctx, ExecutionState::Initializing);
+        // Restoring state takes `cluster.task_initialization`; meanwhile the task takes no
+        // input and declines triggers (F1.9).
+        if let Some(range) = ctx.config.initialization {
+            let took = draw(&mut ctx.io.workload, range);
+            ctx.sched.after(
+                took,
+                Event::TaskInitialized {
+                    subtask: self.id,
+                    attempt: self.attempt,
+                },
+            );
+            return;
+        }
+        self.on_initialized(ctx);
+    }
+
+    /// The task restored its state: RUNNING, and at work.
+    pub fn on_initialized(&mut self, ctx: &mut Ctx<'_, '_>) {
         // P1.8: a two-phase-commit sink commits, on restore, the transactions pre-committed in
         // the restored checkpoint (later ones were never restored: they are aborted).
         let restored = self.operator.take_restored_transactions();
@@ -349,6 +377,7 @@ impl Task {
             | Call::AcknowledgeCheckpoint { .. }
             | Call::DeclineCheckpoint { .. }
             | Call::TriggerMissed(_)
+            | Call::TriggerFailed(_)
             | Call::ReportExecution(_)
             | Call::ReportDone
             | Call::Finishing => unreachable!("{call:?} is never sent to a task"),
@@ -361,7 +390,8 @@ impl Task {
 
     /// Steps when idle: not in a step, not waiting for credit.
     fn wake(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let work = self.phase != Phase::Finished || !self.pending_out.is_empty();
+        let work = (self.phase != Phase::Finished || !self.pending_out.is_empty())
+            && self.state != ExecutionState::Initializing;
         if !self.step_scheduled && self.blocked_on.is_none() && work {
             self.step(ctx);
         }
@@ -644,6 +674,7 @@ impl Task {
     /// `option2`'s finishing answer) or by its first barrier.
     fn learn_of(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
         self.latest_checkpoint = n;
+        self.latest_by_trigger = by_trigger;
         self.aborted_ahead.retain(|&a| a > n);
         ctx.record(TraceEvent::CheckpointSeen {
             subtask: self.id,
@@ -752,7 +783,9 @@ impl Task {
             }
             self.abandon_alignment(ctx);
         }
-        let (state, finished) = self.capture(ctx, n);
+        let Some((state, finished)) = self.capture(ctx, n) else {
+            return; // the synchronous part failed, and the task with it
+        };
         ctx.record(TraceEvent::Snapshot {
             subtask: self.id,
             attempt: self.attempt,
@@ -891,6 +924,15 @@ impl Task {
     /// The trigger RPC for checkpoint `n` (P1.1: sources and tasks whose inputs all finished).
     fn on_trigger(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
         let protocol = self.protocol(ctx);
+        if matches!(
+            self.state,
+            ExecutionState::Created | ExecutionState::Deploying | ExecutionState::Initializing
+        ) && ctx.config.bug != Some(Bug::SnapshotBeforeRunning)
+        {
+            // F1.9: Flink's `Task.triggerCheckpointBarrier` takes a checkpoint only while
+            // RUNNING; before, it declines (not counted against tolerable failures).
+            return self.decline(ctx, n, DeclineReason::TaskNotReady);
+        }
         // P1.5: with `flush_before_finish`, a closing task still runs while its result
         // partition drains, and takes part in (unaligned) checkpoints meanwhile.
         if self.close_after_upload || self.finish_after_upload {
@@ -988,7 +1030,9 @@ impl Task {
             // output, which becomes output channel state (P1.4).
             return self.snapshot_unaligned(ctx, n);
         }
-        let (state, finished) = self.capture(ctx, n);
+        let Some((state, finished)) = self.capture(ctx, n) else {
+            return; // the synchronous part failed, and the task with it
+        };
         ctx.record(TraceEvent::Snapshot {
             subtask: self.id,
             attempt: self.attempt,
@@ -1010,8 +1054,35 @@ impl Task {
     }
 
     /// The operator state for checkpoint `n` (a two-phase-commit sink pre-commits here), and
-    /// whether it is final (taken after end of input, F1.5 step 2).
-    fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> (OperatorState, bool) {
+    /// whether it is final (taken after end of input, F1.5 step 2). `None` when a
+    /// `fail_snapshot` fault breaks the synchronous part: the task has failed (F1.9).
+    fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> Option<(OperatorState, bool)> {
+        if let Some((index, phase)) = ctx.io.faults.snapshot_fails(ctx.graph, self.id, n, ctx.now) {
+            let sync = phase == SnapshotPhase::Sync;
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::FailSnapshot {
+                    subtask: self.id,
+                    checkpoint: n,
+                    sync,
+                },
+            });
+            if !sync {
+                // F1.9: the state is written in the asynchronous part; it is that part that
+                // fails, so the barrier still goes on.
+                self.failing_uploads.push(n);
+            } else {
+                // F1.9: an exception in `snapshotState` fails the task. On the RPC path (a
+                // trigger it acts on at once) Flink's `Task` declines first (TASK_FAILURE);
+                // on the barrier path nothing is declined.
+                if self.latest_by_trigger && self.latest_checkpoint == n {
+                    self.decline(ctx, n, DeclineReason::TaskFailure);
+                }
+                self.pending_out.clear();
+                self.fail(ctx);
+                return None;
+            }
+        }
         // Final: taken after end of input, also while a closing task drains its partition
         // (P1.5 `flush_before_finish`): a restore must not run its operators' ending again.
         // A task deployed finished on restore says so in every snapshot (F1.6: "its
@@ -1027,7 +1098,7 @@ impl Task {
             let transactions = self.operator.commit(n);
             self.commit(ctx, transactions);
         }
-        (state, finished)
+        Some((state, finished))
     }
 
     /// The synchronous part of the snapshot for `n` is done (its barrier went on). With an
@@ -1090,8 +1161,16 @@ impl Task {
         }
     }
 
-    /// Writes the snapshot to durable storage and acknowledges it.
+    /// Writes the snapshot to durable storage and acknowledges it, or, when writing fails
+    /// (F1.9), declines.
     fn persist(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
+        if let Some(i) = self.failing_uploads.iter().position(|&c| c == n) {
+            self.failing_uploads.swap_remove(i);
+            if ctx.config.bug != Some(Bug::AckFailedSnapshot) {
+                // Flink's `AsyncCheckpointRunnable`: CHECKPOINT_ASYNC_EXCEPTION; the task runs on.
+                return self.decline(ctx, n, DeclineReason::AsyncException);
+            }
+        }
         let finished = snapshot.finished;
         ctx.io.storage.write_snapshot(n, self.id, snapshot);
         self.send_acknowledgement(ctx, n, finished);

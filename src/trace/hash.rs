@@ -141,6 +141,7 @@ impl TraceEvent {
                     AbortReason::TriggerMissed => (4, 0),
                     AbortReason::JobEnded => (5, 0),
                     AbortReason::Failover => (6, 0),
+                    AbortReason::TriggerFailed => (7, 0),
                 };
                 words(h, 18, &[checkpoint, a, b]);
             }
@@ -172,6 +173,11 @@ impl TraceEvent {
                         subtask,
                         checkpoint,
                     } => (9, id(subtask) << 32 | checkpoint),
+                    FaultEvent::FailSnapshot {
+                        subtask,
+                        checkpoint,
+                        sync,
+                    } => (10, id(subtask) << 33 | checkpoint << 1 | u64::from(sync)),
                 };
                 words(h, 22, &[u64::from(index), a, b]);
             }
@@ -179,7 +185,19 @@ impl TraceEvent {
                 cause,
                 restarting,
                 full,
-            } => words(h, 23, &[id(cause), u64::from(restarting), u64::from(full)]),
+            } => words(
+                h,
+                23,
+                &[
+                    cause.map_or(u64::MAX, id),
+                    u64::from(restarting),
+                    u64::from(full),
+                ],
+            ),
+            TraceEvent::CheckpointFailuresExceeded {
+                checkpoint,
+                failures,
+            } => words(h, 39, &[checkpoint, u64::from(failures)]),
             TraceEvent::Restore {
                 checkpoint,
                 restarted,
@@ -453,6 +471,7 @@ fn call_words(call: Call) -> (u64, u64, u64) {
         Call::CancelTask => (11, 0, 0),
         Call::ReportExecution(state) => (12, state as u64, 0),
         Call::ReportDone => (13, 0, 0),
+        Call::TriggerFailed(n) => (14, n, 0),
     }
 }
 

@@ -169,9 +169,16 @@ pub enum TraceEvent {
     /// The JobMaster starts a failover because `cause` failed (P1.8): `restarting` subtasks
     /// are cancelled and redeployed, the whole job (`full`) or a pipelined region.
     Failover {
-        cause: SubtaskId,
+        /// `None`: a global failure (too many checkpoint failures in a row, F1.9).
+        cause: Option<SubtaskId>,
         restarting: u32,
         full: bool,
+    },
+    /// F1.9: checkpoint `checkpoint` was the `failures`-th counted checkpoint failure in a row,
+    /// one more than `tolerable_failures`: the coordinator fails the job over.
+    CheckpointFailuresExceeded {
+        checkpoint: u64,
+        failures: u32,
     },
     /// The restarted subtasks were deployed from checkpoint `checkpoint` (0: none completed,
     /// from scratch); `finished` of them as finished on restore (F1.6).
@@ -406,6 +413,7 @@ impl TraceEvent {
             TraceEvent::Retrigger { .. } => "retrigger",
             TraceEvent::CheckpointCompleted { .. } => "checkpoint_completed",
             TraceEvent::CheckpointAborted { .. } => "checkpoint_aborted",
+            TraceEvent::CheckpointFailuresExceeded { .. } => "checkpoint_failures_exceeded",
             TraceEvent::Commit { .. } => "commit",
             TraceEvent::TransactionCommitted { .. } => "transaction_committed",
             TraceEvent::AllRecordsProcessed { .. } => "all_records_processed",
@@ -474,6 +482,7 @@ impl TraceEvent {
             | TraceEvent::Retrigger { .. }
             | TraceEvent::CheckpointCompleted { .. }
             | TraceEvent::CheckpointAborted { .. }
+            | TraceEvent::CheckpointFailuresExceeded { .. }
             | TraceEvent::TransactionCommitted { .. }
             | TraceEvent::AllRecordsProcessed { .. }
             | TraceEvent::FaultFired { .. }

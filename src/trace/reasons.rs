@@ -41,6 +41,13 @@ pub enum FaultEvent {
         subtask: SubtaskId,
         checkpoint: u64,
     },
+    /// `fail_snapshot`: the subtask's snapshot of `checkpoint` failed in its synchronous
+    /// part (`sync`) or its asynchronous part.
+    FailSnapshot {
+        subtask: SubtaskId,
+        checkpoint: u64,
+        sync: bool,
+    },
 }
 
 /// Why a task declines a checkpoint (Flink's `CheckpointFailureReason` names, where it has one).
@@ -54,6 +61,15 @@ pub enum DeclineReason {
     InputEndOfStream,
     /// A finishing task cancels its pending checkpoints (legacy P1.6).
     TaskFinishing,
+    /// The trigger reached a task that is not RUNNING (`CHECKPOINT_DECLINED_TASK_NOT_READY`,
+    /// F1.9).
+    TaskNotReady,
+    /// The synchronous part of a snapshot taken on a trigger failed, and with it the task
+    /// (`TASK_FAILURE`, F1.9).
+    TaskFailure,
+    /// The asynchronous part of a snapshot failed (`CHECKPOINT_ASYNC_EXCEPTION`, F1.9): the
+    /// only decline the tolerable-failure count counts.
+    AsyncException,
 }
 
 impl DeclineReason {
@@ -63,6 +79,9 @@ impl DeclineReason {
             DeclineReason::TaskClosing => "declined_task_closing",
             DeclineReason::InputEndOfStream => "declined_input_end_of_stream",
             DeclineReason::TaskFinishing => "declined_task_finishing",
+            DeclineReason::TaskNotReady => "declined_task_not_ready",
+            DeclineReason::TaskFailure => "declined_task_failure",
+            DeclineReason::AsyncException => "declined_async_exception",
         }
     }
 }
@@ -82,6 +101,27 @@ pub enum AbortReason {
     TriggerMissed,
     /// The job reached a terminal status with the checkpoint still pending.
     JobEnded,
+    /// A trigger reached a TaskManager that no longer hosts the attempt
+    /// (`TASK_CHECKPOINT_FAILURE`: "received a checkpoint request for unknown task", F1.9).
+    TriggerFailed,
+}
+
+impl AbortReason {
+    /// F1.9: whether Flink's `CheckpointFailureManager` counts this failure against
+    /// `tolerable_failures`: an expired checkpoint and a failed asynchronous part do; a
+    /// failover, a subsumed checkpoint, a task not ready or closing, a failed trigger and a
+    /// coordinator that stops do not.
+    pub fn counts_as_failure(self) -> bool {
+        match self {
+            AbortReason::Expired | AbortReason::Declined(DeclineReason::AsyncException) => true,
+            AbortReason::Failover
+            | AbortReason::Subsumed
+            | AbortReason::Declined(_)
+            | AbortReason::TriggerMissed
+            | AbortReason::JobEnded
+            | AbortReason::TriggerFailed => false,
+        }
+    }
 }
 
 impl AbortReason {
@@ -94,6 +134,7 @@ impl AbortReason {
             AbortReason::Declined(d) => d.id(),
             AbortReason::TriggerMissed => "trigger_missed_finished_task",
             AbortReason::JobEnded => "job_ended",
+            AbortReason::TriggerFailed => "task_checkpoint_failure",
         }
     }
 }

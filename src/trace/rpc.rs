@@ -45,6 +45,9 @@ pub enum Call {
     /// TaskManager → CheckpointCoordinator: a trigger for `n` reached a task that has already
     /// finished (P1.2: the race every finish protocol handles differently).
     TriggerMissed(u64),
+    /// TaskManager → CheckpointCoordinator: a trigger for `n` reached a TaskManager that no
+    /// longer hosts the attempt (F1.9: Flink's "checkpoint request for unknown task").
+    TriggerFailed(u64),
     /// Task → CheckpointCoordinator (`option2`): about to emit EndOfPartition.
     Finishing,
     /// CheckpointCoordinator → task (`option2`): the pending checkpoints it has not yet taken

@@ -47,6 +47,15 @@ pub struct Config {
     pub task_managers: u32,
     /// `jobmaster.restart_strategy.max_attempts` (P1.8), for `job-status`.
     pub max_attempts: u32,
+    /// `checkpointing.tolerable_failures` (F1.9), for `checkpoint-failures`.
+    pub tolerable_failures: Option<u32>,
+    /// The run uses what `checkpoint-failures` judges (F1.9): a `tolerable_failures` limit,
+    /// a `fail_snapshot` fault or tasks that take time to initialize. Without any, none of its
+    /// checks can fire, and the oracle stays off the hot path.
+    pub checkpoint_failure_checks: bool,
+    /// `cluster.task_initialization`: how long a task restores before it is RUNNING;
+    /// `None`: at once.
+    pub initialization: Option<DurationRange>,
 }
 
 /// Which processes are alive, and which incarnation of each: a message sent to one

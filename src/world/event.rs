@@ -9,6 +9,8 @@ use crate::net::LinkId;
 pub enum Event {
     /// The JobMaster starts: the job is submitted at time zero.
     Start,
+    /// The attempt finished initializing (restoring its state): it is RUNNING now.
+    TaskInitialized { subtask: SubtaskId, attempt: u32 },
     /// The oldest RPC in flight on `link` reaches its destination.
     Rpc { link: LinkId },
     /// The oldest in-flight element of `channel` reaches its consumer's input buffer, unless

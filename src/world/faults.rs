@@ -34,11 +34,11 @@ pub(super) fn fire(
                 }
             }
         }
-        FaultKind::TriggerTask { task } => {
+        FaultKind::TriggerTask { task, checkpoint } => {
             let subtask = SubtaskId(ctx.graph.vertices[task.vertex].first + task.index);
             let checkpoint = jobmaster
                 .as_mut()
-                .and_then(|jm| jm.trigger_task(ctx, subtask))
+                .and_then(|jm| jm.trigger_task(ctx, subtask, checkpoint))
                 .unwrap_or(0);
             ctx.record(TraceEvent::FaultFired {
                 index,
@@ -48,6 +48,8 @@ pub(super) fn fire(
                 },
             });
         }
+        // Armed by the fault plan: it fires when the task takes that snapshot (F1.9).
+        FaultKind::FailSnapshot { .. } => {}
         FaultKind::LoseTaskManager {
             task_manager,
             restart_after,

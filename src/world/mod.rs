@@ -28,11 +28,12 @@ use crate::net::{DataPlane, Envelope, RpcLinks, RpcPolicy};
 use crate::oracle::Oracles;
 use crate::probes::Probes;
 use crate::scenario::{
-    CheckpointMode, Checkpointing, Cluster, Failover, JobMasterConfig, Scenario,
+    CheckpointMode, Checkpointing, Cluster, Failover, FaultKind, JobMasterConfig, Scenario,
 };
+use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::taskmanager::{outbox, Outbox, TaskManager};
-use crate::trace::{Address, Call, Retain, Trace, TraceEvent};
+use crate::trace::{Address, Call, Retain, Rpc, Trace, TraceEvent};
 use sim::{Duration, Instant, Model, RandomStreams, Scheduler};
 
 /// What a newly elected JobMaster is built from.
@@ -78,6 +79,15 @@ impl World {
             failover_scope: scenario.jobmaster.failover_scope,
             task_managers: cluster.task_managers,
             max_attempts: scenario.jobmaster.restart_strategy.max_attempts,
+            tolerable_failures: checkpointing.and_then(|c| c.tolerable_failures),
+            initialization: Some(cluster.task_initialization).filter(|d| d.max > Duration::ZERO),
+            checkpoint_failure_checks: checkpointing.is_some()
+                && (checkpointing.is_some_and(|c| c.tolerable_failures.is_some())
+                    || cluster.task_initialization.max > Duration::ZERO
+                    || scenario
+                        .faults
+                        .iter()
+                        .any(|f| matches!(f.kind, FaultKind::FailSnapshot { .. }))),
         };
         let tms = cluster.task_managers as usize;
         let io = Io {
@@ -269,9 +279,25 @@ impl Model for World {
                         }
                     }
                     (_, Address::TaskManager(_), call) => match &mut tasks[rpc.subtask.index()] {
-                        Some(task) if task.attempt() == rpc.attempt => task.on_rpc(&mut ctx, call),
-                        // The attempt is gone: nothing to deliver to.
-                        _ => {}
+                        Some(task) if task.attempt() == rpc.attempt => {
+                            task.on_rpc(&mut ctx, call);
+                            drop_if_failed(&mut tasks[rpc.subtask.index()], task_managers, now);
+                        }
+                        // F1.9: the TaskManager no longer hosts the attempt; a trigger fails
+                        // ("checkpoint request for unknown task"), and the coordinator hears
+                        // of it. Other calls have nothing to deliver to.
+                        _ => {
+                            if let Call::TriggerCheckpoint(n) = call {
+                                ctx.send(
+                                    to,
+                                    from,
+                                    Rpc {
+                                        call: Call::TriggerFailed(n),
+                                        ..rpc
+                                    },
+                                );
+                            }
+                        }
                     },
                 }
             }
@@ -284,6 +310,7 @@ impl Model for World {
                 let consumer = ctx.graph.channels[channel.index()].to;
                 if let Some(task) = &mut tasks[consumer.index()] {
                     task.on_input(&mut ctx, channel, element, was_empty);
+                    drop_if_failed(&mut tasks[consumer.index()], task_managers, now);
                 }
             }
             Event::Credit { channel } => {
@@ -296,6 +323,7 @@ impl Model for World {
                 if let Some(task) = &mut tasks[subtask.index()] {
                     if task.attempt() == attempt {
                         task.on_step(&mut ctx);
+                        drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
                     }
                 }
             }
@@ -306,6 +334,12 @@ impl Model for World {
             } => {
                 if let Some(task) = current(tasks, subtask, attempt) {
                     task.on_alignment_timeout(&mut ctx, checkpoint);
+                    drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
+                }
+            }
+            Event::TaskInitialized { subtask, attempt } => {
+                if let Some(task) = current(tasks, subtask, attempt) {
+                    task.on_initialized(&mut ctx);
                 }
             }
             Event::SnapshotUploaded {
@@ -470,6 +504,19 @@ impl Model for World {
 }
 
 /// The task of `subtask`, if it is the attempt a timer was set by.
+/// A task that failed itself (its snapshot's synchronous part threw, F1.9) leaves its slot, as
+/// an injected task failure does.
+#[inline]
+fn drop_if_failed(slot: &mut Option<Task>, task_managers: &mut [TaskManager], now: Instant) {
+    if let Some(t) = slot
+        .as_ref()
+        .filter(|t| t.state() == ExecutionState::Failed)
+    {
+        task_managers[t.task_manager() as usize].task_ended(t, now);
+        *slot = None;
+    }
+}
+
 fn current(tasks: &mut [Option<Task>], subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
     tasks[subtask.index()]
         .as_mut()

@@ -424,7 +424,8 @@ impl BatchOracles {
                     | FaultEvent::CrashJobMaster
                     | FaultEvent::DelaySpike
                     | FaultEvent::RpcLoss
-                    | FaultEvent::TriggerTask { .. } => {}
+                    | FaultEvent::TriggerTask { .. }
+                    | FaultEvent::FailSnapshot { .. } => {}
                 }
             }
             TraceEvent::RestartsExhausted { failovers } => {
@@ -1029,6 +1030,7 @@ impl BatchOracles {
         let judged = job_status::judge(
             status,
             &self.fired,
+            0, // a batch job takes no checkpoints
             subtasks,
             self.max_attempts,
             now,

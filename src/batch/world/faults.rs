@@ -12,8 +12,8 @@ impl World {
     pub(super) fn fire(&mut self, sched: &mut Scheduler<'_, Event>, index: u32, kind: FaultKind) {
         let now = sched.now();
         match kind {
-            FaultKind::TriggerTask { .. } => {
-                unreachable!("validation refuses trigger_task in a batch job")
+            FaultKind::TriggerTask { .. } | FaultKind::FailSnapshot { .. } => {
+                unreachable!("validation refuses checkpoint faults in a batch job")
             }
             FaultKind::FailTask { task } => {
                 let s = SubtaskId(self.graph.vertices[task.vertex].first + task.index);

@@ -247,7 +247,11 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             cause,
             restarting,
             full,
-        } => json!({"cause": name(*cause), "restarting": restarting, "full": full}),
+        } => json!({"cause": cause.map(name), "restarting": restarting, "full": full}),
+        TraceEvent::CheckpointFailuresExceeded {
+            checkpoint,
+            failures,
+        } => json!({"checkpoint": checkpoint, "failures": failures}),
         TraceEvent::Restore {
             checkpoint,
             restarted,

@@ -180,6 +180,13 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             CC.into(),
             format!("checkpoint {checkpoint} ABORTED: {}", reason.id()),
         ),
+        TraceEvent::CheckpointFailuresExceeded {
+            checkpoint,
+            failures,
+        } => (
+            CC.into(),
+            format!("{failures} checkpoint failures in a row (the last: {checkpoint}): more than tolerable_failures, the job fails over (F1.9)"),
+        ),
         TraceEvent::Commit {
             subtask,
             checkpoint,
@@ -218,7 +225,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             "JobMaster".into(),
             format!(
                 "FAILOVER: {} failed; cancelling {} {restarting} subtasks (P1.8)",
-                name(*cause),
+                cause.map_or("too many checkpoint failures: the job".to_owned(), name),
                 if *full {
                     "the whole job:"
                 } else {

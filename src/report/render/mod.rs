@@ -115,6 +115,7 @@ pub(super) fn call_parts(call: &Call) -> (&'static str, String, Value) {
             json!({"checkpoint": checkpoint, "reason": reason.id()}),
         ),
         Call::TriggerMissed(n) => ("triggerMissed", n.to_string(), json!({"checkpoint": n})),
+        Call::TriggerFailed(n) => ("triggerFailed", n.to_string(), json!({"checkpoint": n})),
         Call::Finishing => ("finishing", String::new(), json!({})),
         Call::FinishingAnswer(set) => {
             let ids: Vec<u64> = set.iter().collect();
@@ -162,6 +163,15 @@ pub(super) fn fault_text(graph: &ExecutionGraph, fault: &FaultEvent) -> String {
             checkpoint,
         } => format!(
             "trigger {} by hand with checkpoint {checkpoint}",
+            graph.subtask_name(*subtask)
+        ),
+        FaultEvent::FailSnapshot {
+            subtask,
+            checkpoint,
+            sync,
+        } => format!(
+            "the {} part of {}'s snapshot for checkpoint {checkpoint} fails",
+            if *sync { "synchronous" } else { "asynchronous" },
             graph.subtask_name(*subtask)
         ),
     }

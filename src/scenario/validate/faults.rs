@@ -5,7 +5,7 @@
 use super::super::raw::{self, FaultName, RawFault, RawPredicate};
 use super::super::types::{
     Budget, Cluster, Delivery, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, Operator,
-    Predicate, SpikeTarget,
+    Predicate, SnapshotPhase, SpikeTarget,
 };
 use super::{problem, subtask_ref, Problem};
 use crate::status::JobStatus;
@@ -32,6 +32,11 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                 "has both `at` and `when`; a fault has exactly one trigger: `at` for an \
                  instant, or `when` for a predicate over the run",
             ))
+        }
+        // A fail_snapshot fault is a standing condition: armed from the start unless a
+        // trigger arms it later.
+        (None, None) if raw.fault == FaultName::FailSnapshot => {
+            FaultTrigger::At(sim::Duration::ZERO)
         }
         (None, None) => {
             return Err(problem(
@@ -76,16 +81,26 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                 ),
             ))
         }
-        (FaultName::TriggerTask, true) => {
+        (FaultName::TriggerTask | FaultName::FailSnapshot, true) => {
             return Err(problem(
                 at("fault"),
-                "trigger_task only applies to streaming jobs: a batch job takes no checkpoints",
+                format!(
+                    "{} only applies to streaming jobs: a batch job takes no checkpoints",
+                    kind.name()
+                ),
             ))
         }
         (FaultName::TriggerTask, false) if !world.checkpointing => {
             return Err(problem(
                 at("fault"),
                 "trigger_task needs a `checkpointing` block: it sends the trigger of a pending \
+                 checkpoint",
+            ))
+        }
+        (FaultName::FailSnapshot, false) if !world.checkpointing => {
+            return Err(problem(
+                at("fault"),
+                "fail_snapshot needs a `checkpointing` block: it breaks a snapshot of a \
                  checkpoint",
             ))
         }
@@ -99,12 +114,22 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
         _ => {}
     }
     // Each kind-specific field with the kinds it applies to.
-    let misplaced: [(&str, bool, &[FaultName]); 8] = [
+    let misplaced: [(&str, bool, &[FaultName]); 10] = [
         (
             "task",
             raw.task.is_some(),
-            &[FaultName::FailTask, FaultName::TriggerTask],
+            &[
+                FaultName::FailTask,
+                FaultName::TriggerTask,
+                FaultName::FailSnapshot,
+            ],
         ),
+        (
+            "checkpoint",
+            raw.checkpoint.is_some(),
+            &[FaultName::TriggerTask, FaultName::FailSnapshot],
+        ),
+        ("phase", raw.phase.is_some(), &[FaultName::FailSnapshot]),
         (
             "task_manager",
             raw.task_manager.is_some(),
@@ -144,7 +169,11 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                 at(field),
                 format!(
                     "`{field}` only applies to {} faults, and this one is a {} fault",
-                    owners.join(" and "),
+                    match owners.split_last() {
+                        Some((last, rest)) if !rest.is_empty() =>
+                            format!("{} and {last}", rest.join(", ")),
+                        _ => owners.join(""),
+                    },
                     kind.name()
                 ),
             ));
@@ -167,26 +196,47 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
         }
     };
     let kind = match kind {
-        FaultName::FailTask | FaultName::TriggerTask => {
+        FaultName::FailTask | FaultName::TriggerTask | FaultName::FailSnapshot => {
             let name = raw.task.ok_or_else(|| {
                 required(
                     "task",
                     &format!(
                         "the subtask to {}, like \"{}[0]\"",
-                        if kind == FaultName::FailTask {
-                            "fail"
-                        } else {
-                            "trigger"
+                        match kind {
+                            FaultName::FailTask => "fail",
+                            FaultName::TriggerTask => "trigger",
+                            _ => "fail the snapshot of",
                         },
                         world.job.vertices[0].id
                     ),
                 )
             })?;
             let task = subtask_ref(&name, world.job).map_err(|m| problem(at("task"), m))?;
-            if kind == FaultName::FailTask {
-                FaultKind::FailTask { task }
-            } else {
-                FaultKind::TriggerTask { task }
+            if raw.checkpoint == Some(0) {
+                return Err(problem(
+                    at("checkpoint"),
+                    "must be at least 1: checkpoint ids start at 1",
+                ));
+            }
+            match kind {
+                FaultName::FailTask => FaultKind::FailTask { task },
+                FaultName::TriggerTask => FaultKind::TriggerTask {
+                    task,
+                    checkpoint: raw.checkpoint,
+                },
+                _ => {
+                    let checkpoint = raw.checkpoint.ok_or_else(|| {
+                        required(
+                            "checkpoint",
+                            "the id of the checkpoint whose snapshot fails, from 1",
+                        )
+                    })?;
+                    FaultKind::FailSnapshot {
+                        task,
+                        checkpoint,
+                        phase: raw.phase.unwrap_or(SnapshotPhase::Sync),
+                    }
+                }
             }
         }
         FaultName::LoseTaskManager | FaultName::DisconnectTaskManager => {
