@@ -152,10 +152,16 @@ pub enum Bug {
     /// A completed checkpoint does not reset the count of checkpoint failures in a row
     /// (F1.9).
     KeepFailureCount,
+    /// A task that aborts a checkpoint on a cancellation marker does not pass the marker on
+    /// (F1.10).
+    SwallowCancelMarker,
+    /// A cancellation marker counts as its channel's barrier, so a cancelled checkpoint
+    /// aligns and is snapshotted (F1.10).
+    CancelMarkerAsBarrier,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 49] = [
+    pub const ALL: [Bug; 51] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -205,6 +211,8 @@ impl Bug {
         Bug::AckFailedSnapshot,
         Bug::CountEveryAbort,
         Bug::KeepFailureCount,
+        Bug::SwallowCancelMarker,
+        Bug::CancelMarkerAsBarrier,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -260,6 +268,8 @@ impl Bug {
             Bug::AckFailedSnapshot => "ack-failed-snapshot",
             Bug::CountEveryAbort => "count-every-abort",
             Bug::KeepFailureCount => "keep-failure-count",
+            Bug::SwallowCancelMarker => "swallow-cancel-marker",
+            Bug::CancelMarkerAsBarrier => "cancel-marker-as-barrier",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -388,6 +398,8 @@ impl Bug {
                 "F1.9 (only expired checkpoints and failed asynchronous parts count)"
             }
             Bug::KeepFailureCount => "F1.9 (a completed checkpoint resets the failure count)",
+            Bug::SwallowCancelMarker => "F1.10 (a task aborting on a marker passes it on)",
+            Bug::CancelMarkerAsBarrier => "F1.10 (a marker aborts its checkpoint; it is no barrier)",
         }
     }
 
@@ -443,6 +455,7 @@ impl Bug {
             | Bug::AckFailedSnapshot
             | Bug::CountEveryAbort
             | Bug::KeepFailureCount => Invariant::CheckpointFailures,
+            Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier => Invariant::CancelMarkers,
         }
     }
 
@@ -593,6 +606,12 @@ impl Bug {
             }
             Bug::KeepFailureCount => {
                 "failures separated by a completed checkpoint add up, so a job is failed over before it failed that often in a row"
+            }
+            Bug::SwallowCancelMarker => {
+                "a task aborts a cancelled checkpoint but keeps the marker, so its consumers stay blocked in an alignment nobody completes"
+            }
+            Bug::CancelMarkerAsBarrier => {
+                "a cancellation marker is taken for a barrier, so a checkpoint cancelled upstream is aligned and snapshotted anyway"
             }
         }
     }

@@ -33,6 +33,9 @@ pub enum Element {
     EndOfData,
     /// The producer's result partition ended: no element follows on this channel.
     EndOfPartition,
+    /// Checkpoint `n` was abandoned upstream (Flink's `CancelCheckpointMarker`, F1.10): the
+    /// consumer aborts `n`, unblocks its channels and passes the marker on.
+    CancelMarker(u64),
 }
 
 impl Element {

@@ -61,6 +61,8 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::AckFailedSnapshot => "fail-snapshot-async-declines",
         Bug::CountEveryAbort => "trigger-to-restarted-taskmanager-fails",
         Bug::KeepFailureCount => "tolerable-failures-reset-by-completion",
+        Bug::SwallowCancelMarker => "cancel-marker-after-end-of-partition-legacy",
+        Bug::CancelMarkerAsBarrier => "cancel-marker-after-end-of-partition-legacy",
     }
 }
 

@@ -4,7 +4,8 @@
 //! with very different lengths and paces, so subtasks finish at very different times) gets a
 //! random `checkpointing` block (periodic `interval` 1–30ms or an explicit `trigger_at` list,
 //! `max_concurrent` 1–3, a random finish protocol, a random mode: aligned, unaligned, aligned
-//! with an alignment timeout or at least once (F1.7), with or without `flush_before_finish`), random channel/RPC latency ranges, channel
+//! with an alignment timeout or at least once (F1.7), with or without `flush_before_finish` and
+//! cancellation markers (F1.10)), random channel/RPC latency ranges, channel
 //! capacity 1–8, random tie-break, and sinks that are `at_least_once` or `two_phase_commit`.
 //!
 //! - `option1`, `option2`, `flink`: the job FINISHES, with no violation at all (every checkpoint
@@ -129,8 +130,12 @@ proptest! {
     /// consistent cut, and the run is deterministic.
     #[test]
     fn checkpoints_after_tasks_finish_keep_every_guarantee(
-        doc in scenario_doc(&["option1", "option2", "flink"])
+        doc in scenario_doc(&["option1", "option2", "flink"]),
+        markers in any::<bool>(),
     ) {
+        let mut doc = doc;
+        // F1.10: with or without cancellation markers.
+        doc["checkpointing"]["cancel_markers"] = json!(markers);
         let text = doc.to_string();
         let report = run_doc(&text);
         prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{}", describe(&report), text);
@@ -157,7 +162,13 @@ proptest! {
     ///   two-phase-commit sink: never a duplicate, never a record a failure-free run does not
     ///   produce. Such a sink commits at most what a run without checkpointing delivers.
     #[test]
-    fn legacy_finishes_and_loses_only_the_last_transactions(doc in scenario_doc(&["legacy"])) {
+    fn legacy_finishes_and_loses_only_the_last_transactions(
+        doc in scenario_doc(&["legacy"]),
+        markers in any::<bool>(),
+    ) {
+        let mut doc = doc;
+        // F1.10: EndOfPartition aborts alignments here, the commonest origin of a marker.
+        doc["checkpointing"]["cancel_markers"] = json!(markers);
         let text = doc.to_string();
         let report = run_doc(&text);
         prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{}", describe(&report), text);

@@ -119,6 +119,8 @@ struct Bias {
     tolerable: bool,
     /// F1.9: two failed asynchronous parts two checkpoints apart, with a limit of 1.
     failures_apart: bool,
+    /// F1.10: cancellation markers on.
+    cancel_markers: bool,
 }
 
 /// How barriers align (P1.4).
@@ -156,7 +158,9 @@ impl Bias {
                     | Bug::UnalignedSpillAfterBarrier
                     | Bug::IgnoreChannelStateOnRestore => Some(Alignment::Unaligned),
                     Bug::TimeoutSwitchLosesBuffers => Some(Alignment::Timeout),
-                    Bug::EopNotCounted | Bug::SnapshotAtFirstBarrier => {
+                    // F1.10: a tracker keeps a checkpoint pending through the abort notice,
+                    // so a marker that comes after it still finds it open.
+                    Bug::EopNotCounted | Bug::SnapshotAtFirstBarrier | Bug::SwallowCancelMarker => {
                         Some(Alignment::AtLeastOnce)
                     }
                     _ => None,
@@ -183,6 +187,10 @@ impl Bias {
                 failed_upload: matches!(bug, Bug::AckFailedSnapshot | Bug::KeepFailureCount),
                 tolerable: matches!(bug, Bug::CountEveryAbort | Bug::KeepFailureCount),
                 failures_apart: bug == Bug::KeepFailureCount,
+                cancel_markers: matches!(
+                    bug,
+                    Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier
+                ),
             },
         }
     }
@@ -197,6 +205,9 @@ fn protocols(options: &GenerateOptions) -> Vec<FinishProtocol> {
         Some(Bug::SkipRetriggerDescendants) => vec![FinishProtocol::Option1],
         Some(Bug::CancelPendingOnFinish) => vec![FinishProtocol::Option1, FinishProtocol::Option2],
         Some(Bug::TriggerWaitsForInput) => vec![FinishProtocol::Flink],
+        // F1.10: under `legacy`, EndOfPartition during an alignment aborts the checkpoint,
+        // the commonest origin of a marker.
+        Some(Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier) => vec![FinishProtocol::Legacy],
         _ => vec![
             FinishProtocol::Option1,
             FinishProtocol::Option2,
@@ -604,10 +615,12 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // a `fail_snapshot` fault in one of four (the subtask, the checkpoint, sync or async); and
     // in one of five, tasks that initialize for 4 to 7 ms, with a trigger by hand in the first
     // 100 µs, which reaches its task while it still initializes (RPCs take under 3.5 ms).
+    // And after that (F1.10): cancellation markers in one streaming seed of two.
     let failures = (
         (0u8..4, 0u32..=2),
         (0u8..4, (any::<u8>(), any::<u8>()), 1u64..=5, any::<bool>()),
         (0u8..5, 0u64..3000, 0u64..100, (any::<u8>(), any::<u8>())),
+        0u8..2,
     );
     (
         shape,
@@ -643,6 +656,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                             (tolerable_draw, limit),
                             (fail_draw, fail_pick, fail_checkpoint, fail_sync),
                             (init_draw, init_us, trigger_us, trigger_pick),
+                            markers_draw,
                         ),
                     ),
                 ),
@@ -781,6 +795,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                             .then(|| format!("{timeout_us}us")),
                         "finish_protocol": protocol.name(),
                         "flush_before_finish": flush,
+                        "cancel_markers": markers_draw == 0 || bias.cancel_markers,
                         "tolerable_failures": (tolerable_draw == 0 || bias.tolerable)
                             .then_some(if bias.failures_apart { 1 } else { limit }),
                         "async_duration": if async_draw == 0 || bias.async_snapshots {

@@ -42,6 +42,9 @@ pub enum Invariant {
     /// coordinator fails the job over exactly when the checkpoint failures in a row that
     /// Flink counts exceed `tolerable_failures` (F1.9).
     CheckpointFailures,
+    /// A task that takes a cancellation marker for a checkpoint still open there passes it
+    /// on and never snapshots that checkpoint (F1.10).
+    CancelMarkers,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -51,7 +54,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 18] = [
+    pub const ALL: [Invariant; 19] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -67,6 +70,7 @@ impl Invariant {
         Invariant::SlotCapacity,
         Invariant::Speculation,
         Invariant::CheckpointFailures,
+        Invariant::CancelMarkers,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -89,6 +93,7 @@ impl Invariant {
             Invariant::SlotCapacity => "slot-capacity",
             Invariant::Speculation => "speculation",
             Invariant::CheckpointFailures => "checkpoint-failures",
+            Invariant::CancelMarkers => "cancel-markers",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

@@ -6,6 +6,7 @@
 //! invariant, the time, the actors and the index of the trace event where it first failed.
 
 mod at_least_once;
+mod cancel_markers;
 mod checkpoint_failures;
 mod failover_scope;
 pub mod invariant;
@@ -140,6 +141,8 @@ pub struct Oracles {
     failover_scope: failover_scope::FailoverScope,
     /// F1.8, with asynchronous snapshot parts only.
     uploads: Option<uploads::Uploads>,
+    /// `cancel-markers` (F1.10), with `checkpointing.cancel_markers` on.
+    cancel_markers: Option<cancel_markers::CancelMarkers>,
     /// `checkpoint-failures` (F1.9), when checkpointing is on.
     checkpoint_failures: Option<checkpoint_failures::CheckpointFailures>,
     /// `reconcile-outcome` (P3.4), under `failover: reconcile` only.
@@ -201,6 +204,9 @@ impl Oracles {
             trigger_at_once: (config.protocol == Some(FinishProtocol::Flink))
                 .then(|| trigger_at_once::TriggerAtOnce::new(graph)),
             uploads: config.async_duration.map(|_| uploads::Uploads::default()),
+            cancel_markers: config
+                .cancel_markers
+                .then(|| cancel_markers::CancelMarkers::new(graph)),
             checkpoint_failures: config.checkpoint_failure_checks.then(|| {
                 checkpoint_failures::CheckpointFailures::new(graph, config.tolerable_failures)
             }),
@@ -261,6 +267,13 @@ impl Oracles {
             .uploads
             .as_mut()
             .and_then(|u| u.observe(graph, index, now, event))
+        {
+            self.violate(v);
+        }
+        if let Some(v) = self
+            .cancel_markers
+            .as_mut()
+            .and_then(|c| c.observe(graph, index, now, event))
         {
             self.violate(v);
         }
@@ -818,6 +831,8 @@ impl Oracles {
         let allowed = match reason {
             AbortReason::Subsumed | AbortReason::JobEnded | AbortReason::Failover => true,
             AbortReason::Declined(DeclineReason::Subsumed) => true,
+            // F1.10: a marker only carries on an abort that began elsewhere.
+            AbortReason::Declined(DeclineReason::OnCancellationBarrier) => true,
             AbortReason::Expired => in_faulty_phase,
             // F1.9: a trigger by hand to a task not yet running, a snapshot that fails, a
             // trigger to an attempt already gone: each follows a fault.
@@ -1096,6 +1111,9 @@ impl Oracles {
             .as_mut()
             .and_then(|c| c.finish(graph))
         {
+            self.violate(v);
+        }
+        if let Some(v) = self.cancel_markers.as_mut().and_then(|c| c.finish(graph)) {
             self.violate(v);
         }
         // Once the job ended, every checkpoint it triggered has an outcome.

@@ -863,6 +863,11 @@ impl Narrator<'_> {
                 "P1.4",
                 format!("sends unaligned barrier {n} on {ch}: it overtakes the buffers queued ahead of it"),
             ),
+            Element::CancelMarker(n) => told(
+                self.name(from),
+                "F1.10",
+                format!("sends a cancellation marker for checkpoint {n} on {ch}: it abandoned the checkpoint, and its consumer is to abort it too"),
+            ),
             Element::EndOfData => told(
                 self.name(from),
                 "F1.5 step 1",
@@ -919,6 +924,11 @@ impl Narrator<'_> {
                     format!("takes unaligned barrier {n} from {ch}: that channel's spilling to channel state ends"),
                 )
             }
+            Element::CancelMarker(n) => told(
+                name,
+                "F1.10",
+                format!("takes a cancellation marker for checkpoint {n} from {ch}: if checkpoint {n} is still open here, the task aborts it, unblocks its channels, declines and passes the marker on"),
+            ),
             Element::EndOfPartition => {
                 let (rule, text) = match self.protocol {
                     Some(FinishProtocol::Option1 | FinishProtocol::Option2) => (
@@ -1176,6 +1186,7 @@ fn decline_rule(reason: DeclineReason) -> (&'static str, &'static str) {
         ),
         DeclineReason::TaskNotReady => ("F1.9", "the trigger reached the task before it was RUNNING (TASK_NOT_READY)"),
         DeclineReason::TaskFailure => ("F1.9", "the snapshot it took on the trigger failed, and the task with it (TASK_FAILURE)"),
+        DeclineReason::OnCancellationBarrier => ("F1.10", "a cancellation marker of the checkpoint arrived on an input (ON_CANCELLATION_BARRIER)"),
         DeclineReason::AsyncException => ("F1.9", "writing its snapshot's state failed (CHECKPOINT_ASYNC_EXCEPTION), a failure tolerable_failures counts"),
     }
 }
@@ -1200,6 +1211,7 @@ fn element_name(element: Element) -> String {
         Element::Record(_) => "a record".to_owned(),
         Element::Barrier(n) => format!("barrier {n}"),
         Element::PriorityBarrier(n) => format!("unaligned barrier {n}"),
+        Element::CancelMarker(n) => format!("cancel marker {n}"),
         Element::EndOfData => "EndOfData".to_owned(),
         Element::EndOfPartition => "EndOfPartition".to_owned(),
     }

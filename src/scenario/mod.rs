@@ -115,6 +115,7 @@
 //! | `finish_protocol` | how checkpoints go on once subtasks finish (P1.2), one of the four below | `"flink"` |
 //! | `async_duration` | duration or range: how long the asynchronous part of each snapshot takes; the task acknowledges when it ends, and a finishing task waits for it (F1.8); `"0"`: synchronous snapshots | `"0"` |
 //! | `tolerable_failures` | integer, or `null`: checkpoint failures in a row (only those Flink counts: expired, and a failed asynchronous part) the coordinator tolerates; one more fails the job over, as a global failure through the restart strategy (F1.9); `null`: no limit | `null` |
+//! | `cancel_markers` | `true`: a task that abandons a checkpoint (subsumed, aborted on EndOfPartition under `legacy`, told by the JobMaster before it snapshotted, or told by a marker) sends a cancellation marker downstream in band, and a consumer aborts on it, unblocks, declines and passes it on (F1.10); `false`: no marker | `false` |
 //! | `flush_before_finish` | unaligned only: `true`: a finishing subtask waits until its output is fully sent and takes part in checkpoints meanwhile; `false`: it finishes at once and its result partition drains after it (P1.5) | `false` |
 //!
 //! An `interval` of `null` with an empty `trigger_at` is an error: no checkpoint would ever be

@@ -288,6 +288,8 @@ pub(super) struct RawCheckpointing {
     /// Absent or `null`: no limit.
     #[serde(default)]
     pub tolerable_failures: Option<u32>,
+    #[serde(default)]
+    pub cancel_markers: bool,
 }
 
 #[derive(Deserialize)]

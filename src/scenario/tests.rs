@@ -931,6 +931,7 @@ fn an_empty_checkpointing_block_takes_every_default() {
             flush_before_finish: false,
             async_duration: crate::scenario::DurationRange::fixed(Duration::ZERO),
             tolerable_failures: None,
+            cancel_markers: false,
         })
     );
     assert_eq!(s.bug, None);
@@ -977,6 +978,7 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
             flush_before_finish: false,
             async_duration: crate::scenario::DurationRange::fixed(Duration::ZERO),
             tolerable_failures: None,
+            cancel_markers: false,
         })
     );
     assert_eq!(s.bug, Some(crate::bug::Bug::SkipRetriggerDescendants));
@@ -2405,6 +2407,11 @@ fn checkpoint_failure_fields_are_checked_at_their_json_paths() {
     reject(
         &with(r#""checkpointing": {"tolerable_failures": -1}"#),
         "checkpointing.tolerable_failures",
+        "",
+    );
+    reject(
+        &with(r#""checkpointing": {"cancel_markers": "yes"}"#),
+        "checkpointing.cancel_markers",
         "",
     );
     let s = ok(&with(r#""checkpointing": {"tolerable_failures": 3}"#));

@@ -231,6 +231,9 @@ pub struct Checkpointing {
     /// Checkpoint failures in a row the coordinator tolerates before it fails the job over
     /// (F1.9, Flink's `execution.checkpointing.tolerable-failed-checkpoints`); `None`: no limit.
     pub tolerable_failures: Option<u32>,
+    /// A task that abandons a checkpoint sends a cancellation marker downstream in band, and a
+    /// consumer aborts on it (F1.10, Flink's `CancelCheckpointMarker`).
+    pub cancel_markers: bool,
 }
 
 /// Which part of a snapshot a `fail_snapshot` fault breaks (F1.9).

@@ -741,6 +741,7 @@ fn check_checkpointing(raw: RawCheckpointing) -> Result<Checkpointing, Problem> 
         flush_before_finish: raw.flush_before_finish,
         async_duration: raw.async_duration,
         tolerable_failures: raw.tolerable_failures,
+        cancel_markers: raw.cancel_markers,
     })
 }
 

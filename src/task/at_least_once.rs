@@ -16,7 +16,7 @@ impl Task {
         let tracker = self.tracker.as_mut().expect("at least once");
         let complete = if tracker.is_pending(n) {
             tracker.barrier(n, slot)
-        } else if self.is_stale(n) {
+        } else if self.cancel_aborted_ahead(ctx, n) || self.is_stale(n) {
             None // snapshotted, dropped behind a newer one, or aborted: it cannot complete here
         } else if ctx.config.bug == Some(Bug::SnapshotAtFirstBarrier) {
             self.learn_of(ctx, n, false);
@@ -44,6 +44,7 @@ impl Task {
             let aborted: Vec<u64> = tracker.abort_all().collect();
             for n in aborted {
                 self.decline(ctx, n, DeclineReason::InputEndOfStream);
+                self.cancel_downstream(ctx, n);
             }
         } else if ctx.config.bug == Some(Bug::EopNotCounted) {
             // The bug: the channel is closed, but pending checkpoints still wait for it.

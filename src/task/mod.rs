@@ -15,6 +15,7 @@
 
 mod at_least_once;
 mod barrier;
+mod cancel;
 mod operator;
 mod tracker;
 mod unaligned;
@@ -494,6 +495,7 @@ impl Task {
                     }
                 }
                 Element::EndOfPartition => self.on_eop_processed(ctx, slot),
+                Element::CancelMarker(n) => self.on_cancel_marker(ctx, slot, n),
             }
         }
     }
@@ -620,6 +622,7 @@ impl Task {
                 (Some(FinishProtocol::Legacy), _) => {
                     self.abandon_alignment(ctx);
                     self.decline(ctx, checkpoint, DeclineReason::InputEndOfStream);
+                    self.cancel_downstream(ctx, checkpoint);
                 }
                 (_, Some(Bug::EopNotAligned)) => {}
                 // The channel counts as aligned: every checkpoint needs one barrier fewer.
@@ -658,7 +661,7 @@ impl Task {
         }
         let aligning = self.barriers.alignment().map(|a| a.checkpoint);
         if aligning != Some(n) {
-            if self.is_stale(n) {
+            if self.cancel_aborted_ahead(ctx, n) || self.is_stale(n) {
                 // A barrier of a checkpoint already performed, declined or subsumed.
                 self.requeue(ctx, slot);
                 return;
@@ -728,9 +731,11 @@ impl Task {
         if let Some(old) = self.barriers.alignment() {
             self.abandon_alignment(ctx);
             self.decline(ctx, old.checkpoint, DeclineReason::Subsumed);
+            self.cancel_downstream(ctx, old.checkpoint);
         }
         if let Some(old) = self.unaligned.take() {
             self.decline(ctx, old.checkpoint, DeclineReason::Subsumed);
+            self.cancel_downstream(ctx, old.checkpoint);
         }
     }
 
@@ -743,7 +748,11 @@ impl Task {
             self.snapshot_unaligned(ctx, n);
         }
         if self.unaligned.as_ref().is_none_or(|u| u.checkpoint != n) {
-            if self.is_stale(n) || self.phase == Phase::Closing || self.phase == Phase::Finished {
+            if self.phase == Phase::Closing
+                || self.phase == Phase::Finished
+                || self.cancel_aborted_ahead(ctx, n)
+                || self.is_stale(n)
+            {
                 return; // stale, or the task is past taking part
             }
             self.subsume(ctx);
@@ -960,7 +969,7 @@ impl Task {
             }
             Phase::Processing | Phase::EndOfInput => {}
         }
-        if self.is_stale(n) {
+        if self.cancel_aborted_ahead(ctx, n) || self.is_stale(n) {
             return; // already learned of it from a barrier (or an earlier trigger), or aborted
         }
         if self.operator.is_source() {
@@ -1241,9 +1250,11 @@ impl Task {
         }
         if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
             self.abandon_alignment(ctx);
+            self.cancel_downstream(ctx, n);
         }
         if self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
             self.unaligned = None;
+            self.cancel_downstream(ctx, n);
         }
         // The abort can overtake the checkpoint's barriers (RPC against data path). Remember
         // it, as Flink's SubtaskCheckpointCoordinatorImpl remembers aborted ids, so that

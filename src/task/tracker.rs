@@ -115,6 +115,20 @@ impl BarrierTracker {
         self.pending.drain(..).map(|p| p.checkpoint)
     }
 
+    /// F1.10: a cancellation marker for `checkpoint`: every pending checkpoint up to it is
+    /// aborted here; returns them, oldest first.
+    pub fn cancel_up_to(&mut self, checkpoint: u64) -> Vec<u64> {
+        let mut aborted = Vec::new();
+        self.pending.retain(|p| {
+            let cancel = p.checkpoint <= checkpoint;
+            if cancel {
+                aborted.push(p.checkpoint);
+            }
+            !cancel
+        });
+        aborted
+    }
+
     fn count(p: &mut Pending, slot: u32) {
         if !std::mem::replace(&mut p.counted[slot as usize], true) {
             p.count += 1;

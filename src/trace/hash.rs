@@ -498,5 +498,6 @@ fn hash_element(h: &mut TraceHasher, element: Element) {
         Element::Barrier(n) => words(h, 3, &[n]),
         Element::EndOfData => words(h, 4, &[]),
         Element::PriorityBarrier(n) => words(h, 5, &[n]),
+        Element::CancelMarker(n) => words(h, 6, &[n]),
     }
 }

@@ -70,6 +70,8 @@ pub enum DeclineReason {
     /// The asynchronous part of a snapshot failed (`CHECKPOINT_ASYNC_EXCEPTION`, F1.9): the
     /// only decline the tolerable-failure count counts.
     AsyncException,
+    /// A cancellation marker arrived (`CHECKPOINT_DECLINED_ON_CANCELLATION_BARRIER`, F1.10).
+    OnCancellationBarrier,
 }
 
 impl DeclineReason {
@@ -82,6 +84,7 @@ impl DeclineReason {
             DeclineReason::TaskNotReady => "declined_task_not_ready",
             DeclineReason::TaskFailure => "declined_task_failure",
             DeclineReason::AsyncException => "declined_async_exception",
+            DeclineReason::OnCancellationBarrier => "declined_on_cancellation_barrier",
         }
     }
 }

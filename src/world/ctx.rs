@@ -47,6 +47,8 @@ pub struct Config {
     pub task_managers: u32,
     /// `jobmaster.restart_strategy.max_attempts` (P1.8), for `job-status`.
     pub max_attempts: u32,
+    /// `checkpointing.cancel_markers` (F1.10).
+    pub cancel_markers: bool,
     /// `checkpointing.tolerable_failures` (F1.9), for `checkpoint-failures`.
     pub tolerable_failures: Option<u32>,
     /// The run uses what `checkpoint-failures` judges (F1.9): a `tolerable_failures` limit,

@@ -81,6 +81,7 @@ impl World {
             max_attempts: scenario.jobmaster.restart_strategy.max_attempts,
             tolerable_failures: checkpointing.and_then(|c| c.tolerable_failures),
             initialization: Some(cluster.task_initialization).filter(|d| d.max > Duration::ZERO),
+            cancel_markers: checkpointing.is_some_and(|c| c.cancel_markers),
             checkpoint_failure_checks: checkpointing.is_some()
                 && (checkpointing.is_some_and(|c| c.tolerable_failures.is_some())
                     || cluster.task_initialization.max > Duration::ZERO

@@ -34,6 +34,7 @@ pub(super) fn element_text(graph: &ExecutionGraph, element: &Element) -> String 
         Element::Record(r) => record_text(graph, r),
         Element::Barrier(n) => format!("barrier {n}"),
         Element::PriorityBarrier(n) => format!("unaligned barrier {n}"),
+        Element::CancelMarker(n) => format!("cancel marker {n}"),
         Element::EndOfData => "EndOfData".to_owned(),
         Element::EndOfPartition => "EndOfPartition".to_owned(),
     }
@@ -54,6 +55,7 @@ pub(super) fn element_json(graph: &ExecutionGraph, element: &Element) -> Value {
         Element::Record(r) => record_json(graph, r),
         Element::Barrier(n) => json!({"kind": "barrier", "checkpoint": n}),
         Element::PriorityBarrier(n) => json!({"kind": "unaligned_barrier", "checkpoint": n}),
+        Element::CancelMarker(n) => json!({"kind": "cancel_marker", "checkpoint": n}),
         Element::EndOfData => json!({"kind": "end_of_data"}),
         Element::EndOfPartition => json!({"kind": "end_of_partition"}),
     }
