@@ -28,17 +28,26 @@ impl Task {
     /// was aborted. Flink's task then broadcasts a marker where it would have snapshotted;
     /// here it does so as soon as it learns of `n` (it does not align `n` first). Returns
     /// whether it did.
+    #[inline]
     pub(super) fn cancel_aborted_ahead(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> bool {
         if !ctx.config.cancel_markers || !self.aborted_ahead.contains(&n) {
             return false;
         }
-        self.subsume(ctx);
-        self.learn_of(ctx, n, false);
-        self.cancel_downstream(ctx, n);
+        self.cancel_before_seen(ctx, n);
         true
     }
 
-    /// F1.10: a cancellation marker for `n` was taken from `slot`.
+    /// Kept out of line: it is off the path of every run without markers.
+    #[inline(never)]
+    fn cancel_before_seen(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        self.subsume(ctx);
+        self.learn_of(ctx, n, false);
+        self.cancel_downstream(ctx, n);
+    }
+
+    /// F1.10: a cancellation marker for `n` was taken from `slot`. Out of line: the step
+    /// loop stays as small as it was for runs without markers.
+    #[inline(never)]
     pub(super) fn on_cancel_marker(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
         if ctx.config.bug == Some(Bug::CancelMarkerAsBarrier) {
             // The bug: the marker counts as the channel's barrier.
