@@ -200,3 +200,118 @@ fn event_is_lost(event: &TraceEvent) -> bool {
         }
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::ChannelId;
+    use crate::status::ExecutionState;
+
+    const SRC: SubtaskId = SubtaskId(0);
+    const SINK: SubtaskId = SubtaskId(1);
+    const CHANNEL: ChannelId = ChannelId(0);
+
+    /// Feeds `events` (all at 1 ms); returns the messages of what was violated, the end
+    /// included.
+    fn feed(events: &[TraceEvent]) -> Vec<String> {
+        let g = crate::oracle::tests::source_to_sink();
+        let mut o = CancelMarkers::new(&g);
+        let now = Instant::ZERO + sim::Duration::from_millis(1);
+        let mut found: Vec<String> = events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| o.observe(&g, i as u64, now, e).map(|v| v.message))
+            .collect();
+        found.extend(o.finish(&g).map(|v| v.message));
+        found
+    }
+
+    fn take(subtask: SubtaskId, element: Element) -> TraceEvent {
+        TraceEvent::Take {
+            subtask,
+            channel: CHANNEL,
+            element,
+        }
+    }
+
+    fn state(subtask: SubtaskId, attempt: u32, to: ExecutionState) -> TraceEvent {
+        TraceEvent::TaskState {
+            subtask,
+            attempt,
+            from: ExecutionState::Running,
+            to,
+        }
+    }
+
+    fn snapshot(subtask: SubtaskId, attempt: u32, checkpoint: u64) -> TraceEvent {
+        TraceEvent::Snapshot {
+            subtask,
+            attempt,
+            checkpoint,
+            finished: false,
+        }
+    }
+
+    /// `src[0]` has one output and so owes the marker; it is given a take here to exercise the
+    /// ledger (in a real job only a task with inputs takes elements).
+    #[test]
+    fn a_marker_for_an_open_checkpoint_is_owed_and_cancels_its_snapshot() {
+        let owed = feed(&[take(SRC, Element::CancelMarker(2))]);
+        assert!(owed[0].contains("never passed it on"), "{owed:?}");
+        let passed = feed(&[
+            take(SRC, Element::CancelMarker(2)),
+            TraceEvent::Push {
+                channel: CHANNEL,
+                element: Element::CancelMarker(2),
+            },
+        ]);
+        assert!(passed.is_empty(), "{passed:?}");
+        let snapshotted = feed(&[take(SINK, Element::CancelMarker(2)), snapshot(SINK, 0, 2)]);
+        assert!(
+            snapshotted[0].contains("then snapshotted it"),
+            "{snapshotted:?}"
+        );
+    }
+
+    #[test]
+    fn a_marker_for_a_checkpoint_the_task_is_past_is_owed_nothing() {
+        // Heard of a newer one by trigger, or by its barrier: the marker is stale.
+        let seen = TraceEvent::CheckpointSeen {
+            subtask: SRC,
+            checkpoint: 3,
+            by_trigger: true,
+        };
+        assert!(feed(&[seen, take(SRC, Element::CancelMarker(2))]).is_empty());
+        let barrier = take(SRC, Element::Barrier(3));
+        assert!(feed(&[barrier, take(SRC, Element::CancelMarker(2))]).is_empty());
+        // Already put a barrier for it on the output.
+        let pushed = TraceEvent::Push {
+            channel: CHANNEL,
+            element: Element::Barrier(2),
+        };
+        assert!(feed(&[pushed, take(SRC, Element::CancelMarker(2))]).is_empty());
+    }
+
+    #[test]
+    fn a_new_attempt_starts_a_new_ledger_and_a_lost_one_owes_nothing() {
+        let cancelled = take(SINK, Element::CancelMarker(2));
+        // A new attempt of the sink starts afresh: it may snapshot checkpoint 2 ...
+        let next = feed(&[
+            cancelled,
+            state(SINK, 1, ExecutionState::Initializing),
+            snapshot(SINK, 1, 2),
+        ]);
+        assert!(next.is_empty(), "{next:?}");
+        // ... and a source attempt that failed owes no marker, while one that finished does.
+        let failed = feed(&[
+            take(SRC, Element::CancelMarker(2)),
+            state(SRC, 0, ExecutionState::Failed),
+        ]);
+        assert!(failed.is_empty(), "{failed:?}");
+        let finished = feed(&[
+            take(SRC, Element::CancelMarker(2)),
+            state(SRC, 0, ExecutionState::Finished),
+        ]);
+        assert!(finished[0].contains("never passed it on"), "{finished:?}");
+    }
+}
