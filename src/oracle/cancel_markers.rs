@@ -308,6 +308,12 @@ mod tests {
             state(SRC, 0, ExecutionState::Failed),
         ]);
         assert!(failed.is_empty(), "{failed:?}");
+        // Another task's lost attempt voids nothing of this one's.
+        let other = feed(&[
+            take(SRC, Element::CancelMarker(2)),
+            state(SINK, 0, ExecutionState::Failed),
+        ]);
+        assert!(other[0].contains("never passed it on"), "{other:?}");
         let finished = feed(&[
             take(SRC, Element::CancelMarker(2)),
             state(SRC, 0, ExecutionState::Finished),
