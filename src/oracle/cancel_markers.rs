@@ -302,6 +302,13 @@ mod tests {
             snapshot(SINK, 1, 2),
         ]);
         assert!(next.is_empty(), "{next:?}");
+        // ... and the new attempt's own marker binds the new attempt.
+        let own = feed(&[
+            state(SINK, 1, ExecutionState::Initializing),
+            take(SINK, Element::CancelMarker(2)),
+            snapshot(SINK, 1, 2),
+        ]);
+        assert!(own[0].contains("then snapshotted it"), "{own:?}");
         // ... and a source attempt that failed owes no marker, while one that finished does.
         let failed = feed(&[
             take(SRC, Element::CancelMarker(2)),
