@@ -266,6 +266,14 @@ mod tests {
             },
         ]);
         assert!(passed.is_empty(), "{passed:?}");
+        let another = feed(&[
+            take(SRC, Element::CancelMarker(2)),
+            TraceEvent::Push {
+                channel: CHANNEL,
+                element: Element::CancelMarker(3),
+            },
+        ]);
+        assert!(another[0].contains("never passed it on"), "{another:?}");
         let snapshotted = feed(&[take(SINK, Element::CancelMarker(2)), snapshot(SINK, 0, 2)]);
         assert!(
             snapshotted[0].contains("then snapshotted it"),
