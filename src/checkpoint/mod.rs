@@ -284,20 +284,6 @@ impl CheckpointCoordinator {
         }
     }
 
-    /// F1.9: a trigger reached a TaskManager that no longer hosts its attempt: the trigger
-    /// failed, and with it the checkpoint.
-    pub fn on_trigger_failed(
-        &mut self,
-        ctx: &mut Ctx<'_, '_>,
-        view: &[Execution],
-        placement: &[u32],
-        checkpoint: u64,
-    ) {
-        if let Some(i) = self.find(checkpoint) {
-            self.abort(ctx, view, placement, i, AbortReason::TriggerFailed);
-        }
-    }
-
     /// F1.9: the failure count went past `tolerable_failures` since the JobMaster last asked.
     pub fn take_exceeded(&mut self) -> Option<Exceeded> {
         self.exceeded.take()
@@ -325,16 +311,19 @@ impl CheckpointCoordinator {
         }
     }
 
-    /// The timeout of a checkpoint passed.
-    pub fn on_expired(
+    /// Checkpoint `checkpoint`, if still pending, fails for `reason`: its timeout passed
+    /// (`Expired`), or a trigger reached a TaskManager that no longer hosts its attempt
+    /// (`TriggerFailed`, F1.9).
+    pub fn abort_pending(
         &mut self,
         ctx: &mut Ctx<'_, '_>,
         view: &[Execution],
         placement: &[u32],
         checkpoint: u64,
+        reason: AbortReason,
     ) {
         if let Some(i) = self.find(checkpoint) {
-            self.abort(ctx, view, placement, i, AbortReason::Expired);
+            self.abort(ctx, view, placement, i, reason);
         }
     }
 

@@ -23,7 +23,7 @@ use crate::checkpoint::CheckpointCoordinator;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{Checkpointing, Cluster, FailoverScope, JobMasterConfig};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{Address, Call, Restore, Rpc, TraceEvent};
+use crate::trace::{AbortReason, Address, Call, Restore, Rpc, TraceEvent};
 use crate::world::{Ctx, Event};
 
 /// The JobMaster's record of one subtask's current attempt: its *view*, which lags the task.
@@ -177,7 +177,7 @@ impl JobMaster {
                 cc.on_decline(ctx, view, placement, rpc, checkpoint, reason)
             }
             (Call::TriggerFailed(checkpoint), Some(cc)) => {
-                cc.on_trigger_failed(ctx, view, placement, checkpoint)
+                cc.abort_pending(ctx, view, placement, checkpoint, AbortReason::TriggerFailed)
             }
             (Call::TriggerMissed(checkpoint), Some(cc)) => {
                 cc.on_trigger_missed(ctx, view, placement, rpc.subtask, checkpoint)
@@ -220,7 +220,8 @@ impl JobMaster {
 
     pub fn on_checkpoint_expired(&mut self, ctx: &mut Ctx<'_, '_>, checkpoint: u64) {
         if let Some(cc) = &mut self.checkpoints {
-            cc.on_expired(ctx, &self.executions, &self.placement, checkpoint);
+            let (view, placement) = (&self.executions[..], &self.placement[..]);
+            cc.abort_pending(ctx, view, placement, checkpoint, AbortReason::Expired);
         }
         self.check_checkpoint_failures(ctx);
     }
