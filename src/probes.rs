@@ -50,6 +50,7 @@ pub enum Probe {
     RpcLostRetried,
     StaleRpcFenced,
     DelaySpike,
+    HeldChannelReleased,
     BatchRecoveredFinished,
     BatchEventsLost,
     BatchNoSnapshotDiscard,
@@ -66,7 +67,7 @@ pub enum Probe {
 }
 
 impl Probe {
-    pub const ALL: [Probe; 41] = [
+    pub const ALL: [Probe; 42] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -95,6 +96,7 @@ impl Probe {
         Probe::RpcLostRetried,
         Probe::StaleRpcFenced,
         Probe::DelaySpike,
+        Probe::HeldChannelReleased,
         Probe::BatchRecoveredFinished,
         Probe::BatchEventsLost,
         Probe::BatchNoSnapshotDiscard,
@@ -141,6 +143,7 @@ impl Probe {
             Probe::RpcLostRetried => "rpc_lost_retried",
             Probe::StaleRpcFenced => "stale_rpc_fenced",
             Probe::DelaySpike => "delay_spike",
+            Probe::HeldChannelReleased => "held_channel_released",
             Probe::BatchRecoveredFinished => "batch_recovered_finished",
             Probe::BatchEventsLost => "batch_events_lost",
             Probe::BatchNoSnapshotDiscard => "batch_no_snapshot_discard",
@@ -228,6 +231,9 @@ impl Probe {
             Probe::RpcLostRetried => "an RPC was lost in the network and retried",
             Probe::StaleRpcFenced => "a TaskManager refused an RPC from a deposed JobMaster",
             Probe::DelaySpike => "a delay spike slowed channels or RPCs",
+            Probe::HeldChannelReleased => {
+                "a held channel delivered, at its release, elements that had waited on its wire"
+            }
             Probe::BatchRecoveredFinished => "P2.4 step 2: a new JobManager recovered subtasks as finished (CREATED -> FINISHED)",
             Probe::BatchEventsLost => "P2.2: a JobManager died with unflushed job events",
             Probe::BatchNoSnapshotDiscard => "F2.3: replay discarded trailing finished events without a snapshot",
@@ -445,6 +451,9 @@ impl Probes {
                 *latest = (*latest).max(attempt);
                 self.finished_view[subtask.index()] = to == ExecutionState::Finished;
             }
+            TraceEvent::ChannelReleased { arrivals, .. } if arrivals > 0 => {
+                self.hit.insert(Probe::HeldChannelReleased)
+            }
             TraceEvent::Rpc { to, rpc, .. } => match (to, rpc.call) {
                 (Address::JobMaster, Call::TriggerMissed(_)) => {
                     self.hit.insert(Probe::TriggerMissedFinishedTask)
@@ -581,7 +590,8 @@ impl Probes {
                 FaultEvent::RpcLoss
                 | FaultEvent::JobEventsWriteFailure
                 | FaultEvent::JobEventsReadFailure
-                | FaultEvent::TriggerTask { .. } => {}
+                | FaultEvent::TriggerTask { .. }
+                | FaultEvent::HoldChannel(_) => {}
                 FaultEvent::FailTask(_)
                 | FaultEvent::FailSnapshot { .. }
                 | FaultEvent::LoseTaskManager(_)

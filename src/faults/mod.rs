@@ -12,7 +12,8 @@
 
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{
-    Fault, FaultKind, FaultTrigger, Predicate, Scenario, SnapshotPhase, SpikeTarget, SubtaskRef,
+    Fault, FaultKind, FaultTrigger, Predicate, Release, Scenario, SnapshotPhase, SpikeTarget,
+    SubtaskRef,
 };
 use crate::status::ExecutionState;
 use crate::trace::TraceEvent;
@@ -31,12 +32,27 @@ impl Window {
     }
 }
 
+/// What a trace event makes due, for the world to schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Due {
+    /// Fault `index`'s `when` holds: it fires now.
+    Fire(u32),
+    /// Hold `index` has fired and its `release_when` holds: its channel goes free now.
+    Release(u32),
+}
+
 pub struct FaultPlan {
     faults: Vec<Fault>,
     /// Per fault: scheduled to fire (a predicate held, or its time was scheduled).
     scheduled: Vec<bool>,
-    /// Predicate-triggered faults not yet scheduled.
+    /// Predicates still watched: `when` triggers not yet scheduled and `release_when`
+    /// predicates not yet seen to hold.
     watching: usize,
+    /// Per `hold_channel` fault: its `release_when` held (maybe before the hold began).
+    release_seen: Vec<bool>,
+    /// Per `hold_channel` fault: its channel was let go (at `release_at`, `release_when` or
+    /// `heal_at`). Until then the hold is in effect and the run is not healed.
+    released: Vec<bool>,
     fired: Vec<bool>,
     /// `fail_snapshot` faults whose trigger came and whose snapshot has not failed yet: they
     /// fire when it does.
@@ -75,6 +91,7 @@ impl FaultPlan {
                 | FaultKind::FailSnapshot { .. }
                 | FaultKind::DelaySpike { .. }
                 | FaultKind::RpcLoss { .. }
+                | FaultKind::HoldChannel { .. }
                 | FaultKind::JobEventsWriteFailure
                 | FaultKind::JobEventsReadFailure => Duration::ZERO,
             })
@@ -96,8 +113,19 @@ impl FaultPlan {
             watching: scenario
                 .faults
                 .iter()
-                .filter(|f| matches!(f.trigger, FaultTrigger::When(_)))
-                .count(),
+                .map(|f| {
+                    usize::from(matches!(f.trigger, FaultTrigger::When(_)))
+                        + usize::from(matches!(
+                            f.kind,
+                            FaultKind::HoldChannel {
+                                release: Release::When(_),
+                                ..
+                            }
+                        ))
+                })
+                .sum(),
+            release_seen: vec![false; scenario.faults.len()],
+            released: vec![false; scenario.faults.len()],
             fired: vec![false; scenario.faults.len()],
             armed: vec![false; scenario.faults.len()],
             armed_count: 0,
@@ -139,9 +167,10 @@ impl FaultPlan {
         timed
     }
 
-    /// Sees a trace event; returns the faults whose predicate now holds for the first time.
+    /// Sees a trace event; returns the faults whose `when` now holds for the first time, and
+    /// the holds whose `release_when` does.
     #[inline]
-    pub fn observe(&mut self, graph: &ExecutionGraph, index: u64, event: &TraceEvent) -> Vec<u32> {
+    pub fn observe(&mut self, graph: &ExecutionGraph, index: u64, event: &TraceEvent) -> Vec<Due> {
         // The common case, on every event of most runs: no predicate is left to watch.
         if self.watching == 0 {
             return Vec::new();
@@ -156,51 +185,31 @@ impl FaultPlan {
                 self.sources_finished += 1;
             }
         }
-        let resolve = |r: SubtaskRef| SubtaskId(graph.vertices[r.vertex].first + r.index);
+        let all_sources = self.sources > 0 && self.sources_finished == self.sources;
         let mut due = Vec::new();
         for (i, f) in self.faults.iter().enumerate() {
-            if self.scheduled[i] {
-                continue;
-            }
-            let FaultTrigger::When(predicate) = &f.trigger else {
-                continue;
-            };
-            let holds = match (predicate, event) {
-                (
-                    Predicate::CheckpointPending(n),
-                    TraceEvent::CheckpointTriggered { checkpoint },
-                ) => n == checkpoint,
-                (
-                    Predicate::CheckpointCompleted(n),
-                    TraceEvent::CheckpointCompleted { checkpoint },
-                ) => n == checkpoint,
-                (
-                    Predicate::Finished(r),
-                    TraceEvent::TaskState {
-                        subtask,
-                        to: ExecutionState::Finished,
-                        ..
-                    },
-                ) => resolve(*r) == *subtask,
-                (
-                    Predicate::EndOfInput(r) | Predicate::WaitingForFinalCheckpoint(r),
-                    TraceEvent::EndOfInput { subtask },
-                ) => resolve(*r) == *subtask,
-                (Predicate::AllSourcesFinished, TraceEvent::TaskState { .. }) => {
-                    self.sources > 0 && self.sources_finished == self.sources
+            if let (false, FaultTrigger::When(predicate)) = (self.scheduled[i], &f.trigger) {
+                if holds(predicate, graph, index, event, all_sources) {
+                    self.scheduled[i] = true;
+                    self.watching -= 1;
+                    due.push(Due::Fire(i as u32));
                 }
-                (Predicate::EventCount(n), _) => index + 1 >= *n,
-                (Predicate::JobStatus(want), TraceEvent::JobStatus { to, .. }) => want == to,
-                _ => false,
-            };
-            if holds {
-                due.push(i as u32);
+            }
+            if let FaultKind::HoldChannel {
+                release: Release::When(predicate),
+                ..
+            } = &f.kind
+            {
+                if !self.release_seen[i] && holds(predicate, graph, index, event, all_sources) {
+                    self.release_seen[i] = true;
+                    self.watching -= 1;
+                    // A hold not begun yet lets go the instant it begins (see `fire`).
+                    if self.fired[i] {
+                        due.push(Due::Release(i as u32));
+                    }
+                }
             }
         }
-        for &i in &due {
-            self.scheduled[i as usize] = true;
-        }
-        self.watching -= due.len();
         due
     }
 
@@ -251,6 +260,7 @@ impl FaultPlan {
             FaultKind::FailTask { .. }
             | FaultKind::TriggerTask { .. }
             | FaultKind::FailSnapshot { .. }
+            | FaultKind::HoldChannel { .. }
             | FaultKind::LoseTaskManager { .. }
             | FaultKind::DisconnectTaskManager { .. }
             | FaultKind::CrashJobMaster { .. }
@@ -258,6 +268,34 @@ impl FaultPlan {
             | FaultKind::JobEventsReadFailure => {}
         }
         Some(&self.faults[index as usize])
+    }
+
+    /// When hold `index`, firing now, lets its channel go, if the plan knows already: at its
+    /// `release_at`, at once if its `release_when` held before, and at `heal_at` at the latest.
+    /// `None`: when its `release_when` first holds.
+    pub fn release_time(&self, index: u32, now: Instant) -> Option<Instant> {
+        let FaultKind::HoldChannel { release, .. } = &self.faults[index as usize].kind else {
+            unreachable!("only a hold is released")
+        };
+        let own = match release {
+            Release::At(at) => Some(Instant::ZERO + *at),
+            Release::When(_) => self.release_seen[index as usize].then_some(now),
+        };
+        let at = match (own, self.heal_at) {
+            (Some(a), Some(h)) => Some(a.min(h)),
+            (a, h) => a.or(h),
+        };
+        at.map(|a| a.max(now))
+    }
+
+    /// Hold `index` lets its channel go now; false if it did already (its release came twice:
+    /// its own and `heal_at`). The healed phase begins after the last release.
+    pub fn release(&mut self, index: u32, now: Instant) -> bool {
+        if std::mem::replace(&mut self.released[index as usize], true) {
+            return false;
+        }
+        self.last_fired_at = Some(self.last_fired_at.map_or(now, |t| t.max(now)));
+        true
     }
 
     /// F1.9: whether the snapshot of `checkpoint` that `subtask` takes now fails, and in which
@@ -322,7 +360,11 @@ impl FaultPlan {
     pub fn healed_at(&self) -> Option<Instant> {
         // An armed `fail_snapshot` counts as fired: it may never fire (its checkpoint may not
         // come), and when it does, `last_fired_at` moves the healed phase after it.
-        let all_fired = self.fired.iter().zip(&self.armed).all(|(&f, &a)| f || a);
+        // A hold counts once its channel is free again.
+        let all_fired = (0..self.faults.len()).all(|i| {
+            let hold = matches!(self.faults[i].kind, FaultKind::HoldChannel { .. });
+            (self.fired[i] && (!hold || self.released[i])) || self.armed[i]
+        });
         let base = match (self.heal_at, all_fired) {
             (Some(at), _) => Some(at.max(self.last_fired_at.unwrap_or(Instant::ZERO))),
             (None, true) => Some(self.last_fired_at.unwrap_or(Instant::ZERO)),
@@ -338,5 +380,127 @@ impl FaultPlan {
     /// healed phase had begun).
     pub fn unfired(&self) -> Vec<usize> {
         (0..self.faults.len()).filter(|&i| !self.fired[i]).collect()
+    }
+}
+
+/// Whether `predicate` holds on `event`, the run's `index`th (a `when` or `release_when`).
+fn holds(
+    predicate: &Predicate,
+    graph: &ExecutionGraph,
+    index: u64,
+    event: &TraceEvent,
+    all_sources_finished: bool,
+) -> bool {
+    let resolve = |r: SubtaskRef| SubtaskId(graph.vertices[r.vertex].first + r.index);
+    match (predicate, event) {
+        (Predicate::CheckpointPending(n), TraceEvent::CheckpointTriggered { checkpoint }) => {
+            n == checkpoint
+        }
+        (Predicate::CheckpointCompleted(n), TraceEvent::CheckpointCompleted { checkpoint }) => {
+            n == checkpoint
+        }
+        (
+            Predicate::Finished(r),
+            TraceEvent::TaskState {
+                subtask,
+                to: ExecutionState::Finished,
+                ..
+            },
+        ) => resolve(*r) == *subtask,
+        (
+            Predicate::EndOfInput(r) | Predicate::WaitingForFinalCheckpoint(r),
+            TraceEvent::EndOfInput { subtask },
+        ) => resolve(*r) == *subtask,
+        (Predicate::AllSourcesFinished, TraceEvent::TaskState { .. }) => all_sources_finished,
+        (Predicate::EventCount(n), _) => index + 1 >= *n,
+        (Predicate::JobStatus(want), TraceEvent::JobStatus { to, .. }) => want == to,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(faults: &str, heal_at: &str) -> (FaultPlan, ExecutionGraph) {
+        let text = format!(
+            r#"{{"name": "t", "mode": "streaming", "job": {{"vertices": [
+                {{"id": "src", "operator": "source", "parallelism": 2}},
+                {{"id": "sink", "operator": "sink", "parallelism": 1}}],
+                "edges": [{{"from": "src", "to": "sink", "pattern": "all_to_all"}}]}},
+                "faults": [{faults}]{heal_at}}}"#
+        );
+        let scenario = crate::scenario::parse(&text, "t.json").expect("valid");
+        let graph = ExecutionGraph::build(&scenario.job);
+        let plan = FaultPlan::new(&scenario, &graph, &RandomStreams::new(0));
+        (plan, graph)
+    }
+
+    fn ms(n: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(n)
+    }
+
+    fn finished(subtask: u32) -> TraceEvent {
+        TraceEvent::TaskState {
+            subtask: SubtaskId(subtask),
+            attempt: 0,
+            from: ExecutionState::Running,
+            to: ExecutionState::Finished,
+        }
+    }
+
+    const HOLD: &str =
+        r#"{"at": "1ms", "fault": "hold_channel", "from": "src[0]", "to": "sink[0]""#;
+
+    /// A hold released at an instant is let go then, or at `heal_at` if that comes first; the
+    /// run is healed only after the release, and a second release (the other of the two) finds
+    /// the channel free already.
+    #[test]
+    fn a_hold_is_released_at_its_instant_or_at_heal_at() {
+        let (mut p, _) = plan(&format!(r#"{HOLD}, "release_at": "9ms"}}"#), "");
+        p.timed();
+        p.fire(0, ms(1));
+        assert_eq!(p.release_time(0, ms(1)), Some(ms(9)));
+        assert_eq!(p.healed_at(), None, "the hold is in effect");
+        assert!(p.release(0, ms(9)));
+        assert!(!p.release(0, ms(9)), "released once");
+        assert!(p.healed_at().is_some_and(|h| h >= ms(9)));
+        let (p, _) = plan(
+            &format!(r#"{HOLD}, "release_at": "9ms"}}"#),
+            r#", "heal_at": "4ms""#,
+        );
+        assert_eq!(p.release_time(0, ms(1)), Some(ms(4)), "heal_at comes first");
+    }
+
+    /// A `release_when` that held before the hold began lets the channel go at once; one that
+    /// holds later is reported when it does, and only for a hold that has begun.
+    #[test]
+    fn a_release_predicate_is_watched_from_the_start() {
+        let hold = format!(r#"{HOLD}, "release_when": {{"finished": "src[1]"}}}}"#);
+        let (mut p, graph) = plan(&hold, "");
+        p.timed();
+        assert_eq!(
+            p.observe(&graph, 0, &finished(1)),
+            vec![],
+            "not begun: nothing due"
+        );
+        p.fire(0, ms(1));
+        assert_eq!(
+            p.release_time(0, ms(1)),
+            Some(ms(1)),
+            "it held before: at once"
+        );
+
+        let (mut p, graph) = plan(&hold, "");
+        p.timed();
+        p.fire(0, ms(1));
+        assert_eq!(p.release_time(0, ms(1)), None, "not yet");
+        assert_eq!(
+            p.observe(&graph, 0, &finished(0)),
+            vec![],
+            "another subtask"
+        );
+        assert_eq!(p.observe(&graph, 1, &finished(1)), vec![Due::Release(0)]);
+        assert_eq!(p.observe(&graph, 2, &finished(1)), vec![], "once");
     }
 }

@@ -21,6 +21,9 @@
 //!   window in which faults may fire, then 0–3 faults of the enabled kinds, each at a time in the
 //!   window or on a predicate. Faults that mask each other (a lost TaskManager hides a later
 //!   failed task on it) therefore do not always co-occur, and some runs have none.
+//! - besides the swarm, in streaming seeds: a failing snapshot (F1.9), a trigger by hand to a
+//!   task still initializing, and a `hold_channel` on one channel (one seed in four), so a
+//!   barrier, EndOfData or EndOfPartition waits on one wire while the others move;
 //! - `heal_at` at the end of the fault window, so every run ends with a healed phase in which
 //!   the liveness oracles (`checkpoint-progress`, `job-terminates`) apply, and a small budget
 //!   so a stuck run ends fast.
@@ -345,6 +348,39 @@ fn swarm() -> impl Strategy<Value = SwarmSpec> {
     )
 }
 
+/// A `hold_channel` fault, in one draw of four: on the channel between the subtasks 0 of one
+/// edge (every edge has one), from an instant of the fault window (`heal_ms`) for up to 20 ms,
+/// from checkpoint `id`'s trigger to the next's, or from an instant until checkpoint `id`
+/// completes. `heal_at` ends every hold at the latest, so a run always heals.
+fn hold_channel(
+    edges: &[Value],
+    (draw, pick, permille, us, kind, id): (u8, u8, u64, u64, u8, u64),
+    heal_ms: u64,
+) -> Option<Value> {
+    if draw != 0 || edges.is_empty() {
+        return None;
+    }
+    let edge = &edges[pick as usize % edges.len()];
+    let end = |key: &str| format!("{}[0]", edge[key].as_str().unwrap_or_default());
+    let at_us = heal_ms * permille;
+    let mut doc = json!({"fault": "hold_channel", "from": end("from"), "to": end("to")});
+    match kind {
+        0 => {
+            doc["at"] = json!(format!("{at_us}us"));
+            doc["release_at"] = json!(format!("{}us", at_us + us));
+        }
+        1 => {
+            doc["when"] = json!({"checkpoint_pending": id});
+            doc["release_when"] = json!({"checkpoint_pending": id + 1});
+        }
+        _ => {
+            doc["at"] = json!(format!("{at_us}us"));
+            doc["release_when"] = json!({"checkpoint_completed": id});
+        }
+    }
+    Some(doc)
+}
+
 /// `network.channels` for the first `n` edges: the channel between their subtasks 0, which
 /// every edge has (a pointwise edge maps subtask 0 to subtask 0), with a latency of 0 to `us`.
 fn own_channels(edges: &[Value], n: usize, us: u64) -> Vec<Value> {
@@ -622,6 +658,17 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
         (0u8..5, 0u64..3000, 0u64..100, (any::<u8>(), any::<u8>())),
         0u8..2,
     );
+    // Last: in one streaming seed of four, a `hold_channel` on one edge's channel between its
+    // subtasks 0 (the edge, when in per mille of the fault window, how long in µs, which
+    // trigger and release, a checkpoint id).
+    let hold = (
+        0u8..4,
+        any::<u8>(),
+        0u64..=1000,
+        1u64..20_000,
+        0u8..3,
+        1u64..=4,
+    );
     (
         shape,
         network,
@@ -634,6 +681,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
             restarts,
             pause,
             (at_least_once, async_snapshots, own_latency, failures),
+            hold,
         ),
     )
         .prop_map(
@@ -659,6 +707,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                             markers_draw,
                         ),
                     ),
+                    hold,
                 ),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
@@ -718,6 +767,9 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         faults.push(json!({"fault": "fail_snapshot", "task": task,
                             "checkpoint": fail_checkpoint + 2, "phase": "async"}));
                     }
+                }
+                if let Some(h) = hold_channel(&edges, hold, swarm.3) {
+                    faults.push(h);
                 }
                 let initializing = init_draw == 0 || bias.before_running;
                 // A delayed or lost RPC could bring the trigger after the task is RUNNING,

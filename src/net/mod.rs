@@ -9,6 +9,11 @@
 //! is how a slow consumer back-pressures its producers. Credit comes back the instant the
 //! consumer dequeues a record (a simplification: Flink announces credit over the network).
 //!
+//! A channel may be **held** (the fault `hold_channel`): an element whose arrival comes while
+//! the channel is held stays on the wire, and at the release every such element arrives, in
+//! order. Credit is unchanged, so a producer still fills the channel up to its capacity and then
+//! waits, as behind a stalled connection.
+//!
 //! An **RPC link** is the ordered connection between the JobMaster and one TaskManager, one per
 //! direction; an RPC's latency is drawn from `network.rpc`, and like Pekko's actor messaging a
 //! link never reorders.
@@ -48,7 +53,18 @@ pub struct DataPlane {
     /// `network.channels`: channels with a latency of their own, by channel index. A map, not
     /// a field of every channel: a million channels must stay small, and most runs have none.
     own_latency: BTreeMap<u32, DurationRange>,
+    /// Channels a `hold_channel` fault holds, by channel index; empty in most runs, so the
+    /// arrival path checks one length.
+    held: BTreeMap<u32, Hold>,
     rng: Stream,
+}
+
+/// A held channel: how many holds are in effect (two faults may hold one channel), and how
+/// many arrivals came meanwhile and wait for the release.
+#[derive(Debug, Default)]
+struct Hold {
+    holds: u32,
+    deferred: u32,
 }
 
 impl DataPlane {
@@ -81,6 +97,7 @@ impl DataPlane {
             capacity: network.channel_capacity,
             latency: network.channel_latency,
             own_latency,
+            held: BTreeMap::new(),
             rng: streams.stream("network.channel"),
         }
     }
@@ -127,6 +144,42 @@ impl DataPlane {
         (arrival, c.epoch)
     }
 
+    /// A hold on `channel` begins: from now on, its arrivals wait for the release.
+    pub fn hold(&mut self, channel: ChannelId) {
+        self.held.entry(channel.0).or_default().holds += 1;
+    }
+
+    /// A hold on `channel` ends. When it was the last, returns how many arrivals waited: the
+    /// caller schedules them now (an arrival always takes the oldest element on the wire, so
+    /// they keep their order).
+    pub fn release(&mut self, channel: ChannelId) -> Option<u32> {
+        let hold = self
+            .held
+            .get_mut(&channel.0)
+            .expect("released a channel that is not held");
+        hold.holds -= 1;
+        if hold.holds > 0 {
+            return None;
+        }
+        self.held.remove(&channel.0).map(|h| h.deferred)
+    }
+
+    /// An arrival on `channel` is due now. If the channel is held it waits for the release
+    /// (and this returns true); otherwise the caller lets it arrive.
+    #[inline]
+    pub fn defer_if_held(&mut self, channel: ChannelId) -> bool {
+        if self.held.is_empty() {
+            return false;
+        }
+        match self.held.get_mut(&channel.0) {
+            Some(hold) => {
+                hold.deferred += 1;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The channel's current epoch.
     pub fn epoch(&self, channel: ChannelId) -> u32 {
         self.channels[channel.index()].epoch
@@ -142,6 +195,10 @@ impl DataPlane {
         c.producer_waiting = false;
         c.last_arrival = now;
         c.epoch += 1;
+        // What waited for a hold's release vanished with the partition; the hold goes on.
+        if let Some(hold) = self.held.get_mut(&channel.0) {
+            hold.deferred = 0;
+        }
     }
 
     /// The oldest element on the wire reaches the consumer's buffer. Returns it and whether the
@@ -241,5 +298,76 @@ pub fn draw(rng: &mut Stream, range: DurationRange) -> sim::Duration {
         range.min
     } else {
         rng.duration_between(range.min, range.max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Element;
+
+    /// One source subtask feeding one sink subtask: a single channel, capacity 2.
+    fn plane() -> DataPlane {
+        let scenario = crate::scenario::parse(
+            r#"{"name": "t", "mode": "streaming", "job": {"vertices": [
+                {"id": "src", "operator": "source", "parallelism": 1},
+                {"id": "sink", "operator": "sink", "parallelism": 1}],
+                "edges": [{"from": "src", "to": "sink", "pattern": "forward"}]},
+                "network": {"channel_capacity": 2}}"#,
+            "t.json",
+        )
+        .expect("valid");
+        let graph = ExecutionGraph::build(&scenario.job);
+        DataPlane::new(&graph, &scenario.network, &RandomStreams::new(0))
+    }
+
+    const C: ChannelId = ChannelId(0);
+
+    /// A held channel keeps its arrivals for the release, in order; credit still counts what
+    /// waits on the wire, so the producer is back-pressured as behind a stalled connection.
+    #[test]
+    fn a_hold_defers_arrivals_until_its_release() {
+        let mut p = plane();
+        assert!(!p.defer_if_held(C), "nothing is held");
+        p.hold(C);
+        p.push(Instant::ZERO, C, Element::EndOfData, Duration::ZERO);
+        p.push(Instant::ZERO, C, Element::EndOfPartition, Duration::ZERO);
+        assert!(p.defer_if_held(C));
+        assert!(p.defer_if_held(C));
+        assert_eq!(p.buffered(C), 0, "nothing reached the consumer");
+        assert_eq!(p.release(C), Some(2), "both arrivals waited");
+        assert!(!p.defer_if_held(C), "released");
+        assert_eq!(p.arrive(C).0, Element::EndOfData, "the oldest first");
+        assert_eq!(p.arrive(C).0, Element::EndOfPartition);
+    }
+
+    /// Two holds on one channel: it stays held until both end; the count of waiting arrivals
+    /// is handed over once, at the last release.
+    #[test]
+    fn a_channel_held_twice_waits_for_both_releases() {
+        let mut p = plane();
+        p.hold(C);
+        p.hold(C);
+        assert!(p.defer_if_held(C));
+        assert_eq!(p.release(C), None, "one hold is left");
+        assert!(p.defer_if_held(C), "still held");
+        assert_eq!(p.release(C), Some(2));
+    }
+
+    /// A partition released during a hold drops what waited (it belonged to the old epoch);
+    /// the hold itself goes on.
+    #[test]
+    fn a_reset_drops_the_waiting_arrivals_but_not_the_hold() {
+        let mut p = plane();
+        p.hold(C);
+        p.push(Instant::ZERO, C, Element::EndOfData, Duration::ZERO);
+        assert!(p.defer_if_held(C));
+        p.reset(C, Instant::ZERO);
+        assert!(p.defer_if_held(C), "the hold outlives the reset");
+        assert_eq!(
+            p.release(C),
+            Some(1),
+            "only the arrival after the reset waits"
+        );
     }
 }

@@ -18,7 +18,9 @@ use sim::Instant;
 fn failovers_at_most(fault: FaultEvent, subtasks: u64) -> u64 {
     match fault {
         FaultEvent::FailTask(_) => 1,
-        FaultEvent::TriggerTask { .. } => 0,
+        // A hold delays elements and fails nothing (a checkpoint it makes expire is judged
+        // with the checkpoint failures).
+        FaultEvent::TriggerTask { .. } | FaultEvent::HoldChannel(_) => 0,
         // A failed synchronous part fails its task; an asynchronous one fails nothing by
         // itself (a failover it leads to is judged with the checkpoint failures, F1.9).
         FaultEvent::FailSnapshot { sync, .. } => u64::from(sync),

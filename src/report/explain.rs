@@ -442,6 +442,16 @@ impl Narrator<'_> {
                     ),
                 )
             }
+            TraceEvent::ChannelReleased { channel, arrivals } => key(
+                "Faults",
+                "",
+                format!(
+                    "channel {} is let go: the {arrivals} elements that waited on its wire reach {} now, in the order they were sent",
+                    self.channel(channel),
+                    self.name(self.graph.channels[channel.index()].to)
+                ),
+                "release",
+            ),
             TraceEvent::FaultFired { index, fault } => {
                 let what = match fault {
                     FaultEvent::FailTask(s) => format!("task {} fails", self.name(s)),
@@ -456,6 +466,7 @@ impl Narrator<'_> {
                     FaultEvent::TriggerTask { subtask, checkpoint } => format!("the test harness sends the trigger RPC of checkpoint {checkpoint} straight to {}, as Flink's task-level tests do (F1.4)", self.name(subtask)),
                     FaultEvent::FailSnapshot { subtask, checkpoint, sync: true } => format!("{}'s operator throws in snapshotState for checkpoint {checkpoint}: the task fails (F1.9)", self.name(subtask)),
                     FaultEvent::FailSnapshot { subtask, checkpoint, sync: false } => format!("writing {}'s state for checkpoint {checkpoint} fails: the task declines the checkpoint and runs on (F1.9)", self.name(subtask)),
+                    FaultEvent::HoldChannel(c) => format!("channel {} stalls: what is on its wire, and what its producer sends within its credit, waits there until the hold ends", self.channel(c)),
                 };
                 key(
                     "Faults",

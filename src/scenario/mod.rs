@@ -149,7 +149,7 @@
 //! | --- | --- | --- |
 //! | `at` | one duration since the start of the run, at most `budget.max_time`: the fault fires at that instant | exactly one of `at` and `when` |
 //! | `when` | an object with exactly one predicate, below: the fault fires the first time the predicate holds | exactly one of `at` and `when` |
-//! | `fault` | the kind: `"fail_task"`, `"lose_task_manager"`, `"crash_jobmaster"`, `"delay_spike"` or `"rpc_loss"`, below | required |
+//! | `fault` | the kind: `"fail_task"`, `"lose_task_manager"`, `"crash_jobmaster"`, `"delay_spike"`, `"rpc_loss"`, `"trigger_task"`, `"fail_snapshot"` or `"hold_channel"` (streaming), `"disconnect_task_manager"`, `"job_events_write_failure"` or `"job_events_read_failure"` (batch), below | required |
 //! | the kind's fields | below; a field of another kind is an error | below |
 //!
 //! The kinds and their fields (every duration one duration, not a range):
@@ -165,6 +165,15 @@
 //!   (`"channels"`, `"rpcs"` or `"all"`; default `"all"`) takes `extra` (required, above 0) longer.
 //! - `"rpc_loss"`: for `duration` (required, above 0) each RPC is lost with `probability`
 //!   (required, a number from 0 to 1) and sent again `retry_after` (above 0; default `"5ms"`) later.
+//! - `"trigger_task"`: `task` (required) gets the trigger RPC of `checkpoint` (default: the
+//!   newest pending one) straight from the JobMaster, as Flink's task-level tests trigger a task.
+//! - `"fail_snapshot"`: `task`'s snapshot of `checkpoint` (both required) fails in `phase`
+//!   (`"sync"`, the default: the task fails; `"async"`: it declines); without a trigger it is
+//!   armed from the start (F1.9).
+//! - `"hold_channel"`: the channel from `from` to `to` (required; an edge must join them)
+//!   delivers nothing until `release_at` (one duration after the hold's `at`) or the first time
+//!   the predicate `release_when` holds (exactly one of the two; at once if it held before the
+//!   hold began), and `heal_at` at the latest; then what waited arrives, in order.
 //!
 //! The predicates of `when` (subtasks written as in `expect.checkpoints`; an unknown key is an
 //! error):
@@ -265,8 +274,8 @@ pub use types::{
     Budget, ChannelLatency, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery,
     DurationRange, Edge, Exchange, Expect, ExpectedCheckpoint, ExpectedRestore, Failover,
     FailoverScope, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode,
-    Network, Operator, Partitioner, Pattern, Predicate, Records, RestartStrategy, RestoreScope,
-    Scenario, SnapshotPhase, SpikeTarget, SubtaskRef, TieBreak, Vertex,
+    Network, Operator, Partitioner, Pattern, Predicate, Records, Release, RestartStrategy,
+    RestoreScope, Scenario, SnapshotPhase, SpikeTarget, SubtaskRef, TieBreak, Vertex,
 };
 
 use std::path::Path;

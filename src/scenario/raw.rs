@@ -331,6 +331,10 @@ pub(super) struct RawFault {
     pub retry_after: Option<SingleDuration>,
     pub checkpoint: Option<u64>,
     pub phase: Option<SnapshotPhase>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub release_at: Option<SingleDuration>,
+    pub release_when: Option<Object<RawPredicate>>,
 }
 
 /// The `fault` field: which [`super::FaultKind`] variant to build.
@@ -347,6 +351,7 @@ pub(super) enum FaultName {
     JobEventsReadFailure,
     TriggerTask,
     FailSnapshot,
+    HoldChannel,
 }
 
 impl FaultName {
@@ -363,6 +368,7 @@ impl FaultName {
             FaultName::JobEventsReadFailure => "job_events_read_failure",
             FaultName::TriggerTask => "trigger_task",
             FaultName::FailSnapshot => "fail_snapshot",
+            FaultName::HoldChannel => "hold_channel",
         }
     }
 }

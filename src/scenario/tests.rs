@@ -2422,3 +2422,122 @@ fn checkpoint_failure_fields_are_checked_at_their_json_paths() {
         "",
     );
 }
+
+/// `hold_channel` names a channel an edge makes and exactly one release, an instant after its
+/// `at` and within the budget, or a predicate checked at `release_when`; streaming only.
+#[test]
+fn hold_channel_fields_are_checked_at_their_json_paths() {
+    let hold = |f: &str| with(&format!(r#""faults": [{{"fault": "hold_channel"{f}}}]"#));
+    let s = ok(&hold(
+        r#", "at": "1ms", "from": "src[1]", "to": "sink[0]", "release_at": "5ms""#,
+    ));
+    assert_eq!(
+        s.faults[0].kind,
+        FaultKind::HoldChannel {
+            from: SubtaskRef {
+                vertex: 0,
+                index: 1
+            },
+            to: SubtaskRef {
+                vertex: 1,
+                index: 0
+            },
+            release: crate::scenario::Release::At(Duration::from_millis(5)),
+        }
+    );
+    let s = ok(&hold(
+        r#", "at": "1ms", "from": "src[0]", "to": "sink[0]", "release_when": {"finished": "src[1]"}"#,
+    ));
+    assert_eq!(
+        s.faults[0].kind,
+        FaultKind::HoldChannel {
+            from: SubtaskRef {
+                vertex: 0,
+                index: 0
+            },
+            to: SubtaskRef {
+                vertex: 1,
+                index: 0
+            },
+            release: crate::scenario::Release::When(Predicate::Finished(SubtaskRef {
+                vertex: 0,
+                index: 1
+            })),
+        }
+    );
+    reject(
+        &hold(r#", "at": "1ms", "to": "sink[0]", "release_at": "5ms""#),
+        "faults[0]",
+        "missing field `from`",
+    );
+    reject(
+        &hold(r#", "at": "1ms", "from": "src[2]", "to": "sink[0]", "release_at": "5ms""#),
+        "faults[0].from",
+        "parallelism",
+    );
+    reject(
+        &hold(r#", "at": "1ms", "from": "sink[0]", "to": "src[0]", "release_at": "5ms""#),
+        "faults[0]",
+        "no channel runs from sink[0] to src[0]",
+    );
+    reject(
+        &hold(r#", "at": "1ms", "from": "src[0]", "to": "sink[0]""#),
+        "faults[0]",
+        "missing field `release_at`",
+    );
+    reject(
+        &hold(
+            r#", "at": "1ms", "from": "src[0]", "to": "sink[0]", "release_at": "5ms", "release_when": {"finished": "src[1]"}"#,
+        ),
+        "faults[0]",
+        "has both `release_at` and `release_when`",
+    );
+    reject(
+        &hold(r#", "at": "5ms", "from": "src[0]", "to": "sink[0]", "release_at": "5ms""#),
+        "faults[0].release_at",
+        "does not come after the hold's `at`",
+    );
+    reject(
+        &hold(r#", "at": "1ms", "from": "src[0]", "to": "sink[0]", "release_at": "4000s""#),
+        "faults[0].release_at",
+        "after budget.max_time",
+    );
+    reject(
+        &hold(r#", "at": "1ms", "from": "src[0]", "to": "sink[0]", "release_at": "1ms..2ms""#),
+        "faults[0].release_at",
+        "",
+    );
+    reject(
+        &hold(
+            r#", "at": "1ms", "from": "src[0]", "to": "sink[0]", "release_when": {"finished": "nope[0]"}"#,
+        ),
+        "faults[0].release_when.finished",
+        "nope",
+    );
+    reject(
+        &hold(
+            r#", "at": "1ms", "from": "src[0]", "to": "sink[0]", "release_when": {"checkpoint_pending": 1}"#,
+        ),
+        "faults[0].release_when.checkpoint_pending",
+        "checkpointing is disabled",
+    );
+    reject(
+        &hold(r#", "at": "1ms", "from": "src[0]", "to": "sink[0]", "release_when": {}"#),
+        "faults[0].release_when",
+        "has no predicate",
+    );
+    reject(
+        &with(
+            r#""faults": [{"at": "1ms", "fault": "fail_task", "task": "sink[0]", "release_at": "2ms"}]"#,
+        ),
+        "faults[0].release_at",
+        "only applies to hold_channel faults",
+    );
+    reject(
+        r#"{"name": "t", "mode": "batch", "job": {"vertices": [
+            {"id": "src", "operator": "source", "parallelism": 1}]}, "faults": [{"at": "1ms",
+            "fault": "hold_channel", "from": "src[0]", "to": "src[0]", "release_at": "2ms"}]}"#,
+        "faults[0].fault",
+        "only applies to streaming jobs",
+    );
+}

@@ -383,12 +383,30 @@ pub enum FaultKind {
         retry_after: Duration,
         duration: Duration,
     },
+    /// The channel from `from` to `to` (one an edge of the job makes) delivers nothing while
+    /// held: what is on its wire, and what the producer sends meanwhile (within its credit),
+    /// reaches the consumer's input buffer only at `release`, in order. A stalled connection,
+    /// so a scenario can put one channel's elements after another's.
+    HoldChannel {
+        from: SubtaskRef,
+        to: SubtaskRef,
+        release: Release,
+    },
     /// Batch (F2.3): the JobMaster's job event store fails to write: the events still in its
     /// write buffer are lost, and that JobMaster logs nothing more for the rest of its life.
     JobEventsWriteFailure,
     /// Batch (F2.4 step 5): the durable job events cannot be read back: the next JobMaster's
     /// replay fails, the log is deleted and the job restarts in full, every attempt new.
     JobEventsReadFailure,
+}
+
+/// When a [`FaultKind::HoldChannel`] lets its channel go; `heal_at` releases it at the latest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Release {
+    /// At this instant since the start of the run (after the hold's `at`, if it has one).
+    At(Duration),
+    /// The first time the predicate holds; at once if it held before the hold began.
+    When(Predicate),
 }
 
 /// Which links a [`FaultKind::DelaySpike`] slows down.

@@ -114,6 +114,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         batch: raw.mode == Mode::Batch,
         finish_protocol: checkpointing.as_ref().map(|c| c.finish_protocol),
         budget: &budget,
+        joined: std::cell::OnceCell::new(),
     };
     bounds::check_list_len("faults", raw.faults.len())?;
     let faults = raw
@@ -617,6 +618,14 @@ fn check_network(raw: RawNetwork, job: &Job, mode: Mode) -> Result<Network, Prob
     })
 }
 
+/// Why two subtasks named in a scenario have no channel between them.
+fn no_channel(from: &str, to: &str) -> String {
+    format!(
+        "no channel runs from {from} to {to}: only an edge of the job makes one (a forward edge \
+         joins the subtasks Flink's pointwise mapping pairs, an all-to-all edge every pair)"
+    )
+}
+
 /// `network.channels`: each names two subtasks with a channel between them, once.
 fn check_channel_latencies(
     raw: Vec<super::raw::RawChannelLatency>,
@@ -649,12 +658,7 @@ fn check_channel_latencies(
         if !joined.contains(&pair) {
             return Err(problem(
                 format!("network.channels[{i}]"),
-                format!(
-                    "no channel runs from {} to {}: only an edge of the job makes one (a forward \
-                     edge joins the subtasks Flink's pointwise mapping pairs, an all-to-all edge \
-                     every pair)",
-                    c.from, c.to
-                ),
+                no_channel(&c.from, &c.to),
             ));
         }
         if let Some(first) = seen.insert(pair, i) {

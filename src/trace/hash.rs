@@ -159,6 +159,9 @@ impl TraceEvent {
                 records,
             } => words(h, 20, &[id(subtask), checkpoint, records]),
             TraceEvent::AllRecordsProcessed { channel } => words(h, 21, &[ch(channel)]),
+            TraceEvent::ChannelReleased { channel, arrivals } => {
+                words(h, 123, &[ch(channel), u64::from(arrivals)])
+            }
             TraceEvent::FaultFired { index, fault } => {
                 let (a, b) = match fault {
                     FaultEvent::FailTask(s) => (1, id(s)),
@@ -178,6 +181,7 @@ impl TraceEvent {
                         checkpoint,
                         sync,
                     } => (10, id(subtask) << 33 | checkpoint << 1 | u64::from(sync)),
+                    FaultEvent::HoldChannel(c) => (11, ch(c)),
                 };
                 words(h, 22, &[u64::from(index), a, b]);
             }

@@ -166,6 +166,12 @@ pub enum TraceEvent {
         index: u32,
         fault: FaultEvent,
     },
+    /// The last hold on `channel` ended: the `arrivals` elements whose arrival came while it
+    /// was held arrive now, in order.
+    ChannelReleased {
+        channel: ChannelId,
+        arrivals: u32,
+    },
     /// The JobMaster starts a failover because `cause` failed (P1.8): `restarting` subtasks
     /// are cancelled and redeployed, the whole job (`full`) or a pipelined region.
     Failover {
@@ -418,6 +424,7 @@ impl TraceEvent {
             TraceEvent::TransactionCommitted { .. } => "transaction_committed",
             TraceEvent::AllRecordsProcessed { .. } => "all_records_processed",
             TraceEvent::FaultFired { .. } => "fault",
+            TraceEvent::ChannelReleased { .. } => "channel_released",
             TraceEvent::Failover { .. } => "failover",
             TraceEvent::Restore { .. } => "restore",
             TraceEvent::JobMasterLost { .. } => "jobmaster_lost",
@@ -486,6 +493,7 @@ impl TraceEvent {
             | TraceEvent::TransactionCommitted { .. }
             | TraceEvent::AllRecordsProcessed { .. }
             | TraceEvent::FaultFired { .. }
+            | TraceEvent::ChannelReleased { .. }
             | TraceEvent::Failover { .. }
             | TraceEvent::Restore { .. }
             | TraceEvent::JobMasterLost { .. }

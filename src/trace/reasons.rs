@@ -1,7 +1,7 @@
 //! The small enums trace events carry to say why something happened: outcomes, faults,
 //! declines, aborts, trigger failures, and the batch reasons (re-runs, flushes, logged events).
 
-use crate::graph::{SubtaskId, VertexId};
+use crate::graph::{ChannelId, SubtaskId, VertexId};
 
 /// How a reconciliation ended (P3.4).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Deserialize)]
@@ -48,6 +48,8 @@ pub enum FaultEvent {
         checkpoint: u64,
         sync: bool,
     },
+    /// `hold_channel`: the channel delivers nothing until the hold ends.
+    HoldChannel(ChannelId),
 }
 
 /// Why a task declines a checkpoint (Flink's `CheckpointFailureReason` names, where it has one).

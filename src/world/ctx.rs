@@ -6,7 +6,7 @@ use super::Event;
 use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
-use crate::faults::FaultPlan;
+use crate::faults::{Due, FaultPlan};
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::{DataPlane, LinkId, RpcLinks};
 use crate::oracle::Oracles;
@@ -132,9 +132,12 @@ impl Ctx<'_, '_> {
             &event,
         );
         self.io.probes.observe(&event);
-        for fault in self.io.faults.observe(self.graph, index, &event) {
-            self.sched
-                .after(Duration::ZERO, Event::Fault { index: fault });
+        for due in self.io.faults.observe(self.graph, index, &event) {
+            let event = match due {
+                Due::Fire(index) => Event::Fault { index },
+                Due::Release(index) => Event::ReleaseChannel { index },
+            };
+            self.sched.after(Duration::ZERO, event);
         }
     }
 

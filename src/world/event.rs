@@ -35,6 +35,8 @@ pub enum Event {
     RestartDelay { incarnation: u32 },
     /// Fault `index` of the scenario fires.
     Fault { index: u32 },
+    /// Hold `index` (a `hold_channel` fault) lets its channel go.
+    ReleaseChannel { index: u32 },
     /// The JobMaster's heartbeat to lost TaskManager process `dead` timed out.
     TaskManagerTimeout {
         task_manager: u32,

@@ -1,7 +1,7 @@
 //! The faults of a streaming run, as the fault plan fires them.
 
 use super::{Ctx, Event};
-use crate::graph::SubtaskId;
+use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::JobMaster;
 use crate::scenario::FaultKind;
 use crate::task::Task;
@@ -135,10 +135,58 @@ pub(super) fn fire(
             index,
             fault: FaultEvent::RpcLoss,
         }),
+        FaultKind::HoldChannel { from, to, .. } => {
+            let channel = channel_between(ctx.graph, from, to);
+            ctx.io.data.hold(channel);
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::HoldChannel(channel),
+            });
+            if let Some(at) = ctx.io.faults.release_time(index, ctx.now) {
+                ctx.sched.at(at, Event::ReleaseChannel { index });
+            }
+        }
         FaultKind::DisconnectTaskManager { .. }
         | FaultKind::JobEventsWriteFailure
         | FaultKind::JobEventsReadFailure => {
             unreachable!("validation allows this fault only in batch mode")
         }
     }
+}
+
+/// Hold `index` lets its channel go (at its `release_at`, when its `release_when` held, or at
+/// `heal_at`, whichever comes first; the others find it released). When no other hold remains
+/// on the channel, every element whose arrival came meanwhile arrives now, in order.
+pub(super) fn release_channel(ctx: &mut Ctx<'_, '_>, index: u32) {
+    if !ctx.io.faults.release(index, ctx.now) {
+        return;
+    }
+    let FaultKind::HoldChannel { from, to, .. } = ctx.io.faults.faults()[index as usize].kind
+    else {
+        unreachable!("only a hold is released")
+    };
+    let channel = channel_between(ctx.graph, from, to);
+    if let Some(arrivals) = ctx.io.data.release(channel) {
+        let epoch = ctx.io.data.epoch(channel);
+        for _ in 0..arrivals {
+            ctx.sched.at(ctx.now, Event::Arrive { channel, epoch });
+        }
+        ctx.record(TraceEvent::ChannelReleased { channel, arrivals });
+    }
+}
+
+/// The channel from `from` to `to`; validation made sure one exists.
+fn channel_between(
+    graph: &ExecutionGraph,
+    from: crate::scenario::SubtaskRef,
+    to: crate::scenario::SubtaskRef,
+) -> ChannelId {
+    let id = |r: crate::scenario::SubtaskRef| SubtaskId(graph.vertices[r.vertex].first + r.index);
+    let (from, to) = (id(from), id(to));
+    let c = graph
+        .channels
+        .iter()
+        .position(|c| c.from == from && c.to == to)
+        .expect("validation checks that an edge makes the channel");
+    ChannelId(c as u32)
 }

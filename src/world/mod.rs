@@ -15,7 +15,7 @@ mod reconcile;
 
 pub use ctx::{Config, Ctx, Io, Membership};
 pub use event::Event;
-use faults::fire;
+use faults::{fire, release_channel};
 use reconcile::{keep, report, schedule_retry};
 
 use crate::bug::Bug;
@@ -306,6 +306,9 @@ impl Model for World {
                 if ctx.io.data.epoch(channel) != epoch {
                     return; // sent into a partition that has since been released
                 }
+                if ctx.io.data.defer_if_held(channel) {
+                    return; // arrives when the hold ends
+                }
                 let (element, was_empty) = ctx.io.data.arrive(channel);
                 ctx.record(TraceEvent::Arrive { channel, element });
                 let consumer = ctx.graph.channels[channel.index()].to;
@@ -392,6 +395,7 @@ impl Model for World {
                     fire(&mut ctx, jobmaster, task_managers, tasks, index, kind);
                 }
             }
+            Event::ReleaseChannel { index } => release_channel(&mut ctx, index),
             Event::TaskManagerTimeout {
                 task_manager,
                 dead,

@@ -425,7 +425,8 @@ impl BatchOracles {
                     | FaultEvent::DelaySpike
                     | FaultEvent::RpcLoss
                     | FaultEvent::TriggerTask { .. }
-                    | FaultEvent::FailSnapshot { .. } => {}
+                    | FaultEvent::FailSnapshot { .. }
+                    | FaultEvent::HoldChannel(_) => {}
                 }
             }
             TraceEvent::RestartsExhausted { failovers } => {

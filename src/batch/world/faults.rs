@@ -15,6 +15,9 @@ impl World {
             FaultKind::TriggerTask { .. } | FaultKind::FailSnapshot { .. } => {
                 unreachable!("validation refuses checkpoint faults in a batch job")
             }
+            FaultKind::HoldChannel { .. } => {
+                unreachable!("validation refuses hold_channel in a batch job: it has no channels")
+            }
             FaultKind::FailTask { task } => {
                 let s = SubtaskId(self.graph.vertices[task.vertex].first + task.index);
                 self.record(

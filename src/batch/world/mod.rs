@@ -587,8 +587,13 @@ impl World {
         self.probes.observe_batch(&event);
         let index = self.trace.record(now, event);
         self.oracles.observe(&self.graph, index, now, &event);
-        for fault in self.faults.observe(&self.graph, index, &event) {
-            self.pending_faults.push(fault);
+        for due in self.faults.observe(&self.graph, index, &event) {
+            match due {
+                crate::faults::Due::Fire(fault) => self.pending_faults.push(fault),
+                crate::faults::Due::Release(_) => {
+                    unreachable!("validation refuses hold_channel in a batch job")
+                }
+            }
         }
     }
 }

@@ -243,6 +243,10 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         TraceEvent::FaultFired { index, fault } => {
             json!({"fault": index, "what": fault_text(graph, fault)})
         }
+        TraceEvent::ChannelReleased {
+            channel: c,
+            arrivals,
+        } => json!({"channel": channel(*c), "arrivals": arrivals}),
         TraceEvent::Failover {
             cause,
             restarting,

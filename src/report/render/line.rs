@@ -213,6 +213,13 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 format!("consumer processed all records on {}", channel(*c)),
             )
         }
+        TraceEvent::ChannelReleased { channel: c, arrivals } => (
+            "Faults".into(),
+            format!(
+                "channel {} is released: {arrivals} held elements arrive",
+                channel(*c)
+            ),
+        ),
         TraceEvent::FaultFired { index, fault } => (
             "Faults".into(),
             format!("fault {index} fires: {}", fault_text(graph, fault)),

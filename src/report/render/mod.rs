@@ -176,5 +176,6 @@ pub(super) fn fault_text(graph: &ExecutionGraph, fault: &FaultEvent) -> String {
             if *sync { "synchronous" } else { "asynchronous" },
             graph.subtask_name(*subtask)
         ),
+        FaultEvent::HoldChannel(c) => format!("channel {} is held", graph.channel_name(*c)),
     }
 }

@@ -5,7 +5,7 @@
 use super::super::raw::{self, FaultName, RawFault, RawPredicate};
 use super::super::types::{
     Budget, Cluster, Delivery, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, Operator,
-    Predicate, SnapshotPhase, SpikeTarget,
+    Predicate, Release, SnapshotPhase, SpikeTarget,
 };
 use super::{problem, subtask_ref, Problem};
 use crate::status::JobStatus;
@@ -19,7 +19,13 @@ pub(super) struct FaultContext<'a> {
     pub batch: bool,
     pub finish_protocol: Option<FinishProtocol>,
     pub budget: &'a Budget,
+    /// Each vertex's first subtask id and the (producer, consumer) pairs a channel joins, built
+    /// on the first `hold_channel`: a large job's graph is not built for nothing.
+    pub joined: std::cell::OnceCell<Channels>,
 }
+
+/// Each vertex's first subtask id, and the (producer, consumer) pairs a channel joins.
+pub(super) type Channels = (Vec<u32>, std::collections::BTreeSet<(u32, u32)>);
 
 /// Checks `faults[i]`: its trigger, then its kind and the kind's fields in the order of the
 /// format table.
@@ -59,7 +65,11 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
             }
             FaultTrigger::At(instant)
         }
-        (None, Some(when)) => FaultTrigger::When(check_predicate(i, when.0, world)?),
+        (None, Some(when)) => FaultTrigger::When(check_predicate(
+            &format!("faults[{i}].when"),
+            when.0,
+            world,
+        )?),
     };
     let kind = raw.fault;
     match (kind, world.batch) {
@@ -104,6 +114,13 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                  checkpoint",
             ))
         }
+        (FaultName::HoldChannel, true) => {
+            return Err(problem(
+                at("fault"),
+                "hold_channel only applies to streaming jobs: a batch job has no data channels \
+                 (its tasks read their inputs as whole blocking partitions when deployed)",
+            ))
+        }
         (FaultName::DisconnectTaskManager, false) => {
             return Err(problem(
                 at("fault"),
@@ -114,7 +131,7 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
         _ => {}
     }
     // Each kind-specific field with the kinds it applies to.
-    let misplaced: [(&str, bool, &[FaultName]); 10] = [
+    let misplaced: [(&str, bool, &[FaultName]); 14] = [
         (
             "task",
             raw.task.is_some(),
@@ -160,6 +177,18 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
             "retry_after",
             raw.retry_after.is_some(),
             &[FaultName::RpcLoss],
+        ),
+        ("from", raw.from.is_some(), &[FaultName::HoldChannel]),
+        ("to", raw.to.is_some(), &[FaultName::HoldChannel]),
+        (
+            "release_at",
+            raw.release_at.is_some(),
+            &[FaultName::HoldChannel],
+        ),
+        (
+            "release_when",
+            raw.release_when.is_some(),
+            &[FaultName::HoldChannel],
         ),
     ];
     for (field, present, owners) in misplaced {
@@ -283,6 +312,85 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                 }
             }
         }
+        FaultName::HoldChannel => {
+            let end = |field: &str, name: Option<&String>, what: &str| {
+                let name = name.ok_or_else(|| {
+                    required(
+                        field,
+                        &format!(
+                            "the {what} subtask of the channel to hold, like \"{}[0]\"",
+                            world.job.vertices[0].id
+                        ),
+                    )
+                })?;
+                subtask_ref(name, world.job).map_err(|m| problem(at(field), m))
+            };
+            let from = end("from", raw.from.as_ref(), "producing")?;
+            let to = end("to", raw.to.as_ref(), "consuming")?;
+            let (first, joined) = world.joined.get_or_init(|| {
+                let graph = crate::graph::ExecutionGraph::build(world.job);
+                let first = graph.vertices.iter().map(|v| v.first).collect();
+                let pairs = graph.channels.iter().map(|c| (c.from.0, c.to.0)).collect();
+                (first, pairs)
+            });
+            let id = |r: crate::scenario::SubtaskRef| first[r.vertex] + r.index;
+            if !joined.contains(&(id(from), id(to))) {
+                return Err(problem(
+                    format!("faults[{i}]"),
+                    super::no_channel(
+                        raw.from.as_deref().unwrap_or_default(),
+                        raw.to.as_deref().unwrap_or_default(),
+                    ),
+                ));
+            }
+            let release =
+                match (raw.release_at, raw.release_when) {
+                    (Some(_), Some(_)) => return Err(problem(
+                        format!("faults[{i}]"),
+                        "has both `release_at` and `release_when`; a hold ends at exactly one: \
+                         an instant, or the first time a predicate holds",
+                    )),
+                    (None, None) => {
+                        return Err(required(
+                            "release_at",
+                            "`release_at` (an instant, like \"20ms\") or `release_when` (a \
+                         predicate, like {\"checkpoint_completed\": 1}): a channel held for ever \
+                         would stall the job",
+                        ))
+                    }
+                    (Some(instant), None) => {
+                        let instant = instant.0;
+                        let max_time = world.budget.max_time;
+                        if instant > max_time {
+                            return Err(problem(
+                                at("release_at"),
+                                format!(
+                                "{instant} is after budget.max_time ({max_time}), so the channel \
+                                 would never be released"
+                            ),
+                            ));
+                        }
+                        if let FaultTrigger::At(start) = trigger {
+                            if instant <= start {
+                                return Err(problem(
+                                    at("release_at"),
+                                    format!(
+                                    "{instant} does not come after the hold's `at` ({start}): the \
+                                     channel would be let go before it is held"
+                                ),
+                                ));
+                            }
+                        }
+                        Release::At(instant)
+                    }
+                    (None, Some(when)) => Release::When(check_predicate(
+                        &format!("faults[{i}].release_when"),
+                        when.0,
+                        world,
+                    )?),
+                };
+            FaultKind::HoldChannel { from, to, release }
+        }
         FaultName::JobEventsWriteFailure => FaultKind::JobEventsWriteFailure,
         FaultName::JobEventsReadFailure => FaultKind::JobEventsReadFailure,
         FaultName::CrashJobmaster => FaultKind::CrashJobMaster {
@@ -358,13 +466,14 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
 const PREDICATES: &str = "checkpoint_pending, checkpoint_completed, finished, end_of_input, \
     waiting_for_final_checkpoint, all_sources_finished, event_count, job_status";
 
-/// Checks `faults[i].when`: exactly one predicate, and what it refers to.
+/// Checks a predicate at `path` (`faults[i].when` or `faults[i].release_when`): exactly one
+/// key, and what it refers to.
 fn check_predicate(
-    i: usize,
+    path: &str,
     raw: RawPredicate,
     world: &FaultContext,
 ) -> Result<Predicate, Problem> {
-    let at = |key: &str| format!("faults[{i}].when.{key}");
+    let at = |key: &str| format!("{path}.{key}");
     let given = [
         ("checkpoint_pending", raw.checkpoint_pending.is_some()),
         ("checkpoint_completed", raw.checkpoint_completed.is_some()),
@@ -390,7 +499,7 @@ fn check_predicate(
             format!("has {} predicates (`{}`)", keys.len(), keys.join("`, `"))
         };
         return Err(problem(
-            format!("faults[{i}].when"),
+            path,
             format!("{found}; expected an object with exactly one of: {PREDICATES}"),
         ));
     }
