@@ -15,7 +15,9 @@ use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::record::Element;
 use crate::scenario::{Delivery, FinishProtocol, Operator};
 use crate::status::ExecutionState;
-use crate::trace::{Address, Call, FaultEvent, TraceEvent, TriggerFailure};
+use crate::trace::{
+    AbortReason, Address, Call, DeclineReason, FaultEvent, TraceEvent, TriggerFailure,
+};
 use crate::world::Config;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -51,6 +53,11 @@ pub enum Probe {
     StaleRpcFenced,
     DelaySpike,
     HeldChannelReleased,
+    TriggerBeforeRunning,
+    TriggerToUnknownTask,
+    AsyncPartFailed,
+    CheckpointFailuresExceeded,
+    CancelMarkerEndedAlignment,
     BatchRecoveredFinished,
     BatchEventsLost,
     BatchNoSnapshotDiscard,
@@ -67,7 +74,7 @@ pub enum Probe {
 }
 
 impl Probe {
-    pub const ALL: [Probe; 42] = [
+    pub const ALL: [Probe; 47] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -97,6 +104,11 @@ impl Probe {
         Probe::StaleRpcFenced,
         Probe::DelaySpike,
         Probe::HeldChannelReleased,
+        Probe::TriggerBeforeRunning,
+        Probe::TriggerToUnknownTask,
+        Probe::AsyncPartFailed,
+        Probe::CheckpointFailuresExceeded,
+        Probe::CancelMarkerEndedAlignment,
         Probe::BatchRecoveredFinished,
         Probe::BatchEventsLost,
         Probe::BatchNoSnapshotDiscard,
@@ -144,6 +156,11 @@ impl Probe {
             Probe::StaleRpcFenced => "stale_rpc_fenced",
             Probe::DelaySpike => "delay_spike",
             Probe::HeldChannelReleased => "held_channel_released",
+            Probe::TriggerBeforeRunning => "trigger_before_running",
+            Probe::TriggerToUnknownTask => "trigger_to_unknown_task",
+            Probe::AsyncPartFailed => "async_part_failed",
+            Probe::CheckpointFailuresExceeded => "checkpoint_failures_exceeded",
+            Probe::CancelMarkerEndedAlignment => "cancel_marker_ended_alignment",
             Probe::BatchRecoveredFinished => "batch_recovered_finished",
             Probe::BatchEventsLost => "batch_events_lost",
             Probe::BatchNoSnapshotDiscard => "batch_no_snapshot_discard",
@@ -233,6 +250,21 @@ impl Probe {
             Probe::DelaySpike => "a delay spike slowed channels or RPCs",
             Probe::HeldChannelReleased => {
                 "a held channel delivered, at its release, elements that had waited on its wire"
+            }
+            Probe::TriggerBeforeRunning => {
+                "F1.9: a trigger reached a task not RUNNING yet, which declined it as not ready"
+            }
+            Probe::TriggerToUnknownTask => {
+                "F1.9: a trigger reached a TaskManager that no longer hosts the attempt"
+            }
+            Probe::AsyncPartFailed => {
+                "F1.9: a snapshot's asynchronous part failed and its task declined"
+            }
+            Probe::CheckpointFailuresExceeded => {
+                "F1.9: more checkpoint failures in a row than tolerable_failures: a global failover"
+            }
+            Probe::CancelMarkerEndedAlignment => {
+                "F1.10: a cancellation marker ended an alignment in band"
             }
             Probe::BatchRecoveredFinished => "P2.4 step 2: a new JobManager recovered subtasks as finished (CREATED -> FINISHED)",
             Probe::BatchEventsLost => "P2.2: a JobManager died with unflushed job events",
@@ -415,6 +447,13 @@ impl Probes {
             } if self.attempts[subtask.index()].aligning.is_some() => {
                 self.hit.insert(Probe::EopDuringAlignment)
             }
+            TraceEvent::Take {
+                subtask,
+                element: Element::CancelMarker(_),
+                ..
+            } if self.attempts[subtask.index()].aligning.is_some() => {
+                self.hit.insert(Probe::CancelMarkerEndedAlignment)
+            }
             TraceEvent::Blocked { subtask, .. } if self.attempts[subtask.index()].past_end => {
                 self.attempts[subtask.index()].draining = true
             }
@@ -455,6 +494,15 @@ impl Probes {
                 self.hit.insert(Probe::HeldChannelReleased)
             }
             TraceEvent::Rpc { to, rpc, .. } => match (to, rpc.call) {
+                // Seen at the JobMaster, not as an abort: a trigger by hand may name a
+                // checkpoint the coordinator never had pending.
+                (
+                    Address::JobMaster,
+                    Call::DeclineCheckpoint {
+                        reason: DeclineReason::TaskNotReady,
+                        ..
+                    },
+                ) => self.hit.insert(Probe::TriggerBeforeRunning),
                 (Address::JobMaster, Call::TriggerMissed(_)) => {
                     self.hit.insert(Probe::TriggerMissedFinishedTask)
                 }
@@ -574,9 +622,19 @@ impl Probes {
                 }
                 self.retriggers.remove(&checkpoint);
             }
-            TraceEvent::CheckpointAborted { checkpoint, .. } => {
+            TraceEvent::CheckpointAborted { checkpoint, reason } => {
                 self.final_snapshots.remove(&checkpoint);
                 self.retriggers.remove(&checkpoint);
+                match reason {
+                    AbortReason::Declined(DeclineReason::AsyncException) => {
+                        self.hit.insert(Probe::AsyncPartFailed)
+                    }
+                    AbortReason::TriggerFailed => self.hit.insert(Probe::TriggerToUnknownTask),
+                    _ => {}
+                }
+            }
+            TraceEvent::CheckpointFailuresExceeded { .. } => {
+                self.hit.insert(Probe::CheckpointFailuresExceeded)
             }
             TraceEvent::TransactionCommitted {
                 subtask,
