@@ -315,7 +315,7 @@ impl FaultPlan {
             self.armed[i]
                 && matches!(self.faults[i].kind, FaultKind::FailSnapshot { task, checkpoint: c, .. }
                     if c == checkpoint
-                        && SubtaskId(graph.vertices[task.vertex].first + task.index) == subtask)
+                        && graph.subtask(task) == subtask)
         })?;
         let FaultKind::FailSnapshot { phase, .. } = self.faults[i].kind else {
             unreachable!("matched above")
@@ -391,7 +391,7 @@ fn holds(
     event: &TraceEvent,
     all_sources_finished: bool,
 ) -> bool {
-    let resolve = |r: SubtaskRef| SubtaskId(graph.vertices[r.vertex].first + r.index);
+    let resolve = |r: SubtaskRef| graph.subtask(r);
     match (predicate, event) {
         (Predicate::CheckpointPending(n), TraceEvent::CheckpointTriggered { checkpoint }) => {
             n == checkpoint

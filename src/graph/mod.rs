@@ -8,7 +8,7 @@
 //! It knows nothing of time or faults.
 
 use crate::record::{mix64, Record};
-use crate::scenario::{DurationRange, Job, Operator, Partitioner, Pattern};
+use crate::scenario::{DurationRange, Job, Operator, Partitioner, Pattern, SubtaskRef};
 use std::fmt;
 
 /// One parallel instance of a vertex, numbered across the whole job.
@@ -218,6 +218,21 @@ impl ExecutionGraph {
     /// `up[i]->down[j]`, the way scenarios and traces write a channel.
     pub fn channel_name(&self, channel: ChannelId) -> ChannelName<'_> {
         ChannelName(self, channel)
+    }
+
+    /// The subtask a validated scenario names (`vertex[i]`, resolved).
+    pub fn subtask(&self, r: SubtaskRef) -> SubtaskId {
+        SubtaskId(self.vertices[r.vertex].first + r.index)
+    }
+
+    /// The channel from `from` to `to`, if an edge makes one (a scan: for the rare lookups a
+    /// fault makes, not for a per-event path).
+    pub fn channel_between(&self, from: SubtaskId, to: SubtaskId) -> Option<ChannelId> {
+        let c = self
+            .channels
+            .iter()
+            .position(|c| c.from == from && c.to == to)?;
+        Some(ChannelId(c as u32))
     }
 
     /// Looks a subtask up by its written name `vertex[i]`.

@@ -71,7 +71,7 @@ impl DataPlane {
     pub fn new(graph: &ExecutionGraph, network: &Network, streams: &RandomStreams) -> DataPlane {
         // One lookup per channel, by (producer, consumer): a scan of the list per channel would
         // cost channels × entries, billions for a large job with a long list.
-        let subtask = |r: crate::scenario::SubtaskRef| graph.vertices[r.vertex].first + r.index;
+        let subtask = |r: crate::scenario::SubtaskRef| graph.subtask(r).0;
         let by_pair: BTreeMap<(u32, u32), DurationRange> = network
             .channels
             .iter()

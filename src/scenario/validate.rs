@@ -618,6 +618,27 @@ fn check_network(raw: RawNetwork, job: &Job, mode: Mode) -> Result<Network, Prob
     })
 }
 
+/// The channels of a job as a scenario names them: which (producer, consumer) subtask pairs
+/// the edges join (pointwise and all-to-all edges: the graph decides).
+pub(super) struct Joined {
+    graph: crate::graph::ExecutionGraph,
+    pairs: std::collections::BTreeSet<(u32, u32)>,
+}
+
+impl Joined {
+    pub(super) fn of(job: &Job) -> Joined {
+        let graph = crate::graph::ExecutionGraph::build(job);
+        let pairs = graph.channels.iter().map(|c| (c.from.0, c.to.0)).collect();
+        Joined { graph, pairs }
+    }
+
+    /// The pair of subtask ids, if a channel joins them.
+    pub(super) fn pair(&self, from: SubtaskRef, to: SubtaskRef) -> Option<(u32, u32)> {
+        let pair = (self.graph.subtask(from).0, self.graph.subtask(to).0);
+        self.pairs.contains(&pair).then_some(pair)
+    }
+}
+
 /// Why two subtasks named in a scenario have no channel between them.
 fn no_channel(from: &str, to: &str) -> String {
     format!(
@@ -643,24 +664,19 @@ fn check_channel_latencies(
         ));
     }
     bounds::check_list_len("network.channels", raw.len())?;
-    // Which subtask pairs a channel joins: the graph decides (pointwise and all-to-all edges).
-    let graph = crate::graph::ExecutionGraph::build(job);
-    let joined: std::collections::BTreeSet<(u32, u32)> =
-        graph.channels.iter().map(|c| (c.from.0, c.to.0)).collect();
-    let id = |r: SubtaskRef| graph.vertices[r.vertex].first + r.index;
+    let joined = Joined::of(job);
     let mut seen: BTreeMap<(u32, u32), usize> = BTreeMap::new();
     let mut out = Vec::with_capacity(raw.len());
     for (i, c) in raw.into_iter().enumerate() {
         let at = |field: &str| format!("network.channels[{i}].{field}");
         let from = subtask_ref(&c.from, job).map_err(|m| problem(at("from"), m))?;
         let to = subtask_ref(&c.to, job).map_err(|m| problem(at("to"), m))?;
-        let pair = (id(from), id(to));
-        if !joined.contains(&pair) {
+        let Some(pair) = joined.pair(from, to) else {
             return Err(problem(
                 format!("network.channels[{i}]"),
                 no_channel(&c.from, &c.to),
             ));
-        }
+        };
         if let Some(first) = seen.insert(pair, i) {
             return Err(problem(
                 format!("network.channels[{i}]"),

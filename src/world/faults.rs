@@ -1,9 +1,10 @@
 //! The faults of a streaming run, as the fault plan fires them.
 
 use super::{Ctx, Event};
-use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
+use crate::graph::{ChannelId, ExecutionGraph};
 use crate::jobmaster::JobMaster;
 use crate::scenario::FaultKind;
+use crate::scenario::SubtaskRef;
 use crate::task::Task;
 use crate::taskmanager::TaskManager;
 use crate::trace::{FaultEvent, TraceEvent};
@@ -20,7 +21,7 @@ pub(super) fn fire(
     let heartbeat = ctx.io.faults.heartbeat_timeout();
     match kind {
         FaultKind::FailTask { task } => {
-            let subtask = SubtaskId(ctx.graph.vertices[task.vertex].first + task.index);
+            let subtask = ctx.graph.subtask(task);
             ctx.record(TraceEvent::FaultFired {
                 index,
                 fault: FaultEvent::FailTask(subtask),
@@ -35,7 +36,7 @@ pub(super) fn fire(
             }
         }
         FaultKind::TriggerTask { task, checkpoint } => {
-            let subtask = SubtaskId(ctx.graph.vertices[task.vertex].first + task.index);
+            let subtask = ctx.graph.subtask(task);
             let checkpoint = jobmaster
                 .as_mut()
                 .and_then(|jm| jm.trigger_task(ctx, subtask, checkpoint))
@@ -175,18 +176,9 @@ pub(super) fn release_channel(ctx: &mut Ctx<'_, '_>, index: u32) {
     }
 }
 
-/// The channel from `from` to `to`; validation made sure one exists.
-fn channel_between(
-    graph: &ExecutionGraph,
-    from: crate::scenario::SubtaskRef,
-    to: crate::scenario::SubtaskRef,
-) -> ChannelId {
-    let id = |r: crate::scenario::SubtaskRef| SubtaskId(graph.vertices[r.vertex].first + r.index);
-    let (from, to) = (id(from), id(to));
-    let c = graph
-        .channels
-        .iter()
-        .position(|c| c.from == from && c.to == to)
-        .expect("validation checks that an edge makes the channel");
-    ChannelId(c as u32)
+/// The channel a hold names; validation made sure an edge makes it.
+fn channel_between(graph: &ExecutionGraph, from: SubtaskRef, to: SubtaskRef) -> ChannelId {
+    graph
+        .channel_between(graph.subtask(from), graph.subtask(to))
+        .expect("validation checks that an edge makes the channel")
 }

@@ -19,13 +19,10 @@ pub(super) struct FaultContext<'a> {
     pub batch: bool,
     pub finish_protocol: Option<FinishProtocol>,
     pub budget: &'a Budget,
-    /// Each vertex's first subtask id and the (producer, consumer) pairs a channel joins, built
-    /// on the first `hold_channel`: a large job's graph is not built for nothing.
-    pub joined: std::cell::OnceCell<Channels>,
+    /// The job's channels, built on the first `hold_channel`: a large job's graph is not
+    /// built for nothing.
+    pub joined: std::cell::OnceCell<super::Joined>,
 }
-
-/// Each vertex's first subtask id, and the (producer, consumer) pairs a channel joins.
-pub(super) type Channels = (Vec<u32>, std::collections::BTreeSet<(u32, u32)>);
 
 /// Checks `faults[i]`: its trigger, then its kind and the kind's fields in the order of the
 /// format table.
@@ -327,14 +324,8 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
             };
             let from = end("from", raw.from.as_ref(), "producing")?;
             let to = end("to", raw.to.as_ref(), "consuming")?;
-            let (first, joined) = world.joined.get_or_init(|| {
-                let graph = crate::graph::ExecutionGraph::build(world.job);
-                let first = graph.vertices.iter().map(|v| v.first).collect();
-                let pairs = graph.channels.iter().map(|c| (c.from.0, c.to.0)).collect();
-                (first, pairs)
-            });
-            let id = |r: crate::scenario::SubtaskRef| first[r.vertex] + r.index;
-            if !joined.contains(&(id(from), id(to))) {
+            let joined = world.joined.get_or_init(|| super::Joined::of(world.job));
+            if joined.pair(from, to).is_none() {
                 return Err(problem(
                     format!("faults[{i}]"),
                     super::no_channel(
@@ -343,52 +334,7 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                     ),
                 ));
             }
-            let release =
-                match (raw.release_at, raw.release_when) {
-                    (Some(_), Some(_)) => return Err(problem(
-                        format!("faults[{i}]"),
-                        "has both `release_at` and `release_when`; a hold ends at exactly one: \
-                         an instant, or the first time a predicate holds",
-                    )),
-                    (None, None) => {
-                        return Err(required(
-                            "release_at",
-                            "`release_at` (an instant, like \"20ms\") or `release_when` (a \
-                         predicate, like {\"checkpoint_completed\": 1}): a channel held for ever \
-                         would stall the job",
-                        ))
-                    }
-                    (Some(instant), None) => {
-                        let instant = instant.0;
-                        let max_time = world.budget.max_time;
-                        if instant > max_time {
-                            return Err(problem(
-                                at("release_at"),
-                                format!(
-                                "{instant} is after budget.max_time ({max_time}), so the channel \
-                                 would never be released"
-                            ),
-                            ));
-                        }
-                        if let FaultTrigger::At(start) = trigger {
-                            if instant <= start {
-                                return Err(problem(
-                                    at("release_at"),
-                                    format!(
-                                    "{instant} does not come after the hold's `at` ({start}): the \
-                                     channel would be let go before it is held"
-                                ),
-                                ));
-                            }
-                        }
-                        Release::At(instant)
-                    }
-                    (None, Some(when)) => Release::When(check_predicate(
-                        &format!("faults[{i}].release_when"),
-                        when.0,
-                        world,
-                    )?),
-                };
+            let release = check_release(i, raw.release_at, raw.release_when, &trigger, world)?;
             FaultKind::HoldChannel { from, to, release }
         }
         FaultName::JobEventsWriteFailure => FaultKind::JobEventsWriteFailure,
@@ -460,6 +406,58 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
         }
     };
     Ok(Fault { trigger, kind })
+}
+
+/// Checks how `faults[i]`, a `hold_channel`, ends: exactly one of `release_at` (after the
+/// hold's `at`, within the budget) and `release_when` (a predicate, like `when`).
+fn check_release(
+    i: usize,
+    release_at: Option<raw::SingleDuration>,
+    release_when: Option<raw::Object<RawPredicate>>,
+    trigger: &FaultTrigger,
+    world: &FaultContext,
+) -> Result<Release, Problem> {
+    let at = format!("faults[{i}].release_at");
+    match (release_at, release_when) {
+        (Some(_), Some(_)) => Err(problem(
+            format!("faults[{i}]"),
+            "has both `release_at` and `release_when`; a hold ends at exactly one: an instant, \
+             or the first time a predicate holds",
+        )),
+        (None, None) => Err(problem(
+            format!("faults[{i}]"),
+            "missing field `release_at`: a hold_channel fault needs `release_at` (an instant, \
+             like \"20ms\") or `release_when` (a predicate, like {\"checkpoint_completed\": 1}): \
+             a channel held for ever would stall the job",
+        )),
+        (Some(instant), None) => {
+            let (instant, max_time) = (instant.0, world.budget.max_time);
+            if instant > max_time {
+                return Err(problem(
+                    at,
+                    format!(
+                        "{instant} is after budget.max_time ({max_time}), so the channel would \
+                         never be released"
+                    ),
+                ));
+            }
+            match trigger {
+                FaultTrigger::At(start) if instant <= *start => Err(problem(
+                    at,
+                    format!(
+                        "{instant} does not come after the hold's `at` ({start}): the channel \
+                         would be let go before it is held"
+                    ),
+                )),
+                _ => Ok(Release::At(instant)),
+            }
+        }
+        (None, Some(when)) => Ok(Release::When(check_predicate(
+            &format!("faults[{i}].release_when"),
+            when.0,
+            world,
+        )?)),
+    }
 }
 
 /// The keys of a fault's `when`, in the order of the format table.
