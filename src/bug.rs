@@ -158,10 +158,13 @@ pub enum Bug {
     /// A cancellation marker counts as its channel's barrier, so a cancelled checkpoint
     /// aligns and is snapshotted (F1.10).
     CancelMarkerAsBarrier,
+    /// A chained task snapshots only its head operator: the operators chained behind it are
+    /// written with the state they started with (F1.12).
+    SnapshotHeadOnly,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 51] = [
+    pub const ALL: [Bug; 52] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -213,6 +216,7 @@ impl Bug {
         Bug::KeepFailureCount,
         Bug::SwallowCancelMarker,
         Bug::CancelMarkerAsBarrier,
+        Bug::SnapshotHeadOnly,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -270,6 +274,7 @@ impl Bug {
             Bug::KeepFailureCount => "keep-failure-count",
             Bug::SwallowCancelMarker => "swallow-cancel-marker",
             Bug::CancelMarkerAsBarrier => "cancel-marker-as-barrier",
+            Bug::SnapshotHeadOnly => "snapshot-head-only",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -400,6 +405,7 @@ impl Bug {
             Bug::KeepFailureCount => "F1.9 (a completed checkpoint resets the failure count)",
             Bug::SwallowCancelMarker => "F1.10 (a task aborting on a marker passes it on)",
             Bug::CancelMarkerAsBarrier => "F1.10 (a marker aborts its checkpoint; it is no barrier)",
+            Bug::SnapshotHeadOnly => "F1.12 (every chained operator is snapshotted)",
         }
     }
 
@@ -456,6 +462,7 @@ impl Bug {
             | Bug::CountEveryAbort
             | Bug::KeepFailureCount => Invariant::CheckpointFailures,
             Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier => Invariant::CancelMarkers,
+            Bug::SnapshotHeadOnly => Invariant::ExactlyOnceOutput,
         }
     }
 
@@ -612,6 +619,9 @@ impl Bug {
             }
             Bug::CancelMarkerAsBarrier => {
                 "a cancellation marker is taken for a barrier, so a checkpoint cancelled upstream is aligned and snapshotted anyway"
+            }
+            Bug::SnapshotHeadOnly => {
+                "a chained task writes only its head operator's state into a checkpoint, so after a restore a keyed sum or a two-phase-commit sink chained behind a map has lost what it held"
             }
         }
     }

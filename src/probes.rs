@@ -13,7 +13,7 @@
 
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::record::Element;
-use crate::scenario::{Delivery, FinishProtocol, Operator};
+use crate::scenario::{Delivery, FinishProtocol};
 use crate::status::ExecutionState;
 use crate::trace::{
     AbortReason, Address, Call, DeclineReason, FaultEvent, TraceEvent, TriggerFailure,
@@ -392,20 +392,14 @@ impl Probes {
         let operators = graph
             .subtasks
             .iter()
-            .map(|s| &graph.vertices[s.vertex.index()].operator);
-        let is_source = operators
-            .clone()
-            .map(|o| matches!(o, Operator::Source { .. }))
-            .collect();
+            .map(|s| &graph.vertices[s.vertex.index()].chain);
+        let is_source = operators.clone().map(|c| c.is_source()).collect();
         let needs_final = operators
-            .map(|o| match config.protocol {
+            .map(|c| match config.protocol {
                 Some(FinishProtocol::Flink) => true,
-                Some(FinishProtocol::Option1 | FinishProtocol::Option2) => matches!(
-                    o,
-                    Operator::Sink {
-                        delivery: Delivery::TwoPhaseCommit
-                    }
-                ),
+                Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
+                    c.sink() == Some(Delivery::TwoPhaseCommit)
+                }
                 Some(FinishProtocol::Legacy) | None => false,
             })
             .collect();

@@ -6,7 +6,7 @@ use crate::graph::ExecutionGraph;
 use crate::oracle::invariant::Invariant;
 use crate::oracle::Violation;
 use crate::probes::ProbeSet;
-use crate::scenario::{Delivery, Operator, Scenario, TieBreak};
+use crate::scenario::{Delivery, Scenario, TieBreak};
 use crate::status::JobStatus;
 use crate::trace::{Retain, Trace};
 use crate::world::{Event, World};
@@ -148,15 +148,10 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
     let committed_records = sinks
         .iter()
         .filter(|(name, _)| {
-            graph.vertices.iter().any(|v| {
-                &v.name == name
-                    && matches!(
-                        v.operator,
-                        Operator::Sink {
-                            delivery: Delivery::TwoPhaseCommit
-                        }
-                    )
-            })
+            graph
+                .vertices
+                .iter()
+                .any(|v| &v.name == name && v.chain.sink() == Some(Delivery::TwoPhaseCommit))
         })
         .map(|(_, n)| n)
         .sum();

@@ -58,6 +58,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::FinishBeforeUpload => "async-snapshot-finishing-task-waits",
         Bug::FailUnrelatedOnTmLoss => "failover-taskmanager-lost-during-alignment",
         Bug::SnapshotBeforeRunning => "trigger-task-before-running",
+        Bug::SnapshotHeadOnly => "chain-keyed-sum-restored-after-failover",
         Bug::AckFailedSnapshot => "fail-snapshot-async-declines",
         Bug::CountEveryAbort => "trigger-to-restarted-taskmanager-fails",
         Bug::KeepFailureCount => "tolerable-failures-reset-by-completion",

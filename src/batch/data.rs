@@ -9,7 +9,7 @@
 
 use crate::graph::{key_group_owner, ExecutionGraph, SubtaskId, VertexId};
 use crate::record::mix64;
-use crate::scenario::{Operator, Pattern, Records};
+use crate::scenario::{Pattern, Records};
 
 /// Keys of batch records: every record's key is below this.
 pub const KEYS: u32 = 32;
@@ -46,12 +46,12 @@ pub fn split_fragments(source: VertexId, split: u32, records: u64) -> Vec<Fragme
 
 /// Records in one split of source vertex `v` (batch sources read equal splits).
 pub fn records_per_split(graph: &ExecutionGraph, v: VertexId) -> u64 {
-    match &graph.vertices[v.index()].operator {
-        Operator::Source { records, .. } => match records.first() {
+    match graph.vertices[v.index()].chain.source() {
+        Some((records, _)) => match records.first() {
             Some(Records::Bounded(n)) => *n,
             Some(Records::Unbounded) | None => 0,
         },
-        Operator::Map | Operator::KeyedSum { .. } | Operator::Sink { .. } => 0,
+        None => 0,
     }
 }
 

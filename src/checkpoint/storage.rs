@@ -17,7 +17,8 @@ pub struct SubtaskSnapshot {
     pub attempt: u32,
     /// Taken after the task's end of input (F1.5 step 2: "task finished" flag).
     pub finished: bool,
-    pub state: OperatorState,
+    /// One state per operator of the subtask's chain, head first (F1.12).
+    pub state: ChainState,
     /// Unaligned (P1.4): per input slot, the records that were in flight before its barrier
     /// and had not been processed at the snapshot; replayed before new input on restore.
     pub input_state: Vec<(u32, Vec<Record>)>,
@@ -25,6 +26,19 @@ pub struct SubtaskSnapshot {
     /// barrier overtook (result-subpartition state); sent again first on restore.
     pub output_state: Vec<(ChannelId, Vec<Record>)>,
 }
+
+impl SubtaskSnapshot {
+    /// The offset a source subtask restarts from, when the chain's head is a source.
+    pub fn source_offset(&self) -> Option<u64> {
+        match self.state.first() {
+            Some(OperatorState::Source { offset }) => Some(*offset),
+            _ => None,
+        }
+    }
+}
+
+/// The states of one subtask's operators, head first (F1.12).
+pub type ChainState = Vec<OperatorState>;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum OperatorState {

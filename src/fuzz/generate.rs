@@ -124,6 +124,8 @@ struct Bias {
     failures_apart: bool,
     /// F1.10: cancellation markers on.
     cancel_markers: bool,
+    /// F1.12: a map chained in front of every operator that is not a source.
+    chains: bool,
 }
 
 /// How barriers align (P1.4).
@@ -144,11 +146,14 @@ impl Bias {
             Some(bug) => Bias {
                 two_phase_commit: matches!(
                     bug,
-                    Bug::FinishBeforeFinalCheckpoint | Bug::CommitUncoveredTransaction
+                    Bug::FinishBeforeFinalCheckpoint
+                        | Bug::CommitUncoveredTransaction
+                        | Bug::SnapshotHeadOnly
                 ),
                 failure: matches!(
                     bug,
-                    Bug::ApplyStateBeforeRebuild
+                    Bug::SnapshotHeadOnly
+                        | Bug::ApplyStateBeforeRebuild
                         | Bug::TerminalCountsAsFinished
                         | Bug::RestartFinishedTasks
                         | Bug::RestoreFromPending
@@ -194,6 +199,7 @@ impl Bias {
                     bug,
                     Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier
                 ),
+                chains: bug == Bug::SnapshotHeadOnly,
             },
         }
     }
@@ -399,6 +405,36 @@ fn own_channels(edges: &[Value], n: usize, us: u64) -> Vec<Value> {
 
 /// The graph: sources, then maps / keyed sums each reading from one or two earlier vertices,
 /// then sinks reading from a middle vertex (a source when there is none).
+/// F1.12: vertex `i` whose bit `i % 8` is set in `mask` becomes a chain with a map in it: behind
+/// its source, or in front of its other operator. Its id and parallelism stay, so faults and
+/// expectations that name its subtasks still do; its operator's own fields move into the chain
+/// member.
+fn chain_maps(vertices: &mut [Value], mask: u8) {
+    for (i, vertex) in vertices.iter_mut().enumerate() {
+        if mask & (1 << (i % 8)) == 0 {
+            continue;
+        }
+        let Some(object) = vertex.as_object_mut() else {
+            continue;
+        };
+        let Some(operator) = object.remove("operator") else {
+            continue;
+        };
+        let mut member = json!({"operator": operator});
+        for field in ["records", "record_interval", "keys", "delivery"] {
+            if let Some(value) = object.remove(field) {
+                member[field] = value;
+            }
+        }
+        let chain = if operator == json!("source") {
+            json!([member, "map"])
+        } else {
+            json!(["map", member])
+        };
+        object.insert("chain".to_owned(), chain);
+    }
+}
+
 fn graph(
     sources: &[SourceSpec],
     middles: &[MiddleSpec],
@@ -669,6 +705,9 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
         0u8..3,
         1u64..=4,
     );
+    // After that (F1.12): in one streaming seed of four, operator chains: each vertex whose bit
+    // is set in the mask chains a map in, behind a source or in front of any other operator.
+    let chains = (0u8..4, any::<u8>());
     (
         shape,
         network,
@@ -682,6 +721,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
             pause,
             (at_least_once, async_snapshots, own_latency, failures),
             hold,
+            chains,
         ),
     )
         .prop_map(
@@ -708,6 +748,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         ),
                     ),
                     hold,
+                    (chain_draw, chain_mask),
                 ),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
@@ -796,6 +837,12 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     r @ 0..=2 => u32::from(r) + 1,
                     _ => 10,
                 };
+                let mut vertices = vertices;
+                if chain_draw == 0 || bias.chains {
+                    // The bias chains a map in front of every stateful operator that is not a
+                    // source, where `snapshot-head-only` loses state.
+                    chain_maps(&mut vertices, if bias.chains { 0xFF } else { chain_mask });
+                }
                 let alignment = bias.alignment.unwrap_or(match (at_least_once, alignment) {
                     (0, _) => Alignment::AtLeastOnce,
                     (_, 0) => Alignment::Aligned,

@@ -28,7 +28,7 @@ pub mod trace_file;
 
 use crate::oracle::invariant::Invariant;
 use crate::run::{run, RunOptions, RunReport};
-use crate::scenario::{self, Delivery, FinishProtocol, Operator, Scenario, ScenarioError};
+use crate::scenario::{self, Delivery, FinishProtocol, Scenario, ScenarioError};
 use crate::trace::Retain;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -81,14 +81,7 @@ pub fn judge(scenario: &Scenario, report: &RunReport) -> Verdict {
         .job
         .vertices
         .iter()
-        .filter(|v| {
-            matches!(
-                v.operator,
-                Operator::Sink {
-                    delivery: Delivery::TwoPhaseCommit
-                }
-            )
-        })
+        .filter(|v| v.chain.sink() == Some(Delivery::TwoPhaseCommit))
         .map(|v| v.id.as_str())
         .collect();
     let violated: BTreeSet<Invariant> = report

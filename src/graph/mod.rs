@@ -8,7 +8,7 @@
 //! It knows nothing of time or faults.
 
 use crate::record::{mix64, Record};
-use crate::scenario::{DurationRange, Job, Operator, Partitioner, Pattern, SubtaskRef};
+use crate::scenario::{Chain, DurationRange, Job, Partitioner, Pattern, SubtaskRef};
 use std::fmt;
 
 /// One parallel instance of a vertex, numbered across the whole job.
@@ -47,7 +47,8 @@ pub struct JobVertex {
     pub parallelism: u32,
     /// The id of subtask 0; subtask `i` is `first + i`.
     pub first: u32,
-    pub operator: Operator,
+    /// The operators each subtask runs, head first (F1.12).
+    pub chain: Chain,
     /// Simulated cost of processing one record.
     pub process_time: DurationRange,
     pub inputs: Vec<usize>,
@@ -60,7 +61,7 @@ pub struct JobEdge {
     pub to: VertexId,
     pub pattern: Pattern,
     pub partitioner: Partitioner,
-    /// `Some(k)` when the consumer is a `keyed_sum` with `k` keys: records are keyed by
+    /// `Some(k)` when the consumer's chain has a `keyed_sum` with `k` keys: records are keyed by
     /// `key % k` (its key selector) before hashing to a key group.
     pub key_modulus: Option<u32>,
 }
@@ -129,7 +130,7 @@ impl ExecutionGraph {
                 name: vertex.id.clone(),
                 parallelism: vertex.parallelism,
                 first,
-                operator: vertex.operator.clone(),
+                chain: vertex.chain.clone(),
                 process_time: vertex.process_time,
                 inputs: Vec::new(),
                 outputs: Vec::new(),
@@ -141,10 +142,7 @@ impl ExecutionGraph {
         for (e, edge) in job.edges.iter().enumerate() {
             vertices[edge.from].outputs.push(e);
             vertices[edge.to].inputs.push(e);
-            let key_modulus = match job.vertices[edge.to].operator {
-                Operator::KeyedSum { keys } => Some(keys),
-                _ => None,
-            };
+            let key_modulus = job.vertices[edge.to].chain.keys();
             edges.push(JobEdge {
                 from: VertexId(edge.from as u32),
                 to: VertexId(edge.to as u32),

@@ -18,7 +18,6 @@ pub mod transitions;
 
 use crate::bug::Bug;
 use crate::checkpoint::stats::FailoverRecord;
-use crate::checkpoint::storage::OperatorState;
 use crate::checkpoint::CheckpointCoordinator;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{Checkpointing, Cluster, FailoverScope, JobMasterConfig};
@@ -569,15 +568,11 @@ impl JobMaster {
                 kept_finished.push(s);
             }
             // Statistics only: how far back a restarted source rewinds.
-            let offset = match ctx
-                .io
-                .storage
-                .snapshot(restore.checkpoint, s)
-                .map(|x| &x.state)
-            {
-                Some(OperatorState::Source { offset }) => Some(*offset),
-                _ if restore.finished => None,
-                _ => Some(0),
+            let snapshot = ctx.io.storage.snapshot(restore.checkpoint, s);
+            let offset = match snapshot.and_then(|x| x.source_offset()) {
+                Some(offset) => Some(offset),
+                None if restore.finished => None,
+                None => Some(0),
             };
             if let Some(offset) = offset {
                 replayed += ctx.io.oracles.emitted(s).saturating_sub(offset);

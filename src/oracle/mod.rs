@@ -22,7 +22,7 @@ use crate::faults::FaultPlan;
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::transitions;
 use crate::record::{Element, Record};
-use crate::scenario::{Delivery, FinishProtocol, Operator};
+use crate::scenario::{Delivery, FinishProtocol};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{AbortReason, Address, Call, DeclineReason, Rpc, TraceEvent};
 use crate::world::Config;
@@ -86,6 +86,8 @@ pub struct Oracles {
     at_least_once: bool,
     /// How each subtask's output counts: `None` for non-sinks.
     sink: Vec<Option<Delivery>>,
+    /// The subtask's chain is its sink alone, so what it takes is output (F1.12).
+    sink_heads: Vec<bool>,
     is_source: Vec<bool>,
     /// Records each source subtask emitted (sources emit sequence numbers in order).
     emitted: Vec<u64>,
@@ -159,23 +161,17 @@ pub struct Oracles {
 
 impl Oracles {
     pub fn new(graph: &ExecutionGraph, config: Config) -> Oracles {
-        let kind = |s: &crate::graph::Subtask| &graph.vertices[s.vertex.index()].operator;
+        let chain = |s: &crate::graph::Subtask| &graph.vertices[s.vertex.index()].chain;
         let n = graph.subtasks.len();
         Oracles {
             protocol: config.protocol,
             at_least_once: config.at_least_once,
-            sink: graph
-                .subtasks
-                .iter()
-                .map(|s| match kind(s) {
-                    Operator::Sink { delivery } => Some(*delivery),
-                    _ => None,
-                })
-                .collect(),
+            sink: graph.subtasks.iter().map(|s| chain(s).sink()).collect(),
+            sink_heads: graph.subtasks.iter().map(|s| chain(s).len() == 1).collect(),
             is_source: graph
                 .subtasks
                 .iter()
-                .map(|s| matches!(kind(s), Operator::Source { .. }))
+                .map(|s| chain(s).is_source())
                 .collect(),
             emitted: vec![0; n],
             sunk: Vec::new(),
@@ -425,7 +421,11 @@ impl Oracles {
                 element: Element::Record(record),
             } => {
                 self.processed[channel.index()] += 1;
-                if self.sink[subtask.index()] == Some(Delivery::AtLeastOnce) {
+                // A record taken by an at-least-once sink is output; one taken by a chain's
+                // head that merely ends in a sink is not yet (F1.12: `chained_sink` says).
+                if self.sink[subtask.index()] == Some(Delivery::AtLeastOnce)
+                    && self.sink_heads[subtask.index()]
+                {
                     self.sunk.push(Sunk {
                         vertex: graph.subtasks[subtask.index()].vertex.0,
                         record,
@@ -435,7 +435,8 @@ impl Oracles {
             }
             TraceEvent::Commit {
                 subtask, record, ..
-            } => self.sunk.push(Sunk {
+            }
+            | TraceEvent::ChainedSink { subtask, record } => self.sunk.push(Sunk {
                 vertex: graph.subtasks[subtask.index()].vertex.0,
                 record,
                 event_index: index,
@@ -1078,7 +1079,7 @@ impl Oracles {
             .vertices
             .iter()
             .zip(counts)
-            .filter(|(v, _)| matches!(v.operator, Operator::Sink { .. }))
+            .filter(|(v, _)| v.chain.sink().is_some())
             .map(|(v, n)| (v.name.clone(), n))
             .collect()
     }
@@ -1186,11 +1187,9 @@ impl Oracles {
         sunk.sort_by_key(|s| (s.vertex, s.record, s.event_index));
         let name = |v: u32| graph.vertices[v as usize].name.clone();
         // What output means at each sink: received (at least once) or committed (two-phase).
-        let verb = |v: u32| match graph.vertices[v as usize].operator {
-            Operator::Sink {
-                delivery: Delivery::TwoPhaseCommit,
-            } => "committed",
-            _ => "received",
+        let verb = |v: u32| match graph.vertices[v as usize].chain.sink() {
+            Some(Delivery::TwoPhaseCommit) => "committed",
+            Some(Delivery::AtLeastOnce) | None => "received",
         };
         let describe = |r: &Record| describe_record(graph, r);
 
@@ -1247,12 +1246,8 @@ impl Oracles {
             } else if let Some((vertex, record)) = got.filter(|g| want.is_none_or(|w| *g < w)) {
                 let duplicate =
                     i > 0 && (sunk[i - 1].vertex, sunk[i - 1].record) == (vertex, record);
-                let at_least_once = !matches!(
-                    graph.vertices[vertex as usize].operator,
-                    Operator::Sink {
-                        delivery: Delivery::TwoPhaseCommit
-                    }
-                );
+                let at_least_once =
+                    graph.vertices[vertex as usize].chain.sink() != Some(Delivery::TwoPhaseCommit);
                 if duplicate && at_least_once && self.failed_over {
                     // At-least-once output may repeat what a failover replayed (P4).
                     i += 1;

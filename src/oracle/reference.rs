@@ -8,7 +8,8 @@
 //! vertices, not subtasks, so it cannot share a routing bug with the model either: a map
 //! vertex outputs the multiset of its inputs with values mapped; a keyed sum groups the
 //! multiset of its inputs by key and emits one total per key, owned by the subtask Flink's key
-//! groups assign it; a sink outputs its inputs. What each source emits comes from the scenario:
+//! groups assign it; a sink outputs its inputs. A chained vertex (F1.12) applies its operators
+//! one after the other to the same multiset. What each source emits comes from the scenario:
 //! all of its records when the job finished, else (a run that stopped early, an unbounded
 //! source) the prefix it did emit, never more than the scenario gives it.
 
@@ -73,65 +74,70 @@ pub fn expected_sink_output(
     let mut overrun = Vec::new();
     for &v in &graph.topological_order {
         let vertex = &graph.vertices[v.index()];
-        let inputs = || {
-            vertex
-                .inputs
-                .iter()
-                .flat_map(|&e| outputs[graph.edges[e].from.index()].iter().copied())
-        };
-        let out: Vec<Record> = match &vertex.operator {
-            Operator::Source { records, .. } => {
-                let mut out = Vec::new();
-                for (i, s) in graph.subtasks_of(v).enumerate() {
-                    let did = emitted[s.index()];
-                    let count = match records[i] {
-                        Records::Bounded(n) => {
-                            if did > n {
-                                overrun.push(Overrun {
-                                    source: s,
-                                    emitted: did,
-                                    limit: n,
-                                });
+        // What enters the chain's head: the records its input edges carry, or, for a source,
+        // the records the scenario gives it.
+        let mut stream: Vec<Record> = vertex
+            .inputs
+            .iter()
+            .flat_map(|&e| outputs[graph.edges[e].from.index()].iter().copied())
+            .collect();
+        // F1.12: each chained operator works on what the one before it output.
+        for operator in vertex.chain.operators() {
+            stream = match operator {
+                Operator::Source { records, .. } => {
+                    let mut out = Vec::new();
+                    for (i, s) in graph.subtasks_of(v).enumerate() {
+                        let did = emitted[s.index()];
+                        let count = match records[i] {
+                            Records::Bounded(n) => {
+                                if did > n {
+                                    overrun.push(Overrun {
+                                        source: s,
+                                        emitted: did,
+                                        limit: n,
+                                    });
+                                }
+                                if finished {
+                                    n
+                                } else {
+                                    did.min(n)
+                                }
                             }
-                            if finished {
-                                n
-                            } else {
-                                did.min(n)
-                            }
-                        }
-                        Records::Unbounded => did,
-                    };
-                    out.extend((0..count).map(|seq| source_record(s, seq)));
+                            Records::Unbounded => did,
+                        };
+                        out.extend((0..count).map(|seq| source_record(s, seq)));
+                    }
+                    out
                 }
-                out
-            }
-            Operator::Map => inputs()
-                .map(|r| Record {
-                    value: r.value.wrapping_add(1),
-                    ..r
-                })
-                .collect(),
-            Operator::KeyedSum { keys } => {
-                let mut sums: BTreeMap<u32, i64> = BTreeMap::new();
-                for r in inputs() {
-                    let total = sums.entry(r.key % keys).or_insert(0);
-                    *total = total.wrapping_add(r.value);
-                }
-                sums.into_iter()
-                    .map(|(key, value)| Record {
-                        origin: SubtaskId(vertex.first + owner(key, vertex.parallelism)),
-                        key,
-                        seq: u64::from(key),
-                        value,
+                Operator::Map => stream
+                    .into_iter()
+                    .map(|r| Record {
+                        value: r.value.wrapping_add(1),
+                        ..r
                     })
-                    .collect()
-            }
-            Operator::Sink { .. } => {
-                expected.extend(inputs().map(|r| (v.0, r)));
-                Vec::new()
-            }
-        };
-        outputs[v.index()] = out;
+                    .collect(),
+                Operator::KeyedSum { keys } => {
+                    let mut sums: BTreeMap<u32, i64> = BTreeMap::new();
+                    for r in stream {
+                        let total = sums.entry(r.key % keys).or_insert(0);
+                        *total = total.wrapping_add(r.value);
+                    }
+                    sums.into_iter()
+                        .map(|(key, value)| Record {
+                            origin: SubtaskId(vertex.first + owner(key, vertex.parallelism)),
+                            key,
+                            seq: u64::from(key),
+                            value,
+                        })
+                        .collect()
+                }
+                Operator::Sink { .. } => {
+                    expected.extend(stream.into_iter().map(|r| (v.0, r)));
+                    Vec::new()
+                }
+            };
+        }
+        outputs[v.index()] = stream;
     }
     expected.sort_unstable();
     (expected, overrun)

@@ -16,7 +16,7 @@ use crate::checkpoint::stats::Outcome;
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::record::Element;
 use crate::run::RunReport;
-use crate::scenario::{CheckpointMode, Delivery, FinishProtocol, Operator, Scenario};
+use crate::scenario::{CheckpointMode, Delivery, FinishProtocol, Scenario};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{AbortReason, Call, DeclineReason, FaultEvent, TraceEvent, TriggerFailure};
 use anstyle::{AnsiColor, Style};
@@ -158,16 +158,11 @@ impl Narrator<'_> {
     }
 
     fn is_source(&self, s: SubtaskId) -> bool {
-        matches!(self.graph.vertex_of(s).operator, Operator::Source { .. })
+        self.graph.vertex_of(s).chain.is_source()
     }
 
     fn is_two_phase_sink(&self, s: SubtaskId) -> bool {
-        matches!(
-            self.graph.vertex_of(s).operator,
-            Operator::Sink {
-                delivery: Delivery::TwoPhaseCommit
-            }
-        )
+        self.graph.vertex_of(s).chain.sink() == Some(Delivery::TwoPhaseCommit)
     }
 
     fn flink(&self) -> bool {
@@ -408,6 +403,11 @@ impl Narrator<'_> {
                 "F1.9",
                 format!("checkpoint {checkpoint} makes {failures} counted checkpoint failures in a row (expired, or a failed asynchronous part), one more than tolerable_failures allows: the job fails over as a whole"),
                 "failover",
+            ),
+            TraceEvent::ChainedSink { subtask, .. } => told(
+                self.name(subtask),
+                "F1.12",
+                "its chained sink wrote out a record (the operators before it ran in the same task)".to_owned(),
             ),
             TraceEvent::Commit {
                 subtask,

@@ -6,7 +6,7 @@
 //! small record counts.
 
 use super::raw::{nullable_duration, object, single_duration, Object};
-use super::types::{Job, Operator};
+use super::types::Job;
 use super::validate::{problem, Problem};
 use serde::Deserialize;
 use sim::Duration;
@@ -462,12 +462,11 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
     let mut coordinators: Vec<Option<Coordinator>> = job
         .vertices
         .iter()
-        .map(|v| match v.operator {
-            Operator::Source { .. } => Some(Coordinator {
+        .map(|v| {
+            v.chain.is_source().then(|| Coordinator {
                 splits: DEFAULT_SPLITS_PER_SUBTASK * v.parallelism,
                 supports_batch_snapshot: true,
-            }),
-            _ => None,
+            })
         })
         .collect();
     for (id, c) in raw.coordinators {
@@ -484,7 +483,7 @@ pub(super) fn check_batch(raw: RawBatch, job: &Job) -> Result<Batch, Problem> {
         };
         // P2.5: any vertex may have an operator coordinator; a source's is its split
         // enumerator, another vertex's holds state of its own and assigns no splits.
-        let source = matches!(job.vertices[v].operator, Operator::Source { .. });
+        let source = job.vertices[v].chain.is_source();
         let coordinator = coordinators[v].get_or_insert(Coordinator {
             splits: 0,
             supports_batch_snapshot: true,

@@ -5,7 +5,7 @@
 //! they are parsed (`raw::MAX_DURATION`), the budgets in `validate::check_budget`.
 
 use super::batch::Batch;
-use super::types::{Job, Operator, Pattern, Records};
+use super::types::{Job, Pattern, Records};
 use super::validate::{problem, Problem};
 
 /// TaskManagers in a cluster: each is an actor with its own slots, mailbox and timers.
@@ -122,12 +122,12 @@ pub(super) fn check_batch_reading(batch: &Batch, job: &Job) -> Result<(), Proble
                 format!("at most {MAX_SPLITS} splits per source, not {}", c.splits),
             ));
         }
-        let per_split = match &job.vertices[v].operator {
-            Operator::Source { records, .. } => match records.first() {
+        let per_split = match job.vertices[v].chain.source() {
+            Some((records, _)) => match records.first() {
                 Some(Records::Bounded(n)) => *n,
                 Some(Records::Unbounded) | None => 0,
             },
-            Operator::Map | Operator::KeyedSum { .. } | Operator::Sink { .. } => 0,
+            None => 0,
         };
         total = total.saturating_add(per_split.saturating_mul(u64::from(c.splits)));
         if total > MAX_BATCH_RECORDS {

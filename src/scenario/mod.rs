@@ -63,7 +63,8 @@
 //! | field | meaning | default |
 //! | --- | --- | --- |
 //! | `id` | non-empty, unique; edges and `expect.sinks` use it | required |
-//! | `operator` | `"source"`, `"map"`, `"keyed_sum"` or `"sink"` | required |
+//! | `operator` | `"source"`, `"map"`, `"keyed_sum"` or `"sink"` | required, unless `chain` is given |
+//! | `chain` | instead of `operator`, the operators one task runs, head first (F1.12): each an operator name or `{"operator": …, "uid": …}` with that operator's fields; a source only first, a sink only last, at most one `keyed_sum`, not behind a source; 1 to 8; streaming only | absent |
 //! | `parallelism` | number of subtasks, 1 to 100000 | required |
 //! | `process_time` | duration or range: simulated cost of one record | `"10us"` |
 //! | `records` | source only: records each subtask emits before its input ends: one number for every subtask, a list with exactly one number per subtask, or `"unbounded"` (also allowed as a list entry) | `100` |
@@ -271,11 +272,12 @@ pub use batch::{
 };
 pub use error::ScenarioError;
 pub use types::{
-    Budget, ChannelLatency, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery,
-    DurationRange, Edge, Exchange, Expect, ExpectedCheckpoint, ExpectedRestore, Failover,
-    FailoverScope, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, JobMasterConfig, Mode,
-    Network, Operator, Partitioner, Pattern, Predicate, Records, Release, RestartStrategy,
-    RestoreScope, Scenario, SnapshotPhase, SpikeTarget, SubtaskRef, TieBreak, Vertex,
+    Budget, Chain, ChainedOperator, ChannelLatency, CheckpointMode, CheckpointOutcome,
+    Checkpointing, Cluster, Delivery, DurationRange, Edge, Exchange, Expect, ExpectedCheckpoint,
+    ExpectedRestore, Failover, FailoverScope, Fault, FaultKind, FaultTrigger, FinishProtocol, Job,
+    JobMasterConfig, Mode, Network, Operator, Partitioner, Pattern, Predicate, Records, Release,
+    RestartStrategy, RestoreScope, Scenario, SnapshotPhase, SpikeTarget, SubtaskRef, TieBreak,
+    Vertex,
 };
 
 use std::path::Path;

@@ -114,7 +114,9 @@ pub(super) struct RawJob {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawVertex {
     pub id: String,
-    pub operator: OperatorKind,
+    /// Exactly one of `operator` (one operator) and `chain` (several, F1.12).
+    pub operator: Option<OperatorKind>,
+    pub chain: Option<Vec<RawChainMember>>,
     pub parallelism: RawParallelism,
     #[serde(default = "default_process_time")]
     pub process_time: DurationRange,
@@ -123,6 +125,67 @@ pub(super) struct RawVertex {
     pub record_interval: Option<DurationRange>,
     pub keys: Option<u32>,
     pub delivery: Option<Delivery>,
+}
+
+/// One member of a vertex's `chain` (F1.12): an operator's name, like `"map"`, or an object
+/// with `operator`, an optional `uid`, and that operator's own fields.
+pub(super) struct RawChainMember {
+    pub operator: OperatorKind,
+    pub uid: Option<String>,
+    pub records: Option<RawRecords>,
+    pub record_interval: Option<DurationRange>,
+    pub keys: Option<u32>,
+    pub delivery: Option<Delivery>,
+}
+
+/// The object form of a chain member.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChainMemberObject {
+    operator: OperatorKind,
+    uid: Option<String>,
+    records: Option<RawRecords>,
+    record_interval: Option<DurationRange>,
+    keys: Option<u32>,
+    delivery: Option<Delivery>,
+}
+
+impl<'de> Deserialize<'de> for RawChainMember {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MemberVisitor;
+        impl<'de> Visitor<'de> for MemberVisitor {
+            type Value = RawChainMember;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    r#"a chained operator: "source", "map", "keyed_sum" or "sink", or an object like {"operator": "keyed_sum", "keys": 8, "uid": "totals"}"#,
+                )
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawChainMember, E> {
+                let operator = OperatorKind::deserialize(de::value::StrDeserializer::new(v))?;
+                Ok(RawChainMember {
+                    operator,
+                    uid: None,
+                    records: None,
+                    record_interval: None,
+                    keys: None,
+                    delivery: None,
+                })
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawChainMember, A::Error> {
+                let o =
+                    RawChainMemberObject::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(RawChainMember {
+                    operator: o.operator,
+                    uid: o.uid,
+                    records: o.records,
+                    record_interval: o.record_interval,
+                    keys: o.keys,
+                    delivery: o.delivery,
+                })
+            }
+        }
+        d.deserialize_any(MemberVisitor)
+    }
 }
 
 /// A vertex's `parallelism`: a number, or `"auto"` (batch only: decided from its input bytes

@@ -94,26 +94,32 @@ fn full_example_reads_into_the_expected_values() {
                 id: "src".into(),
                 parallelism: 2,
                 adaptive: false,
-                operator: Operator::Source {
-                    records: vec![Records::Bounded(100), Records::Bounded(400)],
-                    record_interval: DurationRange::fixed(Duration::from_millis(1)),
-                },
+                chain: Chain::single(
+                    "src",
+                    Operator::Source {
+                        records: vec![Records::Bounded(100), Records::Bounded(400)],
+                        record_interval: DurationRange::fixed(Duration::from_millis(1)),
+                    },
+                ),
                 process_time: fixed_us(10),
             },
             Vertex {
                 id: "sum".into(),
                 parallelism: 2,
                 adaptive: false,
-                operator: Operator::KeyedSum { keys: 16 },
+                chain: Chain::single("sum", Operator::KeyedSum { keys: 16 }),
                 process_time: range(Duration::from_micros(20), Duration::from_micros(200)),
             },
             Vertex {
                 id: "sink".into(),
                 parallelism: 1,
                 adaptive: false,
-                operator: Operator::Sink {
-                    delivery: Delivery::AtLeastOnce,
-                },
+                chain: Chain::single(
+                    "sink",
+                    Operator::Sink {
+                        delivery: Delivery::AtLeastOnce,
+                    },
+                ),
                 process_time: fixed_us(10),
             },
         ],
@@ -200,7 +206,7 @@ fn every_field_but_name_mode_and_job_has_a_default() {
     assert_eq!(s.tie_break, TieBreak::Insertion);
     assert_eq!(s.job.vertices[0].process_time, fixed_us(10));
     assert_eq!(
-        s.job.vertices[0].operator,
+        *s.job.vertices[0].chain.head(),
         Operator::Source {
             records: vec![Records::Bounded(100); 3],
             record_interval: fixed_us(100),
@@ -261,9 +267,12 @@ fn operator_specific_defaults() {
         r#"{"from": "src", "to": "sum", "pattern": "all_to_all"},
            {"from": "sum", "to": "out", "pattern": "forward"}"#,
     ));
-    assert_eq!(s.job.vertices[1].operator, Operator::KeyedSum { keys: 16 });
     assert_eq!(
-        s.job.vertices[2].operator,
+        *s.job.vertices[1].chain.head(),
+        Operator::KeyedSum { keys: 16 }
+    );
+    assert_eq!(
+        *s.job.vertices[2].chain.head(),
         Operator::Sink {
             delivery: Delivery::AtLeastOnce
         }
@@ -278,7 +287,7 @@ fn records_take_one_value_for_all_subtasks_or_one_per_subtask() {
         let s = ok(&with_job(&format!(
             r#"{{"vertices": [{{"id": "s", "operator": "source", "parallelism": 3, "records": {value}}}]}}"#
         )));
-        match &s.job.vertices[0].operator {
+        match s.job.vertices[0].chain.head() {
             Operator::Source { records, .. } => records.clone(),
             other => panic!("not a source: {other:?}"),
         }
@@ -480,7 +489,7 @@ fn rejects_wrong_shapes_at_their_path() {
     reject(
         &with_job(r#"{"vertices": [{"id": "s", "parallelism": 1}]}"#),
         "job.vertices[0]",
-        "missing field `operator`",
+        "needs `operator`",
     );
     reject(
         &graph(r#"{"id": "s", "operator": "sauce", "parallelism": 1}"#, ""),
@@ -610,22 +619,22 @@ fn rejects_operator_fields_on_other_operators() {
         (
             r#""operator": "map", "records": 5"#,
             "records",
-            "`records` only applies to source vertices",
+            "`records` only applies to source operators",
         ),
         (
             r#""operator": "sink", "record_interval": "1ms""#,
             "record_interval",
-            "`record_interval` only applies to source vertices",
+            "`record_interval` only applies to source operators",
         ),
         (
             r#""operator": "map", "keys": 4"#,
             "keys",
-            "`keys` only applies to keyed_sum vertices",
+            "`keys` only applies to keyed_sum operators",
         ),
         (
             r#""operator": "keyed_sum", "delivery": "at_least_once""#,
             "delivery",
-            "`delivery` only applies to sink vertices",
+            "`delivery` only applies to sink operators",
         ),
     ];
     for (fields, field, phrase) in cases {
@@ -983,7 +992,7 @@ fn a_full_checkpointing_block_and_its_expectations_read_back() {
     );
     assert_eq!(s.bug, Some(crate::bug::Bug::SkipRetriggerDescendants));
     assert_eq!(
-        s.job.vertices[2].operator,
+        *s.job.vertices[2].chain.head(),
         Operator::Sink {
             delivery: Delivery::TwoPhaseCommit
         }
@@ -2539,5 +2548,118 @@ fn hold_channel_fields_are_checked_at_their_json_paths() {
             "fault": "hold_channel", "from": "src[0]", "to": "src[0]", "release_at": "2ms"}]}"#,
         "faults[0].fault",
         "only applies to streaming jobs",
+    );
+}
+
+/// Operator chains (F1.12): `operator` or `chain`, each member's fields in the member, a source
+/// only at the head, a sink only at the end, one keyed sum not behind a source, unique uids;
+/// every problem at its JSON path.
+#[test]
+fn chains_are_checked_at_their_json_paths() {
+    let s = ok(&graph(
+        r#"{"id": "s", "chain": [{"operator": "source", "records": 5}, "map"], "parallelism": 2},
+           {"id": "k", "chain": ["map", {"operator": "keyed_sum", "keys": 4, "uid": "sum"}, "sink"], "parallelism": 1}"#,
+        r#"{"from": "s", "to": "k", "pattern": "all_to_all"}"#,
+    ));
+    let k = &s.job.vertices[1].chain;
+    assert_eq!(k.describe(), "map -> keyed_sum -> sink");
+    let uids: Vec<&str> = k.members().iter().map(|m| m.uid.as_str()).collect();
+    assert_eq!(uids, ["k.0", "sum", "k.2"]);
+    assert_eq!(k.keys(), Some(4));
+    assert_eq!(k.sink(), Some(Delivery::AtLeastOnce));
+    assert!(s.job.vertices[0].chain.is_source());
+    assert_eq!(s.job.vertices[0].chain.members()[0].uid, "s.0");
+    let source = r#"{"id": "s", "operator": "source", "parallelism": 1}"#;
+    let edge = r#"{"from": "s", "to": "x", "pattern": "all_to_all"}"#;
+    let cases = [
+        (r#""parallelism": 1"#, "job.vertices[1]", "needs `operator`"),
+        (
+            r#""operator": "map", "chain": ["map"], "parallelism": 1"#,
+            "job.vertices[1].chain",
+            "not both",
+        ),
+        (
+            r#""chain": [], "parallelism": 1"#,
+            "job.vertices[1].chain",
+            "1 to 8",
+        ),
+        (
+            r#""chain": ["map", "map", "map", "map", "map", "map", "map", "map", "map"], "parallelism": 1"#,
+            "job.vertices[1].chain",
+            "not 9",
+        ),
+        (
+            r#""chain": ["map", "source"], "parallelism": 1"#,
+            "job.vertices[1].chain[1].operator",
+            "can only head a chain",
+        ),
+        (
+            r#""chain": ["sink", "map"], "parallelism": 1"#,
+            "job.vertices[1].chain[0].operator",
+            "can only end a chain",
+        ),
+        (
+            r#""chain": ["keyed_sum", "keyed_sum"], "parallelism": 1"#,
+            "job.vertices[1].chain[1].operator",
+            "already a keyed_sum",
+        ),
+        (
+            r#""chain": ["map", {"operator": "map", "keys": 3}], "parallelism": 1"#,
+            "job.vertices[1].chain[1].keys",
+            "only applies to keyed_sum operators",
+        ),
+        (
+            r#""chain": ["map", {"operator": "sink", "uid": " "}], "parallelism": 1"#,
+            "job.vertices[1].chain[1].uid",
+            "must not be empty",
+        ),
+        (
+            r#""chain": ["map", {"operator": "sink", "uid": "s"}], "parallelism": 1"#,
+            "job.vertices[1].chain[1].uid",
+            "already used at job.vertices[0].id",
+        ),
+        (
+            r#""chain": ["map", {"operator": "sink", "colour": 1}], "parallelism": 1"#,
+            "job.vertices[1].chain[1].colour",
+            "unknown field `colour`",
+        ),
+        (
+            r#""chain": ["map", "filter"], "parallelism": 1"#,
+            "job.vertices[1].chain[1]",
+            "unknown variant `filter`",
+        ),
+        (
+            r#""chain": ["map", {"operator": "sink"}], "delivery": "at_least_once", "parallelism": 1"#,
+            "job.vertices[1].delivery",
+            "belongs to the chain member",
+        ),
+    ];
+    for (fields, path, phrase) in cases {
+        let text = graph(&format!(r#"{source}, {{"id": "x", {fields}}}"#), edge);
+        reject(&text, path, phrase);
+    }
+    reject(
+        &graph(
+            r#"{"id": "s", "chain": ["source", "keyed_sum"], "parallelism": 1}"#,
+            "",
+        ),
+        "job.vertices[0].chain[1].operator",
+        "behind a source",
+    );
+    // A keyed sum's vertex takes keyed input, wherever the sum sits in the chain.
+    reject(
+        &graph(
+            &format!(r#"{source}, {{"id": "x", "chain": ["map", "keyed_sum"], "parallelism": 1}}"#),
+            r#"{"from": "s", "to": "x", "pattern": "forward"}"#,
+        ),
+        "job.edges[0].pattern",
+        "keyed_sum",
+    );
+    reject(
+        &format!(
+            r#"{{"name": "t", "mode": "batch", "job": {{"vertices": [{source}, {{"id": "x", "chain": ["map", "sink"], "parallelism": 1}}], "edges": [{edge}]}}}}"#
+        ),
+        "job.vertices[1].chain",
+        "streaming jobs only",
     );
 }

@@ -68,9 +68,108 @@ pub struct Vertex {
     pub parallelism: u32,
     /// `"parallelism": "auto"`: decided from input bytes when the inputs finish (P2.1).
     pub adaptive: bool,
-    pub operator: Operator,
+    /// The operators one task of this vertex runs, head first (F1.12): one for a vertex
+    /// written with `operator`, several for one written with `chain`.
+    pub chain: Chain,
     /// The simulated cost of processing one record, so a slow operator builds back-pressure.
     pub process_time: DurationRange,
+}
+
+/// The operators of one vertex, head first: an operator chain (F1.12). Never empty. A record
+/// a task takes goes through them in order inside the task, with no channel between them, as
+/// in Flink's `OperatorChain`; the head alone reads the vertex's input channels and the tail
+/// alone writes its output channels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chain(Vec<ChainedOperator>);
+
+/// One operator of a chain and the id its state is stored under (Flink's operator uid), which
+/// is how a checkpoint's state finds its operator again in a changed job graph (F1.6).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainedOperator {
+    pub uid: String,
+    pub operator: Operator,
+}
+
+impl Chain {
+    /// A chain of the given operators, head first; validation guarantees at least one.
+    pub fn new(operators: Vec<ChainedOperator>) -> Chain {
+        assert!(!operators.is_empty(), "a vertex runs at least one operator");
+        Chain(operators)
+    }
+
+    /// A vertex of one operator, stored under `uid`.
+    pub fn single(uid: &str, operator: Operator) -> Chain {
+        Chain(vec![ChainedOperator {
+            uid: uid.to_owned(),
+            operator,
+        }])
+    }
+
+    /// The first operator: the one that reads the vertex's input (or, a source, emits).
+    pub fn head(&self) -> &Operator {
+        &self.0[0].operator
+    }
+
+    /// The last operator: the one whose output leaves the vertex (or, a sink, leaves the job).
+    pub fn tail(&self) -> &Operator {
+        &self.0[self.0.len() - 1].operator
+    }
+
+    pub fn members(&self) -> &[ChainedOperator] {
+        &self.0
+    }
+
+    pub fn operators(&self) -> impl Iterator<Item = &Operator> {
+        self.0.iter().map(|m| &m.operator)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// A chain is never empty; for clippy's `len_without_is_empty`.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The vertex emits records of its own: its head is a source.
+    pub fn is_source(&self) -> bool {
+        matches!(self.head(), Operator::Source { .. })
+    }
+
+    /// The sink's delivery, when the chain ends in a sink.
+    pub fn sink(&self) -> Option<Delivery> {
+        match self.tail() {
+            Operator::Sink { delivery } => Some(*delivery),
+            Operator::Source { .. } | Operator::Map | Operator::KeyedSum { .. } => None,
+        }
+    }
+
+    /// The number of keys of the chain's keyed sum (a chain holds at most one): its input
+    /// edges partition records by key modulo this number.
+    pub fn keys(&self) -> Option<u32> {
+        self.operators().find_map(|o| match o {
+            Operator::KeyedSum { keys } => Some(*keys),
+            Operator::Source { .. } | Operator::Map | Operator::Sink { .. } => None,
+        })
+    }
+
+    /// The source's settings, when the head is a source.
+    pub fn source(&self) -> Option<(&[Records], DurationRange)> {
+        match self.head() {
+            Operator::Source {
+                records,
+                record_interval,
+            } => Some((records, *record_interval)),
+            Operator::Map | Operator::KeyedSum { .. } | Operator::Sink { .. } => None,
+        }
+    }
+
+    /// The operators' names joined by arrows, `source`, or `map -> keyed_sum`, for messages.
+    pub fn describe(&self) -> String {
+        let names: Vec<&str> = self.operators().map(Operator::name).collect();
+        names.join(" -> ")
+    }
 }
 
 /// What a vertex does, with the settings that only make sense for that kind of operator.
@@ -87,6 +186,18 @@ pub enum Operator {
     KeyedSum { keys: u32 },
     /// Delivers records to the outside world, where exactly-once is judged.
     Sink { delivery: Delivery },
+}
+
+impl Operator {
+    /// The name as written in the file.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Operator::Source { .. } => "source",
+            Operator::Map => "map",
+            Operator::KeyedSum { .. } => "keyed_sum",
+            Operator::Sink { .. } => "sink",
+        }
+    }
 }
 
 /// How many records one source subtask emits before its input ends.

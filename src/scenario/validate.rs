@@ -9,16 +9,17 @@ use super::bounds;
 use super::error::ScenarioError;
 use super::raw::{
     self, OperatorKind, RawBudget, RawCheckpointing, RawCluster, RawEdge, RawExpect,
-    RawExpectedCheckpoint, RawJob, RawJobMaster, RawNetwork, RawRecords, RawScenario, RawVertex,
+    RawExpectedCheckpoint, RawJob, RawJobMaster, RawNetwork, RawScenario, RawVertex,
 };
 use super::types::{
     Budget, ChannelLatency, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery,
     Edge, Exchange, Expect, ExpectedCheckpoint, Failover, Job, JobMasterConfig, Mode, Network,
-    Operator, Partitioner, Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
+    Partitioner, Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
 
+mod chain;
 mod faults;
 use faults::{check_fault, check_heal_at, FaultContext};
 
@@ -205,21 +206,21 @@ fn check_job(
     let mut ids: IndexMap<String, usize> = IndexMap::new();
     let mut vertices = Vec::with_capacity(raw.vertices.len());
     for (i, raw_vertex) in raw.vertices.into_iter().enumerate() {
-        let vertex = check_vertex(i, raw_vertex, &ids, checkpointing, adaptive_max)?;
+        let vertex = check_vertex(i, raw_vertex, &ids, checkpointing, adaptive_max, mode)?;
         ids.insert(vertex.id.clone(), i);
         vertices.push(vertex);
     }
+    chain::check_uids(&vertices)?;
     let edges = check_edges(&raw.edges, &vertices, &ids, mode)?;
     for (i, vertex) in vertices.iter().enumerate() {
-        let is_source = matches!(vertex.operator, Operator::Source { .. });
-        if !is_source && !edges.iter().any(|e| e.to == i) {
+        if !vertex.chain.is_source() && !edges.iter().any(|e| e.to == i) {
             return Err(problem(
                 format!("job.vertices[{i}]"),
                 format!(
                     "{:?} is a {} vertex without an input edge; only a source has none, so \
                      add an edge to it in job.edges",
                     vertex.id,
-                    operator_name(&vertex.operator)
+                    vertex.chain.describe()
                 ),
             ));
         }
@@ -233,6 +234,7 @@ fn check_vertex(
     ids: &IndexMap<String, usize>,
     checkpointing: bool,
     adaptive_max: Option<u32>,
+    mode: Mode,
 ) -> Result<Vertex, Problem> {
     let at = |field: &str| format!("job.vertices[{i}].{field}");
     if raw.id.trim().is_empty() {
@@ -251,7 +253,7 @@ fn check_vertex(
             ),
         ));
     }
-    let kind = raw.operator;
+    let head = chain::head_kind(raw.operator, raw.chain.as_deref());
     let (parallelism, adaptive) = match (raw.parallelism, adaptive_max) {
         (raw::RawParallelism::Fixed(p), _) => {
             if !(1..=u64::from(MAX_PARALLELISM)).contains(&p) {
@@ -272,7 +274,7 @@ fn check_vertex(
                  number",
             ))
         }
-        (raw::RawParallelism::Auto, Some(_)) if kind == OperatorKind::Source => {
+        (raw::RawParallelism::Auto, Some(_)) if head == Some(OperatorKind::Source) => {
             return Err(problem(
                 at("parallelism"),
                 "a source's parallelism cannot be \"auto\": adaptive parallelism is decided \
@@ -281,111 +283,29 @@ fn check_vertex(
         }
         (raw::RawParallelism::Auto, Some(max)) => (max, true),
     };
-    let misplaced = [
-        ("records", raw.records.is_some(), OperatorKind::Source),
-        (
-            "record_interval",
-            raw.record_interval.is_some(),
-            OperatorKind::Source,
-        ),
-        ("keys", raw.keys.is_some(), OperatorKind::KeyedSum),
-        ("delivery", raw.delivery.is_some(), OperatorKind::Sink),
-    ];
-    for (field, present, owner) in misplaced {
-        if present && kind != owner {
-            return Err(problem(
-                at(field),
-                format!(
-                    "`{field}` only applies to {} vertices, and {:?} is a {}",
-                    owner.name(),
-                    raw.id,
-                    kind.name()
-                ),
-            ));
-        }
-    }
-    let operator = match kind {
-        OperatorKind::Source if adaptive_max.is_some() => {
-            // Batch (P2.1): the enumerator hands out splits on request, so `records` counts
-            // the records of one split, the same for every split.
-            let per_split = match raw.records {
-                None => raw::DEFAULT_RECORDS,
-                Some(RawRecords::Every(super::types::Records::Bounded(n))) => {
-                    super::types::Records::Bounded(n)
-                }
-                Some(_) => {
-                    return Err(problem(
-                        at("records"),
-                        "in batch mode a source reads splits: `records` is one whole number, \
-                         the records of each split (a list per subtask, or \"unbounded\", \
-                         only applies to streaming)",
-                    ))
-                }
-            };
-            if raw.record_interval.is_some() {
-                return Err(problem(
-                    at("record_interval"),
-                    "a batch source reads a split at `process_time` per record; \
-                     `record_interval` only applies to streaming",
-                ));
-            }
-            Operator::Source {
-                records: vec![per_split; parallelism as usize],
-                record_interval: raw::DEFAULT_RECORD_INTERVAL,
-            }
-        }
-        OperatorKind::Source => Operator::Source {
-            records: subtask_records(raw.records, parallelism)
-                .map_err(|message| problem(at("records"), message))?,
-            record_interval: raw.record_interval.unwrap_or(raw::DEFAULT_RECORD_INTERVAL),
-        },
-        OperatorKind::Map => Operator::Map,
-        OperatorKind::KeyedSum => {
-            let keys = raw.keys.unwrap_or(raw::DEFAULT_KEYS);
-            if keys == 0 {
-                return Err(problem(
-                    at("keys"),
-                    "must be at least 1: records are summed per key",
-                ));
-            }
-            Operator::KeyedSum { keys }
-        }
-        OperatorKind::Sink => {
-            let delivery = raw.delivery.unwrap_or(Delivery::AtLeastOnce);
-            if delivery == Delivery::TwoPhaseCommit && !checkpointing {
-                return Err(problem(
-                    at("delivery"),
-                    "a two_phase_commit sink commits on checkpoint completion, so it needs a \
-                     `checkpointing` block (or use \"at_least_once\")",
-                ));
-            }
-            Operator::Sink { delivery }
-        }
+    let fields = chain::Fields {
+        records: raw.records,
+        record_interval: raw.record_interval,
+        keys: raw.keys,
+        delivery: raw.delivery,
     };
+    let chain = chain::check_chain(
+        i,
+        &raw.id,
+        raw.operator,
+        raw.chain,
+        fields,
+        parallelism,
+        checkpointing,
+        mode,
+    )?;
     Ok(Vertex {
         id: raw.id,
         parallelism,
         adaptive,
-        operator,
+        chain,
         process_time: raw.process_time,
     })
-}
-
-/// Expands a source's `records` into one entry per subtask.
-fn subtask_records(
-    raw: Option<RawRecords>,
-    parallelism: u32,
-) -> Result<Vec<super::Records>, String> {
-    let subtasks = parallelism as usize;
-    match raw.unwrap_or(RawRecords::Every(raw::DEFAULT_RECORDS)) {
-        RawRecords::Every(records) => Ok(vec![records; subtasks]),
-        RawRecords::PerSubtask(list) if list.len() == subtasks => Ok(list),
-        RawRecords::PerSubtask(list) => Err(format!(
-            "lists {} record counts but the vertex has parallelism {parallelism}; give exactly \
-             one per subtask, or one number for every subtask",
-            list.len()
-        )),
-    }
 }
 
 fn check_edges(
@@ -432,19 +352,19 @@ fn check_edges(
                 ),
             ));
         }
-        if matches!(down.operator, Operator::Source { .. }) {
+        if down.chain.is_source() {
             return Err(problem(
                 at("to"),
                 format!("{:?} is a source, and a source has no input edges", down.id),
             ));
         }
-        if matches!(up.operator, Operator::Sink { .. }) {
+        if up.chain.sink().is_some() {
             return Err(problem(
                 at("from"),
                 format!("{:?} is a sink, and a sink has no output edges", up.id),
             ));
         }
-        let into_keyed_sum = matches!(down.operator, Operator::KeyedSum { .. });
+        let into_keyed_sum = down.chain.keys().is_some();
         let partitioner = match raw_edge.pattern {
             Pattern::Forward => {
                 if into_keyed_sum {
@@ -547,15 +467,6 @@ fn path_between(edges: &[Edge], start: usize, goal: usize) -> Option<Vec<usize>>
         }
     }
     None
-}
-
-fn operator_name(operator: &Operator) -> &'static str {
-    match operator {
-        Operator::Source { .. } => OperatorKind::Source.name(),
-        Operator::Map => OperatorKind::Map.name(),
-        Operator::KeyedSum { .. } => OperatorKind::KeyedSum.name(),
-        Operator::Sink { .. } => OperatorKind::Sink.name(),
-    }
 }
 
 fn check_cluster(raw: RawCluster, job: &Job) -> Result<Cluster, Problem> {
@@ -875,7 +786,7 @@ fn check_expect(
     let sink_ids: Vec<&str> = job
         .vertices
         .iter()
-        .filter(|v| matches!(v.operator, Operator::Sink { .. }))
+        .filter(|v| v.chain.sink().is_some())
         .map(|v| v.id.as_str())
         .collect();
     let mut sinks = IndexMap::new();
@@ -925,12 +836,10 @@ fn check_expect(
         }
         checkpoints.push(check_expected_checkpoint(i, raw_checkpoint, job)?);
     }
-    let two_phase_commit = job.vertices.iter().any(|v| {
-        v.operator
-            == Operator::Sink {
-                delivery: Delivery::TwoPhaseCommit,
-            }
-    });
+    let two_phase_commit = job
+        .vertices
+        .iter()
+        .any(|v| v.chain.sink() == Some(Delivery::TwoPhaseCommit));
     if raw.committed_records.is_some() && !two_phase_commit {
         return Err(problem(
             "expect.committed_records",

@@ -16,12 +16,13 @@
 mod at_least_once;
 mod barrier;
 mod cancel;
+mod chain;
 mod operator;
 mod tracker;
 mod unaligned;
 
 use crate::bug::Bug;
-use crate::checkpoint::storage::{OperatorState, SubtaskSnapshot};
+use crate::checkpoint::storage::{ChainState, SubtaskSnapshot};
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
 use crate::record::{source_record, Element, Record};
@@ -32,7 +33,7 @@ use crate::trace::{
 };
 use crate::world::{Ctx, Event};
 use barrier::BarrierHandler;
-use operator::Operator;
+use chain::{Flow, OperatorChain};
 use sim::Instant;
 use std::collections::{BTreeSet, VecDeque};
 use tracker::BarrierTracker;
@@ -68,7 +69,8 @@ pub struct Task {
     /// When the task reached a terminal state: a TaskManager keeps reporting it for
     /// `terminal_state_retention` (P3.1).
     ended_at: Option<Instant>,
-    operator: Operator,
+    /// The operators it runs, head first (F1.12).
+    chain: OperatorChain,
     process_time: DurationRange,
     /// Input slots (positions in the subtask's `inputs`) with buffered elements that are not
     /// blocked by alignment, in the order they became available (Flink's
@@ -147,9 +149,9 @@ impl Task {
         let subtask = &graph.subtasks[id.index()];
         let inputs = subtask.inputs.len();
         let outputs: usize = subtask.outputs.iter().map(|g| g.channels.len()).sum();
-        let mut operator = Operator::new(&vertex.operator, subtask.index);
-        if ctx.config.bug == Some(Bug::SourceEndsEarly) {
-            operator.end_one_record_early(); // the bug: an off-by-one in the end-of-input test
+        let mut chain = OperatorChain::new(&vertex.chain, subtask.index);
+        if ctx.config.bug == Some(Bug::SourceEndsEarly) && chain.is_source() {
+            chain.end_one_record_early(); // the bug: an off-by-one in the end-of-input test
         }
         let snapshot = (restore.checkpoint > 0)
             .then(|| ctx.io.storage.snapshot(restore.checkpoint, id))
@@ -157,7 +159,7 @@ impl Task {
         let mut replay = VecDeque::new();
         let mut pending_out = VecDeque::new();
         if let Some(snapshot) = snapshot {
-            operator.restore(&snapshot.state);
+            chain.restore(&snapshot.state);
             // P1.8 with channel state (P1.4): in-flight input is processed again before new
             // input, and overtaken output is sent again before new output.
             if ctx.config.bug != Some(Bug::IgnoreChannelStateOnRestore) {
@@ -173,7 +175,7 @@ impl Task {
         // A snapshot taken after end of input restores a finished operator chain (F1.6).
         let finished_on_restore = restore.finished || snapshot.is_some_and(|s| s.finished);
         if finished_on_restore {
-            operator.finish_on_restore();
+            chain.finish_on_restore();
         }
         Task {
             id,
@@ -182,7 +184,7 @@ impl Task {
             state: ExecutionState::Created,
             phase: Phase::Processing,
             ended_at: None,
-            operator,
+            chain,
             process_time: vertex.process_time,
             available: VecDeque::new(),
             open_inputs: inputs as u32,
@@ -295,7 +297,7 @@ impl Task {
     pub fn on_initialized(&mut self, ctx: &mut Ctx<'_, '_>) {
         // P1.8: a two-phase-commit sink commits, on restore, the transactions pre-committed in
         // the restored checkpoint (later ones were never restored: they are aborted).
-        let restored = self.operator.take_restored_transactions();
+        let restored = self.chain.take_restored_transactions();
         self.commit(ctx, restored);
         self.set_state(ctx, ExecutionState::Running);
         // Input may have arrived before the task existed: pick it up now.
@@ -410,14 +412,15 @@ impl Task {
                 Phase::Closing => return self.finish(ctx),
                 Phase::Finished => return,
             }
-            if self.operator.is_source() {
+            if self.chain.is_source() {
                 if self.phase == Phase::Processing {
-                    match self.operator.next_source_seq() {
+                    match self.chain.next_source_seq() {
                         Some(seq) => {
                             let record = source_record(self.id, seq);
-                            self.emit(ctx, record);
+                            let flow = self.chain.emitted_by_head(record);
+                            self.flow(ctx, flow);
                             self.flush(ctx);
-                            let pause = draw(&mut ctx.io.workload, self.operator.source_interval());
+                            let pause = draw(&mut ctx.io.workload, self.chain.source_interval());
                             self.schedule_step(ctx, pause);
                         }
                         None => {
@@ -500,11 +503,10 @@ impl Task {
         }
     }
 
-    /// Runs the operator on one record and charges its processing time.
+    /// Runs the chain on one record and charges its processing time.
     fn process(&mut self, ctx: &mut Ctx<'_, '_>, record: Record) {
-        if let Some(out) = self.operator.process(record) {
-            self.emit(ctx, out);
-        }
+        let flow = self.chain.process(record);
+        self.flow(ctx, flow);
         self.flush(ctx);
         let cost = draw(&mut ctx.io.workload, self.process_time);
         self.schedule_step(ctx, cost);
@@ -513,6 +515,19 @@ impl Task {
     fn schedule_step(&mut self, ctx: &mut Ctx<'_, '_>, delay: sim::Duration) {
         self.step_scheduled = true;
         ctx.step_after(delay, self.id, self.attempt);
+    }
+
+    /// Acts on where a record came out of the chain (F1.12).
+    #[inline]
+    fn flow(&mut self, ctx: &mut Ctx<'_, '_>, flow: Flow) {
+        match flow {
+            Flow::Absorbed => {}
+            Flow::Emit(record) => self.emit(ctx, record),
+            Flow::Sunk(record) => ctx.record(TraceEvent::ChainedSink {
+                subtask: self.id,
+                record,
+            }),
+        }
     }
 
     /// Routes a record to one channel of every output gate.
@@ -972,7 +987,7 @@ impl Task {
         if self.cancel_aborted_ahead(ctx, n) || self.is_stale(n) {
             return; // already learned of it from a barrier (or an earlier trigger), or aborted
         }
-        if self.operator.is_source() {
+        if self.chain.is_source() {
             self.learn_of(ctx, n, true);
             self.perform_checkpoint(ctx, n);
             return;
@@ -1065,7 +1080,7 @@ impl Task {
     /// The operator state for checkpoint `n` (a two-phase-commit sink pre-commits here), and
     /// whether it is final (taken after end of input, F1.5 step 2). `None` when a
     /// `fail_snapshot` fault breaks the synchronous part: the task has failed (F1.9).
-    fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> Option<(OperatorState, bool)> {
+    fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> Option<(ChainState, bool)> {
         if let Some((index, phase)) = ctx.io.faults.snapshot_fails(ctx.graph, self.id, n, ctx.now) {
             let sync = phase == SnapshotPhase::Sync;
             ctx.record(TraceEvent::FaultFired {
@@ -1101,10 +1116,12 @@ impl Task {
         if finished && self.final_checkpoint.is_none() {
             self.final_checkpoint = Some(n);
         }
-        let state = self.operator.snapshot(n);
+        let state = self
+            .chain
+            .snapshot(n, ctx.config.bug == Some(Bug::SnapshotHeadOnly));
         if ctx.config.bug == Some(Bug::CommitUncoveredTransaction) {
             // The bug: commit at pre-commit, before any checkpoint covers the transaction.
-            let transactions = self.operator.commit(n);
+            let transactions = self.chain.commit(n);
             self.commit(ctx, transactions);
         }
         Some((state, finished))
@@ -1205,7 +1222,7 @@ impl Task {
         }
         // A completed checkpoint settles every older one the task performed.
         self.unnotified.retain(|&c| c > n);
-        let transactions = self.operator.commit(n);
+        let transactions = self.chain.commit(n);
         self.commit(ctx, transactions);
         if self.final_checkpoint.is_some_and(|f| n >= f) {
             self.final_complete = true;
@@ -1273,8 +1290,8 @@ impl Task {
     fn end_of_input(&mut self, ctx: &mut Ctx<'_, '_>) {
         ctx.record(TraceEvent::EndOfInput { subtask: self.id });
         if !self.finished_on_restore {
-            for record in self.operator.end_of_input(self.id) {
-                self.emit(ctx, record);
+            for flow in self.chain.end_of_input(self.id) {
+                self.flow(ctx, flow);
             }
         }
         self.phase = Phase::EndOfInput;
@@ -1320,7 +1337,7 @@ impl Task {
         match ctx.config.protocol {
             Some(FinishProtocol::Flink) => true,
             Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
-                self.operator.needs_checkpoint_complete()
+                self.chain.needs_checkpoint_complete()
             }
             Some(FinishProtocol::Legacy) | None => false,
         }

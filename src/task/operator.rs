@@ -97,12 +97,33 @@ impl Operator {
         }
     }
 
+    /// How a sink writes out what it receives; `None` for other operators.
+    pub fn delivery(&self) -> Option<Delivery> {
+        match self {
+            Operator::Sink => Some(Delivery::AtLeastOnce),
+            Operator::TwoPhaseCommitSink { .. } => Some(Delivery::TwoPhaseCommit),
+            Operator::Source { .. } | Operator::Map | Operator::KeyedSum { .. } => None,
+        }
+    }
+
     /// The operator was finished in the restored checkpoint (F1.6): a source has nothing left
     /// to emit.
     pub fn finish_on_restore(&mut self) {
         if let Operator::Source { next, limit, .. } = self {
             *next = limit.unwrap_or(*next);
             *limit = Some(*next);
+        }
+    }
+
+    /// The state the operator starts with (only `snapshot-head-only` writes it).
+    pub fn initial_state(&self) -> OperatorState {
+        match self {
+            Operator::Source { .. } => OperatorState::Source { offset: 0 },
+            Operator::Map | Operator::Sink => OperatorState::Stateless,
+            Operator::KeyedSum { .. } => OperatorState::KeyedSum { sums: Vec::new() },
+            Operator::TwoPhaseCommitSink { .. } => OperatorState::TwoPhaseCommitSink {
+                pending: Vec::new(),
+            },
         }
     }
 

@@ -6,14 +6,14 @@
 //! EndOfPartition) is *spilling*: the records it delivers before that barrier are channel
 //! state. The checkpoint is acknowledged once no channel is spilling any more.
 
-use crate::checkpoint::storage::OperatorState;
+use crate::checkpoint::storage::ChainState;
 use crate::graph::ChannelId;
 use crate::record::Record;
 
 pub struct UnalignedCheckpoint {
     pub checkpoint: u64,
     /// The operator state captured at the first barrier.
-    pub state: OperatorState,
+    pub state: ChainState,
     /// Captured after the task's end of input.
     pub finished: bool,
     pub output_state: Vec<(ChannelId, Vec<Record>)>,
@@ -31,7 +31,7 @@ pub struct UnalignedCheckpoint {
 impl UnalignedCheckpoint {
     pub fn new(
         checkpoint: u64,
-        state: OperatorState,
+        state: ChainState,
         finished: bool,
         output_state: Vec<(ChannelId, Vec<Record>)>,
         inputs: usize,

@@ -158,6 +158,10 @@ impl TraceEvent {
                 checkpoint,
                 records,
             } => words(h, 20, &[id(subtask), checkpoint, records]),
+            TraceEvent::ChainedSink { subtask, record } => {
+                words(h, 45, &[id(subtask)]);
+                hash_element(h, Element::Record(record));
+            }
             TraceEvent::AllRecordsProcessed { channel } => words(h, 21, &[ch(channel)]),
             TraceEvent::ChannelReleased { channel, arrivals } => {
                 words(h, 123, &[ch(channel), u64::from(arrivals)])

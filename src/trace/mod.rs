@@ -150,6 +150,12 @@ pub enum TraceEvent {
         checkpoint: u64,
         record: Record,
     },
+    /// An at-least-once sink chained behind other operators (F1.12) wrote `record` out: the
+    /// job's output, which no channel carried, so no `take` shows it.
+    ChainedSink {
+        subtask: SubtaskId,
+        record: Record,
+    },
     /// A two-phase-commit sink committed the transaction pre-committed at `checkpoint`.
     TransactionCommitted {
         subtask: SubtaskId,
@@ -421,6 +427,7 @@ impl TraceEvent {
             TraceEvent::CheckpointAborted { .. } => "checkpoint_aborted",
             TraceEvent::CheckpointFailuresExceeded { .. } => "checkpoint_failures_exceeded",
             TraceEvent::Commit { .. } => "commit",
+            TraceEvent::ChainedSink { .. } => "chained_sink",
             TraceEvent::TransactionCommitted { .. } => "transaction_committed",
             TraceEvent::AllRecordsProcessed { .. } => "all_records_processed",
             TraceEvent::FaultFired { .. } => "fault",
@@ -472,7 +479,9 @@ impl TraceEvent {
             TraceEvent::Push { element, .. }
             | TraceEvent::Arrive { element, .. }
             | TraceEvent::Take { element, .. } => matches!(element, Element::Record(_)),
-            TraceEvent::Blocked { .. } | TraceEvent::Commit { .. } => true,
+            TraceEvent::Blocked { .. }
+            | TraceEvent::Commit { .. }
+            | TraceEvent::ChainedSink { .. } => true,
             TraceEvent::JobStatus { .. }
             | TraceEvent::ExecutionState { .. }
             | TraceEvent::TaskState { .. }

@@ -149,11 +149,11 @@ impl World {
 
     /// Every source is bounded: only then can the job be required to terminate.
     pub fn bounded(&self) -> bool {
-        self.graph.vertices.iter().all(|v| match &v.operator {
-            crate::scenario::Operator::Source { records, .. } => records
+        self.graph.vertices.iter().all(|v| match v.chain.source() {
+            Some((records, _)) => records
                 .iter()
                 .all(|r| matches!(r, crate::scenario::Records::Bounded(_))),
-            _ => true,
+            None => true,
         })
     }
 }

@@ -16,7 +16,8 @@ use crate::checkpoint::plan;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::jobmaster::transitions;
 use crate::scenario::{
-    DurationRange, Edge, Exchange, FinishProtocol, Job, Operator, Partitioner, Pattern, Vertex,
+    Chain, DurationRange, Edge, Exchange, FinishProtocol, Job, Operator, Partitioner, Pattern,
+    Vertex,
 };
 use crate::status::{ExecutionState, JobStatus};
 use std::collections::{BTreeMap, BTreeSet};
@@ -125,7 +126,7 @@ pub fn graph_of(h: &Header) -> Result<ExecutionGraph, InputError> {
             id: v.id.clone(),
             parallelism: v.parallelism.max(1),
             adaptive: false,
-            operator: Operator::Map,
+            chain: Chain::single(&v.id, Operator::Map),
             process_time: DurationRange::fixed(sim::Duration::ZERO),
         })
         .collect();

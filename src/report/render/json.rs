@@ -234,6 +234,9 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         } => {
             json!({"task": name(*subtask), "checkpoint": checkpoint, "record": record_json(graph, record)})
         }
+        TraceEvent::ChainedSink { subtask, record } => {
+            json!({"task": name(*subtask), "record": record_json(graph, record)})
+        }
         TraceEvent::TransactionCommitted {
             subtask,
             checkpoint,

@@ -187,6 +187,13 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             CC.into(),
             format!("{failures} checkpoint failures in a row (the last: {checkpoint}): more than tolerable_failures, the job fails over (F1.9)"),
         ),
+        TraceEvent::ChainedSink { subtask, record } => (
+            name(*subtask),
+            format!(
+                "its chained sink wrote out {}",
+                record_text(graph, record)
+            ),
+        ),
         TraceEvent::Commit {
             subtask,
             checkpoint,

@@ -4,8 +4,8 @@
 
 use super::super::raw::{self, FaultName, RawFault, RawPredicate};
 use super::super::types::{
-    Budget, Cluster, Delivery, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, Operator,
-    Predicate, Release, SnapshotPhase, SpikeTarget,
+    Budget, Cluster, Delivery, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, Predicate,
+    Release, SnapshotPhase, SpikeTarget,
 };
 use super::{problem, subtask_ref, Problem};
 use crate::status::JobStatus;
@@ -562,13 +562,8 @@ fn check_predicate(
         // The predicate holds at the task's end of input, so it must name a task that then
         // waits: under `flink` every task does (F1.5 step 3), under `option1`/`option2` only a
         // two-phase-commit sink (P1.7), under `legacy` none.
-        let operator = &world.job.vertices[task.vertex].operator;
-        let two_phase = matches!(
-            operator,
-            Operator::Sink {
-                delivery: Delivery::TwoPhaseCommit
-            }
-        );
+        let two_phase =
+            world.job.vertices[task.vertex].chain.sink() == Some(Delivery::TwoPhaseCommit);
         let waits = match world.finish_protocol {
             Some(FinishProtocol::Flink) => true,
             Some(FinishProtocol::Option1 | FinishProtocol::Option2) => two_phase,
