@@ -161,10 +161,13 @@ pub enum Bug {
     /// A chained task snapshots only its head operator: the operators chained behind it are
     /// written with the state they started with (F1.12).
     SnapshotHeadOnly,
+    /// A job submitted with a checkpoint whose chain mixes finished and running operators
+    /// starts anyway, each vertex taking its head operator's finished state (F1.6).
+    AcceptMixedChain,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 52] = [
+    pub const ALL: [Bug; 53] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -217,6 +220,7 @@ impl Bug {
         Bug::SwallowCancelMarker,
         Bug::CancelMarkerAsBarrier,
         Bug::SnapshotHeadOnly,
+        Bug::AcceptMixedChain,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -275,6 +279,7 @@ impl Bug {
             Bug::SwallowCancelMarker => "swallow-cancel-marker",
             Bug::CancelMarkerAsBarrier => "cancel-marker-as-barrier",
             Bug::SnapshotHeadOnly => "snapshot-head-only",
+            Bug::AcceptMixedChain => "accept-mixed-chain",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -406,6 +411,7 @@ impl Bug {
             Bug::SwallowCancelMarker => "F1.10 (a task aborting on a marker passes it on)",
             Bug::CancelMarkerAsBarrier => "F1.10 (a marker aborts its checkpoint; it is no barrier)",
             Bug::SnapshotHeadOnly => "F1.12 (every chained operator is snapshotted)",
+            Bug::AcceptMixedChain => "F1.6 (a vertex with mixed operator finished state is not restored)",
         }
     }
 
@@ -463,6 +469,7 @@ impl Bug {
             | Bug::KeepFailureCount => Invariant::CheckpointFailures,
             Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier => Invariant::CancelMarkers,
             Bug::SnapshotHeadOnly => Invariant::ExactlyOnceOutput,
+            Bug::AcceptMixedChain => Invariant::RestoreShape,
         }
     }
 
@@ -619,6 +626,9 @@ impl Bug {
             }
             Bug::CancelMarkerAsBarrier => {
                 "a cancellation marker is taken for a barrier, so a checkpoint cancelled upstream is aligned and snapshotted anyway"
+            }
+            Bug::AcceptMixedChain => {
+                "a job submitted with a checkpoint in which a chain holds finished and running operators starts anyway, so an operator added into a finished chain never runs"
             }
             Bug::SnapshotHeadOnly => {
                 "a chained task writes only its head operator's state into a checkpoint, so after a restore a keyed sum or a two-phase-commit sink chained behind a map has lost what it held"

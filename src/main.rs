@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use flinksim::bug::Bug;
 use flinksim::fuzz::isolate::{isolated, Panic};
 use flinksim::report::{self, check_expectations, event_line, summary_json, summary_text};
-use flinksim::run::{run, RunOptions};
+use flinksim::run::{run, run_keeping, RunOptions};
 use flinksim::scenario::{self, Scenario};
 use flinksim::trace::Retain;
 use std::io::{self, Write};
@@ -59,6 +59,10 @@ enum Command {
         /// restart after a JobManager crash, P2.6) and compare the figures.
         #[arg(long)]
         compare_baseline: bool,
+        /// Write checkpoint N, once it completes, to FILE as a checkpoint a scenario's
+        /// `restore_from` can start a job from (F1.6).
+        #[arg(long, num_args = 2, value_names = ["N", "FILE"])]
+        save_checkpoint: Option<Vec<String>>,
     },
     /// List the injectable bugs, the rule each breaks and the oracle that catches it.
     Bugs,
@@ -143,6 +147,7 @@ fn main() -> ExitCode {
             timeline,
             bug,
             compare_baseline,
+            save_checkpoint,
         } => cmd_run(
             &scenario,
             RunArgs {
@@ -154,6 +159,7 @@ fn main() -> ExitCode {
                 timeline,
                 bug,
                 compare_baseline,
+                save_checkpoint: save_checkpoint.as_deref(),
             },
         ),
         Command::Validate { files } => cmd_validate(&files),
@@ -247,6 +253,8 @@ struct RunArgs<'a> {
     timeline: Timeline,
     bug: Option<Bug>,
     compare_baseline: bool,
+    /// `--save-checkpoint N FILE`, as given.
+    save_checkpoint: Option<&'a [String]>,
 }
 
 fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
@@ -259,11 +267,29 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         timeline,
         bug,
         compare_baseline,
+        save_checkpoint,
     } = args;
-    let outputs: Vec<(&str, &Path)> = [("--trace", trace_path), ("--summary", summary_path)]
-        .into_iter()
-        .filter_map(|(flag, p)| p.map(|p| (flag, p)))
-        .collect();
+    let save = match save_checkpoint {
+        None => None,
+        Some([n, file]) => match n.parse::<u64>() {
+            Ok(n) if n > 0 => Some((n, Path::new(file.as_str()))),
+            _ => {
+                eprintln!(
+                    "error: --save-checkpoint {n:?}: expected a checkpoint id (1 or more), then                      a file"
+                );
+                return Ok(ExitCode::from(2));
+            }
+        },
+        Some(_) => unreachable!("clap takes exactly two values"),
+    };
+    let outputs: Vec<(&str, &Path)> = [
+        ("--trace", trace_path),
+        ("--summary", summary_path),
+        ("--save-checkpoint", save.map(|(_, p)| p)),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.map(|p| (flag, p)))
+    .collect();
     report::refuse_overwriting_inputs(&[path], &outputs)?;
     let Some(mut scenario) = load_or_report(path) else {
         return Ok(ExitCode::from(2));
@@ -311,7 +337,8 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         ),
         None => format!("flinksim run {} --seed {seed_used}", path.display()),
     };
-    let report = match isolated(|| run(&scenario, &RunOptions { seed, retain })) {
+    let keep = save.map(|(n, _)| n);
+    let report = match isolated(|| run_keeping(&scenario, &RunOptions { seed, retain }, keep)) {
         Ok(report) => report,
         Err(panic) => return Ok(model_panicked(&mut out, &panic, &reproduce)),
     };
@@ -374,6 +401,29 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
                 written.events,
                 report.trace.len()
             );
+        }
+    }
+    if let Some((n, file)) = save {
+        let json = match &report.saved_checkpoint {
+            None => Err(format!(
+                "checkpoint {n} did not complete in this run ({} completed)",
+                report.completed_checkpoints()
+            )),
+            Some(saved) => report::checkpoint_file::checkpoint_json(&report.graph, saved),
+        };
+        match json {
+            Ok(json) => report::write_atomically(file, |w| {
+                serde_json::to_writer_pretty(&mut *w, &json)?;
+                writeln!(w)
+            })
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot write {}: {e}", file.display()))
+            })?,
+            Err(why) => {
+                out.flush()?;
+                eprintln!("error: --save-checkpoint: {why}; nothing written");
+                return Ok(ExitCode::from(2));
+            }
         }
     }
     if let Some(summary_path) = summary_path {

@@ -44,6 +44,10 @@ pub struct RunReport {
     /// P3.3: TaskManager RPCs kept for a retry, and sent again.
     pub rpcs_kept: u64,
     pub rpcs_resent: u64,
+    /// F1.6: why the job could not start from `restore_from`, if it could not.
+    pub restore_refused: Option<String>,
+    /// The checkpoint `run_keeping` was asked to keep, if it completed.
+    pub saved_checkpoint: Option<crate::checkpoint::storage::SavedCheckpoint>,
     /// Records committed by two-phase-commit sinks, in all.
     pub committed_records: u64,
     /// The coverage probes the run hit (`crate::probes`).
@@ -74,11 +78,20 @@ impl RunReport {
 /// Runs `scenario` to completion or to its budget. Deterministic: the same scenario and seed
 /// give the same report, trace and hash.
 pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
+    run_keeping(scenario, options, None)
+}
+
+/// [`run`], keeping a copy of checkpoint `keep` when it completes (`--save-checkpoint`, F1.6):
+/// the report's `saved_checkpoint`. Keeping a copy changes nothing in the run.
+pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>) -> RunReport {
     if scenario.mode == crate::scenario::Mode::Batch {
         return crate::batch::run(scenario, options);
     }
     let seed = options.seed.unwrap_or(scenario.seed);
     let mut world = World::new(scenario, seed, options.retain);
+    if let Some(id) = keep {
+        world.io.storage.keep(id);
+    }
     let tie_break = match scenario.tie_break {
         TieBreak::Insertion => sim::TieBreak::Insertion,
         TieBreak::Shuffled => sim::TieBreak::Shuffled {
@@ -142,7 +155,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
                     StopReason::EventBudget | StopReason::TimeBudget
                 )));
 
-    let World { graph, io, .. } = world;
+    let World { graph, mut io, .. } = world;
     let trace_len = io.trace.len();
     let sinks = io.oracles.sink_counts(&graph);
     let committed_records = sinks
@@ -197,6 +210,8 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         reconciliations: io.stats.reconciliations,
         rpcs_kept: io.stats.rpcs_kept,
         rpcs_resent: io.stats.rpcs_resent,
+        restore_refused: io.stats.restore_refused,
+        saved_checkpoint: io.storage.take_kept(),
         checkpoints: io.stats.checkpoints,
         committed_records,
         probes: io.probes.hits(),

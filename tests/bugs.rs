@@ -59,6 +59,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::FailUnrelatedOnTmLoss => "failover-taskmanager-lost-during-alignment",
         Bug::SnapshotBeforeRunning => "trigger-task-before-running",
         Bug::SnapshotHeadOnly => "chain-keyed-sum-restored-after-failover",
+        Bug::AcceptMixedChain => "restore-from-refused-mixed-chain",
         Bug::AckFailedSnapshot => "fail-snapshot-async-declines",
         Bug::CountEveryAbort => "trigger-to-restarted-taskmanager-fails",
         Bug::KeepFailureCount => "tolerable-failures-reset-by-completion",

@@ -176,6 +176,8 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
         reconciliations,
         rpcs_kept,
         rpcs_resent,
+        restore_refused: None,
+        saved_checkpoint: None,
         committed_records: 0,
         probes,
         trace,

@@ -90,11 +90,16 @@ pub struct CheckpointStats {
     /// when none was elected), and RPCs sent again.
     pub rpcs_kept: u64,
     pub rpcs_resent: u64,
+    /// F1.6: why the job could not start from `restore_from`, if it could not.
+    pub restore_refused: Option<String>,
 }
 
 impl CheckpointStats {
     pub fn get_mut(&mut self, id: u64) -> Option<&mut CheckpointRecord> {
-        // Ids are dense from 1 and never reused (the counter is durable).
-        self.checkpoints.get_mut((id as usize).checked_sub(1)?)
+        // Ids are dense and never reused (the counter is durable); they start at 1, or after
+        // the checkpoint a job was started from (F1.6).
+        let first = self.checkpoints.first()?.id;
+        self.checkpoints
+            .get_mut(usize::try_from(id.checked_sub(first)?).ok()?)
     }
 }

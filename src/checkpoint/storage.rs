@@ -8,6 +8,7 @@
 use super::plan::Plan;
 use crate::graph::{ChannelId, SubtaskId};
 use crate::record::Record;
+use crate::scenario::RestoreFrom;
 use sim::Instant;
 use std::collections::BTreeMap;
 
@@ -65,10 +66,23 @@ pub struct CompletedCheckpoint {
     pub finished: Vec<SubtaskId>,
 }
 
+/// A completed checkpoint with its subtasks' snapshots, as `--save-checkpoint` writes it.
+pub struct SavedCheckpoint {
+    pub checkpoint: CompletedCheckpoint,
+    pub snapshots: Vec<(SubtaskId, SubtaskSnapshot)>,
+}
+
 /// Durable storage that survives the JobManager: checkpoints, and the counters Flink keeps in
 /// its HA services so that a new JobManager never reuses a checkpoint id or an attempt.
 #[derive(Default)]
 pub struct CheckpointStorage {
+    /// F1.6: the checkpoint the job was submitted with (`restore_from`), by operator uid, as
+    /// Flink's savepoint path is: the first JobMaster assigns it to subtasks.
+    initial: Option<RestoreFrom>,
+    /// `flinksim run --save-checkpoint`: the id to keep a copy of when it completes, and the
+    /// copy (outside what the model reads: only the report takes it).
+    keep: Option<u64>,
+    kept: Option<SavedCheckpoint>,
     snapshots: BTreeMap<(u64, SubtaskId), SubtaskSnapshot>,
     latest: Option<CompletedCheckpoint>,
     /// The checkpoint id counter (Flink's `CheckpointIDCounter`).
@@ -78,6 +92,32 @@ pub struct CheckpointStorage {
 }
 
 impl CheckpointStorage {
+    /// Storage holding the checkpoint the job is submitted with, if any.
+    pub fn new(initial: Option<RestoreFrom>) -> CheckpointStorage {
+        CheckpointStorage {
+            initial,
+            ..CheckpointStorage::default()
+        }
+    }
+
+    pub fn initial(&self) -> Option<&RestoreFrom> {
+        self.initial.as_ref()
+    }
+
+    /// F1.6: the checkpoint the job was submitted with, assigned to subtasks, becomes the
+    /// latest completed one; the job's own checkpoints get the ids after it.
+    pub fn install(
+        &mut self,
+        checkpoint: CompletedCheckpoint,
+        snapshots: Vec<(SubtaskId, SubtaskSnapshot)>,
+    ) {
+        let id = checkpoint.id;
+        for (s, snapshot) in snapshots {
+            self.snapshots.insert((id, s), snapshot);
+        }
+        self.next_checkpoint_id = self.next_checkpoint_id.max(id + 1);
+        self.latest = Some(checkpoint);
+    }
     pub fn write_snapshot(
         &mut self,
         checkpoint: u64,
@@ -91,9 +131,30 @@ impl CheckpointStorage {
         self.snapshots.get(&(checkpoint, subtask))
     }
 
+    /// Keep a copy of checkpoint `id` once it completes (`--save-checkpoint`).
+    pub fn keep(&mut self, id: u64) {
+        self.keep = Some(id);
+    }
+
+    /// The copy of the checkpoint `keep` asked for, if it completed.
+    pub fn take_kept(&mut self) -> Option<SavedCheckpoint> {
+        self.kept.take()
+    }
+
     /// Records `checkpoint` as the latest completed one and drops every older snapshot.
     pub fn complete(&mut self, checkpoint: CompletedCheckpoint) {
         let id = checkpoint.id;
+        if self.keep == Some(id) {
+            let snapshots = self
+                .snapshots
+                .range((id, SubtaskId(0))..=(id, SubtaskId(u32::MAX)))
+                .map(|(&(_, s), snapshot)| (s, snapshot.clone()))
+                .collect();
+            self.kept = Some(SavedCheckpoint {
+                checkpoint: checkpoint.clone(),
+                snapshots,
+            });
+        }
         self.snapshots.retain(|&(c, _), _| c >= id);
         self.latest = Some(checkpoint);
     }

@@ -37,7 +37,7 @@ use proptest::prelude::*;
 use proptest::strategy::{BoxedStrategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What a campaign asks of its scenarios.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -126,6 +126,8 @@ struct Bias {
     cancel_markers: bool,
     /// F1.12: a map chained in front of every operator that is not a source.
     chains: bool,
+    /// F1.6: a job started from a checkpoint in which a chain mixes finished states.
+    mixed_chain: bool,
 }
 
 /// How barriers align (P1.4).
@@ -199,7 +201,8 @@ impl Bias {
                     bug,
                     Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier
                 ),
-                chains: bug == Bug::SnapshotHeadOnly,
+                chains: matches!(bug, Bug::SnapshotHeadOnly | Bug::AcceptMixedChain),
+                mixed_chain: bug == Bug::AcceptMixedChain,
             },
         }
     }
@@ -212,7 +215,11 @@ fn protocols(options: &GenerateOptions) -> Vec<FinishProtocol> {
     }
     match options.bug.filter(|_| !options.unbiased) {
         Some(Bug::SkipRetriggerDescendants) => vec![FinishProtocol::Option1],
-        Some(Bug::CancelPendingOnFinish) => vec![FinishProtocol::Option1, FinishProtocol::Option2],
+        // P1.3's barrier insertion before EndOfPartition is the design's options' alone (`flink`
+        // marks the channel aligned instead, F1.3).
+        Some(Bug::CancelPendingOnFinish | Bug::NoBarrierBeforeEop) => {
+            vec![FinishProtocol::Option1, FinishProtocol::Option2]
+        }
         Some(Bug::TriggerWaitsForInput) => vec![FinishProtocol::Flink],
         // F1.10: under `legacy`, EndOfPartition during an alignment aborts the checkpoint,
         // the commonest origin of a marker.
@@ -433,6 +440,91 @@ fn chain_maps(vertices: &mut [Value], mask: u8) {
         };
         object.insert("chain".to_owned(), chain);
     }
+}
+
+/// F1.6: a checkpoint for the generated job to start from, written against its final vertices
+/// (uids as `chain_maps` left them). Every source subtask resumes at an offset drawn from its
+/// records, finished at the end of them in one case of four; a keyed sum gets a few totals. In
+/// one case of eight a vertex that is no source is recorded fully finished, a shape Flink
+/// refuses unless all its producers finished too (`restore-shape` judges both). `mixed`: every
+/// source is finished and the first chained vertex records only its second operator finished, a
+/// mixed chain.
+fn restore_from(vertices: &[Value], bits: u64, mixed: bool) -> Value {
+    let mut state = bits;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        crate::record::mix64(state)
+    };
+    let mut operators = serde_json::Map::new();
+    let members = |v: &Value| -> Vec<(String, Value)> {
+        let id = v["id"].as_str().unwrap_or_default();
+        match v.get("chain").and_then(Value::as_array) {
+            Some(chain) => chain
+                .iter()
+                .enumerate()
+                .map(|(k, m)| {
+                    let op = m.get("operator").unwrap_or(m).clone();
+                    (
+                        format!("{id}.{k}"),
+                        json!({"operator": op, "records": m.get("records"),
+                        "keys": m.get("keys")}),
+                    )
+                })
+                .collect(),
+            None => vec![(id.to_owned(), v.clone())],
+        }
+    };
+    let mut mixed_done = false;
+    for vertex in vertices {
+        let p = vertex["parallelism"].as_u64().unwrap_or(1);
+        let members = members(vertex);
+        let chained = members.len() > 1 && members[0].1["operator"] != json!("source");
+        for (k, (uid, member)) in members.into_iter().enumerate() {
+            match member["operator"].as_str() {
+                Some("source") => {
+                    let mut finished = Vec::new();
+                    let mut offsets = Vec::new();
+                    for i in 0..p as usize {
+                        let records = member["records"][i].as_u64().unwrap_or(0);
+                        let done = mixed || next() % 4 == 0;
+                        finished.push(done);
+                        offsets.push(if done {
+                            records
+                        } else {
+                            next() % (records + 1)
+                        });
+                    }
+                    let state: Vec<Value> = offsets.iter().map(|o| json!({"offset": o})).collect();
+                    operators.insert(
+                        uid,
+                        json!({"parallelism": p, "finished": finished, "state": state}),
+                    );
+                }
+                Some("keyed_sum") if !mixed => {
+                    // A few totals, each key held by one subtask only.
+                    let keys = member["keys"].as_u64().unwrap_or(16).max(1);
+                    let sums: BTreeMap<u64, u64> = (0..next() % 4)
+                        .map(|_| (next() % keys, next() % 500))
+                        .collect();
+                    let mut state = vec![Vec::new(); p as usize];
+                    for (k, (key, total)) in sums.into_iter().enumerate() {
+                        state[k % p as usize].push((key, total));
+                    }
+                    let state: Vec<Value> = state.iter().map(|s| json!({"sums": s})).collect();
+                    operators.insert(uid, json!({"parallelism": p, "state": state}));
+                }
+                _ if mixed && chained && k == 1 && !mixed_done => {
+                    mixed_done = true;
+                    operators.insert(uid, json!({"parallelism": p, "finished": true}));
+                }
+                _ if !mixed && next() % 8 == 0 => {
+                    operators.insert(uid, json!({"parallelism": p, "finished": true}));
+                }
+                _ => {}
+            }
+        }
+    }
+    json!({"checkpoint": 1 + next() % 20, "operators": operators})
 }
 
 fn graph(
@@ -708,6 +800,9 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // After that (F1.12): in one streaming seed of four, operator chains: each vertex whose bit
     // is set in the mask chains a map in, behind a source or in front of any other operator.
     let chains = (0u8..4, any::<u8>());
+    // And last (F1.6): in one streaming seed of five, the job starts from a checkpoint; the
+    // u64 drives every choice in it (`restore_from`).
+    let restores = (0u8..5, any::<u64>());
     (
         shape,
         network,
@@ -722,6 +817,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
             (at_least_once, async_snapshots, own_latency, failures),
             hold,
             chains,
+            restores,
         ),
     )
         .prop_map(
@@ -749,6 +845,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     ),
                     hold,
                     (chain_draw, chain_mask),
+                    (restore_draw, restore_bits),
                 ),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
@@ -843,6 +940,8 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     // source, where `snapshot-head-only` loses state.
                     chain_maps(&mut vertices, if bias.chains { 0xFF } else { chain_mask });
                 }
+                let restore_from = (restore_draw == 0 || bias.mixed_chain)
+                    .then(|| restore_from(&vertices, restore_bits, bias.mixed_chain));
                 let alignment = bias.alignment.unwrap_or(match (at_least_once, alignment) {
                     (0, _) => Alignment::AtLeastOnce,
                     (_, 0) => Alignment::Aligned,
@@ -854,6 +953,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     "seed": seed,
                     "mode": "streaming",
                     "job": {"vertices": vertices, "edges": edges},
+                    "restore_from": restore_from,
                     "cluster": {
                         "task_managers": task_managers,
                         "task_initialization": if initializing {

@@ -11,7 +11,8 @@
 //! starts from durable storage alone ([`JobMaster::recover`]).
 
 mod reconcile;
-mod restorable;
+pub(crate) mod restorable;
+mod state_assignment;
 #[cfg(test)]
 mod tests;
 pub mod transitions;
@@ -120,6 +121,10 @@ impl JobMaster {
     /// Submission: initialize the job and deploy every subtask (streaming schedules all at
     /// once, Flink's `PipelinedRegionSchedulingStrategy` with all regions ready).
     pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
+        // F1.6: a job submitted with a checkpoint starts from it (cloned once per run).
+        if let Some(restore) = ctx.io.storage.initial().cloned() {
+            return self.start_from(ctx, &restore);
+        }
         self.set_status(ctx, JobStatus::Created);
         self.set_status(ctx, JobStatus::Running);
         for i in 0..self.executions.len() {

@@ -15,6 +15,8 @@ pub fn job(from: JobStatus, to: JobStatus) -> bool {
         // Submission: the JobMaster (or, after a crash, the newly elected one) initializes
         // the job, then schedules it (P0, P1.8).
         (Initializing, Created)
+            // The job cannot start from the checkpoint it was submitted with (F1.6).
+            | (Initializing, Failed)
             | (Created, Running)
             // Every execution finished (P0).
             | (Running, Finished)

@@ -45,6 +45,9 @@ pub enum Invariant {
     /// A task that takes a cancellation marker for a checkpoint still open there passes it
     /// on and never snapshots that checkpoint (F1.10).
     CancelMarkers,
+    /// A job submitted with a checkpoint starts from it exactly when Flink's finished-state
+    /// checks accept its shape, and otherwise fails before deploying anything (F1.6).
+    RestoreShape,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -54,7 +57,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 19] = [
+    pub const ALL: [Invariant; 20] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -71,6 +74,7 @@ impl Invariant {
         Invariant::Speculation,
         Invariant::CheckpointFailures,
         Invariant::CancelMarkers,
+        Invariant::RestoreShape,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -94,6 +98,7 @@ impl Invariant {
             Invariant::Speculation => "speculation",
             Invariant::CheckpointFailures => "checkpoint-failures",
             Invariant::CancelMarkers => "cancel-markers",
+            Invariant::RestoreShape => "restore-shape",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

@@ -13,6 +13,7 @@ pub mod invariant;
 pub(crate) mod job_status;
 pub(crate) mod reconcile_outcome;
 mod reference;
+mod restore_shape;
 mod rpc_order;
 mod trigger_at_once;
 mod uploads;
@@ -141,6 +142,10 @@ pub struct Oracles {
     trigger_at_once: Option<trigger_at_once::TriggerAtOnce>,
     /// `failover-scope` (P1.8).
     failover_scope: failover_scope::FailoverScope,
+    /// `restore-shape` (F1.6), for a job submitted with a checkpoint.
+    restore_shape: Option<restore_shape::RestoreShape>,
+    /// What such a job starts from, for the reference output, when it may start.
+    restored: Option<reference::Restored>,
     /// F1.8, with asynchronous snapshot parts only.
     uploads: Option<uploads::Uploads>,
     /// `cancel-markers` (F1.10), with `checkpointing.cancel_markers` on.
@@ -218,12 +223,29 @@ impl Oracles {
                     config.reconcile_timeout,
                 )
             }),
+            restore_shape: None,
+            restored: None,
             fired: Vec::new(),
             max_attempts: config.max_attempts,
             min_pause: config.min_pause,
             last_completed_at: None,
             violations: Vec::new(),
         }
+    }
+
+    /// The job is submitted with checkpoint `restore` (F1.6): `restore-shape` judges whether
+    /// it starts, and, if it must, the checkpoint counts as completed with the finished
+    /// subtasks the oracle works out itself, and every channel starts empty.
+    pub fn restore_from(&mut self, graph: &ExecutionGraph, restore: &crate::scenario::RestoreFrom) {
+        let shape = restore_shape::RestoreShape::new(graph, restore);
+        if let Some((checkpoint, finished)) = shape.accepted() {
+            self.completed.insert(checkpoint, finished.to_vec());
+            self.positions.0 = checkpoint;
+        }
+        if let Some((_, finished)) = shape.accepted() {
+            self.restored = Some(reference::Restored::new(graph, restore, finished));
+        }
+        self.restore_shape = Some(shape);
     }
 
     /// `rpc` is handed to the link `from → to`, for the receiver's process `process`, now (a
@@ -326,6 +348,13 @@ impl Oracles {
             .trigger_at_once
             .as_mut()
             .and_then(|t| t.observe(graph, index, now, event))
+        {
+            self.violate(v);
+        }
+        if let Some(v) = self
+            .restore_shape
+            .as_mut()
+            .and_then(|r| r.observe(index, now, event))
         {
             self.violate(v);
         }
@@ -1117,6 +1146,13 @@ impl Oracles {
         if let Some(v) = self.cancel_markers.as_mut().and_then(|c| c.finish(graph)) {
             self.violate(v);
         }
+        if let Some(v) = self
+            .restore_shape
+            .as_ref()
+            .and_then(|r| r.finish(now, last_event))
+        {
+            self.violate(v);
+        }
         // Once the job ended, every checkpoint it triggered has an outcome.
         if let Some(&n) = self.open.iter().next().filter(|_| status.is_terminal()) {
             self.violate(Violation {
@@ -1136,6 +1172,8 @@ impl Oracles {
             .checkpoint_failures
             .as_ref()
             .map_or(0, |c| c.global_failures());
+        // F1.6: a job whose checkpoint must be refused fails before it runs.
+        let refused = self.restore_shape.as_ref().is_some_and(|r| r.refused());
         if let Some(v) = job_status::judge(
             status,
             &self.fired,
@@ -1144,7 +1182,9 @@ impl Oracles {
             max_attempts,
             now,
             last_event,
-        ) {
+        )
+        .filter(|_| !refused)
+        {
             self.violate(v);
         }
         // P3.3: no refused RPC is lost.
@@ -1165,7 +1205,8 @@ impl Oracles {
         // The reference derives what each source must emit from the scenario (all of its
         // records once the job finished), not from what the sources did emit.
         let finished = status == JobStatus::Finished;
-        let (expected, overrun) = reference::expected_sink_output(graph, &self.emitted, finished);
+        let (expected, overrun) =
+            reference::expected_sink_output(graph, &self.emitted, finished, self.restored.as_ref());
         for reference::Overrun {
             source,
             emitted,

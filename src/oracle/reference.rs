@@ -15,7 +15,7 @@
 
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::record::Record;
-use crate::scenario::{Operator, Records};
+use crate::scenario::{Operator, Records, RestoredState};
 use std::collections::BTreeMap;
 
 /// SplitMix64's finalizer, the documented mix behind keys and key groups.
@@ -62,12 +62,90 @@ pub struct Overrun {
     pub limit: u64,
 }
 
+/// What a job submitted with a checkpoint starts from (F1.6), read from the scenario's
+/// `restore_from` and the finished subtasks `restore-shape` worked out, never from the
+/// JobMaster's assignment: where each source resumes, which subtasks emit nothing more, the
+/// keyed totals gathered by key, and the pre-committed records a sink commits on restore.
+pub struct Restored {
+    finished: Vec<bool>,
+    offsets: Vec<u64>,
+    /// Per vertex, per chain member: restored totals by key, over every old subtask.
+    sums: Vec<Vec<BTreeMap<u32, i64>>>,
+    /// `(sink vertex, record)` committed at restore.
+    pending: Vec<(u32, Record)>,
+}
+
+impl Restored {
+    pub fn new(
+        graph: &ExecutionGraph,
+        restore: &crate::scenario::RestoreFrom,
+        finished: &[SubtaskId],
+    ) -> Restored {
+        let n = graph.subtasks.len();
+        let mut restored = Restored {
+            finished: vec![false; n],
+            offsets: vec![0; n],
+            sums: Vec::with_capacity(graph.vertices.len()),
+            pending: Vec::new(),
+        };
+        for s in finished {
+            restored.finished[s.index()] = true;
+        }
+        for (v, vertex) in graph.vertices.iter().enumerate() {
+            let mut per_member = Vec::new();
+            for member in vertex.chain.members() {
+                let mut sums = BTreeMap::new();
+                let Some(op) = restore.operators.get(&member.uid) else {
+                    per_member.push(sums);
+                    continue;
+                };
+                for (i, state) in op.state.iter().enumerate() {
+                    let s = vertex.first as usize + i;
+                    match state {
+                        RestoredState::Initial => {}
+                        RestoredState::Source { offset } => {
+                            if s < n {
+                                restored.offsets[s] = *offset;
+                            }
+                        }
+                        RestoredState::KeyedSum { sums: saved } => {
+                            for &(key, total) in saved {
+                                let entry: &mut i64 = sums.entry(key).or_insert(0);
+                                *entry = entry.wrapping_add(total);
+                            }
+                        }
+                        RestoredState::TwoPhaseCommitSink { pending } => {
+                            for (_, records) in pending {
+                                restored.pending.extend(records.iter().map(|r| {
+                                    let origin = &graph.vertices[r.origin.vertex];
+                                    let record = Record {
+                                        origin: SubtaskId(origin.first + r.origin.index),
+                                        key: r.key,
+                                        seq: r.seq,
+                                        value: r.value,
+                                    };
+                                    (v as u32, record)
+                                }));
+                            }
+                        }
+                    }
+                }
+                per_member.push(sums);
+            }
+            restored.sums.push(per_member);
+        }
+        restored
+    }
+}
+
 /// `(sink vertex index, record)` pairs, sorted, with one entry per expected copy; and every
-/// source subtask that emitted more records than the scenario gives it.
+/// source subtask that emitted more records than the scenario gives it. `restored`: what a job
+/// submitted with a checkpoint starts from (F1.6).
 pub fn expected_sink_output(
     graph: &ExecutionGraph,
     emitted: &[u64],
     finished: bool,
+    restored: Option<&Restored>,
 ) -> (Vec<(u32, Record)>, Vec<Overrun>) {
     let mut outputs: Vec<Vec<Record>> = vec![Vec::new(); graph.vertices.len()];
     let mut expected = Vec::new();
@@ -82,11 +160,17 @@ pub fn expected_sink_output(
             .flat_map(|&e| outputs[graph.edges[e].from.index()].iter().copied())
             .collect();
         // F1.12: each chained operator works on what the one before it output.
-        for operator in vertex.chain.operators() {
+        for (k, operator) in vertex.chain.operators().enumerate() {
             stream = match operator {
                 Operator::Source { records, .. } => {
                     let mut out = Vec::new();
                     for (i, s) in graph.subtasks_of(v).enumerate() {
+                        // F1.6: a source restored finished emits nothing more; one restored
+                        // at an offset resumes there.
+                        if restored.is_some_and(|r| r.finished[s.index()]) {
+                            continue;
+                        }
+                        let from = restored.map_or(0, |r| r.offsets[s.index()]);
                         let did = emitted[s.index()];
                         let count = match records[i] {
                             Records::Bounded(n) => {
@@ -105,7 +189,7 @@ pub fn expected_sink_output(
                             }
                             Records::Unbounded => did,
                         };
-                        out.extend((0..count).map(|seq| source_record(s, seq)));
+                        out.extend((from..count).map(|seq| source_record(s, seq)));
                     }
                     out
                 }
@@ -117,7 +201,9 @@ pub fn expected_sink_output(
                     })
                     .collect(),
                 Operator::KeyedSum { keys } => {
-                    let mut sums: BTreeMap<u32, i64> = BTreeMap::new();
+                    let mut sums: BTreeMap<u32, i64> = restored
+                        .map(|r| r.sums[v.index()][k].clone())
+                        .unwrap_or_default();
                     for r in stream {
                         let total = sums.entry(r.key % keys).or_insert(0);
                         *total = total.wrapping_add(r.value);
@@ -129,6 +215,8 @@ pub fn expected_sink_output(
                             seq: u64::from(key),
                             value,
                         })
+                        // A subtask restored finished emitted its totals before (F1.6).
+                        .filter(|r| !restored.is_some_and(|x| x.finished[r.origin.index()]))
                         .collect()
                 }
                 Operator::Sink { .. } => {
@@ -138,6 +226,9 @@ pub fn expected_sink_output(
             };
         }
         outputs[v.index()] = stream;
+    }
+    if let Some(r) = restored {
+        expected.extend(r.pending.iter().copied());
     }
     expected.sort_unstable();
     (expected, overrun)

@@ -2,6 +2,7 @@
 //! scenario's expectations. Nothing here influences a run; everything renders a finished one.
 
 pub mod batch;
+pub mod checkpoint_file;
 pub mod cli;
 mod expect;
 pub mod explain;

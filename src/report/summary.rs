@@ -43,6 +43,7 @@ pub fn summary_json(name: &str, report: &RunReport, failures: &[String]) -> Valu
         "completed_checkpoints": report.completed_checkpoints(),
         "retrigger_rpcs": report.retrigger_rpcs(),
         "committed_records": report.committed_records,
+        "restore_refused": report.restore_refused,
         "failovers": report.failovers.iter().map(|f| json!({
             "at": f.at.to_string(),
             "cause": f.cause,
@@ -248,6 +249,11 @@ pub fn summary_text(
     }
     if !report.checkpoints.is_empty() {
         s.push_str(&checkpoints_text(report));
+    }
+    if let Some(reason) = &report.restore_refused {
+        s.push_str(&format!(
+            "not started  restore_from refused (F1.6): {reason}\n"
+        ));
     }
     for f in &report.failovers {
         let restored = match (f.restored_at, f.restored_checkpoint) {

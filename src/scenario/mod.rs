@@ -263,6 +263,7 @@ mod batch;
 pub mod bounds;
 mod error;
 mod raw;
+mod restore_from;
 mod restores;
 mod types;
 mod validate;
@@ -271,6 +272,7 @@ pub use batch::{
     AdaptiveParallelism, Batch, Coordinator, ExpectedRecovery, JobEvents, ShuffleKind, Speculative,
 };
 pub use error::ScenarioError;
+pub use restore_from::{RestoreFrom, RestoredOperator, RestoredRecord, RestoredState};
 pub use types::{
     Budget, Chain, ChainedOperator, ChannelLatency, CheckpointMode, CheckpointOutcome,
     Checkpointing, Cluster, Delivery, DurationRange, Edge, Exchange, Expect, ExpectedCheckpoint,
@@ -311,8 +313,14 @@ fn parse_valid(text: &str, file: &str) -> Result<Scenario, ScenarioError> {
     // Read the schema from the text rather than from `document`: a key written twice is an
     // error in the text, but already collapsed into one in a `Value`.
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let raw::Object(raw): raw::Object<raw::RawScenario> =
+    let raw::Object(mut raw): raw::Object<raw::RawScenario> =
         serde_path_to_error::deserialize(&mut deserializer).map_err(|e| schema_error(file, e))?;
+    let mut document = document;
+    if let Some(restore_from::RawRestoreSource::File(path)) = &raw.restore_from {
+        let (checkpoint, value) = restore_from::load_file(path, file)?;
+        raw.restore_from = Some(restore_from::RawRestoreSource::Inline(checkpoint));
+        document["restore_from"] = value;
+    }
     validate::validate(raw, document).map_err(|p| p.in_file(file))
 }
 

@@ -99,6 +99,9 @@ pub(super) struct RawScenario {
     /// `mode: "batch"` only (P2); `null` reads as absent: every default.
     #[serde(default)]
     pub batch: Option<Object<super::batch::RawBatch>>,
+    /// F1.6: start from this checkpoint; `null` reads as absent.
+    #[serde(default)]
+    pub restore_from: Option<super::restore_from::RawRestoreSource>,
 }
 
 #[derive(Deserialize)]

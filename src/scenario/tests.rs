@@ -2663,3 +2663,125 @@ fn chains_are_checked_at_their_json_paths() {
         "streaming jobs only",
     );
 }
+
+/// `restore_from` (F1.6): each value is checked at its JSON path; what a restore then refuses
+/// is the JobMaster's to decide at the job's start, so an awkward shape still validates.
+#[test]
+fn restore_from_is_checked_at_its_json_paths() {
+    let job = r#"{"vertices": [
+        {"id": "src", "operator": "source", "parallelism": 2},
+        {"id": "sum", "operator": "keyed_sum", "parallelism": 2},
+        {"id": "sink", "operator": "sink", "parallelism": 1, "delivery": "two_phase_commit"}],
+      "edges": [{"from": "src", "to": "sum", "pattern": "all_to_all"},
+                {"from": "sum", "to": "sink", "pattern": "all_to_all"}]}"#;
+    let with_restore = |restore: &str| {
+        format!(
+            r#"{{"name": "t", "mode": "streaming", "job": {job}, "checkpointing": {{}}, "restore_from": {restore}}}"#
+        )
+    };
+    let s = ok(&with_restore(
+        r#"{"checkpoint": 5, "operators": {
+            "src": {"parallelism": 2, "finished": [true, false], "state": [null, {"offset": 7}]},
+            "sum": {"parallelism": 4, "state": [{"sums": [[3, 10], [1, 2]]}, null, null, null]},
+            "sink": {"parallelism": 1, "finished": true,
+                     "state": [{"pending": [{"checkpoint": 5, "records": [["sum[1]", 3, 3, 10]]}]}]}}}"#,
+    ));
+    let restore = s.restore_from.expect("restore_from");
+    assert_eq!(restore.checkpoint, 5);
+    assert_eq!(restore.operators["src"].finished, [true, false]);
+    assert_eq!(
+        restore.operators["sum"].state[0],
+        RestoredState::KeyedSum {
+            sums: vec![(1, 2), (3, 10)]
+        }
+    );
+    assert!(restore.operators["sink"].fully_finished());
+    let cases = [
+        (
+            r#"{"checkpoint": 0}"#,
+            "restore_from.checkpoint",
+            "start at 1",
+        ),
+        (
+            r#"{"operators": {}}"#,
+            "restore_from",
+            "missing field `checkpoint`",
+        ),
+        (
+            r#"{"checkpoint": 1, "extra": 1}"#,
+            "restore_from.extra",
+            "unknown field",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 0}}}"#,
+            "restore_from.operators.src.parallelism",
+            "1 to",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 2, "finished": [true]}}}"#,
+            "restore_from.operators.src.finished",
+            "lists 1 subtasks",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 2, "state": [null]}}}"#,
+            "restore_from.operators.src.state",
+            "lists 1 subtasks",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 2, "state": [{"sums": []}, null]}}}"#,
+            "restore_from.operators.src.state[0]",
+            "does not fit the operator",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 2, "state": [{"offset": 1, "sums": []}, null]}}}"#,
+            "restore_from.operators.src.state[0]",
+            "exactly one of",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"sum": {"parallelism": 2, "state": [{"sums": [[1, 1], [1, 2]]}, null]}}}"#,
+            "restore_from.operators.sum.state[0].sums",
+            "listed twice",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 3, "state": [null, null, {"offset": 1}]}}}"#,
+            "restore_from.operators.src.parallelism",
+            "must stay",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"gone": {"parallelism": 1, "state": [{"offset": 1}]}}}"#,
+            "restore_from.operators.gone",
+            "not available in the new program",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"sink": {"parallelism": 1, "state": [{"pending": [{"checkpoint": 1, "records": [["nope[0]", 1, 1, 1]]}]}]}}}"#,
+            "restore_from.operators.sink.state[0].pending[0].records[0]",
+            "unknown vertex",
+        ),
+        (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 2}, "src": {"parallelism": 2}}}"#,
+            "restore_from.operators",
+            "listed twice",
+        ),
+        (r#"7"#, "restore_from", "a checkpoint"),
+        (
+            r#""no/such/file.json""#,
+            "restore_from",
+            "cannot read the checkpoint file",
+        ),
+    ];
+    for (restore, path, phrase) in cases {
+        reject(&with_restore(restore), path, phrase);
+    }
+    // Dropped, not refused: state of an operator the job no longer has, when allowed or empty.
+    ok(&with_restore(
+        r#"{"checkpoint": 1, "allow_non_restored_state": true, "operators": {"gone": {"parallelism": 1, "state": [{"offset": 1}]}}}"#,
+    ));
+    ok(&with_restore(
+        r#"{"checkpoint": 1, "operators": {"gone": {"parallelism": 1, "finished": true}}}"#,
+    ));
+    reject(
+        r#"{"name": "t", "mode": "batch", "job": {"vertices": [{"id": "s", "operator": "source", "parallelism": 1}, {"id": "k", "operator": "sink", "parallelism": 1}], "edges": [{"from": "s", "to": "k", "pattern": "all_to_all"}]}, "restore_from": {"checkpoint": 1}}"#,
+        "restore_from",
+        "batch job",
+    );
+}

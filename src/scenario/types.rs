@@ -37,6 +37,8 @@ pub struct Scenario {
     pub tie_break: TieBreak,
     /// `Some` exactly in `mode: "batch"` (P2).
     pub batch: Option<super::batch::Batch>,
+    /// F1.6: the checkpoint the job starts from, instead of from nothing.
+    pub restore_from: Option<super::restore_from::RestoreFrom>,
     /// The injected bug of the run, if any; `None` runs the protocols as designed.
     pub bug: Option<Bug>,
     pub expect: Expect,

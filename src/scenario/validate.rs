@@ -147,6 +147,19 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
             ));
         }
     }
+    let restore_from = match raw.restore_from {
+        None => None,
+        Some(super::restore_from::RawRestoreSource::Inline(r)) => Some(
+            super::restore_from::check_restore_from(r, &job, raw.mode == Mode::Streaming)?,
+        ),
+        // `parse` reads the file before validation.
+        Some(super::restore_from::RawRestoreSource::File(_)) => {
+            return Err(problem(
+                "restore_from",
+                "a checkpoint file is read only when the scenario is loaded from a file",
+            ))
+        }
+    };
     if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
         return Err(problem(
             "expect.reconciliations",
@@ -169,6 +182,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         jobmaster,
         tie_break: raw.tie_break,
         batch,
+        restore_from,
         bug: raw.bug.map(|b| b.0),
         expect,
         document,
@@ -1028,7 +1042,7 @@ pub(super) fn check_subtask(name: &str, job: &Job) -> Result<(), String> {
 
 /// Resolves the subtask `name` (as [`check_subtask`] reads it) to its vertex index and subtask
 /// index.
-fn subtask_ref(name: &str, job: &Job) -> Result<SubtaskRef, String> {
+pub(super) fn subtask_ref(name: &str, job: &Job) -> Result<SubtaskRef, String> {
     let parsed = name
         .strip_suffix(']')
         .and_then(|rest| rest.rsplit_once('['))

@@ -91,7 +91,7 @@ impl World {
                         .any(|f| matches!(f.kind, FaultKind::FailSnapshot { .. }))),
         };
         let tms = cluster.task_managers as usize;
-        let io = Io {
+        let mut io = Io {
             data: DataPlane::new(&graph, &scenario.network, &streams),
             rpc: RpcLinks::new(
                 cluster.task_managers,
@@ -103,7 +103,7 @@ impl World {
             trace: Trace::new(retain),
             oracles: Oracles::new(&graph, config),
             probes: Probes::new(&graph, config),
-            storage: CheckpointStorage::default(),
+            storage: CheckpointStorage::new(scenario.restore_from.clone()),
             external: ExternalSystem::default(),
             stats: CheckpointStats::default(),
             faults: FaultPlan::new(scenario, &graph, &streams),
@@ -115,6 +115,9 @@ impl World {
             },
             outboxes: (0..tms).map(|_| Outbox::default()).collect(),
         };
+        if let Some(restore) = &scenario.restore_from {
+            io.oracles.restore_from(&graph, restore);
+        }
         let spec = JobMasterSpec {
             cluster,
             checkpointing: scenario.checkpointing.clone(),
