@@ -164,10 +164,17 @@ pub enum Bug {
     /// A job submitted with a checkpoint whose chain mixes finished and running operators
     /// starts anyway, each vertex taking its head operator's finished state (F1.6).
     AcceptMixedChain,
+    /// A source stops only after its savepoint's barrier and one more record (F1.11).
+    EmitAfterStop,
+    /// A task that performed a synchronous savepoint finishes on any checkpoint at least as
+    /// new as its final one, without waiting for the savepoint (F1.11).
+    FinishBeforeSavepoint,
+    /// A stop without drain ends the input as a drain does: operators finish (F1.11).
+    DrainOnNoDrain,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 53] = [
+    pub const ALL: [Bug; 56] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -221,6 +228,9 @@ impl Bug {
         Bug::CancelMarkerAsBarrier,
         Bug::SnapshotHeadOnly,
         Bug::AcceptMixedChain,
+        Bug::EmitAfterStop,
+        Bug::FinishBeforeSavepoint,
+        Bug::DrainOnNoDrain,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -280,6 +290,9 @@ impl Bug {
             Bug::CancelMarkerAsBarrier => "cancel-marker-as-barrier",
             Bug::SnapshotHeadOnly => "snapshot-head-only",
             Bug::AcceptMixedChain => "accept-mixed-chain",
+            Bug::EmitAfterStop => "emit-after-stop",
+            Bug::FinishBeforeSavepoint => "finish-before-savepoint",
+            Bug::DrainOnNoDrain => "drain-on-no-drain",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -412,6 +425,11 @@ impl Bug {
             Bug::CancelMarkerAsBarrier => "F1.10 (a marker aborts its checkpoint; it is no barrier)",
             Bug::SnapshotHeadOnly => "F1.12 (every chained operator is snapshotted)",
             Bug::AcceptMixedChain => "F1.6 (a vertex with mixed operator finished state is not restored)",
+            Bug::EmitAfterStop => "F1.11 step 2 (a source stops before its savepoint's barrier)",
+            Bug::FinishBeforeSavepoint => {
+                "F1.11 step 4 (a task that performed the savepoint waits for it)"
+            }
+            Bug::DrainOnNoDrain => "F1.11 step 2 (without drain no operator finishes)",
         }
     }
 
@@ -470,6 +488,9 @@ impl Bug {
             Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier => Invariant::CancelMarkers,
             Bug::SnapshotHeadOnly => Invariant::ExactlyOnceOutput,
             Bug::AcceptMixedChain => Invariant::RestoreShape,
+            Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain => {
+                Invariant::StopWithSavepoint
+            }
         }
     }
 
@@ -632,6 +653,15 @@ impl Bug {
             }
             Bug::SnapshotHeadOnly => {
                 "a chained task writes only its head operator's state into a checkpoint, so after a restore a keyed sum or a two-phase-commit sink chained behind a map has lost what it held"
+            }
+            Bug::EmitAfterStop => {
+                "a source stopping for a savepoint emits a record after the savepoint's barrier, which the savepoint does not cover and the stopped job never commits"
+            }
+            Bug::FinishBeforeSavepoint => {
+                "a task that took the synchronous savepoint finishes when an older checkpoint completes, before the savepoint it belongs to"
+            }
+            Bug::DrainOnNoDrain => {
+                "a stop without drain ends the input, so operators finish (keyed sums emit totals) and the savepoint cannot be resumed"
             }
         }
     }

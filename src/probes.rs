@@ -58,6 +58,8 @@ pub enum Probe {
     AsyncPartFailed,
     CheckpointFailuresExceeded,
     CancelMarkerEndedAlignment,
+    SavepointCompleted,
+    SavepointRacedFinalCheckpoint,
     BatchRecoveredFinished,
     BatchEventsLost,
     BatchNoSnapshotDiscard,
@@ -74,7 +76,7 @@ pub enum Probe {
 }
 
 impl Probe {
-    pub const ALL: [Probe; 47] = [
+    pub const ALL: [Probe; 49] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -109,6 +111,8 @@ impl Probe {
         Probe::AsyncPartFailed,
         Probe::CheckpointFailuresExceeded,
         Probe::CancelMarkerEndedAlignment,
+        Probe::SavepointCompleted,
+        Probe::SavepointRacedFinalCheckpoint,
         Probe::BatchRecoveredFinished,
         Probe::BatchEventsLost,
         Probe::BatchNoSnapshotDiscard,
@@ -161,6 +165,8 @@ impl Probe {
             Probe::AsyncPartFailed => "async_part_failed",
             Probe::CheckpointFailuresExceeded => "checkpoint_failures_exceeded",
             Probe::CancelMarkerEndedAlignment => "cancel_marker_ended_alignment",
+            Probe::SavepointCompleted => "savepoint_completed",
+            Probe::SavepointRacedFinalCheckpoint => "savepoint_raced_final_checkpoint",
             Probe::BatchRecoveredFinished => "batch_recovered_finished",
             Probe::BatchEventsLost => "batch_events_lost",
             Probe::BatchNoSnapshotDiscard => "batch_no_snapshot_discard",
@@ -266,6 +272,12 @@ impl Probe {
             Probe::CancelMarkerEndedAlignment => {
                 "F1.10: a cancellation marker ended an alignment in band"
             }
+            Probe::SavepointCompleted => {
+                "F1.11: the synchronous savepoint of a stop-with-savepoint completed"
+            }
+            Probe::SavepointRacedFinalCheckpoint => {
+                "F1.11 step 4: a task snapshotted a savepoint while its final checkpoint was pending"
+            }
             Probe::BatchRecoveredFinished => "P2.4 step 2: a new JobManager recovered subtasks as finished (CREATED -> FINISHED)",
             Probe::BatchEventsLost => "P2.2: a JobManager died with unflushed job events",
             Probe::BatchNoSnapshotDiscard => "F2.3: replay discarded trailing finished events without a snapshot",
@@ -359,6 +371,8 @@ struct Attempt {
     restored_from: u64,
     /// It reached end of input and is not terminal yet.
     past_end: bool,
+    /// The first checkpoint it snapshotted after end of input (its final one).
+    final_taken: Option<u64>,
     /// Past end of input, it found an output full (it is draining).
     draining: bool,
 }
@@ -385,6 +399,8 @@ pub struct Probes {
     channel_state: BTreeSet<(u64, SubtaskId)>,
     /// TaskManagers whose replacement process started since they were last lost.
     replaced: BTreeSet<u32>,
+    /// F1.11: the synchronous savepoints triggered.
+    savepoints: Vec<u64>,
 }
 
 impl Probes {
@@ -418,6 +434,7 @@ impl Probes {
             final_snapshots: BTreeSet::new(),
             channel_state: BTreeSet::new(),
             replaced: BTreeSet::new(),
+            savepoints: Vec::new(),
         }
     }
 
@@ -589,11 +606,20 @@ impl Probes {
                 finished,
                 ..
             } => {
-                self.attempts[subtask.index()].aligning = None;
+                let a = &mut self.attempts[subtask.index()];
+                a.aligning = None;
+                let raced = a
+                    .final_taken
+                    .is_some_and(|k| k < checkpoint && self.final_snapshots.contains(&k));
+                if raced && self.savepoints.contains(&checkpoint) {
+                    self.hit.insert(Probe::SavepointRacedFinalCheckpoint);
+                }
                 if finished {
+                    a.final_taken.get_or_insert(checkpoint);
                     self.final_snapshots.insert(checkpoint);
                 }
             }
+            TraceEvent::SavepointTriggered { checkpoint, .. } => self.savepoints.push(checkpoint),
             TraceEvent::ChannelState {
                 subtask,
                 checkpoint,
@@ -611,6 +637,9 @@ impl Probes {
                 }
             }
             TraceEvent::CheckpointCompleted { checkpoint } => {
+                if self.savepoints.contains(&checkpoint) {
+                    self.hit.insert(Probe::SavepointCompleted);
+                }
                 if self.final_snapshots.remove(&checkpoint) {
                     self.hit.insert(Probe::FinalCheckpointCompleted);
                 }
@@ -643,7 +672,8 @@ impl Probes {
                 | FaultEvent::JobEventsWriteFailure
                 | FaultEvent::JobEventsReadFailure
                 | FaultEvent::TriggerTask { .. }
-                | FaultEvent::HoldChannel(_) => {}
+                | FaultEvent::HoldChannel(_)
+                | FaultEvent::StopWithSavepoint { .. } => {}
                 FaultEvent::FailTask(_)
                 | FaultEvent::FailSnapshot { .. }
                 | FaultEvent::LoseTaskManager(_)

@@ -29,13 +29,25 @@ pub enum Element {
     /// buffered ahead of it; that data becomes channel state.
     PriorityBarrier(u64),
     /// `flink` variant (F1.5): the producer emits no more records; barriers and
-    /// EndOfPartition may still follow.
-    EndOfData,
+    /// EndOfPartition may still follow. Its [`StopMode`] says whether the consumer finishes its
+    /// operators (the end of a bounded input, or a stop with drain) or only stops (F1.11).
+    EndOfData(StopMode),
     /// The producer's result partition ended: no element follows on this channel.
     EndOfPartition,
     /// Checkpoint `n` was abandoned upstream (Flink's `CancelCheckpointMarker`, F1.10): the
     /// consumer aborts `n`, unblocks its channels and passes the marker on.
     CancelMarker(u64),
+}
+
+/// What EndOfData asks of the consumer (Flink's `StopMode`, F1.11 step 2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum StopMode {
+    /// The input ended for good, or a stop-with-savepoint drains: operators finish (a keyed
+    /// sum emits its totals).
+    Drain,
+    /// A stop-with-savepoint without drain: the input stops, operators do not finish, so the
+    /// job can resume from the savepoint.
+    NoDrain,
 }
 
 impl Element {

@@ -290,6 +290,21 @@ fn probability_above_one() {
     );
 }
 
+/// F1.11: `drain` is a boolean, and a stop needs aligned barriers under `flink`.
+#[test]
+fn stop_with_savepoint_bad_values() {
+    reject(
+        &with(r#", "faults": [{"at": "1ms", "fault": "stop_with_savepoint", "drain": "yes"}]"#),
+        "faults[0].drain",
+        "expected a boolean",
+    );
+    reject(
+        &with(r#", "faults": [{"at": "1ms", "fault": "stop_with_savepoint"}]"#),
+        "faults[0].fault",
+        "needs a `checkpointing` block",
+    );
+}
+
 #[test]
 fn fault_with_both_at_and_when() {
     reject(

@@ -65,6 +65,9 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::KeepFailureCount => "tolerable-failures-reset-by-completion",
         Bug::SwallowCancelMarker => "cancel-marker-after-end-of-partition-legacy",
         Bug::CancelMarkerAsBarrier => "cancel-marker-after-end-of-partition-legacy",
+        Bug::EmitAfterStop => "stop-with-savepoint-drain",
+        Bug::FinishBeforeSavepoint => "stop-with-savepoint-races-final-checkpoint",
+        Bug::DrainOnNoDrain => "stop-with-savepoint-no-drain",
     }
 }
 

@@ -147,6 +147,11 @@ fn shipped_scenarios_hit_the_probes_of_their_situations() {
         ("case-barriers-and-eop", Probe::BarrierInsertedBeforeEop),
         ("case-trigger-all-eop", Probe::RpcTriggeredNonSource),
         ("final-transaction-flink", Probe::FinalCheckpointCompleted),
+        ("stop-with-savepoint-drain", Probe::SavepointCompleted),
+        (
+            "stop-with-savepoint-races-final-checkpoint",
+            Probe::SavepointRacedFinalCheckpoint,
+        ),
         ("alignment-timeout", Probe::AlignmentTimeoutSwitch),
         ("flush-before-finish-false", Probe::PendingProblemSlowEop),
         ("flush-before-finish-true", Probe::UnalignedChannelState),

@@ -11,6 +11,7 @@
 //! - `flink` and `legacy`: the whole checkpoint is aborted; the next one plans again.
 
 pub mod plan;
+mod savepoint;
 pub mod stats;
 pub mod storage;
 
@@ -59,6 +60,8 @@ pub struct CheckpointCoordinator {
     /// Set when a failure made `failures` exceed `tolerable_failures`: the JobMaster takes it
     /// and fails the job over.
     exceeded: Option<Exceeded>,
+    /// F1.11: a stop-with-savepoint under way, which stops the scheduler.
+    stop: Option<savepoint::Stop>,
 }
 
 /// F1.9: the counted checkpoint failures in a row exceeded `tolerable_failures`.
@@ -90,6 +93,7 @@ impl CheckpointCoordinator {
             failures: 0,
             last_succeeded: 0,
             exceeded: None,
+            stop: None,
         }
     }
 
@@ -168,6 +172,9 @@ impl CheckpointCoordinator {
     }
 
     fn try_trigger(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
+        if self.scheduler_stopped() {
+            return; // F1.11 step 1: no periodic or `trigger_at` checkpoint during a stop
+        }
         let failure = if self.pending.len() >= self.config.max_concurrent as usize {
             Some(TriggerFailure::TooManyConcurrent)
         } else if ctx.config.bug != Some(Bug::IgnoreMinPause)
@@ -189,13 +196,24 @@ impl CheckpointCoordinator {
                 self.bug,
             ),
         };
-        let plan = match plan {
-            Ok(plan) => plan,
-            Err(reason) => {
-                ctx.record(TraceEvent::CheckpointNotTriggered { reason });
-                return;
+        match plan {
+            Ok(plan) => {
+                self.start_checkpoint(ctx, view, placement, plan, None);
             }
-        };
+            Err(reason) => ctx.record(TraceEvent::CheckpointNotTriggered { reason }),
+        }
+    }
+
+    /// Starts checkpoint number next with `plan`: its trigger RPC to the subtasks the plan
+    /// triggers (`triggerSavepoint` with `savepoint`'s drain, F1.11), and its timeout.
+    fn start_checkpoint(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+        plan: Plan,
+        savepoint: Option<bool>,
+    ) -> u64 {
         let id = ctx.io.storage.next_checkpoint_id();
         let n = ctx.graph.subtasks.len();
         let mut waiting = vec![false; n];
@@ -205,6 +223,12 @@ impl CheckpointCoordinator {
         let mut triggered = vec![false; n];
         for s in &plan.to_trigger {
             triggered[s.index()] = true;
+        }
+        if let Some(drain) = savepoint {
+            ctx.record(TraceEvent::SavepointTriggered {
+                checkpoint: id,
+                drain,
+            });
         }
         ctx.record(TraceEvent::CheckpointTriggered { checkpoint: id });
         ctx.io.stats.checkpoints.push(CheckpointRecord {
@@ -218,8 +242,15 @@ impl CheckpointCoordinator {
             input_state_records: 0,
             output_state_records: 0,
         });
+        let call = match savepoint {
+            None => Call::TriggerCheckpoint(id),
+            Some(drain) => Call::TriggerSavepoint {
+                checkpoint: id,
+                drain,
+            },
+        };
         for &s in &plan.to_trigger {
-            send(ctx, view, placement, s, Call::TriggerCheckpoint(id));
+            send(ctx, view, placement, s, call);
         }
         ctx.sched.after(
             self.config.timeout,
@@ -236,6 +267,7 @@ impl CheckpointCoordinator {
             waiting,
             triggered,
         });
+        id
     }
 
     fn find(&self, id: u64) -> Option<usize> {
@@ -464,6 +496,7 @@ impl CheckpointCoordinator {
                 send(ctx, view, placement, s, Call::NotifyCheckpointAborted(p.id));
             }
         }
+        self.savepoint_forgotten();
     }
 
     /// Aborts every pending checkpoint without notifying tasks (they are gone or going).
@@ -483,6 +516,7 @@ impl CheckpointCoordinator {
         if let Some(record) = ctx.io.stats.get_mut(p.id) {
             record.outcome = Outcome::Aborted(ctx.now, reason);
         }
+        self.savepoint_dropped(ctx, p.id);
     }
 
     fn complete(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32], i: usize) {
@@ -498,6 +532,7 @@ impl CheckpointCoordinator {
             record.outcome = Outcome::Completed(ctx.now);
         }
         self.last_completed_at = Some(ctx.now);
+        self.savepoint_completed(p.id);
         // F1.9: a completed checkpoint newer than the last one resets the failure count.
         if p.id > self.last_succeeded {
             self.last_succeeded = p.id;
@@ -530,8 +565,12 @@ impl CheckpointCoordinator {
         reason: AbortReason,
     ) {
         let p = self.pending.remove(i);
+        // F1.11: Flink's `CheckpointFailureManager` does not count a failed savepoint.
+        let savepoint = self.is_savepoint(p.id);
         self.drop_one(ctx, &p, reason);
-        self.count_failure(p.id, reason);
+        if !savepoint {
+            self.count_failure(p.id, reason);
+        }
         for &s in &p.plan.to_wait_for {
             send(ctx, view, placement, s, Call::NotifyCheckpointAborted(p.id));
         }

@@ -88,6 +88,7 @@ impl FaultPlan {
                 FaultKind::DisconnectTaskManager { duration, .. } => duration,
                 FaultKind::FailTask { .. }
                 | FaultKind::TriggerTask { .. }
+                | FaultKind::StopWithSavepoint { .. }
                 | FaultKind::FailSnapshot { .. }
                 | FaultKind::DelaySpike { .. }
                 | FaultKind::RpcLoss { .. }
@@ -259,6 +260,7 @@ impl FaultPlan {
             )),
             FaultKind::FailTask { .. }
             | FaultKind::TriggerTask { .. }
+            | FaultKind::StopWithSavepoint { .. }
             | FaultKind::FailSnapshot { .. }
             | FaultKind::HoldChannel { .. }
             | FaultKind::LoseTaskManager { .. }

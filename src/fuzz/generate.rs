@@ -128,6 +128,8 @@ struct Bias {
     chains: bool,
     /// F1.6: a job started from a checkpoint in which a chain mixes finished states.
     mixed_chain: bool,
+    /// F1.11: a stop-with-savepoint (under `flink`, aligned).
+    savepoint: bool,
 }
 
 /// How barriers align (P1.4).
@@ -173,6 +175,10 @@ impl Bias {
                     Bug::EopNotCounted | Bug::SnapshotAtFirstBarrier | Bug::SwallowCancelMarker => {
                         Some(Alignment::AtLeastOnce)
                     }
+                    // F1.11: a savepoint is always aligned; validation refuses the others.
+                    Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain => {
+                        Some(Alignment::Aligned)
+                    }
                     _ => None,
                 },
                 reconcile: matches!(
@@ -203,6 +209,10 @@ impl Bias {
                 ),
                 chains: matches!(bug, Bug::SnapshotHeadOnly | Bug::AcceptMixedChain),
                 mixed_chain: bug == Bug::AcceptMixedChain,
+                savepoint: matches!(
+                    bug,
+                    Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain
+                ),
             },
         }
     }
@@ -220,7 +230,12 @@ fn protocols(options: &GenerateOptions) -> Vec<FinishProtocol> {
         Some(Bug::CancelPendingOnFinish | Bug::NoBarrierBeforeEop) => {
             vec![FinishProtocol::Option1, FinishProtocol::Option2]
         }
-        Some(Bug::TriggerWaitsForInput) => vec![FinishProtocol::Flink],
+        Some(
+            Bug::TriggerWaitsForInput
+            | Bug::EmitAfterStop
+            | Bug::FinishBeforeSavepoint
+            | Bug::DrainOnNoDrain,
+        ) => vec![FinishProtocol::Flink],
         // F1.10: under `legacy`, EndOfPartition during an alignment aborts the checkpoint,
         // the commonest origin of a marker.
         Some(Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier) => vec![FinishProtocol::Legacy],
@@ -390,6 +405,28 @@ fn hold_channel(
             doc["at"] = json!(format!("{at_us}us"));
             doc["release_when"] = json!({"checkpoint_completed": id});
         }
+    }
+    Some(doc)
+}
+
+/// A `stop_with_savepoint` fault (F1.11), in one draw of three of the streaming seeds that can
+/// take one (`flink`, aligned without a timeout): with or without drain, at an instant of the
+/// fault window, at the trigger of checkpoint `id` (so that it races the final checkpoints of
+/// tasks that ended their input), or when the first source subtask ends its input.
+fn stop_with_savepoint(
+    (draw, drain, permille, kind, id): (u8, bool, u64, u8, u64),
+    heal_ms: u64,
+    source: &str,
+    forced: bool,
+) -> Option<Value> {
+    if draw != 0 && !forced {
+        return None;
+    }
+    let mut doc = json!({"fault": "stop_with_savepoint", "drain": drain});
+    match kind {
+        0 => doc["at"] = json!(format!("{}us", heal_ms * permille)),
+        1 => doc["when"] = json!({"checkpoint_pending": id}),
+        _ => doc["when"] = json!({"end_of_input": format!("{source}[0]")}),
     }
     Some(doc)
 }
@@ -800,9 +837,12 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // After that (F1.12): in one streaming seed of four, operator chains: each vertex whose bit
     // is set in the mask chains a map in, behind a source or in front of any other operator.
     let chains = (0u8..4, any::<u8>());
-    // And last (F1.6): in one streaming seed of five, the job starts from a checkpoint; the
+    // After that (F1.6): in one streaming seed of five, the job starts from a checkpoint; the
     // u64 drives every choice in it (`restore_from`).
     let restores = (0u8..5, any::<u64>());
+    // After that (F1.11), last: a stop-with-savepoint in one of three streaming seeds that can
+    // take one (drain, when in per mille of the fault window, which trigger, a checkpoint id).
+    let savepoint = (0u8..3, any::<bool>(), 0u64..=1000, 0u8..3, 1u64..=3);
     (
         shape,
         network,
@@ -819,6 +859,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
             chains,
             restores,
         ),
+        savepoint,
     )
         .prop_map(
             move |(
@@ -847,6 +888,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     (chain_draw, chain_mask),
                     (restore_draw, restore_bits),
                 ),
+                savepoint,
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
                 // streaming.
@@ -948,6 +990,15 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     (_, 1) => Alignment::Unaligned,
                     _ => Alignment::Timeout,
                 });
+                // F1.11: only where the model runs a stop (validation refuses the rest).
+                if protocol == FinishProtocol::Flink && alignment == Alignment::Aligned {
+                    let source = vertices[0]["id"].as_str().unwrap_or_default();
+                    if let Some(stop) =
+                        stop_with_savepoint(savepoint, swarm.3, source, bias.savepoint)
+                    {
+                        faults.push(stop);
+                    }
+                }
                 json!({
                     "name": format!("fuzz-seed-{seed}"),
                     "seed": seed,

@@ -23,7 +23,7 @@ use crate::checkpoint::CheckpointCoordinator;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{Checkpointing, Cluster, FailoverScope, JobMasterConfig};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{AbortReason, Address, Call, Restore, Rpc, TraceEvent};
+use crate::trace::{AbortReason, Address, Call, Restore, Rpc, SavepointRefusal, TraceEvent};
 use crate::world::{Ctx, Event};
 
 /// The JobMaster's record of one subtask's current attempt: its *view*, which lags the task.
@@ -628,6 +628,21 @@ impl JobMaster {
         let checkpoint = checkpoint.or_else(|| self.checkpoints.as_ref()?.newest_pending())?;
         self.call_current(ctx, subtask, Call::TriggerCheckpoint(checkpoint));
         Some(checkpoint)
+    }
+
+    /// `stop_with_savepoint` (F1.11 step 1): only a RUNNING job with checkpointing is stopped;
+    /// otherwise, or with a stop already under way, the request is refused and the job runs
+    /// on.
+    pub fn stop_with_savepoint(&mut self, ctx: &mut Ctx<'_, '_>, drain: bool) {
+        let refusal = match (&mut self.checkpoints, self.status) {
+            (Some(cc), JobStatus::Running) => cc
+                .trigger_savepoint(ctx, &self.executions, &self.placement, drain)
+                .err(),
+            _ => Some(SavepointRefusal::JobNotRunning),
+        };
+        if let Some(reason) = refusal {
+            ctx.record(TraceEvent::SavepointRefused { reason });
+        }
     }
 
     /// `call` to `subtask`'s current attempt, on its host.

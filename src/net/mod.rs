@@ -304,7 +304,7 @@ pub fn draw(rng: &mut Stream, range: DurationRange) -> sim::Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Element;
+    use crate::record::{Element, StopMode};
 
     /// One source subtask feeding one sink subtask: a single channel, capacity 2.
     fn plane() -> DataPlane {
@@ -330,14 +330,23 @@ mod tests {
         let mut p = plane();
         assert!(!p.defer_if_held(C), "nothing is held");
         p.hold(C);
-        p.push(Instant::ZERO, C, Element::EndOfData, Duration::ZERO);
+        p.push(
+            Instant::ZERO,
+            C,
+            Element::EndOfData(StopMode::Drain),
+            Duration::ZERO,
+        );
         p.push(Instant::ZERO, C, Element::EndOfPartition, Duration::ZERO);
         assert!(p.defer_if_held(C));
         assert!(p.defer_if_held(C));
         assert_eq!(p.buffered(C), 0, "nothing reached the consumer");
         assert_eq!(p.release(C), Some(2), "both arrivals waited");
         assert!(!p.defer_if_held(C), "released");
-        assert_eq!(p.arrive(C).0, Element::EndOfData, "the oldest first");
+        assert_eq!(
+            p.arrive(C).0,
+            Element::EndOfData(StopMode::Drain),
+            "the oldest first"
+        );
         assert_eq!(p.arrive(C).0, Element::EndOfPartition);
     }
 
@@ -360,7 +369,12 @@ mod tests {
     fn a_reset_drops_the_waiting_arrivals_but_not_the_hold() {
         let mut p = plane();
         p.hold(C);
-        p.push(Instant::ZERO, C, Element::EndOfData, Duration::ZERO);
+        p.push(
+            Instant::ZERO,
+            C,
+            Element::EndOfData(StopMode::Drain),
+            Duration::ZERO,
+        );
         assert!(p.defer_if_held(C));
         p.reset(C, Instant::ZERO);
         assert!(p.defer_if_held(C), "the hold outlives the reset");

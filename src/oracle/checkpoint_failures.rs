@@ -53,6 +53,8 @@ pub struct CheckpointFailures {
     must_fail: Option<(u32, u32, u64, Instant, u64)>,
     /// Global failures the count called for while the job was RUNNING.
     global_failures: u64,
+    /// F1.11: synchronous savepoints, whose failures Flink does not count.
+    savepoints: Vec<u64>,
 }
 
 /// F1.9: the failures Flink's `CheckpointFailureManager` counts: `CHECKPOINT_EXPIRED` and
@@ -76,6 +78,7 @@ impl CheckpointFailures {
             status: JobStatus::Initializing,
             task: vec![None; n],
             last_decline: None,
+            savepoints: Vec::new(),
             failed_uploads: Vec::new(),
             must_fail: None,
             global_failures: 0,
@@ -269,10 +272,14 @@ impl CheckpointFailures {
                 self.last_succeeded = checkpoint;
                 self.failures = 0;
             }
+            TraceEvent::SavepointTriggered { checkpoint, .. } => self.savepoints.push(checkpoint),
             TraceEvent::CheckpointAborted { checkpoint, reason } => {
                 let decline = self.last_decline.take().filter(|d| d.0 == checkpoint);
                 let limit = self.limit?;
-                if !counted(reason) || checkpoint <= self.last_succeeded {
+                if !counted(reason)
+                    || checkpoint <= self.last_succeeded
+                    || self.savepoints.contains(&checkpoint)
+                {
                     return None;
                 }
                 self.failures += 1;

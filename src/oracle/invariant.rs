@@ -48,6 +48,9 @@ pub enum Invariant {
     /// A job submitted with a checkpoint starts from it exactly when Flink's finished-state
     /// checks accept its shape, and otherwise fails before deploying anything (F1.6).
     RestoreShape,
+    /// After a synchronous savepoint's barrier no task emits a record; a task that performed
+    /// the savepoint does not finish before it completes; without drain no input ends (F1.11).
+    StopWithSavepoint,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -57,7 +60,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 20] = [
+    pub const ALL: [Invariant; 21] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -75,6 +78,7 @@ impl Invariant {
         Invariant::CheckpointFailures,
         Invariant::CancelMarkers,
         Invariant::RestoreShape,
+        Invariant::StopWithSavepoint,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -99,6 +103,7 @@ impl Invariant {
             Invariant::CheckpointFailures => "checkpoint-failures",
             Invariant::CancelMarkers => "cancel-markers",
             Invariant::RestoreShape => "restore-shape",
+            Invariant::StopWithSavepoint => "stop-with-savepoint",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

@@ -25,6 +25,8 @@ fn failovers_at_most(fault: FaultEvent, subtasks: u64) -> u64 {
         // itself (a failover it leads to is judged with the checkpoint failures, F1.9).
         FaultEvent::FailSnapshot { sync, .. } => u64::from(sync),
         FaultEvent::LoseTaskManager(_) | FaultEvent::DisconnectTaskManager(_) => subtasks,
+        // F1.11 step 5: a failed savepoint fails every task that took it, each region once.
+        FaultEvent::StopWithSavepoint { .. } => subtasks,
         FaultEvent::CrashJobMaster
         | FaultEvent::DelaySpike
         | FaultEvent::RpcLoss

@@ -15,6 +15,7 @@ pub(crate) mod reconcile_outcome;
 mod reference;
 mod restore_shape;
 mod rpc_order;
+mod savepoint;
 mod trigger_at_once;
 mod uploads;
 
@@ -150,6 +151,8 @@ pub struct Oracles {
     uploads: Option<uploads::Uploads>,
     /// `cancel-markers` (F1.10), with `checkpointing.cancel_markers` on.
     cancel_markers: Option<cancel_markers::CancelMarkers>,
+    /// `stop-with-savepoint` (F1.11), with a `stop_with_savepoint` fault only.
+    savepoints: Option<savepoint::Savepoints>,
     /// `checkpoint-failures` (F1.9), when checkpointing is on.
     checkpoint_failures: Option<checkpoint_failures::CheckpointFailures>,
     /// `reconcile-outcome` (P3.4), under `failover: reconcile` only.
@@ -208,6 +211,9 @@ impl Oracles {
             cancel_markers: config
                 .cancel_markers
                 .then(|| cancel_markers::CancelMarkers::new(graph)),
+            savepoints: config
+                .stop_with_savepoint
+                .then(|| savepoint::Savepoints::new(graph)),
             checkpoint_failures: config.checkpoint_failure_checks.then(|| {
                 checkpoint_failures::CheckpointFailures::new(graph, config.tolerable_failures)
             }),
@@ -295,6 +301,13 @@ impl Oracles {
         {
             self.violate(v);
         }
+        if let Some(v) = self
+            .savepoints
+            .as_mut()
+            .and_then(|s| s.observe(graph, index, now, event))
+        {
+            self.violate(v);
+        }
         // Only these concern `checkpoint-failures`: the records' hot path skips the call.
         if self.checkpoint_failures.is_some()
             && matches!(
@@ -310,6 +323,7 @@ impl Oracles {
                         ..
                     }
                     | TraceEvent::CheckpointTriggered { .. }
+                    | TraceEvent::SavepointTriggered { .. }
                     | TraceEvent::CheckpointCompleted { .. }
                     | TraceEvent::CheckpointAborted { .. }
                     | TraceEvent::CheckpointFailuresExceeded { .. }
@@ -503,9 +517,14 @@ impl Oracles {
                 self.open.insert(checkpoint);
                 // P1.1: no trigger sooner than `min_pause` after the coordinator's last
                 // completion.
+                // F1.11: a savepoint is forced; `min_pause` does not hold it back.
+                let forced = self
+                    .savepoints
+                    .as_ref()
+                    .is_some_and(|s| s.is_savepoint(checkpoint));
                 if let Some(done) = self
                     .last_completed_at
-                    .filter(|&t| now.saturating_duration_since(t) < self.min_pause)
+                    .filter(|&t| !forced && now.saturating_duration_since(t) < self.min_pause)
                 {
                     self.violate(Violation {
                         invariant: Invariant::CheckpointProgress,
@@ -686,7 +705,13 @@ impl Oracles {
         for &c in &s.inputs {
             cut.processed[c.index()] = self.processed[c.index()];
         }
-        if finished {
+        // F1.11: a synchronous savepoint covers the last state of every task in it, stopped
+        // with drain (final) or without (its operators never finish).
+        let savepoint = self
+            .savepoints
+            .as_ref()
+            .is_some_and(|s| s.is_savepoint(checkpoint));
+        if finished || savepoint {
             cut.final_snapshots.push(subtask);
         }
     }
@@ -1205,8 +1230,30 @@ impl Oracles {
         // The reference derives what each source must emit from the scenario (all of its
         // records once the job finished), not from what the sources did emit.
         let finished = status == JobStatus::Finished;
-        let (expected, overrun) =
-            reference::expected_sink_output(graph, &self.emitted, finished, self.restored.as_ref());
+        // F1.6: a job submitted with a checkpoint starts from it.
+        let restored = self.restored.as_ref();
+        // F1.11: a job stopped by a savepoint ends with what its sources emitted up to the
+        // stop; a keyed sum emits totals only if every source before it ended its input.
+        // A source deployed finished on restore emitted all it ever did before.
+        let (mut expected, overrun) =
+            reference::expected_sink_output(graph, &self.emitted, finished, restored, None);
+        // F1.11: what a failure-free run up to the farthest any attempt got produces. An
+        // at-least-once sink keeps what it received from an attempt a failover replaced, even
+        // past where the stopped job's last attempts got.
+        let mut ever: std::collections::BTreeSet<(u32, Record)> = Default::default();
+        let drained_then_failed = self
+            .savepoints
+            .as_ref()
+            .is_some_and(|s| s.drained_then_failed());
+        if let Some(s) = self.savepoints.as_ref().and_then(|s| s.stopped()) {
+            ever = expected.iter().copied().collect();
+            let emitted: Vec<u64> = (s.emitted.iter().zip(&self.emitted))
+                .map(|(&last, &ever)| if last == u64::MAX { ever } else { last })
+                .collect();
+            expected =
+                reference::expected_sink_output(graph, &emitted, finished, restored, Some(s.ended))
+                    .0;
+        }
         for reference::Overrun {
             source,
             emitted,
@@ -1292,6 +1339,15 @@ impl Oracles {
                 if duplicate && at_least_once && self.failed_over {
                     // At-least-once output may repeat what a failover replayed (P4).
                     i += 1;
+                    continue;
+                }
+                if at_least_once && self.failed_over && ever.contains(&(vertex, record)) {
+                    i += 1; // F1.11: received before a failover, past the stop's position
+                    continue;
+                }
+                let total = !self.is_source[record.origin.index()];
+                if at_least_once && self.failed_over && total && drained_then_failed {
+                    i += 1; // F1.11 step 5: totals of a drain that failed and was rolled back
                     continue;
                 }
                 let what = if duplicate {

@@ -141,13 +141,20 @@ impl Restored {
 /// `(sink vertex index, record)` pairs, sorted, with one entry per expected copy; and every
 /// source subtask that emitted more records than the scenario gives it. `restored`: what a job
 /// submitted with a checkpoint starts from (F1.6).
+///
+/// `stopped`: a savepoint stopped the job (F1.11), and which source subtasks ended their input
+/// (the others stopped without drain): a source then counts for what it emitted, and a keyed
+/// sum emits totals only if every source before it ended.
 pub fn expected_sink_output(
     graph: &ExecutionGraph,
     emitted: &[u64],
     finished: bool,
     restored: Option<&Restored>,
+    stopped: Option<&[bool]>,
 ) -> (Vec<(u32, Record)>, Vec<Overrun>) {
     let mut outputs: Vec<Vec<Record>> = vec![Vec::new(); graph.vertices.len()];
+    // Per vertex: every source before it (or itself) ended its input.
+    let mut drained = vec![true; graph.vertices.len()];
     let mut expected = Vec::new();
     let mut overrun = Vec::new();
     for &v in &graph.topological_order {
@@ -159,6 +166,10 @@ pub fn expected_sink_output(
             .iter()
             .flat_map(|&e| outputs[graph.edges[e].from.index()].iter().copied())
             .collect();
+        for &e in &vertex.inputs {
+            let from = graph.edges[e].from.index();
+            drained[v.index()] &= drained[from];
+        }
         // F1.12: each chained operator works on what the one before it output.
         for (k, operator) in vertex.chain.operators().enumerate() {
             stream = match operator {
@@ -181,7 +192,7 @@ pub fn expected_sink_output(
                                         limit: n,
                                     });
                                 }
-                                if finished {
+                                if finished && stopped.is_none() {
                                     n
                                 } else {
                                     did.min(n)
@@ -190,6 +201,9 @@ pub fn expected_sink_output(
                             Records::Unbounded => did,
                         };
                         out.extend((from..count).map(|seq| source_record(s, seq)));
+                        if let Some(ended) = stopped {
+                            drained[v.index()] &= ended[s.index()];
+                        }
                     }
                     out
                 }
@@ -200,6 +214,8 @@ pub fn expected_sink_output(
                         ..r
                     })
                     .collect(),
+                // F1.11: stopped without drain, a keyed sum emits no totals.
+                Operator::KeyedSum { .. } if !drained[v.index()] => Vec::new(),
                 Operator::KeyedSum { keys } => {
                     let mut sums: BTreeMap<u32, i64> = restored
                         .map(|r| r.sums[v.index()][k].clone())

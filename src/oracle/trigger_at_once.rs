@@ -99,6 +99,7 @@ impl TriggerAtOnce {
 mod tests {
     use super::*;
     use crate::graph::ChannelId;
+    use crate::record::StopMode;
     use crate::status::ExecutionState;
 
     fn graph() -> ExecutionGraph {
@@ -140,7 +141,12 @@ mod tests {
         );
         // Reported once.
         assert!(o
-            .observe(&g, 3, Instant::ZERO, &take(Element::EndOfData))
+            .observe(
+                &g,
+                3,
+                Instant::ZERO,
+                &take(Element::EndOfData(StopMode::Drain))
+            )
             .is_none());
     }
 

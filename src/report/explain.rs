@@ -14,11 +14,13 @@
 
 use crate::checkpoint::stats::Outcome;
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
-use crate::record::Element;
+use crate::record::{Element, StopMode};
 use crate::run::RunReport;
 use crate::scenario::{CheckpointMode, Delivery, FinishProtocol, Scenario};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{AbortReason, Call, DeclineReason, FaultEvent, TraceEvent, TriggerFailure};
+use crate::trace::{
+    AbortReason, Call, DeclineReason, FaultEvent, SavepointRefusal, TraceEvent, TriggerFailure,
+};
 use anstyle::{AnsiColor, Style};
 use sim::Instant;
 use std::collections::{BTreeMap, HashMap};
@@ -442,6 +444,40 @@ impl Narrator<'_> {
                     ),
                 )
             }
+            TraceEvent::SavepointTriggered { checkpoint, drain } => key(
+                CC,
+                "F1.11 step 1",
+                format!("checkpoint {checkpoint} is a synchronous savepoint: periodic checkpoints stop, the sources are told to stop ({}) and then snapshot, and every task waits for this savepoint's completion before it finishes", if drain { "with drain: their input ends, operators finish" } else { "without drain: operators do not finish, so the job can resume from it" }),
+                "savepoint",
+            ),
+            TraceEvent::SavepointRefused { reason } => key(
+                CC,
+                "F1.11 step 1",
+                match reason {
+                    SavepointRefusal::JobNotRunning => "the stop-with-savepoint is refused: the job is not RUNNING, and nothing is triggered".to_owned(),
+                    SavepointRefusal::SavepointInProgress => "the stop-with-savepoint is refused: another one is under way".to_owned(),
+                },
+                "refused",
+            ),
+            TraceEvent::SourceStopped { subtask, checkpoint, drain, .. } => told(
+                self.name(subtask),
+                "F1.11 step 2",
+                if drain {
+                    format!("stops for savepoint {checkpoint}, with drain: its input ends (EndOfData), then it snapshots and waits for the savepoint")
+                } else {
+                    format!("stops for savepoint {checkpoint}, without drain: EndOfData(no drain) tells its consumers to stop without finishing their operators; then it snapshots and waits for the savepoint")
+                },
+            ),
+            TraceEvent::SavepointFailed { checkpoint } => key(
+                CC,
+                "F1.11 step 5",
+                if checkpoint == 0 {
+                    "the stop-with-savepoint failed before any savepoint was triggered: the checkpoint scheduler starts again and the job runs on".to_owned()
+                } else {
+                    format!("the stop-with-savepoint failed with savepoint {checkpoint}: the checkpoint scheduler starts again; every task that took the savepoint fails when told of the abort, and a failover restores the job")
+                },
+                "savepoint failed",
+            ),
             TraceEvent::ChannelReleased { channel, arrivals } => key(
                 "Faults",
                 "",
@@ -466,6 +502,8 @@ impl Narrator<'_> {
                     FaultEvent::TriggerTask { subtask, checkpoint } => format!("the test harness sends the trigger RPC of checkpoint {checkpoint} straight to {}, as Flink's task-level tests do (F1.4)", self.name(subtask)),
                     FaultEvent::FailSnapshot { subtask, checkpoint, sync: true } => format!("{}'s operator throws in snapshotState for checkpoint {checkpoint}: the task fails (F1.9)", self.name(subtask)),
                     FaultEvent::FailSnapshot { subtask, checkpoint, sync: false } => format!("writing {}'s state for checkpoint {checkpoint} fails: the task declines the checkpoint and runs on (F1.9)", self.name(subtask)),
+                    FaultEvent::StopWithSavepoint { drain: true } => "the operator asks the JobManager to stop the job with a savepoint, draining it (flink stop --drain, F1.11)".to_owned(),
+                    FaultEvent::StopWithSavepoint { drain: false } => "the operator asks the JobManager to stop the job with a savepoint, without drain, so that it can resume from it (flink stop, F1.11)".to_owned(),
                     FaultEvent::HoldChannel(c) => format!("channel {} stalls: what is on its wire, and what its producer sends within its credit, waits there until the hold ends", self.channel(c)),
                 };
                 key(
@@ -812,6 +850,11 @@ impl Narrator<'_> {
                 let (rule, why) = decline_rule(reason);
                 told(CC, rule, format!("{name} declines checkpoint {checkpoint}: {why}"))
             }
+            Call::TriggerSavepoint { checkpoint, drain } => told(
+                dest,
+                "F1.11 step 2",
+                format!("delivers the trigger of savepoint {checkpoint} to {name}: it stops ({}), then snapshots", if drain { "drain" } else { "no drain" }),
+            ),
             Call::TriggerFailed(n) => told(
                 CC,
                 "F1.9",
@@ -879,7 +922,12 @@ impl Narrator<'_> {
                 "F1.10",
                 format!("sends a cancellation marker for checkpoint {n} on {ch}: it abandoned the checkpoint, and its consumer is to abort it too"),
             ),
-            Element::EndOfData => told(
+            Element::EndOfData(StopMode::NoDrain) => told(
+                self.name(from),
+                "F1.11 step 2",
+                format!("sends EndOfData without drain on {ch}: it stopped for a savepoint; its consumer stops too, and finishes no operator"),
+            ),
+            Element::EndOfData(StopMode::Drain) => told(
                 self.name(from),
                 "F1.5 step 1",
                 format!("sends EndOfData on {ch}: no more records, but barriers and EndOfPartition may still follow"),
@@ -961,7 +1009,7 @@ impl Narrator<'_> {
                 };
                 told(name, rule, text)
             }
-            Element::EndOfData => told(
+            Element::EndOfData(_) => told(
                 name,
                 "F1.5 step 1",
                 format!("dequeued EndOfData from {ch}: it acknowledges 'all records processed' to the producer"),
@@ -1223,7 +1271,8 @@ fn element_name(element: Element) -> String {
         Element::Barrier(n) => format!("barrier {n}"),
         Element::PriorityBarrier(n) => format!("unaligned barrier {n}"),
         Element::CancelMarker(n) => format!("cancel marker {n}"),
-        Element::EndOfData => "EndOfData".to_owned(),
+        Element::EndOfData(StopMode::Drain) => "EndOfData".to_owned(),
+        Element::EndOfData(StopMode::NoDrain) => "EndOfData (no drain)".to_owned(),
         Element::EndOfPartition => "EndOfPartition".to_owned(),
     }
 }

@@ -150,7 +150,7 @@
 //! | --- | --- | --- |
 //! | `at` | one duration since the start of the run, at most `budget.max_time`: the fault fires at that instant | exactly one of `at` and `when` |
 //! | `when` | an object with exactly one predicate, below: the fault fires the first time the predicate holds | exactly one of `at` and `when` |
-//! | `fault` | the kind: `"fail_task"`, `"lose_task_manager"`, `"crash_jobmaster"`, `"delay_spike"`, `"rpc_loss"`, `"trigger_task"`, `"fail_snapshot"` or `"hold_channel"` (streaming), `"disconnect_task_manager"`, `"job_events_write_failure"` or `"job_events_read_failure"` (batch), below | required |
+//! | `fault` | the kind: `"fail_task"`, `"lose_task_manager"`, `"crash_jobmaster"`, `"delay_spike"`, `"rpc_loss"`, `"trigger_task"`, `"fail_snapshot"`, `"hold_channel"` or `"stop_with_savepoint"` (streaming), `"disconnect_task_manager"`, `"job_events_write_failure"` or `"job_events_read_failure"` (batch), below | required |
 //! | the kind's fields | below; a field of another kind is an error | below |
 //!
 //! The kinds and their fields (every duration one duration, not a range):
@@ -175,6 +175,13 @@
 //!   delivers nothing until `release_at` (one duration after the hold's `at`) or the first time
 //!   the predicate `release_when` holds (exactly one of the two; at once if it held before the
 //!   hold began), and `heal_at` at the latest; then what waited arrives, in order.
+//! - `"stop_with_savepoint"`: the JobMaster is asked to stop the job with a synchronous
+//!   savepoint (F1.11), draining it if `drain` is `true` (the sources' input ends, operators
+//!   finish) or not (`false`, the default, as `flink stop` without `--drain`: operators do not
+//!   finish, so the job can resume from the savepoint). Needs a `checkpointing` block with
+//!   `finish_protocol: "flink"` and `mode: "aligned"` without `alignment_timeout` (a Flink
+//!   savepoint is always aligned). Refused at run time (`savepoint_refused`) while the job is
+//!   not RUNNING or another stop is under way.
 //!
 //! The predicates of `when` (subtasks written as in `expect.checkpoints`; an unknown key is an
 //! error):

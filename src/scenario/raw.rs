@@ -401,6 +401,7 @@ pub(super) struct RawFault {
     pub to: Option<String>,
     pub release_at: Option<SingleDuration>,
     pub release_when: Option<Object<RawPredicate>>,
+    pub drain: Option<bool>,
 }
 
 /// The `fault` field: which [`super::FaultKind`] variant to build.
@@ -418,6 +419,7 @@ pub(super) enum FaultName {
     TriggerTask,
     FailSnapshot,
     HoldChannel,
+    StopWithSavepoint,
 }
 
 impl FaultName {
@@ -435,6 +437,7 @@ impl FaultName {
             FaultName::TriggerTask => "trigger_task",
             FaultName::FailSnapshot => "fail_snapshot",
             FaultName::HoldChannel => "hold_channel",
+            FaultName::StopWithSavepoint => "stop_with_savepoint",
         }
     }
 }

@@ -2785,3 +2785,90 @@ fn restore_from_is_checked_at_its_json_paths() {
         "batch job",
     );
 }
+
+/// `stop_with_savepoint` (F1.11) takes `drain` (a boolean, default false) and runs only where
+/// the model follows Flink: a `checkpointing` block, `flink`, aligned barriers without a
+/// timeout, a streaming job. Every refusal names its JSON path and says why.
+#[test]
+fn stop_with_savepoint_fields_are_checked_at_their_json_paths() {
+    let stop = |checkpointing: &str, fault: &str| {
+        with(&format!(
+            r#""checkpointing": {{"interval": "5ms"{checkpointing}}}, "faults": [{{"at": "1ms", "fault": "stop_with_savepoint"{fault}}}]"#
+        ))
+    };
+    let s = ok(&stop("", ""));
+    assert_eq!(
+        s.faults[0].kind,
+        FaultKind::StopWithSavepoint { drain: false }
+    );
+    let s = ok(&stop(
+        r#", "finish_protocol": "flink""#,
+        r#", "drain": true"#,
+    ));
+    assert_eq!(
+        s.faults[0].kind,
+        FaultKind::StopWithSavepoint { drain: true }
+    );
+    let s = ok(&with(
+        r#""checkpointing": {"interval": "5ms"}, "faults": [{"when": {"checkpoint_pending": 2}, "fault": "stop_with_savepoint"}]"#,
+    ));
+    assert_eq!(
+        s.faults[0].trigger,
+        crate::scenario::FaultTrigger::When(Predicate::CheckpointPending(2))
+    );
+    reject(&stop("", r#", "drain": "yes""#), "faults[0].drain", "");
+    reject(&stop("", r#", "drain": 1"#), "faults[0].drain", "");
+    // `null` reads as absent, as for every optional field: no drain.
+    let s = ok(&stop("", r#", "drain": null"#));
+    assert_eq!(
+        s.faults[0].kind,
+        FaultKind::StopWithSavepoint { drain: false }
+    );
+    reject(
+        &stop("", r#", "task": "src[0]""#),
+        "faults[0].task",
+        "only applies to fail_task",
+    );
+    reject(
+        &with(
+            r#""faults": [{"at": "1ms", "fault": "fail_task", "task": "src[0]", "drain": true}]"#,
+        ),
+        "faults[0].drain",
+        "only applies to stop_with_savepoint faults",
+    );
+    reject(
+        &with(r#""faults": [{"at": "1ms", "fault": "stop_with_savepoint"}]"#),
+        "faults[0].fault",
+        "needs a `checkpointing` block",
+    );
+    for protocol in ["option1", "option2", "legacy"] {
+        reject(
+            &stop(&format!(r#", "finish_protocol": "{protocol}""#), ""),
+            "faults[0].fault",
+            "needs checkpointing.finish_protocol \"flink\"",
+        );
+    }
+    reject(
+        &stop(r#", "mode": "unaligned""#, ""),
+        "faults[0].fault",
+        "cannot be combined with checkpointing.mode \"unaligned\": Flink always aligns",
+    );
+    reject(
+        &stop(r#", "mode": "at_least_once""#, ""),
+        "faults[0].fault",
+        "cannot be combined with checkpointing.mode \"at_least_once\"",
+    );
+    reject(
+        &stop(r#", "alignment_timeout": "1ms""#, ""),
+        "faults[0].fault",
+        "cannot be combined with an alignment_timeout",
+    );
+    reject(&stop("", r#", "at": "2ms""#), "faults[0]", "");
+    reject(
+        r#"{"name": "t", "mode": "batch", "job": {"vertices": [
+            {"id": "src", "operator": "source", "parallelism": 1}]}, "faults": [{"at": "1ms",
+            "fault": "stop_with_savepoint"}]}"#,
+        "faults[0].fault",
+        "only applies to streaming jobs",
+    );
+}

@@ -505,6 +505,9 @@ pub enum FaultKind {
         to: SubtaskRef,
         release: Release,
     },
+    /// F1.11: the JobMaster is asked to stop the job with a synchronous savepoint, draining it
+    /// (`drain`: the input ends, operators finish) or not (the job can resume from it).
+    StopWithSavepoint { drain: bool },
     /// Batch (F2.3): the JobMaster's job event store fails to write: the events still in its
     /// write buffer are lost, and that JobMaster logs nothing more for the rest of its life.
     JobEventsWriteFailure,

@@ -114,6 +114,9 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         checkpointing: checkpointing.is_some(),
         batch: raw.mode == Mode::Batch,
         finish_protocol: checkpointing.as_ref().map(|c| c.finish_protocol),
+        barriers: checkpointing
+            .as_ref()
+            .map(|c| (c.mode, c.alignment_timeout.is_some())),
         budget: &budget,
         joined: std::cell::OnceCell::new(),
     };

@@ -17,7 +17,9 @@ mod at_least_once;
 mod barrier;
 mod cancel;
 mod chain;
+mod notify;
 mod operator;
+mod savepoint;
 mod tracker;
 mod unaligned;
 
@@ -25,7 +27,7 @@ use crate::bug::Bug;
 use crate::checkpoint::storage::{ChainState, SubtaskSnapshot};
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
-use crate::record::{source_record, Element, Record};
+use crate::record::{source_record, Element, Record, StopMode};
 use crate::scenario::{DurationRange, FinishProtocol, SnapshotPhase};
 use crate::status::ExecutionState;
 use crate::trace::{
@@ -133,6 +135,8 @@ pub struct Task {
     /// empty first.
     close_after_upload: bool,
     finish_after_upload: bool,
+    /// F1.11: a stop-with-savepoint, as far as this task knows of it.
+    stop: savepoint::Stop,
 }
 
 impl Task {
@@ -211,6 +215,7 @@ impl Task {
             uploading: Vec::new(),
             close_after_upload: false,
             finish_after_upload: false,
+            stop: savepoint::Stop::default(),
         }
     }
 
@@ -371,6 +376,9 @@ impl Task {
     pub fn on_rpc(&mut self, ctx: &mut Ctx<'_, '_>, call: Call) {
         match call {
             Call::TriggerCheckpoint(n) => self.on_trigger(ctx, n),
+            Call::TriggerSavepoint { checkpoint, drain } => {
+                self.on_trigger_savepoint(ctx, checkpoint, drain)
+            }
             Call::NotifyCheckpointComplete(n) => self.on_checkpoint_complete(ctx, n),
             Call::NotifyCheckpointAborted(n) => self.on_checkpoint_aborted(ctx, n),
             Call::FinishingAnswer(owed) => self.on_finishing_answer(ctx, owed),
@@ -481,7 +489,7 @@ impl Task {
                 Element::Barrier(n) => self.on_barrier(ctx, slot, n),
                 // Buffered before this task was running: act on it now.
                 Element::PriorityBarrier(n) => self.on_priority_barrier(ctx, slot, n),
-                Element::EndOfData => {
+                Element::EndOfData(mode) => {
                     // F1.5 step 1: tell the producer at once that all its records were
                     // processed (over the network, with a channel's latency).
                     let latency = draw(&mut ctx.io.workload, ctx.config.channel_latency);
@@ -493,9 +501,7 @@ impl Task {
                         },
                     );
                     self.data_inputs -= 1;
-                    if self.data_inputs == 0 {
-                        self.end_of_input(ctx);
-                    }
+                    self.on_end_of_data(ctx, mode);
                 }
                 Element::EndOfPartition => self.on_eop_processed(ctx, slot),
                 Element::CancelMarker(n) => self.on_cancel_marker(ctx, slot, n),
@@ -1111,11 +1117,9 @@ impl Task {
         // (P1.5 `flush_before_finish`): a restore must not run its operators' ending again.
         // A task deployed finished on restore says so in every snapshot (F1.6: "its
         // checkpoint acks say deployed as finished"), or a later restore would revive it.
-        let finished =
+        let ended =
             self.finished_on_restore || matches!(self.phase, Phase::EndOfInput | Phase::Closing);
-        if finished && self.final_checkpoint.is_none() {
-            self.final_checkpoint = Some(n);
-        }
+        let finished = ended && self.after_input_snapshot(n);
         let state = self
             .chain
             .snapshot(n, ctx.config.bug == Some(Bug::SnapshotHeadOnly));
@@ -1216,73 +1220,6 @@ impl Task {
         self.send(ctx, Call::DeclineCheckpoint { checkpoint, reason });
     }
 
-    fn on_checkpoint_complete(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
-        if self.phase == Phase::Finished {
-            return;
-        }
-        // A completed checkpoint settles every older one the task performed.
-        self.unnotified.retain(|&c| c > n);
-        let transactions = self.chain.commit(n);
-        self.commit(ctx, transactions);
-        if self.final_checkpoint.is_some_and(|f| n >= f) {
-            self.final_complete = true;
-        }
-        self.check_close(ctx);
-    }
-
-    /// Commits transactions in the external system. Committing is idempotent there (a
-    /// transaction id is committed at most once, as Kafka's `commitTransaction` after
-    /// `recoverAndCommit`), so a transaction committed before a failure and again on restore
-    /// counts once.
-    fn commit(&mut self, ctx: &mut Ctx<'_, '_>, transactions: Vec<(u64, Vec<Record>)>) {
-        for (checkpoint, records) in transactions {
-            if records.is_empty() || !ctx.io.external.commit(self.id, checkpoint) {
-                continue;
-            }
-            for &record in &records {
-                ctx.record(TraceEvent::Commit {
-                    subtask: self.id,
-                    checkpoint,
-                    record,
-                });
-            }
-            ctx.record(TraceEvent::TransactionCommitted {
-                subtask: self.id,
-                checkpoint,
-                records: records.len() as u64,
-            });
-        }
-    }
-
-    fn on_checkpoint_aborted(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
-        if self.phase == Phase::Finished {
-            return;
-        }
-        self.unnotified.remove(&n);
-        // F1.8: an abort cancels the checkpoint's asynchronous part.
-        let uploading = self.uploading.len();
-        self.uploading.retain(|(c, _)| *c != n);
-        if self.uploading.len() < uploading {
-            self.after_upload(ctx);
-        }
-        if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
-            self.abandon_alignment(ctx);
-            self.cancel_downstream(ctx, n);
-        }
-        if self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
-            self.unaligned = None;
-            self.cancel_downstream(ctx, n);
-        }
-        // The abort can overtake the checkpoint's barriers (RPC against data path). Remember
-        // it, as Flink's SubtaskCheckpointCoordinatorImpl remembers aborted ids, so that
-        // barrier n, when it comes, is stale and blocks no channel: nobody upstream will
-        // complete its alignment any more. Older checkpoints stay live.
-        if n > self.latest_checkpoint {
-            self.aborted_ahead.insert(n);
-        }
-        self.check_close(ctx);
-    }
-
     // ---- finishing (P1.2, P1.6, P1.7, F1.5) ----
 
     /// The source ran out of records, or every input channel ended: operators emit what they
@@ -1300,7 +1237,7 @@ impl Task {
         match ctx.config.protocol {
             // F1.5 step 1: EndOfData on every output, then keep running for the final
             // checkpoint.
-            Some(FinishProtocol::Flink) => self.broadcast(ctx, Element::EndOfData),
+            Some(FinishProtocol::Flink) => self.broadcast(ctx, Element::EndOfData(StopMode::Drain)),
             // P1.6: wait for the checkpoints taken part in so far, not for later ones.
             Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
                 self.wait_at_end = self.unnotified.clone();

@@ -4,7 +4,7 @@
 
 use super::{AbortReason, Address, Call, FaultEvent, Logged, TraceEvent};
 use crate::graph::{ChannelId, SubtaskId};
-use crate::record::Element;
+use crate::record::{Element, StopMode};
 use sim::TraceHasher;
 
 impl TraceEvent {
@@ -166,6 +166,27 @@ impl TraceEvent {
             TraceEvent::ChannelReleased { channel, arrivals } => {
                 words(h, 123, &[ch(channel), u64::from(arrivals)])
             }
+            // F1.11: tags 40 to 43.
+            TraceEvent::SavepointTriggered { checkpoint, drain } => {
+                words(h, 40, &[checkpoint, u64::from(drain)])
+            }
+            TraceEvent::SavepointRefused { reason } => words(h, 41, &[reason as u64]),
+            TraceEvent::SourceStopped {
+                subtask,
+                attempt,
+                checkpoint,
+                drain,
+            } => words(
+                h,
+                42,
+                &[
+                    id(subtask),
+                    u64::from(attempt),
+                    checkpoint,
+                    u64::from(drain),
+                ],
+            ),
+            TraceEvent::SavepointFailed { checkpoint } => words(h, 43, &[checkpoint]),
             TraceEvent::FaultFired { index, fault } => {
                 let (a, b) = match fault {
                     FaultEvent::FailTask(s) => (1, id(s)),
@@ -186,6 +207,7 @@ impl TraceEvent {
                         sync,
                     } => (10, id(subtask) << 33 | checkpoint << 1 | u64::from(sync)),
                     FaultEvent::HoldChannel(c) => (11, ch(c)),
+                    FaultEvent::StopWithSavepoint { drain } => (12, u64::from(drain)),
                 };
                 words(h, 22, &[u64::from(index), a, b]);
             }
@@ -480,6 +502,7 @@ fn call_words(call: Call) -> (u64, u64, u64) {
         Call::ReportExecution(state) => (12, state as u64, 0),
         Call::ReportDone => (13, 0, 0),
         Call::TriggerFailed(n) => (14, n, 0),
+        Call::TriggerSavepoint { checkpoint, drain } => (15, checkpoint, u64::from(drain)),
     }
 }
 
@@ -504,7 +527,9 @@ fn hash_element(h: &mut TraceHasher, element: Element) {
         ),
         Element::EndOfPartition => words(h, 2, &[]),
         Element::Barrier(n) => words(h, 3, &[n]),
-        Element::EndOfData => words(h, 4, &[]),
+        Element::EndOfData(StopMode::Drain) => words(h, 4, &[]),
+        // F1.11: a new word, so that every EndOfData hashed before keeps its words.
+        Element::EndOfData(StopMode::NoDrain) => words(h, 7, &[]),
         Element::PriorityBarrier(n) => words(h, 5, &[n]),
         Element::CancelMarker(n) => words(h, 6, &[n]),
     }

@@ -15,7 +15,7 @@ mod rpc;
 
 pub use reasons::{
     AbortReason, DeclineReason, FaultEvent, FlushReason, Logged, ReconcileOutcome, RerunReason,
-    TriggerFailure,
+    SavepointRefusal, TriggerFailure,
 };
 pub use rpc::{Address, Call, CheckpointSet, Restore, Rpc};
 
@@ -177,6 +177,30 @@ pub enum TraceEvent {
     ChannelReleased {
         channel: ChannelId,
         arrivals: u32,
+    },
+    /// F1.11 step 1: checkpoint `checkpoint` (recorded `checkpoint_triggered` right after) is a
+    /// synchronous savepoint that stops the job, draining it (`drain`) or not.
+    SavepointTriggered {
+        checkpoint: u64,
+        drain: bool,
+    },
+    /// F1.11 step 1: the JobMaster refused a stop-with-savepoint; nothing was triggered and
+    /// the job runs on.
+    SavepointRefused {
+        reason: SavepointRefusal,
+    },
+    /// F1.11 step 2: a source took the trigger of savepoint `checkpoint` and stopped emitting
+    /// records; with `drain` its input ended as a bounded one does.
+    SourceStopped {
+        subtask: SubtaskId,
+        attempt: u32,
+        checkpoint: u64,
+        drain: bool,
+    },
+    /// F1.11 step 5: the stop-with-savepoint failed (its savepoint `checkpoint` was aborted, or,
+    /// with 0, could not be triggered): periodic checkpoints resume.
+    SavepointFailed {
+        checkpoint: u64,
     },
     /// The JobMaster starts a failover because `cause` failed (P1.8): `restarting` subtasks
     /// are cancelled and redeployed, the whole job (`full`) or a pipelined region.
@@ -432,6 +456,10 @@ impl TraceEvent {
             TraceEvent::AllRecordsProcessed { .. } => "all_records_processed",
             TraceEvent::FaultFired { .. } => "fault",
             TraceEvent::ChannelReleased { .. } => "channel_released",
+            TraceEvent::SavepointTriggered { .. } => "savepoint_triggered",
+            TraceEvent::SavepointRefused { .. } => "savepoint_refused",
+            TraceEvent::SourceStopped { .. } => "source_stopped",
+            TraceEvent::SavepointFailed { .. } => "savepoint_failed",
             TraceEvent::Failover { .. } => "failover",
             TraceEvent::Restore { .. } => "restore",
             TraceEvent::JobMasterLost { .. } => "jobmaster_lost",
@@ -503,6 +531,10 @@ impl TraceEvent {
             | TraceEvent::AllRecordsProcessed { .. }
             | TraceEvent::FaultFired { .. }
             | TraceEvent::ChannelReleased { .. }
+            | TraceEvent::SavepointTriggered { .. }
+            | TraceEvent::SavepointRefused { .. }
+            | TraceEvent::SourceStopped { .. }
+            | TraceEvent::SavepointFailed { .. }
             | TraceEvent::Failover { .. }
             | TraceEvent::Restore { .. }
             | TraceEvent::JobMasterLost { .. }

@@ -50,6 +50,29 @@ pub enum FaultEvent {
     },
     /// `hold_channel`: the channel delivers nothing until the hold ends.
     HoldChannel(ChannelId),
+    /// `stop_with_savepoint` (F1.11): the JobMaster is asked to stop the job with a
+    /// synchronous savepoint, draining (`drain`) or not.
+    StopWithSavepoint {
+        drain: bool,
+    },
+}
+
+/// Why the JobMaster refuses a stop-with-savepoint before triggering anything (F1.11 step 1).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SavepointRefusal {
+    /// The job is not RUNNING (restarting, reconciling, ended), or no JobMaster leads it.
+    JobNotRunning,
+    /// A stop-with-savepoint is already under way.
+    SavepointInProgress,
+}
+
+impl SavepointRefusal {
+    pub fn id(self) -> &'static str {
+        match self {
+            SavepointRefusal::JobNotRunning => "job_not_running",
+            SavepointRefusal::SavepointInProgress => "savepoint_in_progress",
+        }
+    }
 }
 
 /// Why a task declines a checkpoint (Flink's `CheckpointFailureReason` names, where it has one).

@@ -30,6 +30,9 @@ pub enum Call {
     /// CheckpointCoordinator → task: start checkpoint `n` (P1.1: sources, and tasks whose
     /// inputs all finished).
     TriggerCheckpoint(u64),
+    /// CheckpointCoordinator → source task (F1.11 step 2): stop, then take the synchronous
+    /// savepoint `checkpoint`; `drain` ends the input as a bounded source's end does.
+    TriggerSavepoint { checkpoint: u64, drain: bool },
     /// CheckpointCoordinator → task: checkpoint `n` completed (commit, P1.7).
     NotifyCheckpointComplete(u64),
     /// CheckpointCoordinator → task: checkpoint `n` was aborted.

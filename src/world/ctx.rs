@@ -49,6 +49,8 @@ pub struct Config {
     pub max_attempts: u32,
     /// `checkpointing.cancel_markers` (F1.10).
     pub cancel_markers: bool,
+    /// The scenario has a `stop_with_savepoint` fault (F1.11): `stop-with-savepoint` runs.
+    pub stop_with_savepoint: bool,
     /// `checkpointing.tolerable_failures` (F1.9), for `checkpoint-failures`.
     pub tolerable_failures: Option<u32>,
     /// The run uses what `checkpoint-failures` judges (F1.9): a `tolerable_failures` limit,

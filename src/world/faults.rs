@@ -7,7 +7,7 @@ use crate::scenario::FaultKind;
 use crate::scenario::SubtaskRef;
 use crate::task::Task;
 use crate::taskmanager::TaskManager;
-use crate::trace::{FaultEvent, TraceEvent};
+use crate::trace::{FaultEvent, SavepointRefusal, TraceEvent};
 
 /// Carries out fault `index`.
 pub(super) fn fire(
@@ -48,6 +48,19 @@ pub(super) fn fire(
                     checkpoint,
                 },
             });
+        }
+        FaultKind::StopWithSavepoint { drain } => {
+            ctx.record(TraceEvent::FaultFired {
+                index,
+                fault: FaultEvent::StopWithSavepoint { drain },
+            });
+            match jobmaster {
+                Some(jm) => jm.stop_with_savepoint(ctx, drain),
+                // F1.11 step 1: no leader to ask.
+                None => ctx.record(TraceEvent::SavepointRefused {
+                    reason: SavepointRefusal::JobNotRunning,
+                }),
+            }
         }
         // Armed by the fault plan: it fires when the task takes that snapshot (F1.9).
         FaultKind::FailSnapshot { .. } => {}

@@ -82,6 +82,10 @@ impl World {
             tolerable_failures: checkpointing.and_then(|c| c.tolerable_failures),
             initialization: Some(cluster.task_initialization).filter(|d| d.max > Duration::ZERO),
             cancel_markers: checkpointing.is_some_and(|c| c.cancel_markers),
+            stop_with_savepoint: scenario
+                .faults
+                .iter()
+                .any(|f| matches!(f.kind, FaultKind::StopWithSavepoint { .. })),
             checkpoint_failure_checks: checkpointing.is_some()
                 && (checkpointing.is_some_and(|c| c.tolerable_failures.is_some())
                     || cluster.task_initialization.max > Duration::ZERO
@@ -291,7 +295,9 @@ impl Model for World {
                         // ("checkpoint request for unknown task"), and the coordinator hears
                         // of it. Other calls have nothing to deliver to.
                         _ => {
-                            if let Call::TriggerCheckpoint(n) = call {
+                            if let Call::TriggerCheckpoint(n)
+                            | Call::TriggerSavepoint { checkpoint: n, .. } = call
+                            {
                                 ctx.send(
                                     to,
                                     from,

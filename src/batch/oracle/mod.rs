@@ -426,7 +426,8 @@ impl BatchOracles {
                     | FaultEvent::RpcLoss
                     | FaultEvent::TriggerTask { .. }
                     | FaultEvent::FailSnapshot { .. }
-                    | FaultEvent::HoldChannel(_) => {}
+                    | FaultEvent::HoldChannel(_)
+                    | FaultEvent::StopWithSavepoint { .. } => {}
                 }
             }
             TraceEvent::RestartsExhausted { failovers } => {

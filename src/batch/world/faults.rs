@@ -12,7 +12,9 @@ impl World {
     pub(super) fn fire(&mut self, sched: &mut Scheduler<'_, Event>, index: u32, kind: FaultKind) {
         let now = sched.now();
         match kind {
-            FaultKind::TriggerTask { .. } | FaultKind::FailSnapshot { .. } => {
+            FaultKind::TriggerTask { .. }
+            | FaultKind::FailSnapshot { .. }
+            | FaultKind::StopWithSavepoint { .. } => {
                 unreachable!("validation refuses checkpoint faults in a batch job")
             }
             FaultKind::HoldChannel { .. } => {

@@ -250,6 +250,19 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             channel: c,
             arrivals,
         } => json!({"channel": channel(*c), "arrivals": arrivals}),
+        TraceEvent::SavepointTriggered { checkpoint, drain } => {
+            json!({"checkpoint": checkpoint, "drain": drain})
+        }
+        TraceEvent::SavepointRefused { reason } => json!({"reason": reason.id()}),
+        TraceEvent::SourceStopped {
+            subtask,
+            attempt,
+            checkpoint,
+            drain,
+        } => {
+            json!({"task": name(*subtask), "attempt": attempt, "checkpoint": checkpoint, "drain": drain})
+        }
+        TraceEvent::SavepointFailed { checkpoint } => json!({"checkpoint": checkpoint}),
         TraceEvent::Failover {
             cause,
             restarting,

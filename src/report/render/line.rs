@@ -227,6 +227,38 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 channel(*c)
             ),
         ),
+        TraceEvent::SavepointTriggered { checkpoint, drain } => (
+            CC.into(),
+            format!(
+                "checkpoint {checkpoint} is a synchronous savepoint that stops the job ({}) (F1.11)",
+                if *drain { "drain" } else { "no drain" }
+            ),
+        ),
+        TraceEvent::SavepointRefused { reason } => (
+            CC.into(),
+            format!("stop-with-savepoint REFUSED: {}", reason.id()),
+        ),
+        TraceEvent::SourceStopped {
+            subtask,
+            checkpoint,
+            drain,
+            ..
+        } => (
+            name(*subtask),
+            format!(
+                "source stopped for savepoint {checkpoint} ({})",
+                if *drain { "drain" } else { "no drain" }
+            ),
+        ),
+        TraceEvent::SavepointFailed { checkpoint: 0 } => (
+            CC.into(),
+            "stop-with-savepoint FAILED before a savepoint was triggered: periodic checkpoints resume"
+                .to_owned(),
+        ),
+        TraceEvent::SavepointFailed { checkpoint } => (
+            CC.into(),
+            format!("stop-with-savepoint FAILED: savepoint {checkpoint} aborted, periodic checkpoints resume"),
+        ),
         TraceEvent::FaultFired { index, fault } => (
             "Faults".into(),
             format!("fault {index} fires: {}", fault_text(graph, fault)),

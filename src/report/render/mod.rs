@@ -8,7 +8,7 @@ pub use json::event_json;
 pub use line::event_line;
 
 use crate::graph::ExecutionGraph;
-use crate::record::{Element, Record};
+use crate::record::{Element, Record, StopMode};
 use crate::trace::{Address, Call, FaultEvent, Rpc};
 use serde_json::{json, Value};
 
@@ -35,7 +35,8 @@ pub(super) fn element_text(graph: &ExecutionGraph, element: &Element) -> String 
         Element::Barrier(n) => format!("barrier {n}"),
         Element::PriorityBarrier(n) => format!("unaligned barrier {n}"),
         Element::CancelMarker(n) => format!("cancel marker {n}"),
-        Element::EndOfData => "EndOfData".to_owned(),
+        Element::EndOfData(StopMode::Drain) => "EndOfData".to_owned(),
+        Element::EndOfData(StopMode::NoDrain) => "EndOfData(no drain)".to_owned(),
         Element::EndOfPartition => "EndOfPartition".to_owned(),
     }
 }
@@ -56,7 +57,8 @@ pub(super) fn element_json(graph: &ExecutionGraph, element: &Element) -> Value {
         Element::Barrier(n) => json!({"kind": "barrier", "checkpoint": n}),
         Element::PriorityBarrier(n) => json!({"kind": "unaligned_barrier", "checkpoint": n}),
         Element::CancelMarker(n) => json!({"kind": "cancel_marker", "checkpoint": n}),
-        Element::EndOfData => json!({"kind": "end_of_data"}),
+        Element::EndOfData(StopMode::Drain) => json!({"kind": "end_of_data"}),
+        Element::EndOfData(StopMode::NoDrain) => json!({"kind": "end_of_data", "drain": false}),
         Element::EndOfPartition => json!({"kind": "end_of_partition"}),
     }
 }
@@ -118,6 +120,11 @@ pub(super) fn call_parts(call: &Call) -> (&'static str, String, Value) {
         ),
         Call::TriggerMissed(n) => ("triggerMissed", n.to_string(), json!({"checkpoint": n})),
         Call::TriggerFailed(n) => ("triggerFailed", n.to_string(), json!({"checkpoint": n})),
+        Call::TriggerSavepoint { checkpoint, drain } => (
+            "triggerSavepoint",
+            format!("{checkpoint}, {}", if drain { "drain" } else { "no drain" }),
+            json!({"checkpoint": checkpoint, "drain": drain}),
+        ),
         Call::Finishing => ("finishing", String::new(), json!({})),
         Call::FinishingAnswer(set) => {
             let ids: Vec<u64> = set.iter().collect();
@@ -177,5 +184,11 @@ pub(super) fn fault_text(graph: &ExecutionGraph, fault: &FaultEvent) -> String {
             graph.subtask_name(*subtask)
         ),
         FaultEvent::HoldChannel(c) => format!("channel {} is held", graph.channel_name(*c)),
+        FaultEvent::StopWithSavepoint { drain: true } => {
+            "stop the job with a savepoint, draining it".to_owned()
+        }
+        FaultEvent::StopWithSavepoint { drain: false } => {
+            "stop the job with a savepoint, without drain".to_owned()
+        }
     }
 }

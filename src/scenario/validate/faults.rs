@@ -4,8 +4,8 @@
 
 use super::super::raw::{self, FaultName, RawFault, RawPredicate};
 use super::super::types::{
-    Budget, Cluster, Delivery, Fault, FaultKind, FaultTrigger, FinishProtocol, Job, Predicate,
-    Release, SnapshotPhase, SpikeTarget,
+    Budget, CheckpointMode, Cluster, Delivery, Fault, FaultKind, FaultTrigger, FinishProtocol, Job,
+    Predicate, Release, SnapshotPhase, SpikeTarget,
 };
 use super::{problem, subtask_ref, Problem};
 use crate::status::JobStatus;
@@ -18,6 +18,9 @@ pub(super) struct FaultContext<'a> {
     /// `mode: "batch"`: some faults and predicates only apply to one mode.
     pub batch: bool,
     pub finish_protocol: Option<FinishProtocol>,
+    /// The checkpointing mode, and whether an alignment timeout is set (F1.11: a savepoint is
+    /// always aligned).
+    pub barriers: Option<(CheckpointMode, bool)>,
     pub budget: &'a Budget,
     /// The job's channels, built on the first `hold_channel`: a large job's graph is not
     /// built for nothing.
@@ -88,6 +91,14 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
                 ),
             ))
         }
+        (FaultName::StopWithSavepoint, true) => {
+            return Err(problem(
+                at("fault"),
+                "stop_with_savepoint only applies to streaming jobs: a batch job has no \
+                 checkpoint coordinator to take a savepoint (F1.11)",
+            ))
+        }
+        (FaultName::StopWithSavepoint, false) => check_stop(i, world)?,
         (FaultName::TriggerTask | FaultName::FailSnapshot, true) => {
             return Err(problem(
                 at("fault"),
@@ -128,7 +139,7 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
         _ => {}
     }
     // Each kind-specific field with the kinds it applies to.
-    let misplaced: [(&str, bool, &[FaultName]); 14] = [
+    let misplaced: [(&str, bool, &[FaultName]); 15] = [
         (
             "task",
             raw.task.is_some(),
@@ -186,6 +197,11 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
             "release_when",
             raw.release_when.is_some(),
             &[FaultName::HoldChannel],
+        ),
+        (
+            "drain",
+            raw.drain.is_some(),
+            &[FaultName::StopWithSavepoint],
         ),
     ];
     for (field, present, owners) in misplaced {
@@ -337,6 +353,10 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
             let release = check_release(i, raw.release_at, raw.release_when, &trigger, world)?;
             FaultKind::HoldChannel { from, to, release }
         }
+        // F1.11: Flink's `flink stop` drains only with `--drain`.
+        FaultName::StopWithSavepoint => FaultKind::StopWithSavepoint {
+            drain: raw.drain.unwrap_or(false),
+        },
         FaultName::JobEventsWriteFailure => FaultKind::JobEventsWriteFailure,
         FaultName::JobEventsReadFailure => FaultKind::JobEventsReadFailure,
         FaultName::CrashJobmaster => FaultKind::CrashJobMaster {
@@ -406,6 +426,42 @@ pub(super) fn check_fault(i: usize, raw: RawFault, world: &FaultContext) -> Resu
         }
     };
     Ok(Fault { trigger, kind })
+}
+
+/// F1.11: a stop-with-savepoint runs where the model follows Flink faithfully: a coordinator
+/// (`checkpointing`), the `flink` finish protocol, and aligned barriers without a timeout.
+fn check_stop(i: usize, world: &FaultContext) -> Result<(), Problem> {
+    let at = format!("faults[{i}].fault");
+    let Some((mode, timeout)) = world.barriers else {
+        return Err(problem(
+            at,
+            "stop_with_savepoint needs a `checkpointing` block: the savepoint is taken by the \
+             checkpoint coordinator, which only a job with checkpointing has here",
+        ));
+    };
+    if world.finish_protocol != Some(FinishProtocol::Flink) {
+        return Err(problem(
+            at,
+            "stop_with_savepoint needs checkpointing.finish_protocol \"flink\": it is modelled on \
+             Flink's implementation (EndOfData with a stop mode, F1.11); the design documents' \
+             option1 and option2 do not describe it, and `legacy` has no EndOfData to carry the \
+             stop",
+        ));
+    }
+    let why = match (mode, timeout) {
+        (CheckpointMode::Aligned, false) => return Ok(()),
+        (CheckpointMode::Aligned, true) => "an alignment_timeout",
+        (CheckpointMode::Unaligned, _) => "checkpointing.mode \"unaligned\"",
+        (CheckpointMode::AtLeastOnce, _) => "checkpointing.mode \"at_least_once\"",
+    };
+    Err(problem(
+        at,
+        format!(
+            "stop_with_savepoint cannot be combined with {why}: Flink always aligns a \
+             savepoint's barriers, without a timeout, whatever the job's checkpoints do, and the \
+             model chooses its barrier handling once per job (F1.11)"
+        ),
+    ))
 }
 
 /// Checks how `faults[i]`, a `hold_channel`, ends: exactly one of `release_at` (after the

@@ -1,0 +1,293 @@
+//! `stop-with-savepoint` (F1.11), from the oracle's own ledger of the savepoints triggered and
+//! completed, what each channel carried and what each task snapshotted:
+//! - after a task put a synchronous savepoint's barrier on a channel, no record follows it
+//!   there (every source stopped before its barrier, so nothing is left to come after it);
+//! - a task attempt that snapshotted the savepoint is not FINISHED before the savepoint
+//!   completed (it waits for the savepoint, not for any checkpoint after its final one),
+//!   unless it had been told before that a checkpoint covering its final state completed
+//!   (Flink's task waits on one future, which that completion had fulfilled already);
+//! - a source that stopped without drain, or a task that took EndOfData without drain, never
+//!   ends its input (its operators do not finish, so the savepoint can be resumed).
+//!
+//! It also keeps what `exactly-once-output` needs of a stopped job: whether a savepoint
+//! stopped it, and which sources ended their input (a keyed sum emits its totals only when
+//! every source before it did).
+//!
+//! Only in runs with a `stop_with_savepoint` fault.
+
+use super::invariant::Invariant;
+use super::Violation;
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::record::{Element, StopMode};
+use crate::status::ExecutionState;
+use crate::trace::{Address, Call, Rpc, TraceEvent};
+use sim::Instant;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Default)]
+struct Ledger {
+    attempt: u32,
+    /// The savepoint this attempt snapshotted while still waiting for its final checkpoint.
+    snapshotted: Option<u64>,
+    /// Its first snapshot after end of input (its final checkpoint, F1.5 step 2).
+    final_taken: Option<u64>,
+    /// It was told that a checkpoint at least as new as `final_taken` completed: its wait was
+    /// over before any savepoint, as Flink's one final-checkpoint future (F1.11 step 4).
+    final_notified: bool,
+    /// It stopped (a source) or took EndOfData without drain.
+    no_drain: bool,
+}
+
+pub struct Savepoints {
+    tasks: Vec<Ledger>,
+    /// Per channel: the savepoint whose barrier its producer's current attempt pushed on it.
+    barrier_pushed: Vec<Option<u64>>,
+    /// Savepoints triggered, with their drain.
+    triggered: Vec<(u64, bool)>,
+    /// Savepoints completed.
+    completed: Vec<u64>,
+    /// Per subtask: its current attempt ended its input (drained).
+    ended: Vec<bool>,
+    /// Per source subtask: how far its current attempt's input got (the next sequence
+    /// number), from where it was restored and the records it pushed since.
+    position: Vec<u64>,
+    /// Per (checkpoint, source subtask): its position when it pushed that checkpoint's
+    /// barrier, which a restore from the checkpoint resumes from.
+    at_barrier: BTreeMap<(u64, u32), u64>,
+    is_source: Vec<bool>,
+    /// Savepoints some source stopped for with drain.
+    drained: Vec<u64>,
+    /// Savepoints that failed.
+    failed: Vec<u64>,
+}
+
+/// How a savepoint stopped the job, for `exactly-once-output`.
+pub struct Stopped<'a> {
+    /// Per subtask (sources only matter): its input ended, so a keyed sum after it emits
+    /// totals.
+    pub ended: &'a [bool],
+    /// Per subtask (sources only): the records its last attempt had emitted, counting from
+    /// where it was restored (`u64::MAX`: deployed finished on restore, so all of them).
+    pub emitted: &'a [u64],
+}
+
+impl Savepoints {
+    pub fn new(graph: &ExecutionGraph) -> Savepoints {
+        Savepoints {
+            tasks: vec![Ledger::default(); graph.subtasks.len()],
+            barrier_pushed: vec![None; graph.channels.len()],
+            triggered: Vec::new(),
+            completed: Vec::new(),
+            ended: vec![false; graph.subtasks.len()],
+            position: vec![0; graph.subtasks.len()],
+            at_barrier: BTreeMap::new(),
+            drained: Vec::new(),
+            failed: Vec::new(),
+            is_source: graph
+                .subtasks
+                .iter()
+                .map(|s| graph.vertices[s.vertex.index()].chain.is_source())
+                .collect(),
+        }
+    }
+
+    pub fn is_savepoint(&self, n: u64) -> bool {
+        self.triggered.iter().any(|&(s, _)| s == n)
+    }
+
+    /// A drained stop failed after a source had drained (F1.11 step 5): an at-least-once
+    /// sink may hold keyed totals of inputs the restore rolled back, as in Flink.
+    pub fn drained_then_failed(&self) -> bool {
+        self.drained.iter().any(|d| self.failed.contains(d))
+    }
+
+    /// The job was stopped by a completed savepoint: what the reference needs.
+    pub fn stopped(&self) -> Option<Stopped<'_>> {
+        (!self.completed.is_empty()).then_some(Stopped {
+            ended: &self.ended,
+            emitted: &self.position,
+        })
+    }
+
+    pub fn observe(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+    ) -> Option<Violation> {
+        let violation = |subtask: SubtaskId, message: String| Violation {
+            invariant: Invariant::StopWithSavepoint,
+            time: now,
+            actors: vec![graph.subtask_name(subtask).to_string()],
+            event_index: index,
+            message,
+        };
+        match *event {
+            TraceEvent::SavepointTriggered { checkpoint, drain } => {
+                self.triggered.push((checkpoint, drain));
+            }
+            TraceEvent::CheckpointCompleted { checkpoint } if self.is_savepoint(checkpoint) => {
+                self.completed.push(checkpoint);
+            }
+            TraceEvent::TaskState {
+                subtask,
+                attempt,
+                to,
+                ..
+            } => {
+                let t = &mut self.tasks[subtask.index()];
+                if t.attempt != attempt {
+                    // A new attempt: what the old one pushed is released with its partition.
+                    *t = Ledger {
+                        attempt,
+                        ..Ledger::default()
+                    };
+                    self.ended[subtask.index()] = false;
+                    for gate in &graph.subtasks[subtask.index()].outputs {
+                        for c in &gate.channels {
+                            self.barrier_pushed[c.index()] = None;
+                        }
+                    }
+                }
+                if to == ExecutionState::Finished {
+                    if let Some(s) = t.snapshotted.filter(|s| !self.completed.contains(s)) {
+                        return Some(violation(
+                            subtask,
+                            format!(
+                                "{} attempt {attempt} is FINISHED, but savepoint {s}, which it \
+                                 snapshotted, has not completed: a task that took the \
+                                 synchronous savepoint waits for it (F1.11 step 4)",
+                                graph.subtask_name(subtask)
+                            ),
+                        ));
+                    }
+                }
+            }
+            TraceEvent::Snapshot {
+                subtask,
+                attempt,
+                checkpoint,
+                finished,
+            } => {
+                let savepoint = self.is_savepoint(checkpoint);
+                let t = &mut self.tasks[subtask.index()];
+                if t.attempt == attempt {
+                    if savepoint && !t.final_notified {
+                        t.snapshotted = Some(checkpoint);
+                    }
+                    if finished {
+                        t.final_taken.get_or_insert(checkpoint);
+                    }
+                }
+            }
+            TraceEvent::Rpc {
+                to: Address::TaskManager(_),
+                rpc:
+                    Rpc {
+                        subtask,
+                        attempt,
+                        call: Call::NotifyCheckpointComplete(n),
+                    },
+                ..
+            } => {
+                let t = &mut self.tasks[subtask.index()];
+                if t.attempt == attempt && t.final_taken.is_some_and(|k| n >= k) {
+                    t.final_notified = true;
+                }
+            }
+            TraceEvent::Rpc {
+                to: Address::TaskManager(_),
+                rpc:
+                    Rpc {
+                        subtask,
+                        call: Call::SubmitTask(restore),
+                        ..
+                    },
+                ..
+            } if self.is_source[subtask.index()] => {
+                self.position[subtask.index()] = match (restore.finished, restore.checkpoint) {
+                    (true, _) => u64::MAX,
+                    (false, 0) => 0,
+                    (false, c) => self.at_barrier.get(&(c, subtask.0)).copied().unwrap_or(0),
+                };
+            }
+            TraceEvent::Push {
+                channel,
+                element: Element::Barrier(n),
+            } => {
+                let from = graph.channels[channel.index()].from;
+                if self.is_source[from.index()] {
+                    self.at_barrier
+                        .insert((n, from.0), self.position[from.index()]);
+                }
+                if self.is_savepoint(n) {
+                    self.barrier_pushed[channel.index()] = Some(n);
+                }
+            }
+            TraceEvent::Push {
+                channel,
+                element: Element::Record(record),
+            } => {
+                let from = graph.channels[channel.index()].from;
+                if self.is_source[from.index()] && record.origin == from {
+                    let p = &mut self.position[from.index()];
+                    *p = (*p).max(record.seq + 1);
+                }
+                if let Some(s) = self.barrier_pushed[channel.index()].take() {
+                    // Once per channel is enough to act on.
+                    return Some(violation(
+                        from,
+                        format!(
+                            "{} sent {} on {} after the barrier of savepoint {s}: the \
+                             savepoint does not cover it, and the stopped job never processes \
+                             it (a source stops before its savepoint's barrier, F1.11 step 2)",
+                            graph.subtask_name(from),
+                            super::describe_record(graph, &record),
+                            graph.channel_name(channel)
+                        ),
+                    ));
+                }
+            }
+            TraceEvent::SourceStopped {
+                checkpoint,
+                drain: true,
+                ..
+            } => self.drained.push(checkpoint),
+            // A source may stop for a savepoint already aborted: its trigger was on the way.
+            TraceEvent::SavepointFailed { checkpoint } => self.failed.push(checkpoint),
+            TraceEvent::SourceStopped {
+                subtask,
+                attempt,
+                drain: false,
+                ..
+            } => {
+                let t = &mut self.tasks[subtask.index()];
+                if t.attempt == attempt {
+                    t.no_drain = true;
+                }
+            }
+            TraceEvent::Take {
+                subtask,
+                element: Element::EndOfData(StopMode::NoDrain),
+                ..
+            } => self.tasks[subtask.index()].no_drain = true,
+            TraceEvent::EndOfInput { subtask } => {
+                if self.tasks[subtask.index()].no_drain {
+                    return Some(violation(
+                        subtask,
+                        format!(
+                            "{} ended its input after a stop without drain: its operators \
+                             finish (a keyed sum emits its totals), so the savepoint cannot be \
+                             resumed (F1.11 step 2)",
+                            graph.subtask_name(subtask)
+                        ),
+                    ));
+                }
+                self.ended[subtask.index()] = true;
+            }
+            _ => {}
+        }
+        None
+    }
+}

@@ -1,0 +1,79 @@
+//! The CheckpointCoordinator's notifications at a task: a completed checkpoint commits the
+//! transactions pre-committed up to it (P1.7) and may end the wait for the final checkpoint
+//! (F1.5 step 3) or the synchronous savepoint (F1.11 step 4); an aborted one cancels its
+//! alignment, its asynchronous part (F1.8) and, for the savepoint the task performed, the task
+//! itself (F1.11 step 5).
+
+use super::{Phase, Task};
+use crate::record::Record;
+use crate::trace::TraceEvent;
+use crate::world::Ctx;
+
+impl Task {
+    pub(super) fn on_checkpoint_complete(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        if self.phase == Phase::Finished {
+            return;
+        }
+        // A completed checkpoint settles every older one the task performed.
+        self.unnotified.retain(|&c| c > n);
+        let transactions = self.chain.commit(n);
+        self.commit(ctx, transactions);
+        if self.completes_wait(ctx, n) {
+            self.final_complete = true;
+        }
+        self.check_close(ctx);
+    }
+
+    /// Commits transactions in the external system. Committing is idempotent there (a
+    /// transaction id is committed at most once, as Kafka's `commitTransaction` after
+    /// `recoverAndCommit`), so a transaction committed before a failure and again on restore
+    /// counts once.
+    pub(super) fn commit(&mut self, ctx: &mut Ctx<'_, '_>, transactions: Vec<(u64, Vec<Record>)>) {
+        for (checkpoint, records) in transactions {
+            if records.is_empty() || !ctx.io.external.commit(self.id, checkpoint) {
+                continue;
+            }
+            for &record in &records {
+                ctx.record(TraceEvent::Commit {
+                    subtask: self.id,
+                    checkpoint,
+                    record,
+                });
+            }
+            ctx.record(TraceEvent::TransactionCommitted {
+                subtask: self.id,
+                checkpoint,
+                records: records.len() as u64,
+            });
+        }
+    }
+
+    pub(super) fn on_checkpoint_aborted(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+        if self.phase == Phase::Finished || self.savepoint_aborted(ctx, n) {
+            return;
+        }
+        self.unnotified.remove(&n);
+        // F1.8: an abort cancels the checkpoint's asynchronous part.
+        let uploading = self.uploading.len();
+        self.uploading.retain(|(c, _)| *c != n);
+        if self.uploading.len() < uploading {
+            self.after_upload(ctx);
+        }
+        if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
+            self.abandon_alignment(ctx);
+            self.cancel_downstream(ctx, n);
+        }
+        if self.unaligned.as_ref().is_some_and(|u| u.checkpoint == n) {
+            self.unaligned = None;
+            self.cancel_downstream(ctx, n);
+        }
+        // The abort can overtake the checkpoint's barriers (RPC against data path). Remember
+        // it, as Flink's SubtaskCheckpointCoordinatorImpl remembers aborted ids, so that
+        // barrier n, when it comes, is stale and blocks no channel: nobody upstream will
+        // complete its alignment any more. Older checkpoints stay live.
+        if n > self.latest_checkpoint {
+            self.aborted_ahead.insert(n);
+        }
+        self.check_close(ctx);
+    }
+}
