@@ -23,7 +23,9 @@
 //!   failed task on it) therefore do not always co-occur, and some runs have none.
 //! - besides the swarm, in streaming seeds: a failing snapshot (F1.9), a trigger by hand to a
 //!   task still initializing, and a `hold_channel` on one channel (one seed in four), so a
-//!   barrier, EndOfData or EndOfPartition waits on one wire while the others move;
+//!   barrier, EndOfData or EndOfPartition waits on one wire while the others move; and, in one
+//!   of three seeds under `flink` with aligned barriers, a stop-with-savepoint (F1.11), drained
+//!   or not, at an instant, at a checkpoint's trigger or when the first source ends its input;
 //! - `heal_at` at the end of the fault window, so every run ends with a healed phase in which
 //!   the liveness oracles (`checkpoint-progress`, `job-terminates`) apply, and a small budget
 //!   so a stuck run ends fast.
