@@ -291,3 +291,129 @@ impl Savepoints {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::ChannelId;
+    use crate::record::Record;
+
+    /// `src[0]` (subtask 0) → `sink[0]` (subtask 1) on channel 0.
+    fn graph() -> ExecutionGraph {
+        crate::oracle::tests::source_to_sink()
+    }
+
+    fn record(seq: u64) -> Element {
+        Element::Record(Record {
+            origin: SubtaskId(0),
+            key: 1,
+            seq,
+            value: 1,
+        })
+    }
+
+    fn push(element: Element) -> TraceEvent {
+        TraceEvent::Push {
+            channel: ChannelId(0),
+            element,
+        }
+    }
+
+    fn run(events: &[TraceEvent]) -> Vec<u64> {
+        let g = graph();
+        let mut o = Savepoints::new(&g);
+        (0..)
+            .zip(events)
+            .filter_map(|(i, e)| o.observe(&g, i, Instant::ZERO, e).map(|v| v.event_index))
+            .collect()
+    }
+
+    const TRIGGERED: TraceEvent = TraceEvent::SavepointTriggered {
+        checkpoint: 2,
+        drain: false,
+    };
+
+    #[test]
+    fn a_record_after_the_savepoints_barrier_is_a_violation_once_per_channel() {
+        let events = [
+            TRIGGERED,
+            push(record(0)),
+            push(Element::Barrier(1)),
+            push(record(1)), // after a checkpoint's barrier: fine
+            push(Element::Barrier(2)),
+            push(record(2)), // after the savepoint's: not
+            push(record(3)),
+        ];
+        assert_eq!(run(&events), [5]);
+    }
+
+    #[test]
+    fn a_task_that_took_the_savepoint_waits_for_it_unless_its_final_wait_was_over() {
+        let snapshot = |checkpoint, finished| TraceEvent::Snapshot {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            checkpoint,
+            finished,
+        };
+        let finished = TraceEvent::TaskState {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            from: ExecutionState::Running,
+            to: ExecutionState::Finished,
+        };
+        let notified = TraceEvent::Rpc {
+            from: Address::JobMaster,
+            to: Address::TaskManager(0),
+            sent_at: Instant::ZERO,
+            rpc: Rpc {
+                subtask: SubtaskId(0),
+                attempt: 0,
+                call: Call::NotifyCheckpointComplete(1),
+            },
+        };
+        let completed = TraceEvent::CheckpointCompleted { checkpoint: 2 };
+        // Final checkpoint 1 pending when it snapshots savepoint 2: it must wait for 2.
+        assert_eq!(
+            run(&[TRIGGERED, snapshot(1, true), snapshot(2, true), finished]),
+            [3]
+        );
+        assert!(run(&[
+            TRIGGERED,
+            snapshot(1, true),
+            snapshot(2, true),
+            completed,
+            finished
+        ])
+        .is_empty());
+        // Told that 1 completed before it took 2: its wait was over (Flink's one future).
+        assert!(run(&[
+            TRIGGERED,
+            snapshot(1, true),
+            notified,
+            snapshot(2, true),
+            finished
+        ])
+        .is_empty());
+    }
+
+    #[test]
+    fn no_input_ends_after_a_stop_without_drain() {
+        let stopped = |drain| TraceEvent::SourceStopped {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            checkpoint: 2,
+            drain,
+        };
+        let ended = |s| TraceEvent::EndOfInput {
+            subtask: SubtaskId(s),
+        };
+        let took = TraceEvent::Take {
+            subtask: SubtaskId(1),
+            channel: ChannelId(0),
+            element: Element::EndOfData(StopMode::NoDrain),
+        };
+        assert_eq!(run(&[TRIGGERED, stopped(false), ended(0)]), [2]);
+        assert!(run(&[TRIGGERED, stopped(true), ended(0)]).is_empty());
+        assert_eq!(run(&[TRIGGERED, took, ended(1)]), [2]);
+    }
+}
