@@ -6,15 +6,15 @@
 
 use super::{plan, CheckpointCoordinator};
 use crate::jobmaster::Execution;
-use crate::trace::{SavepointRefusal, TraceEvent};
+use crate::trace::{Call, SavepointRefusal, TraceEvent};
 use crate::world::Ctx;
 
 /// A stop-with-savepoint under way in this coordinator (volatile: a new JobMaster knows of
 /// none, and its scheduler runs).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Stop {
-    /// Savepoint `checkpoint` is pending.
-    Pending { checkpoint: u64 },
+    /// Savepoint `checkpoint` is pending, with drain or not.
+    Pending { checkpoint: u64, drain: bool },
     /// It completed: the tasks finish and the job with them.
     Completed,
 }
@@ -43,7 +43,7 @@ impl CheckpointCoordinator {
         match plan {
             Ok(plan) => {
                 let checkpoint = self.start_checkpoint(ctx, view, placement, plan, Some(drain));
-                self.stop = Some(Stop::Pending { checkpoint });
+                self.stop = Some(Stop::Pending { checkpoint, drain });
             }
             Err(reason) => {
                 ctx.record(TraceEvent::CheckpointNotTriggered { reason });
@@ -61,12 +61,26 @@ impl CheckpointCoordinator {
 
     /// Checkpoint `id` is the pending savepoint.
     pub(super) fn is_savepoint(&self, id: u64) -> bool {
-        self.stop == Some(Stop::Pending { checkpoint: id })
+        matches!(self.stop, Some(Stop::Pending { checkpoint, .. }) if checkpoint == id)
+    }
+
+    /// The trigger RPC of pending checkpoint `id` (for a trigger by hand, F1.4): a savepoint's
+    /// is `triggerSavepoint`, so that a source triggered by hand stops too.
+    pub fn trigger_call(&self, id: u64) -> Call {
+        match self.stop {
+            Some(Stop::Pending { checkpoint, drain }) if checkpoint == id => {
+                Call::TriggerSavepoint {
+                    checkpoint: id,
+                    drain,
+                }
+            }
+            Some(Stop::Pending { .. } | Stop::Completed) | None => Call::TriggerCheckpoint(id),
+        }
     }
 
     /// Checkpoint `id` completed: if it is the savepoint, the stop goes on (F1.11 step 4).
     pub(super) fn savepoint_completed(&mut self, id: u64) {
-        if self.stop == Some(Stop::Pending { checkpoint: id }) {
+        if self.is_savepoint(id) {
             self.stop = Some(Stop::Completed);
         }
     }
@@ -74,7 +88,7 @@ impl CheckpointCoordinator {
     /// Checkpoint `id` was aborted or dropped: if it is the savepoint, the stop failed and the
     /// scheduler starts again (F1.11 step 5, Flink's `terminateExceptionally`).
     pub(super) fn savepoint_dropped(&mut self, ctx: &mut Ctx<'_, '_>, id: u64) {
-        if self.stop == Some(Stop::Pending { checkpoint: id }) {
+        if self.is_savepoint(id) {
             self.stop = None;
             ctx.record(TraceEvent::SavepointFailed { checkpoint: id });
         }

@@ -625,8 +625,13 @@ impl JobMaster {
         subtask: SubtaskId,
         checkpoint: Option<u64>,
     ) -> Option<u64> {
-        let checkpoint = checkpoint.or_else(|| self.checkpoints.as_ref()?.newest_pending())?;
-        self.call_current(ctx, subtask, Call::TriggerCheckpoint(checkpoint));
+        let cc = self.checkpoints.as_ref();
+        let checkpoint = checkpoint.or_else(|| cc?.newest_pending())?;
+        // F1.11: the trigger of a pending savepoint is a savepoint's.
+        let call = cc.map_or(Call::TriggerCheckpoint(checkpoint), |cc| {
+            cc.trigger_call(checkpoint)
+        });
+        self.call_current(ctx, subtask, call);
         Some(checkpoint)
     }
 
