@@ -365,12 +365,18 @@ impl Oracles {
         {
             self.violate(v);
         }
-        if let Some(v) = self
-            .restore_shape
-            .as_mut()
-            .and_then(|r| r.observe(index, now, event))
-        {
-            self.violate(v);
+        // Only these concern `restore-shape`: every other event skips the call.
+        if matches!(
+            event,
+            TraceEvent::RestoreRejected { .. } | TraceEvent::JobStatus { .. }
+        ) {
+            if let Some(v) = self
+                .restore_shape
+                .as_mut()
+                .and_then(|r| r.observe(index, now, event))
+            {
+                self.violate(v);
+            }
         }
         // Only status changes and process deaths concern `failover-scope`: the records' hot
         // path skips the call.
