@@ -451,6 +451,7 @@ impl BatchOracles {
                 missing,
             } => {
                 let ended = (outcome, reported, missing);
+                let known = self.reconcile.known();
                 if let Some(message) =
                     self.reconcile
                         .ended(graph, &self.batch, &self.remote, ended, now)
@@ -470,6 +471,20 @@ impl BatchOracles {
                     for (s, attempt) in self.durably_finished() {
                         if self.reconcile.holds(s) != Some((attempt, ExecutionState::Finished)) {
                             self.unlogged_resets.insert(s);
+                        }
+                    }
+                }
+                // P3.2 (as P2.4 step 1 does from the replayed events): a window that ends
+                // RUNNING or FINISHED re-initializes every vertex it knows, with the
+                // parallelism of the durable job events or, failing those, of a reported
+                // execution. That parallelism may have been decided before a full restart
+                // cleared `decided` (the reported execution outlived it), so it is taken from
+                // this oracle's own ledger of the window, and the vertex's consumers may be
+                // initialized next. A FAILING window goes on to P2.4 from the durable events.
+                if outcome != crate::trace::ReconcileOutcome::Failing {
+                    for (v, p) in known.into_iter().flatten().enumerate() {
+                        if p.is_some() {
+                            self.decided[v] = p;
                         }
                     }
                 }

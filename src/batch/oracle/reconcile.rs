@@ -174,6 +174,12 @@ impl Ledger {
         ))
     }
 
+    /// Per vertex, the parallelism the open window knows (from the durable job events, else
+    /// from a reported execution): the rebuilt view's, if the window ends RUNNING or FINISHED.
+    pub(super) fn known(&self) -> Option<Vec<Option<u32>>> {
+        self.window.as_ref().map(|w| w.known.clone())
+    }
+
     /// What the JobMaster holds for `s` (attempt, state), from its `execution_state` events.
     pub(super) fn holds(&self, s: SubtaskId) -> Option<(u32, ExecutionState)> {
         self.view[s.index()]

@@ -333,6 +333,94 @@ fn a_vertex_is_initialized_after_its_inputs_with_its_fixed_parallelism() {
     }
 }
 
+/// P3.2 (P2.4 step 1 across JobMaster lives): a full restart voids every decided parallelism,
+/// but a later reconciliation that ends RUNNING adopts a finished execution decided before it,
+/// with the parallelism its report carries; its consumers may then be initialized. Without the
+/// report the input is unknown and initializing its consumer is early.
+/// (The proptest case `batch_recovery_keeps_every_guarantee`, seed 752033, shrank to this.)
+#[test]
+fn a_vertex_adopted_by_a_reconciliation_after_a_full_restart_counts_as_initialized() {
+    for adopted in [true, false] {
+        let mut run = Feed::new("internal");
+        run.event(TraceEvent::VertexInitialized {
+            vertex: VertexId(0),
+            parallelism: 1,
+            input_bytes: 0,
+            adaptive: false,
+        });
+        run.event(TraceEvent::PartitionWritten {
+            subtask: SRC,
+            attempt: 0,
+            bytes: 64,
+            remote: false,
+        });
+        // A JobMaster restarts the job from scratch (P2.6) and dies before deploying anything.
+        run.event(TraceEvent::RecoveryStarted {
+            replayed: 0,
+            discarded: 0,
+            full_restart: true,
+        });
+        run.event(TraceEvent::JobMasterLost { incarnation: 1 });
+        run.event(TraceEvent::JobMasterElected { incarnation: 2 });
+        run.open();
+        let (now, index) = (run.now, run.index);
+        let at = (now, index);
+        for tm in [0, 1] {
+            run.oracles
+                .received(&run.graph, (tm, 0), Received::Register, at);
+        }
+        if adopted {
+            let execution = Received::Execution {
+                subtask: SRC,
+                attempt: 0,
+                state: ExecutionState::Finished,
+                parallelism: 1,
+            };
+            let partition = Received::Partition {
+                subtask: SRC,
+                attempt: 0,
+            };
+            for what in [execution, partition] {
+                run.oracles.received(&run.graph, (0, 0), what, at);
+            }
+        }
+        for tm in [0, 1] {
+            run.oracles
+                .received(&run.graph, (tm, 0), Received::Done, at);
+        }
+        if adopted {
+            for (from, to) in [
+                (ExecutionState::Created, ExecutionState::Reconciling),
+                (ExecutionState::Reconciling, ExecutionState::Finished),
+            ] {
+                run.event(TraceEvent::ExecutionState {
+                    subtask: SRC,
+                    attempt: 0,
+                    from,
+                    to,
+                });
+            }
+        }
+        run.event(TraceEvent::ReconcileEnded {
+            outcome: ReconcileOutcome::Running,
+            reported: u32::from(adopted),
+            missing: 0,
+        });
+        run.event(TraceEvent::VertexInitialized {
+            vertex: VertexId(1),
+            parallelism: 1,
+            input_bytes: 64,
+            adaptive: false,
+        });
+        let want = if adopted {
+            vec![]
+        } else {
+            vec![Invariant::AdaptiveParallelism]
+        };
+        assert_eq!(run.violations(), want, "adopted: {adopted}");
+    }
+}
+
 /// P2.1: a partition is written where the scenario's shuffle keeps partitions.
 #[test]
 fn a_partition_is_written_where_the_shuffle_keeps_them() {
