@@ -288,26 +288,10 @@ proptest! {
         failure in prop::option::of((any::<prop::sample::Index>(), 1u64..40_000)),
     ) {
         let mut doc = doc;
-        let vertices = doc["job"]["vertices"].as_array_mut().unwrap();
-        for (i, vertex) in vertices.iter_mut().enumerate() {
-            if mask & (1 << (i % 8)) == 0 {
-                continue;
-            }
-            let object = vertex.as_object_mut().unwrap();
-            let operator = object.remove("operator").unwrap();
-            let mut member = json!({"operator": operator});
-            for field in ["records", "record_interval", "keys", "delivery"] {
-                if let Some(value) = object.remove(field) {
-                    member[field] = value;
-                }
-            }
-            let chain = if operator == json!("source") {
-                json!([member, "map"])
-            } else {
-                json!(["map", member])
-            };
-            object.insert("chain".to_owned(), chain);
-        }
+        flinksim::fuzz::generate::chain_maps(
+            doc["job"]["vertices"].as_array_mut().unwrap(),
+            mask,
+        );
         if let Some((pick, at_us)) = failure {
             let ids: Vec<String> = doc["job"]["vertices"]
                 .as_array()

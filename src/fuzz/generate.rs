@@ -455,7 +455,7 @@ fn own_channels(edges: &[Value], n: usize, us: u64) -> Vec<Value> {
 /// its source, or in front of its other operator. Its id and parallelism stay, so faults and
 /// expectations that name its subtasks still do; its operator's own fields move into the chain
 /// member.
-fn chain_maps(vertices: &mut [Value], mask: u8) {
+pub fn chain_maps(vertices: &mut [Value], mask: u8) {
     for (i, vertex) in vertices.iter_mut().enumerate() {
         if mask & (1 << (i % 8)) == 0 {
             continue;

@@ -114,11 +114,31 @@ struct RawRestoredOperator {
     state: Option<Vec<Option<Object<RawState>>>>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// `finished`: `true`/`false` for every subtask, or one per subtask.
 enum RawFinished {
     All(bool),
     Each(Vec<bool>),
+}
+
+impl<'de> Deserialize<'de> for RawFinished {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct FinishedVisitor;
+        impl<'de> Visitor<'de> for FinishedVisitor {
+            type Value = RawFinished;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("true or false for every subtask, or a list with one per subtask")
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<RawFinished, E> {
+                Ok(RawFinished::All(v))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<RawFinished, A::Error> {
+                Vec::<bool>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(RawFinished::Each)
+            }
+        }
+        d.deserialize_any(FinishedVisitor)
+    }
 }
 
 /// One subtask's state of one operator: the field says which kind of operator it is for.

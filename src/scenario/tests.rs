@@ -2703,6 +2703,11 @@ fn restore_from_is_checked_at_its_json_paths() {
             "start at 1",
         ),
         (
+            r#"{"checkpoint": 1, "operators": {"src": {"parallelism": 2, "finished": "yes"}}}"#,
+            "restore_from.operators.src.finished",
+            "true or false for every subtask",
+        ),
+        (
             r#"{"operators": {}}"#,
             "restore_from",
             "missing field `checkpoint`",
