@@ -9,8 +9,8 @@ use crate::jobmaster::Execution;
 use crate::trace::{Call, SavepointRefusal, TraceEvent};
 use crate::world::Ctx;
 
-/// A stop-with-savepoint under way in this coordinator (volatile: a new JobMaster knows of
-/// none, and its scheduler runs).
+/// A stop-with-savepoint under way in this coordinator (volatile, F1.11 step 6: a new
+/// JobMaster knows of none, records no `savepoint_failed` for it, and its scheduler runs).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Stop {
     /// Savepoint `checkpoint` is pending, with drain or not.

@@ -1353,7 +1353,7 @@ impl Oracles {
                 }
                 let total = !self.is_source[record.origin.index()];
                 if at_least_once && self.failed_over && total && drained_then_failed {
-                    i += 1; // F1.11 step 5: totals of a drain that failed and was rolled back
+                    i += 1; // F1.11 steps 5, 6: totals of a drain that failed (or was lost with the JobManager) and was rolled back
                     continue;
                 }
                 let what = if duplicate {

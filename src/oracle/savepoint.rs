@@ -57,7 +57,7 @@ pub struct Savepoints {
     is_source: Vec<bool>,
     /// Savepoints some source stopped for with drain.
     drained: Vec<u64>,
-    /// Savepoints that failed.
+    /// Savepoints that failed, or that a JobManager crash lost while pending (F1.11 step 6).
     failed: Vec<u64>,
 }
 
@@ -95,8 +95,9 @@ impl Savepoints {
         self.triggered.iter().any(|&(s, _)| s == n)
     }
 
-    /// A drained stop failed after a source had drained (F1.11 step 5): an at-least-once
-    /// sink may hold keyed totals of inputs the restore rolled back, as in Flink.
+    /// A drained stop failed after a source had drained (F1.11 step 5), or a JobManager crash
+    /// lost it (step 6): an at-least-once sink may hold keyed totals of inputs the restore
+    /// rolled back, as in Flink.
     pub fn drained_then_failed(&self) -> bool {
         self.drained.iter().any(|d| self.failed.contains(d))
     }
@@ -256,6 +257,16 @@ impl Savepoints {
             } => self.drained.push(checkpoint),
             // A source may stop for a savepoint already aborted: its trigger was on the way.
             TraceEvent::SavepointFailed { checkpoint } => self.failed.push(checkpoint),
+            // F1.11 step 6: a JobManager crash loses a savepoint still pending, without a
+            // `savepoint_failed` (the new JobMaster never heard of it); the job goes on from
+            // its latest completed checkpoint, as after a failed savepoint.
+            TraceEvent::JobMasterLost { .. } => {
+                let lost: Vec<u64> = (self.triggered.iter())
+                    .map(|&(s, _)| s)
+                    .filter(|s| !self.completed.contains(s) && !self.failed.contains(s))
+                    .collect();
+                self.failed.extend(lost);
+            }
             TraceEvent::SourceStopped {
                 subtask,
                 attempt,
@@ -415,5 +426,34 @@ mod tests {
         assert_eq!(run(&[TRIGGERED, stopped(false), ended(0)]), [2]);
         assert!(run(&[TRIGGERED, stopped(true), ended(0)]).is_empty());
         assert_eq!(run(&[TRIGGERED, took, ended(1)]), [2]);
+    }
+
+    /// F1.11 step 6: a JobManager crash loses a drain's pending savepoint without a
+    /// `savepoint_failed`; its totals count as a failed drain's. One that completed before the
+    /// crash is not lost.
+    #[test]
+    fn a_jobmanager_crash_loses_a_pending_savepoint() {
+        let g = graph();
+        let drained = TraceEvent::SourceStopped {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            checkpoint: 2,
+            drain: true,
+        };
+        let lost = TraceEvent::JobMasterLost { incarnation: 0 };
+        let completed = TraceEvent::CheckpointCompleted { checkpoint: 2 };
+        let outcome = |events: &[TraceEvent]| {
+            let mut o = Savepoints::new(&g);
+            for (i, e) in (0..).zip(events) {
+                assert!(o.observe(&g, i, Instant::ZERO, e).is_none());
+            }
+            (o.drained_then_failed(), o.stopped().is_some())
+        };
+        assert_eq!(outcome(&[TRIGGERED, drained]), (false, false));
+        assert_eq!(outcome(&[TRIGGERED, drained, lost]), (true, false));
+        assert_eq!(
+            outcome(&[TRIGGERED, drained, completed, lost]),
+            (false, true)
+        );
     }
 }
