@@ -188,13 +188,7 @@ impl CheckpointCoordinator {
         };
         let plan = match failure {
             Some(f) => Err(f),
-            None => plan::compute(
-                ctx.graph,
-                |s| view[s.index()].state,
-                &self.reported_finishing,
-                self.protocol,
-                self.bug,
-            ),
+            None => self.plan(ctx, view),
         };
         match plan {
             Ok(plan) => {
@@ -202,6 +196,18 @@ impl CheckpointCoordinator {
             }
             Err(reason) => ctx.record(TraceEvent::CheckpointNotTriggered { reason }),
         }
+    }
+
+    /// The trigger plan from the coordinator's view (P1.1, F1.1), for a checkpoint or a
+    /// savepoint alike.
+    fn plan(&self, ctx: &Ctx<'_, '_>, view: &[Execution]) -> Result<Plan, TriggerFailure> {
+        plan::compute(
+            ctx.graph,
+            |s| view[s.index()].state,
+            &self.reported_finishing,
+            self.protocol,
+            self.bug,
+        )
     }
 
     /// Starts checkpoint number next with `plan`: its trigger RPC to the subtasks the plan

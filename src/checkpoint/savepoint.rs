@@ -4,7 +4,7 @@
 //! `triggerSavepoint`; while it is pending, or once it completed, nothing else is triggered
 //! (Flink stops its checkpoint scheduler); if it fails, the scheduler starts again.
 
-use super::{plan, CheckpointCoordinator};
+use super::CheckpointCoordinator;
 use crate::jobmaster::Execution;
 use crate::trace::{Call, SavepointRefusal, TraceEvent};
 use crate::world::Ctx;
@@ -33,14 +33,7 @@ impl CheckpointCoordinator {
         if self.stop.is_some() {
             return Err(SavepointRefusal::SavepointInProgress);
         }
-        let plan = plan::compute(
-            ctx.graph,
-            |s| view[s.index()].state,
-            &self.reported_finishing,
-            self.protocol,
-            self.bug,
-        );
-        match plan {
+        match self.plan(ctx, view) {
             Ok(plan) => {
                 let checkpoint = self.start_checkpoint(ctx, view, placement, plan, Some(drain));
                 self.stop = Some(Stop::Pending { checkpoint, drain });
