@@ -59,6 +59,10 @@ pub struct Savepoints {
     drained: Vec<u64>,
     /// Savepoints that failed, or that a JobManager crash lost while pending (F1.11 step 6).
     failed: Vec<u64>,
+    /// The savepoint of the stop that keeps this JobMaster's checkpoint scheduler stopped
+    /// (F1.11 step 1): triggered, and neither failed, nor followed by a failover, nor lost
+    /// with its JobMaster.
+    stopping: Option<u64>,
 }
 
 /// How a savepoint stopped the job, for `exactly-once-output`.
@@ -83,6 +87,7 @@ impl Savepoints {
             at_barrier: BTreeMap::new(),
             drained: Vec::new(),
             failed: Vec::new(),
+            stopping: None,
             is_source: graph
                 .subtasks
                 .iter()
@@ -127,9 +132,28 @@ impl Savepoints {
         match *event {
             TraceEvent::SavepointTriggered { checkpoint, drain } => {
                 self.triggered.push((checkpoint, drain));
+                self.stopping = Some(checkpoint);
             }
             TraceEvent::CheckpointCompleted { checkpoint } if self.is_savepoint(checkpoint) => {
                 self.completed.push(checkpoint);
+            }
+            TraceEvent::CheckpointTriggered { checkpoint } if !self.is_savepoint(checkpoint) => {
+                // F1.11 step 1: Flink stops its checkpoint scheduler for a stop-with-savepoint
+                // and starts it again only when the savepoint fails (or a new JobMaster,
+                // which never heard of the stop, takes over: step 6).
+                if let Some(s) = self.stopping {
+                    return Some(Violation {
+                        invariant: Invariant::StopWithSavepoint,
+                        time: now,
+                        actors: vec!["JobMaster".to_string()],
+                        event_index: index,
+                        message: format!(
+                            "checkpoint {checkpoint} was triggered while the stop-with-savepoint \
+                             of savepoint {s} was under way or done: the checkpoint scheduler \
+                             stays stopped unless the savepoint fails (F1.11 step 1)"
+                        ),
+                    });
+                }
             }
             TraceEvent::TaskState {
                 subtask,
@@ -256,11 +280,20 @@ impl Savepoints {
                 ..
             } => self.drained.push(checkpoint),
             // A source may stop for a savepoint already aborted: its trigger was on the way.
-            TraceEvent::SavepointFailed { checkpoint } => self.failed.push(checkpoint),
+            TraceEvent::SavepointFailed { checkpoint } => {
+                self.failed.push(checkpoint);
+                if self.stopping == Some(checkpoint) {
+                    self.stopping = None;
+                }
+            }
             // F1.11 step 6: a JobManager crash loses a savepoint still pending, without a
             // `savepoint_failed` (the new JobMaster never heard of it); the job goes on from
             // its latest completed checkpoint, as after a failed savepoint.
+            // A failover runs the job again, and with it the scheduler (Flink's
+            // `CheckpointCoordinatorDeActivator`), even after a completed savepoint.
+            TraceEvent::Failover { .. } => self.stopping = None,
             TraceEvent::JobMasterLost { .. } => {
+                self.stopping = None; // even a completed stop: the new JobMaster knows of none
                 let lost: Vec<u64> = (self.triggered.iter())
                     .map(|&(s, _)| s)
                     .filter(|s| !self.completed.contains(s) && !self.failed.contains(s))
@@ -343,6 +376,22 @@ mod tests {
         checkpoint: 2,
         drain: false,
     };
+
+    /// F1.11 step 1: while a stop is under way or done, the scheduler triggers nothing; once
+    /// its savepoint failed (or a JobManager crash lost it, step 6) it runs again.
+    #[test]
+    fn no_checkpoint_is_triggered_during_a_stop_unless_its_savepoint_failed() {
+        let triggered = |checkpoint| TraceEvent::CheckpointTriggered { checkpoint };
+        let completed = TraceEvent::CheckpointCompleted { checkpoint: 2 };
+        let failed = TraceEvent::SavepointFailed { checkpoint: 2 };
+        let lost = TraceEvent::JobMasterLost { incarnation: 0 };
+        assert!(run(&[TRIGGERED, completed, lost, triggered(3)]).is_empty());
+        assert!(run(&[triggered(1), TRIGGERED, triggered(2)]).is_empty());
+        assert_eq!(run(&[TRIGGERED, triggered(2), triggered(3)]), [2]);
+        assert_eq!(run(&[TRIGGERED, completed, triggered(3)]), [2]);
+        assert!(run(&[TRIGGERED, triggered(2), failed, triggered(3)]).is_empty());
+        assert!(run(&[TRIGGERED, triggered(2), lost, triggered(3)]).is_empty());
+    }
 
     #[test]
     fn a_record_after_the_savepoints_barrier_is_a_violation_once_per_channel() {

@@ -63,6 +63,8 @@ impl Task {
             || (self.protocol(ctx) == Some(FinishProtocol::Flink)
                 && ctx.config.bug != Some(Bug::TriggerWaitsForInput));
         let complete = if at_once {
+            let tracker = self.tracker.as_mut().expect("at least once");
+            tracker.completed_at_once(n);
             Some(Complete {
                 checkpoint: n,
                 started: ctx.now,
