@@ -538,7 +538,6 @@ impl CheckpointCoordinator {
             record.outcome = Outcome::Completed(ctx.now);
         }
         self.last_completed_at = Some(ctx.now);
-        self.savepoint_completed(p.id);
         // F1.9: a completed checkpoint newer than the last one resets the failure count.
         if p.id > self.last_succeeded {
             self.last_succeeded = p.id;

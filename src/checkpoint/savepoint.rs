@@ -11,12 +11,14 @@ use crate::world::Ctx;
 
 /// A stop-with-savepoint under way in this coordinator (volatile, F1.11 step 6: a new
 /// JobMaster knows of none, records no `savepoint_failed` for it, and its scheduler runs).
+/// It stays once its savepoint completed: the tasks finish and the job with them, and the
+/// scheduler stays stopped (the savepoint's id is never pending again, so nothing else
+/// tells a completed stop from a pending one).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Stop {
-    /// Savepoint `checkpoint` is pending, with drain or not.
-    Pending { checkpoint: u64, drain: bool },
-    /// It completed: the tasks finish and the job with them.
-    Completed,
+pub(super) struct Stop {
+    /// The savepoint's checkpoint id.
+    checkpoint: u64,
+    drain: bool,
 }
 
 impl CheckpointCoordinator {
@@ -36,7 +38,7 @@ impl CheckpointCoordinator {
         match self.plan(ctx, view) {
             Ok(plan) => {
                 let checkpoint = self.start_checkpoint(ctx, view, placement, plan, Some(drain));
-                self.stop = Some(Stop::Pending { checkpoint, drain });
+                self.stop = Some(Stop { checkpoint, drain });
             }
             Err(reason) => {
                 ctx.record(TraceEvent::CheckpointNotTriggered { reason });
@@ -52,29 +54,20 @@ impl CheckpointCoordinator {
         self.stop.is_some()
     }
 
-    /// Checkpoint `id` is the pending savepoint.
+    /// Checkpoint `id` is the savepoint of the stop under way (or done).
     pub(super) fn is_savepoint(&self, id: u64) -> bool {
-        matches!(self.stop, Some(Stop::Pending { checkpoint, .. }) if checkpoint == id)
+        self.stop.is_some_and(|s| s.checkpoint == id)
     }
 
     /// The trigger RPC of pending checkpoint `id` (for a trigger by hand, F1.4): a savepoint's
     /// is `triggerSavepoint`, so that a source triggered by hand stops too.
     pub fn trigger_call(&self, id: u64) -> Call {
         match self.stop {
-            Some(Stop::Pending { checkpoint, drain }) if checkpoint == id => {
-                Call::TriggerSavepoint {
-                    checkpoint: id,
-                    drain,
-                }
-            }
-            Some(Stop::Pending { .. } | Stop::Completed) | None => Call::TriggerCheckpoint(id),
-        }
-    }
-
-    /// Checkpoint `id` completed: if it is the savepoint, the stop goes on (F1.11 step 4).
-    pub(super) fn savepoint_completed(&mut self, id: u64) {
-        if self.is_savepoint(id) {
-            self.stop = Some(Stop::Completed);
+            Some(Stop { checkpoint, drain }) if checkpoint == id => Call::TriggerSavepoint {
+                checkpoint: id,
+                drain,
+            },
+            Some(_) | None => Call::TriggerCheckpoint(id),
         }
     }
 
