@@ -25,6 +25,7 @@ pub mod batch;
 pub mod bug;
 pub mod checkpoint;
 pub mod conform;
+pub mod coordinator;
 pub mod faults;
 pub mod fuzz;
 pub mod graph;

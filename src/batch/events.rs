@@ -1,7 +1,7 @@
 //! The job event store (P2.2, F2.3): what a JobManager writes down so that its successor can
 //! skip finished work. Durable once flushed; the write buffer dies with the JobManager.
 
-use super::coordinator::Enumerator;
+use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
 
 /// Where a result partition lives (P2.1).

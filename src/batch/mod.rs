@@ -9,7 +9,6 @@
 //! - `oracle`: `exactly-once-output`, `minimal-rerun`, `legal-transition` for batch.
 //! - `trace`: the batch trace events.
 
-pub mod coordinator;
 pub mod data;
 pub mod events;
 pub mod oracle;

@@ -3,7 +3,7 @@
 //! finished and reset the rest.
 
 use super::{Event, Msg, Recovering, World};
-use crate::batch::coordinator::Enumerator;
+use crate::coordinator::Enumerator;
 use crate::batch::events::{replay, JobEvent, Location, Replayed};
 use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;

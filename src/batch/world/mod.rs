@@ -29,7 +29,7 @@ mod taskmanager;
 #[cfg(test)]
 mod tests;
 
-use super::coordinator::Enumerator;
+use crate::coordinator::Enumerator;
 use super::data::{self, Fragment};
 use super::events::{JobEvent, JobEventStore, Location, Replayed};
 use super::oracle::{BatchOracles, Call, Received, TaskRpc};

@@ -4,7 +4,7 @@
 
 use super::speculation::may_finish;
 use super::{Descriptor, Event, Execution, Msg, World};
-use crate::batch::coordinator::Enumerator;
+use crate::coordinator::Enumerator;
 use crate::batch::data;
 use crate::batch::events::{JobEvent, Location};
 use crate::batch::recovery::{self, Plan};

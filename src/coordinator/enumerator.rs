@@ -1,5 +1,6 @@
-//! The operator coordinator of a batch source: a split enumerator that assigns splits on
-//! request (P2.5), with the batch snapshot FLIP-383 adds.
+//! The operator coordinator of a source: a split enumerator that assigns splits on request
+//! (P2.5 in batch jobs, with the batch snapshot FLIP-383 adds; F1.13 in streaming jobs, with
+//! the checkpointed set of unassigned splits).
 //!
 //! Assignment is deterministic (lowest split first), so a re-run that reads other splits
 //! than the first attempt did is a consequence of the protocol (a reset returning splits),
@@ -60,6 +61,31 @@ impl Enumerator {
         self.exhausted[subtask as usize] = false;
     }
 
+    /// F1.13 step 3: an enumerator reset to a checkpoint (Flink's `resetToCheckpoint`): the
+    /// splits unassigned when the coordinator was checkpointed; every reader may ask again.
+    pub fn restore(unassigned: &[u32], subtasks: u32) -> Enumerator {
+        Enumerator {
+            unassigned: unassigned.iter().copied().collect(),
+            assigned: vec![Vec::new(); subtasks as usize],
+            exhausted: vec![false; subtasks as usize],
+        }
+    }
+
+    /// F1.13 step 2: the coordinator's checkpoint, the splits nobody was assigned yet.
+    pub fn unassigned(&self) -> Vec<u32> {
+        self.unassigned.iter().copied().collect()
+    }
+
+    /// F1.13 step 4: Flink's `addSplitsBack` after `subtaskReset`: the splits a reader was
+    /// assigned after the checkpoint it restarts from go back to the pool, and the reader may
+    /// ask again (its new attempt has not been told that no split is left).
+    pub fn add_splits_back(&mut self, subtask: u32, splits: &[u32]) {
+        let assigned = &mut self.assigned[subtask as usize];
+        assigned.retain(|s| !splits.contains(s));
+        self.unassigned.extend(splits.iter().copied());
+        self.exhausted[subtask as usize] = false;
+    }
+
     /// Encoded size of a snapshot, for the job event store's write buffer.
     pub fn snapshot_bytes(&self) -> u64 {
         16 + 8 * (self.unassigned.len() + self.assigned.iter().map(Vec::len).sum::<usize>()) as u64
@@ -97,6 +123,19 @@ mod tests {
         );
         let rebuilt = Enumerator::rebuild(5, vec![vec![1], vec![2, 3]]);
         assert_eq!(rebuilt.snapshot_bytes(), 56);
+    }
+
+    #[test]
+    fn splits_added_back_are_assigned_again_and_the_reader_may_ask() {
+        let mut e = Enumerator::new(2, 2);
+        assert_eq!(e.next_split(0), Some(0));
+        assert_eq!(e.next_split(0), Some(1));
+        assert_eq!(e.next_split(0), None);
+        e.add_splits_back(0, &[1]);
+        assert_eq!(e.unassigned(), vec![1]);
+        assert_eq!(e.next_split(0), Some(1));
+        let restored = Enumerator::restore(&[0, 1], 2);
+        assert_eq!(restored, Enumerator::new(2, 2));
     }
 
     #[test]
