@@ -171,10 +171,13 @@ pub enum Bug {
     FinishBeforeSavepoint,
     /// A stop without drain ends the input as a drain does: operators finish (F1.11).
     DrainOnNoDrain,
+    /// A regional failover does not give the restarted readers' splits assigned after the
+    /// restored checkpoint back to their enumerator (F1.13 step 4).
+    KeepSplitsOnRegionalReset,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 56] = [
+    pub const ALL: [Bug; 57] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -231,6 +234,7 @@ impl Bug {
         Bug::EmitAfterStop,
         Bug::FinishBeforeSavepoint,
         Bug::DrainOnNoDrain,
+        Bug::KeepSplitsOnRegionalReset,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -293,6 +297,7 @@ impl Bug {
             Bug::EmitAfterStop => "emit-after-stop",
             Bug::FinishBeforeSavepoint => "finish-before-savepoint",
             Bug::DrainOnNoDrain => "drain-on-no-drain",
+            Bug::KeepSplitsOnRegionalReset => "keep-splits-on-regional-reset",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
         }
     }
@@ -424,6 +429,9 @@ impl Bug {
             Bug::SwallowCancelMarker => "F1.10 (a task aborting on a marker passes it on)",
             Bug::CancelMarkerAsBarrier => "F1.10 (a marker aborts its checkpoint; it is no barrier)",
             Bug::SnapshotHeadOnly => "F1.12 (every chained operator is snapshotted)",
+            Bug::KeepSplitsOnRegionalReset => {
+                "F1.13 step 4 (a restarted reader's splits assigned after the checkpoint go back)"
+            }
             Bug::AcceptMixedChain => "F1.6 (a vertex with mixed operator finished state is not restored)",
             Bug::EmitAfterStop => "F1.11 step 2 (a source stops before its savepoint's barrier)",
             Bug::FinishBeforeSavepoint => {
@@ -487,6 +495,7 @@ impl Bug {
             | Bug::KeepFailureCount => Invariant::CheckpointFailures,
             Bug::SwallowCancelMarker | Bug::CancelMarkerAsBarrier => Invariant::CancelMarkers,
             Bug::SnapshotHeadOnly => Invariant::ExactlyOnceOutput,
+            Bug::KeepSplitsOnRegionalReset => Invariant::SplitOwnership,
             Bug::AcceptMixedChain => Invariant::RestoreShape,
             Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain => {
                 Invariant::StopWithSavepoint
@@ -662,6 +671,9 @@ impl Bug {
             }
             Bug::DrainOnNoDrain => {
                 "a stop without drain ends the input, so operators finish (keyed sums emit totals) and the savepoint cannot be resumed"
+            }
+            Bug::KeepSplitsOnRegionalReset => {
+                "a reader restarted by a regional failover loses the splits it was assigned after the checkpoint: its enumerator still counts them assigned, so nobody reads them again"
             }
         }
     }

@@ -71,6 +71,14 @@ pub fn source_record(origin: SubtaskId, seq: u64) -> Record {
     }
 }
 
+/// Record `offset` of split `split` of a source vertex that reads splits (F1.13), whose subtask 0
+/// is `first`: the vertex's records are named by the vertex, not by the reader, since which
+/// reader reads a split is the enumerator's choice. Its sequence number holds the split above
+/// bit 32 and the offset below, so every split record of the vertex has its own.
+pub fn split_record(first: SubtaskId, split: u32, offset: u64) -> Record {
+    source_record(first, (u64::from(split) << 32) | offset)
+}
+
 /// What `map` does to a record's value: a cheap, visible change, so a sink can tell a mapped
 /// record from an unmapped one.
 pub fn map_value(value: i64) -> i64 {

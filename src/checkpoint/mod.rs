@@ -151,10 +151,17 @@ impl CheckpointCoordinator {
         }
     }
 
-    /// The periodic trigger fired: try a checkpoint and schedule the next tick.
-    pub fn on_tick(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
-        self.try_trigger(ctx, view, placement);
+    /// The periodic trigger fired: try a checkpoint and schedule the next tick. Returns the
+    /// checkpoint it triggered, if any.
+    pub fn on_tick(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+    ) -> Option<u64> {
+        let triggered = self.try_trigger(ctx, view, placement);
         self.schedule_tick(ctx);
+        triggered
     }
 
     /// Schedules the next periodic tick (also when this one could not trigger anything).
@@ -166,14 +173,24 @@ impl CheckpointCoordinator {
         }
     }
 
-    /// An explicit `trigger_at` time came.
-    pub fn on_trigger_at(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
-        self.try_trigger(ctx, view, placement);
+    /// An explicit `trigger_at` time came. Returns the checkpoint it triggered, if any.
+    pub fn on_trigger_at(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+    ) -> Option<u64> {
+        self.try_trigger(ctx, view, placement)
     }
 
-    fn try_trigger(&mut self, ctx: &mut Ctx<'_, '_>, view: &[Execution], placement: &[u32]) {
+    fn try_trigger(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        view: &[Execution],
+        placement: &[u32],
+    ) -> Option<u64> {
         if self.scheduler_stopped() {
-            return; // F1.11 step 1: no periodic or `trigger_at` checkpoint during a stop
+            return None; // F1.11 step 1: no periodic or `trigger_at` checkpoint during a stop
         }
         let failure = if self.pending.len() >= self.config.max_concurrent as usize {
             Some(TriggerFailure::TooManyConcurrent)
@@ -191,10 +208,11 @@ impl CheckpointCoordinator {
             None => self.plan(ctx, view),
         };
         match plan {
-            Ok(plan) => {
-                self.start_checkpoint(ctx, view, placement, plan, None);
+            Ok(plan) => Some(self.start_checkpoint(ctx, view, placement, plan, None)),
+            Err(reason) => {
+                ctx.record(TraceEvent::CheckpointNotTriggered { reason });
+                None
             }
-            Err(reason) => ctx.record(TraceEvent::CheckpointNotTriggered { reason }),
         }
     }
 

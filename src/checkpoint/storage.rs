@@ -47,6 +47,11 @@ pub enum OperatorState {
     Source {
         offset: u64,
     },
+    /// F1.13 step 2: a split reader's assigned, unfinished splits with the offset of the next
+    /// record of each, the one being read first.
+    SplitReader {
+        splits: Vec<(u32, u64)>,
+    },
     Stateless,
     KeyedSum {
         sums: Vec<(u32, i64)>,
@@ -84,6 +89,9 @@ pub struct CheckpointStorage {
     keep: Option<u64>,
     kept: Option<SavedCheckpoint>,
     snapshots: BTreeMap<(u64, SubtaskId), SubtaskSnapshot>,
+    /// F1.13 step 2: per checkpoint and source vertex, the splits its enumerator had not
+    /// assigned when the coordinator was checkpointed. Kept and dropped with the snapshots.
+    coordinators: BTreeMap<(u64, u32), Vec<u32>>,
     latest: Option<CompletedCheckpoint>,
     /// The checkpoint id counter (Flink's `CheckpointIDCounter`).
     next_checkpoint_id: u64,
@@ -131,6 +139,18 @@ impl CheckpointStorage {
         self.snapshots.get(&(checkpoint, subtask))
     }
 
+    /// F1.13 step 2: the checkpoint of source vertex `vertex`'s split enumerator.
+    pub fn write_coordinator(&mut self, checkpoint: u64, vertex: u32, unassigned: Vec<u32>) {
+        self.coordinators.insert((checkpoint, vertex), unassigned);
+    }
+
+    /// F1.13 step 3: the unassigned splits of `vertex`'s enumerator in `checkpoint`.
+    pub fn coordinator(&self, checkpoint: u64, vertex: u32) -> Option<&[u32]> {
+        self.coordinators
+            .get(&(checkpoint, vertex))
+            .map(Vec::as_slice)
+    }
+
     /// Keep a copy of checkpoint `id` once it completes (`--save-checkpoint`).
     pub fn keep(&mut self, id: u64) {
         self.keep = Some(id);
@@ -156,12 +176,14 @@ impl CheckpointStorage {
             });
         }
         self.snapshots.retain(|&(c, _), _| c >= id);
+        self.coordinators.retain(|&(c, _), _| c >= id);
         self.latest = Some(checkpoint);
     }
 
     /// Drops the snapshots of an aborted checkpoint.
     pub fn discard(&mut self, checkpoint: u64) {
         self.snapshots.retain(|&(c, _), _| c != checkpoint);
+        self.coordinators.retain(|&(c, _), _| c != checkpoint);
     }
 
     pub fn latest(&self) -> Option<&CompletedCheckpoint> {

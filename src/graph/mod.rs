@@ -51,6 +51,8 @@ pub struct JobVertex {
     pub chain: Chain,
     /// Simulated cost of processing one record.
     pub process_time: DurationRange,
+    /// F1.13: a streaming source's splits, read as its enumerator assigns them.
+    pub splits: Option<u32>,
     pub inputs: Vec<usize>,
     pub outputs: Vec<usize>,
 }
@@ -132,6 +134,7 @@ impl ExecutionGraph {
                 first,
                 chain: vertex.chain.clone(),
                 process_time: vertex.process_time,
+                splits: vertex.splits,
                 inputs: Vec::new(),
                 outputs: Vec::new(),
             });

@@ -12,6 +12,7 @@
 
 mod reconcile;
 pub(crate) mod restorable;
+mod splits;
 mod state_assignment;
 #[cfg(test)]
 mod tests;
@@ -68,6 +69,8 @@ pub struct JobMaster {
     reconciling: Option<reconcile::Reconciliation>,
     /// Its entry in the reconciliation statistics, kept after the window to count late reports.
     reconcile_record: Option<usize>,
+    /// F1.13: the split enumerators of sources that read splits; `None` without any.
+    splits: Option<splits::SplitCoordinators>,
 }
 
 impl JobMaster {
@@ -107,6 +110,7 @@ impl JobMaster {
             task_managers,
             reconciling: None,
             reconcile_record: None,
+            splits: splits::SplitCoordinators::new(graph),
         }
     }
 
@@ -171,6 +175,14 @@ impl JobMaster {
         match (rpc.call, &mut self.checkpoints) {
             (Call::ReportExecution(state), _) => self.on_report(ctx, task_manager, rpc, state),
             (Call::ReportDone, _) => self.on_report_done(ctx, task_manager),
+            (Call::RequestSplit, _) => {
+                let coordinators = self.splits.as_mut().expect("a split reader's job has them");
+                let view = &self.executions[..];
+                if let Some(answer) = coordinators.on_request(ctx, view, rpc.subtask, rpc.attempt)
+                {
+                    self.call_current(ctx, rpc.subtask, answer);
+                }
+            }
             (Call::UpdateTaskExecutionState(state), _) => {
                 self.on_task_state(ctx, rpc.subtask, rpc.attempt, state)
             }
@@ -203,22 +215,39 @@ impl JobMaster {
         // Whatever aborted a checkpoint (a decline, a failed trigger, a completion that
         // subsumed older ones) may have used up the tolerable failures.
         self.check_checkpoint_failures(ctx);
+        // F1.13 step 5: an acknowledgement may have completed a checkpoint.
+        if let Some(coordinators) = &mut self.splits {
+            coordinators.on_checkpoint_complete(ctx.io.storage.latest().map_or(0, |c| c.id));
+        }
     }
 
     pub fn on_checkpoint_tick(&mut self, ctx: &mut Ctx<'_, '_>) {
-        match (&mut self.checkpoints, self.status) {
+        let triggered = match (&mut self.checkpoints, self.status) {
             (Some(cc), JobStatus::Running) => cc.on_tick(ctx, &self.executions, &self.placement),
             // P1.8: a tick while the whole job restarts triggers nothing, but the periodic
             // trigger must survive it (Flink restarts its checkpoint scheduler once the job is
             // RUNNING again), or no final checkpoint ever comes after the restart (P1.7).
-            (Some(cc), status) if !status.is_terminal() => cc.schedule_tick(ctx),
-            _ => {}
-        }
+            (Some(cc), status) if !status.is_terminal() => {
+                cc.schedule_tick(ctx);
+                None
+            }
+            _ => None,
+        };
+        self.checkpoint_coordinators(ctx, triggered);
     }
 
     pub fn on_checkpoint_trigger_at(&mut self, ctx: &mut Ctx<'_, '_>) {
         if let (Some(cc), JobStatus::Running) = (&mut self.checkpoints, self.status) {
-            cc.on_trigger_at(ctx, &self.executions, &self.placement);
+            let triggered = cc.on_trigger_at(ctx, &self.executions, &self.placement);
+            self.checkpoint_coordinators(ctx, triggered);
+        }
+    }
+
+    /// F1.13 step 2: the split enumerators go into the checkpoint just triggered, in the same
+    /// step as its trigger RPCs.
+    fn checkpoint_coordinators(&mut self, ctx: &mut Ctx<'_, '_>, triggered: Option<u64>) {
+        if let (Some(coordinators), Some(checkpoint)) = (&mut self.splits, triggered) {
+            coordinators.checkpoint(ctx, checkpoint);
         }
     }
 
@@ -543,6 +572,17 @@ impl JobMaster {
                 .push_str(&format!("; restore refused: {reason}"));
             self.fail_job(ctx);
             return false;
+        }
+        // F1.13 steps 3 and 4: the split enumerators follow the restored readers. When the
+        // scope is the whole job (a global failover, a new JobMaster, or a region that spans
+        // the job) they are reset to the checkpoint; otherwise each restarted reader's splits
+        // assigned after it go back. For a scope that spans the job both give the same pool.
+        if let Some(coordinators) = &mut self.splits {
+            if scope.len() == self.executions.len() {
+                coordinators.reset_to_checkpoint(ctx, checkpoint);
+            } else {
+                coordinators.subtask_reset(ctx, scope, checkpoint);
+            }
         }
         // The JobMaster's partition tracker releases the scope's partitions: nothing an old
         // attempt sent survives.

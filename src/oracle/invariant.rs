@@ -51,6 +51,9 @@ pub enum Invariant {
     /// After a synchronous savepoint's barrier no task emits a record; a task that performed
     /// the savepoint does not finish before it completes; without drain no input ends (F1.11).
     StopWithSavepoint,
+    /// A source's split is assigned again only after a restore gave it back to its
+    /// enumerator, and a FINISHED job assigned every split (F1.13).
+    SplitOwnership,
     /// A triggered checkpoint completes or is aborted within its timeout.
     CheckpointProgress,
     /// Once faults stop, the job reaches a terminal status within its budget.
@@ -60,7 +63,7 @@ pub enum Invariant {
 }
 
 impl Invariant {
-    pub const ALL: [Invariant; 21] = [
+    pub const ALL: [Invariant; 22] = [
         Invariant::ExactlyOnceOutput,
         Invariant::ConsistentCut,
         Invariant::FinishedNotRerun,
@@ -79,6 +82,7 @@ impl Invariant {
         Invariant::CancelMarkers,
         Invariant::RestoreShape,
         Invariant::StopWithSavepoint,
+        Invariant::SplitOwnership,
         Invariant::CheckpointProgress,
         Invariant::JobTerminates,
         Invariant::Determinism,
@@ -104,6 +108,7 @@ impl Invariant {
             Invariant::CancelMarkers => "cancel-markers",
             Invariant::RestoreShape => "restore-shape",
             Invariant::StopWithSavepoint => "stop-with-savepoint",
+            Invariant::SplitOwnership => "split-ownership",
             Invariant::CheckpointProgress => "checkpoint-progress",
             Invariant::JobTerminates => "job-terminates",
             Invariant::Determinism => "determinism",

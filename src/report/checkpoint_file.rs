@@ -43,6 +43,8 @@ pub fn checkpoint_json(graph: &ExecutionGraph, saved: &SavedCheckpoint) -> Resul
                 .map(|&s| match snapshot(s).and_then(|x| x.state.get(k)) {
                     None | Some(OperatorState::Stateless) => Value::Null,
                     Some(OperatorState::Source { offset }) => json!({"offset": offset}),
+                    // F1.13: written for the record; `restore_from` refuses a job with splits.
+                    Some(OperatorState::SplitReader { splits }) => json!({"splits": splits}),
                     Some(OperatorState::KeyedSum { sums }) => json!({"sums": sums}),
                     Some(OperatorState::TwoPhaseCommitSink { pending }) => json!({
                         "pending": pending.iter().map(|(c, records)| json!({

@@ -900,6 +900,9 @@ impl Narrator<'_> {
                 format!("learns from {} that it hosts {name} attempt {attempt}, {state}", address(from)),
             ),
             Call::ReportDone => told(dest, "P3.2", format!("has the whole report of {}", address(from))),
+            Call::RequestSplit => told(dest, "F1.13 step 1", format!("hears that {name} attempt {attempt} holds no split and asks for one")),
+            Call::AssignSplit(Some(split)) => told(dest, "F1.13 step 1", format!("hands split {split} to {name} attempt {attempt}")),
+            Call::AssignSplit(None) => told(dest, "F1.13 step 1", format!("tells {name} attempt {attempt} that no split is left: it ends its input after its splits")),
         }
     }
 

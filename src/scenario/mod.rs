@@ -272,6 +272,7 @@ mod error;
 mod raw;
 mod restore_from;
 mod restores;
+mod splits;
 mod types;
 mod validate;
 

@@ -102,6 +102,9 @@ pub(super) struct RawScenario {
     /// F1.6: start from this checkpoint; `null` reads as absent.
     #[serde(default)]
     pub restore_from: Option<super::restore_from::RawRestoreSource>,
+    /// F1.13: streaming sources that read splits, by vertex id.
+    #[serde(default, deserialize_with = "object")]
+    pub coordinators: std::collections::BTreeMap<String, Object<super::splits::RawCoordinator>>,
 }
 
 #[derive(Deserialize)]

@@ -75,6 +75,9 @@ pub struct Vertex {
     pub chain: Chain,
     /// The simulated cost of processing one record, so a slow operator builds back-pressure.
     pub process_time: DurationRange,
+    /// F1.13: a streaming source that reads this many splits its enumerator assigns
+    /// (`coordinators.<vertex>.splits`); its `records` then counts each split's records.
+    pub splits: Option<u32>,
 }
 
 /// The operators of one vertex, head first: an operator chain (F1.12). Never empty. A record

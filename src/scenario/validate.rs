@@ -87,7 +87,8 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         Some(b) => Some(super::batch::adaptive_bounds(Some(b))?.max),
         None => None,
     };
-    let job = check_job(raw.job, raw.mode, checkpointing_enabled, adaptive_max)?;
+    let mut job = check_job(raw.job, raw.mode, checkpointing_enabled, adaptive_max)?;
+    super::splits::check_coordinators(raw.coordinators, &mut job, raw.mode)?;
     bounds::check_world_size(&job)?;
     let batch = raw_batch
         .map(|b| super::batch::check_batch(b, &job))
@@ -163,6 +164,7 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
             ))
         }
     };
+    super::splits::check_split_features(&job, &jobmaster, &faults, restore_from.is_some())?;
     if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
         return Err(problem(
             "expect.reconciliations",
@@ -322,6 +324,7 @@ fn check_vertex(
         adaptive,
         chain,
         process_time: raw.process_time,
+        splits: None,
     })
 }
 

@@ -8,6 +8,7 @@
 //! through the members after it before they end in turn.
 
 use super::operator::Operator;
+use super::reader::Next;
 use crate::checkpoint::storage::ChainState;
 use crate::graph::SubtaskId;
 use crate::record::Record;
@@ -106,8 +107,20 @@ impl OperatorChain {
         self.head_mut().end_one_record_early();
     }
 
-    pub fn next_source_seq(&mut self) -> Option<u64> {
-        self.head_mut().next_source_seq()
+    /// What the head source does next (F1.13: a split reader may have to ask for a split).
+    #[inline]
+    pub fn next_source(&mut self, me: SubtaskId) -> Next {
+        self.head_mut().next_source(me)
+    }
+
+    /// F1.13: the head source reads splits; its vertex's subtask 0 is `first`.
+    pub fn read_splits(&mut self, first: SubtaskId) {
+        self.head_mut().read_splits(first);
+    }
+
+    /// F1.13 step 1: the head reader's answer from its enumerator.
+    pub fn assign_split(&mut self, split: Option<u32>) {
+        self.head_mut().assign_split(split);
     }
 
     pub fn source_interval(&self) -> DurationRange {

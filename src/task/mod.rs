@@ -19,6 +19,7 @@ mod cancel;
 mod chain;
 mod notify;
 mod operator;
+mod reader;
 mod savepoint;
 mod tracker;
 mod unaligned;
@@ -27,7 +28,7 @@ use crate::bug::Bug;
 use crate::checkpoint::storage::{ChainState, SubtaskSnapshot};
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
-use crate::record::{source_record, Element, Record, StopMode};
+use crate::record::{Element, Record, StopMode};
 use crate::scenario::{DurationRange, FinishProtocol, SnapshotPhase};
 use crate::status::ExecutionState;
 use crate::trace::{
@@ -36,6 +37,7 @@ use crate::trace::{
 use crate::world::{Ctx, Event};
 use barrier::BarrierHandler;
 use chain::{Flow, OperatorChain};
+use reader::Next;
 use sim::Instant;
 use std::collections::{BTreeSet, VecDeque};
 use tracker::BarrierTracker;
@@ -156,6 +158,9 @@ impl Task {
         let mut chain = OperatorChain::new(&vertex.chain, subtask.index);
         if ctx.config.bug == Some(Bug::SourceEndsEarly) && chain.is_source() {
             chain.end_one_record_early(); // the bug: an off-by-one in the end-of-input test
+        }
+        if vertex.splits.is_some() {
+            chain.read_splits(SubtaskId(vertex.first)); // F1.13
         }
         let snapshot = (restore.checkpoint > 0)
             .then(|| ctx.io.storage.snapshot(restore.checkpoint, id))
@@ -382,6 +387,7 @@ impl Task {
             Call::NotifyCheckpointComplete(n) => self.on_checkpoint_complete(ctx, n),
             Call::NotifyCheckpointAborted(n) => self.on_checkpoint_aborted(ctx, n),
             Call::FinishingAnswer(owed) => self.on_finishing_answer(ctx, owed),
+            Call::AssignSplit(split) => self.chain.assign_split(split),
             Call::CancelTask => unreachable!("the TaskManager cancels tasks itself"),
             Call::SubmitTask { .. }
             | Call::UpdateTaskExecutionState(_)
@@ -391,6 +397,7 @@ impl Task {
             | Call::TriggerFailed(_)
             | Call::ReportExecution(_)
             | Call::ReportDone
+            | Call::RequestSplit
             | Call::Finishing => unreachable!("{call:?} is never sent to a task"),
         }
         // Whatever the call changed (outputs queued, channels unblocked, closing) is carried
@@ -422,16 +429,18 @@ impl Task {
             }
             if self.chain.is_source() {
                 if self.phase == Phase::Processing {
-                    match self.chain.next_source_seq() {
-                        Some(seq) => {
-                            let record = source_record(self.id, seq);
+                    match self.chain.next_source(self.id) {
+                        Next::Record(record) => {
                             let flow = self.chain.emitted_by_head(record);
                             self.flow(ctx, flow);
                             self.flush(ctx);
                             let pause = draw(&mut ctx.io.workload, self.chain.source_interval());
                             self.schedule_step(ctx, pause);
                         }
-                        None => {
+                        // F1.13 step 1: a reader holding no split asks for one and waits.
+                        Next::Request => self.send(ctx, Call::RequestSplit),
+                        Next::Wait => {}
+                        Next::End => {
                             self.end_of_input(ctx);
                             continue;
                         }

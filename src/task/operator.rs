@@ -1,17 +1,20 @@
 //! The operators a task runs (`docs/rules.md` P0), with the state each keeps.
 
+use super::reader::{Next, SplitReader};
 use crate::checkpoint::storage::OperatorState;
 use crate::graph::SubtaskId;
-use crate::record::{map_value, Record};
+use crate::record::{map_value, source_record, Record};
 use crate::scenario::{self, Delivery, DurationRange, Records};
 use std::collections::BTreeMap;
 
 pub enum Operator {
-    /// Emits records `0..limit` (or forever when unbounded), one per `interval`.
+    /// Emits records `0..limit` (or forever when unbounded), one per `interval`; or, with
+    /// `splits`, the records of the splits its enumerator assigns (F1.13).
     Source {
         next: u64,
         limit: Option<u64>,
         interval: DurationRange,
+        splits: Option<Box<SplitReader>>,
     },
     Map,
     /// Sums values per key (`key % keys`) and emits the totals at end of input. A `BTreeMap` so
@@ -47,6 +50,7 @@ impl Operator {
                     Records::Unbounded => None,
                 },
                 interval: *record_interval,
+                splits: None,
             },
             scenario::Operator::Map => Operator::Map,
             scenario::Operator::KeyedSum { keys } => Operator::KeyedSum {
@@ -69,6 +73,13 @@ impl Operator {
     pub fn restore(&mut self, state: &OperatorState) {
         match (self, state) {
             (Operator::Source { next, .. }, OperatorState::Source { offset }) => *next = *offset,
+            (
+                Operator::Source {
+                    splits: Some(reader),
+                    ..
+                },
+                OperatorState::SplitReader { splits },
+            ) => reader.restore(splits),
             (Operator::Map | Operator::Sink, OperatorState::Stateless) => {}
             (Operator::KeyedSum { sums, .. }, OperatorState::KeyedSum { sums: saved }) => {
                 *sums = saved.iter().copied().collect();
@@ -109,15 +120,47 @@ impl Operator {
     /// The operator was finished in the restored checkpoint (F1.6): a source has nothing left
     /// to emit.
     pub fn finish_on_restore(&mut self) {
-        if let Operator::Source { next, limit, .. } = self {
+        if let Operator::Source {
+            next,
+            limit,
+            splits,
+            ..
+        } = self
+        {
             *next = limit.unwrap_or(*next);
             *limit = Some(*next);
+            if let Some(reader) = splits {
+                reader.finish_on_restore();
+            }
+        }
+    }
+
+    /// F1.13: the source reads the splits its enumerator assigns, `records` each; its vertex's
+    /// subtask 0 is `first`.
+    pub fn read_splits(&mut self, first: SubtaskId) {
+        if let Operator::Source { limit, splits, .. } = self {
+            let records = limit.expect("a source that reads splits is bounded (validation)");
+            *splits = Some(Box::new(SplitReader::new(first, records)));
+        }
+    }
+
+    /// F1.13 step 1: the enumerator's answer to the reader's request.
+    pub fn assign_split(&mut self, split: Option<u32>) {
+        match self {
+            Operator::Source {
+                splits: Some(reader),
+                ..
+            } => reader.assign(split),
+            _ => unreachable!("only a source that reads splits is assigned one"),
         }
     }
 
     /// The state the operator starts with (only `snapshot-head-only` writes it).
     pub fn initial_state(&self) -> OperatorState {
         match self {
+            Operator::Source {
+                splits: Some(_), ..
+            } => OperatorState::SplitReader { splits: Vec::new() },
             Operator::Source { .. } => OperatorState::Source { offset: 0 },
             Operator::Map | Operator::Sink => OperatorState::Stateless,
             Operator::KeyedSum { .. } => OperatorState::KeyedSum { sums: Vec::new() },
@@ -148,6 +191,10 @@ impl Operator {
     /// transaction as the transaction of `n`.
     pub fn snapshot(&mut self, n: u64) -> OperatorState {
         match self {
+            Operator::Source {
+                splits: Some(reader),
+                ..
+            } => reader.snapshot(),
             Operator::Source { next, .. } => OperatorState::Source { offset: *next },
             Operator::Map | Operator::Sink => OperatorState::Stateless,
             Operator::KeyedSum { sums, .. } => OperatorState::KeyedSum {
@@ -184,7 +231,6 @@ impl Operator {
         matches!(self, Operator::Source { .. })
     }
 
-    /// The sequence number of the next record a source emits, or `None` at its end.
     /// `source-ends-early` (an injected bug): a bounded source's limit is one record short.
     pub fn end_one_record_early(&mut self) {
         if let Operator::Source {
@@ -195,14 +241,20 @@ impl Operator {
         }
     }
 
-    pub fn next_source_seq(&mut self) -> Option<u64> {
+    /// What source subtask `me` does next: emit a record, ask for a split, wait, or end.
+    #[inline]
+    pub fn next_source(&mut self, me: SubtaskId) -> Next {
         match self {
+            Operator::Source {
+                splits: Some(reader),
+                ..
+            } => reader.next(),
             Operator::Source { next, limit, .. } => {
                 if limit.is_some_and(|limit| *next >= limit) {
-                    return None;
+                    return Next::End;
                 }
                 *next += 1;
-                Some(*next - 1)
+                Next::Record(source_record(me, *next - 1))
             }
             _ => unreachable!("only sources emit on their own"),
         }

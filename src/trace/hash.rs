@@ -503,6 +503,8 @@ fn call_words(call: Call) -> (u64, u64, u64) {
         Call::ReportDone => (13, 0, 0),
         Call::TriggerFailed(n) => (14, n, 0),
         Call::TriggerSavepoint { checkpoint, drain } => (15, checkpoint, u64::from(drain)),
+        Call::RequestSplit => (16, 0, 0),
+        Call::AssignSplit(split) => (17, split.map_or(u64::MAX, u64::from), 0),
     }
 }
 

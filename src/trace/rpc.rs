@@ -62,6 +62,11 @@ pub enum Call {
     ReportExecution(ExecutionState),
     /// TaskManager → a new JobMaster (P3.2): its report is complete (`subtask` unused).
     ReportDone,
+    /// Source reader → its split enumerator in the JobMaster (F1.13 step 1): it holds no split.
+    RequestSplit,
+    /// Split enumerator → source reader (F1.13 step 1): a split to read, or `None`: no split
+    /// is left, the reader ends its input after its splits.
+    AssignSplit(Option<u32>),
 }
 
 /// How a new attempt starts (the part of Flink's deployment descriptor that matters here).

@@ -128,6 +128,7 @@ pub fn graph_of(h: &Header) -> Result<ExecutionGraph, InputError> {
             adaptive: false,
             chain: Chain::single(&v.id, Operator::Map),
             process_time: DurationRange::fixed(sim::Duration::ZERO),
+            splits: None,
         })
         .collect();
     let index = |name: &str| {

@@ -83,6 +83,12 @@ pub(super) fn call_parts(call: &Call) -> (&'static str, String, Value) {
             json!({"state": state.name()}),
         ),
         Call::ReportDone => ("reportDone", String::new(), json!({})),
+        Call::RequestSplit => ("requestSplit", String::new(), json!({})),
+        Call::AssignSplit(split) => (
+            "assignSplit",
+            split.map_or("no split left".to_owned(), |s| format!("split {s}")),
+            json!({ "split": split }),
+        ),
         Call::UpdateTaskExecutionState(state) => (
             "updateTaskExecutionState",
             state.to_string(),
