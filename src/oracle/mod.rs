@@ -16,6 +16,7 @@ mod reference;
 mod restore_shape;
 mod rpc_order;
 mod savepoint;
+mod splits;
 mod trigger_at_once;
 mod uploads;
 
@@ -143,6 +144,9 @@ pub struct Oracles {
     trigger_at_once: Option<trigger_at_once::TriggerAtOnce>,
     /// `failover-scope` (P1.8).
     failover_scope: failover_scope::FailoverScope,
+    /// `split-ownership` and the split records' ledger (F1.13), for a job whose sources read
+    /// splits.
+    splits: Option<splits::Splits>,
     /// `restore-shape` (F1.6), for a job submitted with a checkpoint.
     restore_shape: Option<restore_shape::RestoreShape>,
     /// What such a job starts from, for the reference output, when it may start.
@@ -176,10 +180,11 @@ impl Oracles {
             at_least_once: config.at_least_once,
             sink: graph.subtasks.iter().map(|s| chain(s).sink()).collect(),
             sink_heads: graph.subtasks.iter().map(|s| chain(s).len() == 1).collect(),
+            // F1.13: a split reader's records are accounted per split, in `splits`.
             is_source: graph
                 .subtasks
                 .iter()
-                .map(|s| chain(s).is_source())
+                .map(|s| chain(s).is_source() && graph.vertices[s.vertex.index()].splits.is_none())
                 .collect(),
             emitted: vec![0; n],
             sunk: Vec::new(),
@@ -229,6 +234,7 @@ impl Oracles {
                     config.reconcile_timeout,
                 )
             }),
+            splits: splits::Splits::new(graph),
             restore_shape: None,
             restored: None,
             fired: Vec::new(),
@@ -303,6 +309,13 @@ impl Oracles {
         }
         if let Some(v) = self
             .savepoints
+            .as_mut()
+            .and_then(|s| s.observe(graph, index, now, event))
+        {
+            self.violate(v);
+        }
+        if let Some(v) = self
+            .splits
             .as_mut()
             .and_then(|s| s.observe(graph, index, now, event))
         {
@@ -1241,8 +1254,10 @@ impl Oracles {
         // F1.11: a job stopped by a savepoint ends with what its sources emitted up to the
         // stop; a keyed sum emits totals only if every source before it ended its input.
         // A source deployed finished on restore emitted all it ever did before.
+        // F1.13: how far each split's records went, from the split ledger.
+        let split_read = self.splits.as_ref().map(|s| s.read()).unwrap_or_default();
         let (mut expected, overrun) =
-            reference::expected_sink_output(graph, &self.emitted, finished, restored, None);
+            reference::expected_sink_output(graph, &self.emitted, &split_read, finished, restored, None);
         // F1.11: what a failure-free run up to the farthest any attempt got produces. An
         // at-least-once sink keeps what it received from an attempt a failover replaced, even
         // past where the stopped job's last attempts got.
@@ -1257,7 +1272,14 @@ impl Oracles {
                 .map(|(&last, &ever)| if last == u64::MAX { ever } else { last })
                 .collect();
             expected =
-                reference::expected_sink_output(graph, &emitted, finished, restored, Some(s.ended))
+                reference::expected_sink_output(
+                    graph,
+                    &emitted,
+                    &split_read,
+                    finished,
+                    restored,
+                    Some(s.ended),
+                )
                     .0;
         }
         for reference::Overrun {

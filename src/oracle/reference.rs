@@ -145,9 +145,15 @@ impl Restored {
 /// `stopped`: a savepoint stopped the job (F1.11), and which source subtasks ended their input
 /// (the others stopped without drain): a source then counts for what it emitted, and a keyed
 /// sum emits totals only if every source before it ended.
+///
+/// `split_read`: per source vertex that reads splits (F1.13), how far each split's records
+/// went; such a source emits, per split, all of its records once the job finished, else the
+/// prefix it did emit. Its record `o` of split `k` is record `(k << 32) | o` of the vertex's
+/// subtask 0, whichever reader read it.
 pub fn expected_sink_output(
     graph: &ExecutionGraph,
     emitted: &[u64],
+    split_read: &BTreeMap<u32, Vec<u64>>,
     finished: bool,
     restored: Option<&Restored>,
     stopped: Option<&[bool]>,
@@ -173,6 +179,28 @@ pub fn expected_sink_output(
         // F1.12: each chained operator works on what the one before it output.
         for (k, operator) in vertex.chain.operators().enumerate() {
             stream = match operator {
+                Operator::Source { records, .. } if vertex.splits.is_some() => {
+                    let per_split = match records.first() {
+                        Some(&Records::Bounded(n)) => n,
+                        Some(Records::Unbounded) | None => 0,
+                    };
+                    let origin = SubtaskId(vertex.first);
+                    let read = split_read.get(&v.0).map_or(&[][..], Vec::as_slice);
+                    let mut out = Vec::new();
+                    for split in 0..u64::from(vertex.splits.unwrap_or(0)) {
+                        let did = read.get(split as usize).copied().unwrap_or(0);
+                        if did > per_split {
+                            overrun.push(Overrun {
+                                source: origin,
+                                emitted: did,
+                                limit: per_split,
+                            });
+                        }
+                        let count = if finished { per_split } else { did.min(per_split) };
+                        out.extend((0..count).map(|o| source_record(origin, (split << 32) | o)));
+                    }
+                    out
+                }
                 Operator::Source { records, .. } => {
                     let mut out = Vec::new();
                     for (i, s) in graph.subtasks_of(v).enumerate() {
