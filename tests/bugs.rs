@@ -68,6 +68,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::EmitAfterStop => "stop-with-savepoint-drain",
         Bug::FinishBeforeSavepoint => "stop-with-savepoint-races-final-checkpoint",
         Bug::DrainOnNoDrain => "stop-with-savepoint-no-drain",
+        Bug::KeepSplitsOnRegionalReset => "splits-regional-failover-after-assignment",
     }
 }
 

@@ -26,6 +26,9 @@
 //!   barrier, EndOfData or EndOfPartition waits on one wire while the others move; and, in one
 //!   of three seeds under `flink` with aligned barriers, a stop-with-savepoint (F1.11), drained
 //!   or not, at an instant, at a checkpoint's trigger or when the first source ends its input;
+//! - last, in one of four streaming seeds without reconciliation, `restore_from` or a
+//!   stop-with-savepoint, FLIP-27 splits (F1.13): the first source reads 1–12 splits of 0–60
+//!   records that its enumerator assigns;
 //! - `heal_at` at the end of the fault window, so every run ends with a healed phase in which
 //!   the liveness oracles (`checkpoint-progress`, `job-terminates`) apply, and a small budget
 //!   so a stuck run ends fast.
@@ -132,6 +135,8 @@ struct Bias {
     mixed_chain: bool,
     /// F1.11: a stop-with-savepoint (under `flink`, aligned).
     savepoint: bool,
+    /// F1.13: the first source reads splits, and a task fails (a regional failover).
+    splits: bool,
 }
 
 /// How barriers align (P1.4).
@@ -158,7 +163,8 @@ impl Bias {
                 ),
                 failure: matches!(
                     bug,
-                    Bug::SnapshotHeadOnly
+                    Bug::KeepSplitsOnRegionalReset
+                        | Bug::SnapshotHeadOnly
                         | Bug::ApplyStateBeforeRebuild
                         | Bug::TerminalCountsAsFinished
                         | Bug::RestartFinishedTasks
@@ -215,6 +221,7 @@ impl Bias {
                     bug,
                     Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain
                 ),
+                splits: bug == Bug::KeepSplitsOnRegionalReset,
             },
         }
     }
@@ -845,6 +852,9 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // After that (F1.11), last: a stop-with-savepoint in one of three streaming seeds that can
     // take one (drain, when in per mille of the fault window, which trigger, a checkpoint id).
     let savepoint = (0u8..3, any::<bool>(), 0u64..=1000, 0u8..3, 1u64..=3);
+    // After that (F1.13), drawn last so every earlier draw of a seed stays what it was: in one
+    // streaming seed of four, the first source reads splits (how many, records in each).
+    let splits = (0u8..4, 1u32..=12, 0u64..=60);
     (
         shape,
         network,
@@ -862,6 +872,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
             restores,
         ),
         savepoint,
+        splits,
     )
         .prop_map(
             move |(
@@ -891,6 +902,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     (restore_draw, restore_bits),
                 ),
                 savepoint,
+                (split_draw, split_count, split_records),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
                 // streaming.
@@ -1001,11 +1013,27 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         faults.push(stop);
                     }
                 }
+                // F1.13: splits, where the model runs them (validation refuses the rest).
+                let stops = faults
+                    .iter()
+                    .any(|f| f["fault"] == json!("stop_with_savepoint"));
+                let mut coordinators = json!({});
+                if (split_draw == 0 || bias.splits) && !reconcile && restore_from.is_none() && !stops
+                {
+                    let id = vertices[0]["id"].as_str().unwrap_or_default().to_owned();
+                    // `chain_maps` may have moved the source's fields into its chain.
+                    match vertices[0].get_mut("chain") {
+                        Some(chain) => chain[0]["records"] = json!(split_records),
+                        None => vertices[0]["records"] = json!(split_records),
+                    }
+                    coordinators[id] = json!({"splits": split_count});
+                }
                 json!({
                     "name": format!("fuzz-seed-{seed}"),
                     "seed": seed,
                     "mode": "streaming",
                     "job": {"vertices": vertices, "edges": edges},
+                    "coordinators": coordinators,
                     "restore_from": restore_from,
                     "cluster": {
                         "task_managers": task_managers,
