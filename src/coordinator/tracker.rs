@@ -67,6 +67,10 @@ mod tests {
         assert_eq!(t.take_after(0, 1), vec![5, 7], "split 4 is in checkpoint 1");
         assert_eq!(t.take_after(0, 1), Vec::<u32>::new(), "taken once");
         t.on_checkpoint_complete(2);
-        assert_eq!(t.take_after(1, 2), Vec::<u32>::new(), "split 6 is in checkpoint 2");
+        assert_eq!(
+            t.take_after(1, 2),
+            Vec::<u32>::new(),
+            "split 6 is in checkpoint 2"
+        );
     }
 }

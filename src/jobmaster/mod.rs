@@ -178,8 +178,7 @@ impl JobMaster {
             (Call::RequestSplit, _) => {
                 let coordinators = self.splits.as_mut().expect("a split reader's job has them");
                 let view = &self.executions[..];
-                if let Some(answer) = coordinators.on_request(ctx, view, rpc.subtask, rpc.attempt)
-                {
+                if let Some(answer) = coordinators.on_request(ctx, view, rpc.subtask, rpc.attempt) {
                     self.call_current(ctx, rpc.subtask, answer);
                 }
             }

@@ -60,8 +60,7 @@ impl SplitCoordinators {
         attempt: u32,
     ) -> Option<Call> {
         let e = view[subtask.index()];
-        if e.attempt != attempt || e.state.is_terminal() || e.state == ExecutionState::Canceling
-        {
+        if e.attempt != attempt || e.state.is_terminal() || e.state == ExecutionState::Canceling {
             return None;
         }
         let info = &ctx.graph.subtasks[subtask.index()];

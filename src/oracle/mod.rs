@@ -1256,8 +1256,14 @@ impl Oracles {
         // A source deployed finished on restore emitted all it ever did before.
         // F1.13: how far each split's records went, from the split ledger.
         let split_read = self.splits.as_ref().map(|s| s.read()).unwrap_or_default();
-        let (mut expected, overrun) =
-            reference::expected_sink_output(graph, &self.emitted, &split_read, finished, restored, None);
+        let (mut expected, overrun) = reference::expected_sink_output(
+            graph,
+            &self.emitted,
+            &split_read,
+            finished,
+            restored,
+            None,
+        );
         // F1.11: what a failure-free run up to the farthest any attempt got produces. An
         // at-least-once sink keeps what it received from an attempt a failover replaced, even
         // past where the stopped job's last attempts got.
@@ -1271,16 +1277,15 @@ impl Oracles {
             let emitted: Vec<u64> = (s.emitted.iter().zip(&self.emitted))
                 .map(|(&last, &ever)| if last == u64::MAX { ever } else { last })
                 .collect();
-            expected =
-                reference::expected_sink_output(
-                    graph,
-                    &emitted,
-                    &split_read,
-                    finished,
-                    restored,
-                    Some(s.ended),
-                )
-                    .0;
+            expected = reference::expected_sink_output(
+                graph,
+                &emitted,
+                &split_read,
+                finished,
+                restored,
+                Some(s.ended),
+            )
+            .0;
         }
         for reference::Overrun {
             source,

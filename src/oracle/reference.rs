@@ -196,7 +196,11 @@ pub fn expected_sink_output(
                                 limit: per_split,
                             });
                         }
-                        let count = if finished { per_split } else { did.min(per_split) };
+                        let count = if finished {
+                            per_split
+                        } else {
+                            did.min(per_split)
+                        };
                         out.extend((0..count).map(|o| source_record(origin, (split << 32) | o)));
                     }
                     out

@@ -102,6 +102,7 @@ fn full_example_reads_into_the_expected_values() {
                     },
                 ),
                 process_time: fixed_us(10),
+                splits: None,
             },
             Vertex {
                 id: "sum".into(),
@@ -109,6 +110,7 @@ fn full_example_reads_into_the_expected_values() {
                 adaptive: false,
                 chain: Chain::single("sum", Operator::KeyedSum { keys: 16 }),
                 process_time: range(Duration::from_micros(20), Duration::from_micros(200)),
+                splits: None,
             },
             Vertex {
                 id: "sink".into(),
@@ -121,6 +123,7 @@ fn full_example_reads_into_the_expected_values() {
                     },
                 ),
                 process_time: fixed_us(10),
+                splits: None,
             },
         ],
         edges: vec![
@@ -2875,5 +2878,52 @@ fn stop_with_savepoint_fields_are_checked_at_their_json_paths() {
             "fault": "stop_with_savepoint"}]}"#,
         "faults[0].fault",
         "only applies to streaming jobs",
+    );
+}
+
+/// F1.13: the streaming `coordinators` block gives a source splits, and refuses what it cannot
+/// mean or what is not modelled yet, at the field.
+#[test]
+fn streaming_coordinators_give_a_source_splits() {
+    let s = ok(&with(r#""coordinators": {"src": {"splits": 5}}"#));
+    assert_eq!(s.job.vertices[0].splits, Some(5));
+    assert_eq!(s.job.vertices[1].splits, None);
+    reject(
+        &with(r#""coordinators": {"nope": {"splits": 5}}"#),
+        "coordinators.nope",
+        r#"unknown vertex "nope""#,
+    );
+    reject(
+        &with(r#""coordinators": {"sink": {"splits": 5}}"#),
+        "coordinators.sink.splits",
+        "only a source's coordinator assigns splits",
+    );
+    reject(
+        &with(r#""coordinators": {"src": {"splits": 0}}"#),
+        "coordinators.src.splits",
+        "between 1 and 1000000",
+    );
+    reject(
+        &with(r#""coordinators": {"src": {}}"#),
+        "coordinators.src",
+        "missing field `splits`",
+    );
+    let per_subtask = graph(
+        r#"{"id": "src", "operator": "source", "parallelism": 2, "records": [1, 2]},
+           {"id": "sink", "operator": "sink", "parallelism": 1}"#,
+        r#"{"from": "src", "to": "sink", "pattern": "all_to_all"}"#,
+    );
+    // The document's closing brace, then the block.
+    let per_subtask = per_subtask.trim_end().strip_suffix('}').unwrap().to_owned()
+        + r#", "coordinators": {"src": {"splits": 3}}}"#;
+    reject(
+        &per_subtask,
+        "job.vertices[0].records",
+        "the records of each split",
+    );
+    reject(
+        &with(r#""coordinators": {"src": {"splits": 2}}, "jobmaster": {"failover": "reconcile"}"#),
+        "coordinators.src",
+        "not implemented yet",
     );
 }

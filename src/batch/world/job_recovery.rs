@@ -3,10 +3,10 @@
 //! finished and reset the rest.
 
 use super::{Event, Msg, Recovering, World};
-use crate::coordinator::Enumerator;
 use crate::batch::events::{replay, JobEvent, Location, Replayed};
 use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;
+use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{RerunReason, TraceEvent};

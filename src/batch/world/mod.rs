@@ -29,12 +29,12 @@ mod taskmanager;
 #[cfg(test)]
 mod tests;
 
-use crate::coordinator::Enumerator;
 use super::data::{self, Fragment};
 use super::events::{JobEvent, JobEventStore, Location, Replayed};
 use super::oracle::{BatchOracles, Call, Received, TaskRpc};
 use super::recovery;
 use crate::bug::Bug;
+use crate::coordinator::Enumerator;
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::net::{LinkId, RpcLinks, RpcPolicy};

@@ -4,11 +4,11 @@
 
 use super::speculation::may_finish;
 use super::{Descriptor, Event, Execution, Msg, World};
-use crate::coordinator::Enumerator;
 use crate::batch::data;
 use crate::batch::events::{JobEvent, Location};
 use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;
+use crate::coordinator::Enumerator;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{RerunReason, TraceEvent};
