@@ -1439,6 +1439,19 @@ impl Oracles {
 
 /// `src[0]#17 (key 3, value 18)`: which record, the way a person can find it in a trace.
 pub fn describe_record(graph: &ExecutionGraph, record: &Record) -> String {
+    let vertex = graph.vertex_of(record.origin);
+    // F1.13: a split record is named by its vertex, split and offset.
+    if vertex.splits.is_some() && vertex.first == record.origin.0 {
+        return format!(
+            "record {}#{} (split {} offset {}, key {}, value {})",
+            graph.subtask_name(record.origin),
+            record.seq,
+            record.seq >> 32,
+            record.seq & u64::from(u32::MAX),
+            record.key,
+            record.value
+        );
+    }
     format!(
         "record {}#{} (key {}, value {})",
         graph.subtask_name(record.origin),

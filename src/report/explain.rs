@@ -258,6 +258,12 @@ impl Narrator<'_> {
                     TraceEvent::LeaderLost { .. } => "F2.5",
                     TraceEvent::LeaderFound { .. } => "P2.3",
                     TraceEvent::JobResultWritten => "P2.7",
+                    // A streaming source's enumerator (F1.13); batch jobs' are P2.1's.
+                    TraceEvent::SplitAssigned { subtask, .. }
+                        if self.graph.vertex_of(subtask).splits.is_some() =>
+                    {
+                        "F1.13 step 1"
+                    }
                     TraceEvent::Deployed {
                         speculative: true,
                         ..
@@ -901,8 +907,8 @@ impl Narrator<'_> {
             ),
             Call::ReportDone => told(dest, "P3.2", format!("has the whole report of {}", address(from))),
             Call::RequestSplit => told(dest, "F1.13 step 1", format!("hears that {name} attempt {attempt} holds no split and asks for one")),
-            Call::AssignSplit(Some(split)) => told(dest, "F1.13 step 1", format!("hands split {split} to {name} attempt {attempt}")),
-            Call::AssignSplit(None) => told(dest, "F1.13 step 1", format!("tells {name} attempt {attempt} that no split is left: it ends its input after its splits")),
+            Call::AssignSplit(Some(split)) => told(dest, "F1.13 step 1", format!("delivers split {split} from the enumerator to {name} attempt {attempt}, which reads it next")),
+            Call::AssignSplit(None) => told(dest, "F1.13 step 1", format!("delivers the enumerator's answer to {name} attempt {attempt}: no split is left, so it ends its input after its splits")),
         }
     }
 
