@@ -71,12 +71,12 @@ pub fn source_record(origin: SubtaskId, seq: u64) -> Record {
     }
 }
 
-/// Record `offset` of split `split` of a source vertex that reads splits (F1.13), whose subtask 0
-/// is `first`: the vertex's records are named by the vertex, not by the reader, since which
-/// reader reads a split is the enumerator's choice. Its sequence number holds the split above
-/// bit 32 and the offset below, so every split record of the vertex has its own.
-pub fn split_record(first: SubtaskId, split: u32, offset: u64) -> Record {
-    source_record(first, (u64::from(split) << 32) | offset)
+/// The sequence number of record `offset` of split `split` of a source vertex that reads splits
+/// (F1.13): the split above bit 32, the offset below. The record is `source_record` of that
+/// sequence number and the vertex's subtask 0, so it is named by its vertex, not by the reader,
+/// since which reader reads a split is the enumerator's choice.
+pub fn split_seq(split: u32, offset: u64) -> u64 {
+    (u64::from(split) << 32) | offset
 }
 
 /// What `map` does to a record's value: a cheap, visible change, so a sink can tell a mapped

@@ -8,7 +8,7 @@
 //! through the members after it before they end in turn.
 
 use super::operator::Operator;
-use super::reader::Next;
+use super::reader::Idle;
 use crate::checkpoint::storage::ChainState;
 use crate::graph::SubtaskId;
 use crate::record::Record;
@@ -107,15 +107,18 @@ impl OperatorChain {
         self.head_mut().end_one_record_early();
     }
 
-    /// What the head source does next (F1.13: a split reader may have to ask for a split).
-    #[inline]
-    pub fn next_source(&mut self, me: SubtaskId) -> Next {
-        self.head_mut().next_source(me)
+    pub fn next_source_seq(&mut self) -> Option<u64> {
+        self.head_mut().next_source_seq()
     }
 
-    /// F1.13: the head source reads splits; its vertex's subtask 0 is `first`.
-    pub fn read_splits(&mut self, first: SubtaskId) {
-        self.head_mut().read_splits(first);
+    /// The head source has no record to emit: why (F1.13: a reader may ask for a split).
+    pub fn idle(&mut self) -> Idle {
+        self.head_mut().idle()
+    }
+
+    /// F1.13: the head source reads splits.
+    pub fn read_splits(&mut self) {
+        self.head_mut().read_splits();
     }
 
     /// F1.13 step 1: the head reader's answer from its enumerator.

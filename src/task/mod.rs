@@ -28,7 +28,7 @@ use crate::bug::Bug;
 use crate::checkpoint::storage::{ChainState, SubtaskSnapshot};
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
-use crate::record::{Element, Record, StopMode};
+use crate::record::{source_record, Element, Record, StopMode};
 use crate::scenario::{DurationRange, FinishProtocol, SnapshotPhase};
 use crate::status::ExecutionState;
 use crate::trace::{
@@ -37,7 +37,7 @@ use crate::trace::{
 use crate::world::{Ctx, Event};
 use barrier::BarrierHandler;
 use chain::{Flow, OperatorChain};
-use reader::Next;
+use reader::Idle;
 use sim::Instant;
 use std::collections::{BTreeSet, VecDeque};
 use tracker::BarrierTracker;
@@ -66,6 +66,8 @@ enum Finishing {
 
 pub struct Task {
     id: SubtaskId,
+    /// Whose records a source emits: itself, or (F1.13) its vertex's subtask 0 for a reader.
+    origin: SubtaskId,
     attempt: u32,
     task_manager: u32,
     state: ExecutionState,
@@ -159,9 +161,14 @@ impl Task {
         if ctx.config.bug == Some(Bug::SourceEndsEarly) && chain.is_source() {
             chain.end_one_record_early(); // the bug: an off-by-one in the end-of-input test
         }
-        if vertex.splits.is_some() {
-            chain.read_splits(SubtaskId(vertex.first)); // F1.13
-        }
+        // F1.13: a reader's records are named by its vertex's subtask 0, not by the reader.
+        let origin = match vertex.splits {
+            Some(_) => {
+                chain.read_splits();
+                SubtaskId(vertex.first)
+            }
+            None => id,
+        };
         let snapshot = (restore.checkpoint > 0)
             .then(|| ctx.io.storage.snapshot(restore.checkpoint, id))
             .flatten();
@@ -188,6 +195,7 @@ impl Task {
         }
         Task {
             id,
+            origin,
             attempt,
             task_manager,
             state: ExecutionState::Created,
@@ -429,21 +437,24 @@ impl Task {
             }
             if self.chain.is_source() {
                 if self.phase == Phase::Processing {
-                    match self.chain.next_source(self.id) {
-                        Next::Record(record) => {
+                    match self.chain.next_source_seq() {
+                        Some(seq) => {
+                            let record = source_record(self.origin, seq);
                             let flow = self.chain.emitted_by_head(record);
                             self.flow(ctx, flow);
                             self.flush(ctx);
                             let pause = draw(&mut ctx.io.workload, self.chain.source_interval());
                             self.schedule_step(ctx, pause);
                         }
-                        // F1.13 step 1: a reader holding no split asks for one and waits.
-                        Next::Request => self.send(ctx, Call::RequestSplit),
-                        Next::Wait => {}
-                        Next::End => {
-                            self.end_of_input(ctx);
-                            continue;
-                        }
+                        None => match self.chain.idle() {
+                            Idle::End => {
+                                self.end_of_input(ctx);
+                                continue;
+                            }
+                            // F1.13 step 1: a reader holding no split asks for one and waits.
+                            Idle::Request => self.send(ctx, Call::RequestSplit),
+                            Idle::Wait => {}
+                        },
                     }
                 }
                 return;

@@ -1,9 +1,9 @@
 //! The operators a task runs (`docs/rules.md` P0), with the state each keeps.
 
-use super::reader::{Next, SplitReader};
+use super::reader::{Idle, SplitReader};
 use crate::checkpoint::storage::OperatorState;
 use crate::graph::SubtaskId;
-use crate::record::{map_value, source_record, Record};
+use crate::record::{map_value, Record};
 use crate::scenario::{self, Delivery, DurationRange, Records};
 use std::collections::BTreeMap;
 
@@ -135,12 +135,11 @@ impl Operator {
         }
     }
 
-    /// F1.13: the source reads the splits its enumerator assigns, `records` each; its vertex's
-    /// subtask 0 is `first`.
-    pub fn read_splits(&mut self, first: SubtaskId) {
+    /// F1.13: the source reads the splits its enumerator assigns, `records` each.
+    pub fn read_splits(&mut self) {
         if let Operator::Source { limit, splits, .. } = self {
             let records = limit.expect("a source that reads splits is bounded (validation)");
-            *splits = Some(Box::new(SplitReader::new(first, records)));
+            *splits = Some(Box::new(SplitReader::new(records)));
         }
     }
 
@@ -241,22 +240,38 @@ impl Operator {
         }
     }
 
-    /// What source subtask `me` does next: emit a record, ask for a split, wait, or end.
-    #[inline]
-    pub fn next_source(&mut self, me: SubtaskId) -> Next {
+    /// The sequence number of the next record a source emits, or `None` when it has none now
+    /// ([`Operator::idle`] says why).
+    pub fn next_source_seq(&mut self) -> Option<u64> {
+        match self {
+            Operator::Source {
+                next,
+                limit,
+                splits,
+                ..
+            } => {
+                if let Some(reader) = splits {
+                    return reader.next_seq(); // F1.13
+                }
+                if limit.is_some_and(|limit| *next >= limit) {
+                    return None;
+                }
+                *next += 1;
+                Some(*next - 1)
+            }
+            _ => unreachable!("only sources emit on their own"),
+        }
+    }
+
+    /// A source with no record to emit: its input ended, or (F1.13) a reader holding no split
+    /// asks for one or waits for the answer.
+    pub fn idle(&mut self) -> Idle {
         match self {
             Operator::Source {
                 splits: Some(reader),
                 ..
-            } => reader.next(),
-            Operator::Source { next, limit, .. } => {
-                if limit.is_some_and(|limit| *next >= limit) {
-                    return Next::End;
-                }
-                *next += 1;
-                Next::Record(source_record(me, *next - 1))
-            }
-            _ => unreachable!("only sources emit on their own"),
+            } => reader.idle(),
+            _ => Idle::End,
         }
     }
 

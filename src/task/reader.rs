@@ -4,13 +4,10 @@
 //! every split it holds.
 
 use crate::checkpoint::storage::OperatorState;
-use crate::graph::SubtaskId;
-use crate::record::{split_record, Record};
+use crate::record::split_seq;
 use std::collections::VecDeque;
 
 pub struct SplitReader {
-    /// Subtask 0 of the vertex: split records are named by their vertex, not their reader.
-    first: SubtaskId,
     /// Records in each split.
     records: u64,
     /// Assigned, unfinished splits with the offset of the next record, the one being read
@@ -22,21 +19,20 @@ pub struct SplitReader {
     no_more: bool,
 }
 
-/// What the reader does next.
-pub enum Next {
-    Record(Record),
+/// What a source does when it has no record to emit.
+pub enum Idle {
     /// It holds no split: ask the enumerator (F1.13 step 1).
     Request,
     /// It holds no split and has asked already.
     Wait,
-    /// No split is left and every split it held is read: its input ended.
+    /// Its input ended: a bounded source emitted all, or a reader was told no split is left
+    /// and read every split it held.
     End,
 }
 
 impl SplitReader {
-    pub fn new(first: SubtaskId, records: u64) -> SplitReader {
+    pub fn new(records: u64) -> SplitReader {
         SplitReader {
-            first,
             records,
             splits: VecDeque::new(),
             requested: false,
@@ -44,24 +40,30 @@ impl SplitReader {
         }
     }
 
-    pub fn next(&mut self) -> Next {
+    /// The sequence number of the next record (`split_seq`), if it holds a split.
+    pub fn next_seq(&mut self) -> Option<u64> {
         while let Some((split, offset)) = self.splits.front_mut() {
             if *offset < self.records {
-                let record = split_record(self.first, *split, *offset);
+                let seq = split_seq(*split, *offset);
                 *offset += 1;
                 if *offset == self.records {
                     self.splits.pop_front(); // read: not in any later snapshot
                 }
-                return Next::Record(record);
+                return Some(seq);
             }
             self.splits.pop_front(); // an empty split
         }
+        None
+    }
+
+    /// It holds no split ([`SplitReader::next_seq`] said so): what now.
+    pub fn idle(&mut self) -> Idle {
         if self.no_more {
-            Next::End
+            Idle::End
         } else if std::mem::replace(&mut self.requested, true) {
-            Next::Wait
+            Idle::Wait
         } else {
-            Next::Request
+            Idle::Request
         }
     }
 
@@ -102,25 +104,25 @@ mod tests {
 
     #[test]
     fn a_reader_asks_once_reads_its_splits_in_order_and_ends_when_none_is_left() {
-        let mut r = SplitReader::new(SubtaskId(0), 2);
-        assert!(matches!(r.next(), Next::Request));
-        assert!(matches!(r.next(), Next::Wait), "asked already");
+        let mut r = SplitReader::new(2);
+        assert_eq!(r.next_seq(), None);
+        assert!(matches!(r.idle(), Idle::Request));
+        assert!(matches!(r.idle(), Idle::Wait), "asked already");
         r.assign(Some(3));
-        let Next::Record(a) = r.next() else { panic!() };
-        assert_eq!(a, split_record(SubtaskId(0), 3, 0));
+        assert_eq!(r.next_seq(), Some(split_seq(3, 0)));
         assert_eq!(
             r.snapshot(),
             OperatorState::SplitReader {
                 splits: vec![(3, 1)]
             }
         );
-        assert!(matches!(r.next(), Next::Record(_)));
+        assert_eq!(r.next_seq(), Some(split_seq(3, 1)));
         assert_eq!(r.snapshot(), OperatorState::SplitReader { splits: vec![] });
-        assert!(matches!(r.next(), Next::Request));
+        assert_eq!(r.next_seq(), None);
+        assert!(matches!(r.idle(), Idle::Request));
         r.assign(None);
-        assert!(matches!(r.next(), Next::End));
+        assert!(matches!(r.idle(), Idle::End));
         r.restore(&[(3, 1)]);
-        let Next::Record(b) = r.next() else { panic!() };
-        assert_eq!(b, split_record(SubtaskId(0), 3, 1));
+        assert_eq!(r.next_seq(), Some(split_seq(3, 1)));
     }
 }

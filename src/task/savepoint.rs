@@ -44,7 +44,8 @@ impl Task {
         if stops && late_stop {
             // The bug: the source snapshots, its barrier goes out, and only after one more
             // record does it stop: that record is behind the savepoint's barrier.
-            if let super::reader::Next::Record(record) = self.chain.next_source(self.id) {
+            if let Some(seq) = self.chain.next_source_seq() {
+                let record = crate::record::source_record(self.origin, seq);
                 let flow = self.chain.emitted_by_head(record);
                 self.flow(ctx, flow);
             }
