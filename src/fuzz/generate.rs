@@ -28,7 +28,8 @@
 //!   or not, at an instant, at a checkpoint's trigger or when the first source ends its input;
 //! - last, in one of four streaming seeds without reconciliation, `restore_from` or a
 //!   stop-with-savepoint, FLIP-27 splits (F1.13): the first source reads 1–12 splits of 0–60
-//!   records that its enumerator assigns;
+//!   records that its enumerator assigns (not in a campaign biased for another bug, whose seeds
+//!   stay what they were);
 //! - `heal_at` at the end of the fault window, so every run ends with a healed phase in which
 //!   the liveness oracles (`checkpoint-progress`, `job-terminates`) apply, and a small budget
 //!   so a stuck run ends fast.
@@ -1017,9 +1018,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 let stops = faults
                     .iter()
                     .any(|f| f["fault"] == json!("stop_with_savepoint"));
+                // A campaign biased for another bug keeps the shapes that bug needs, as before
+                // splits existed: its seeds stay what they were.
+                let draws_splits = (split_draw == 0 && biasing.is_none()) || bias.splits;
                 let mut coordinators = json!({});
-                if (split_draw == 0 || bias.splits) && !reconcile && restore_from.is_none() && !stops
-                {
+                if draws_splits && !reconcile && restore_from.is_none() && !stops {
                     let id = vertices[0]["id"].as_str().unwrap_or_default().to_owned();
                     // `chain_maps` may have moved the source's fields into its chain.
                     match vertices[0].get_mut("chain") {

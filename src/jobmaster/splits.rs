@@ -104,7 +104,10 @@ impl SplitCoordinators {
         for c in &mut self.sources {
             c.enumerator = match ctx.io.storage.coordinator(checkpoint, c.vertex) {
                 Some(unassigned) => Enumerator::restore(unassigned, c.parallelism),
-                None => Enumerator::new(c.splits, c.parallelism),
+                None if checkpoint == 0 => Enumerator::new(c.splits, c.parallelism),
+                None => {
+                    unreachable!("checkpoint {checkpoint} was written without its coordinators")
+                }
             };
             c.tracker = SplitAssignmentTracker::default();
         }
