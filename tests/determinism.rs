@@ -76,6 +76,7 @@ fn shuffled_tie_break_is_reproducible_and_explores_other_orders() {
 fn split_assignment_is_reproducible() {
     for name in [
         "splits-regional-failover-after-assignment",
+        "splits-global-failover-resets-enumerator",
         "splits-jobmanager-crash-restores-enumerator",
     ] {
         let scenario = load(name);
