@@ -60,6 +60,7 @@ pub enum Probe {
     CancelMarkerEndedAlignment,
     SavepointCompleted,
     SavepointRacedFinalCheckpoint,
+    SplitReassigned,
     BatchRecoveredFinished,
     BatchEventsLost,
     BatchNoSnapshotDiscard,
@@ -76,7 +77,7 @@ pub enum Probe {
 }
 
 impl Probe {
-    pub const ALL: [Probe; 49] = [
+    pub const ALL: [Probe; 50] = [
         Probe::TriggerMissedFinishedTask,
         Probe::RetriggerCascade,
         Probe::FinishingOwesCheckpoints,
@@ -113,6 +114,7 @@ impl Probe {
         Probe::CancelMarkerEndedAlignment,
         Probe::SavepointCompleted,
         Probe::SavepointRacedFinalCheckpoint,
+        Probe::SplitReassigned,
         Probe::BatchRecoveredFinished,
         Probe::BatchEventsLost,
         Probe::BatchNoSnapshotDiscard,
@@ -167,6 +169,7 @@ impl Probe {
             Probe::CancelMarkerEndedAlignment => "cancel_marker_ended_alignment",
             Probe::SavepointCompleted => "savepoint_completed",
             Probe::SavepointRacedFinalCheckpoint => "savepoint_raced_final_checkpoint",
+            Probe::SplitReassigned => "split_reassigned",
             Probe::BatchRecoveredFinished => "batch_recovered_finished",
             Probe::BatchEventsLost => "batch_events_lost",
             Probe::BatchNoSnapshotDiscard => "batch_no_snapshot_discard",
@@ -277,6 +280,9 @@ impl Probe {
             }
             Probe::SavepointRacedFinalCheckpoint => {
                 "F1.11 step 4: a task snapshotted a savepoint while its final checkpoint was pending"
+            }
+            Probe::SplitReassigned => {
+                "F1.13 step 3: a split handed back to its enumerator by a failover was assigned again"
             }
             Probe::BatchRecoveredFinished => "P2.4 step 2: a new JobManager recovered subtasks as finished (CREATED -> FINISHED)",
             Probe::BatchEventsLost => "P2.2: a JobManager died with unflushed job events",
@@ -401,6 +407,9 @@ pub struct Probes {
     replaced: BTreeSet<u32>,
     /// F1.11: the synchronous savepoints triggered.
     savepoints: Vec<u64>,
+    /// Per subtask, its vertex; and the (vertex, split) pairs assigned so far (F1.13).
+    vertex: Vec<u32>,
+    splits_assigned: BTreeSet<(u32, u32)>,
 }
 
 impl Probes {
@@ -435,6 +444,8 @@ impl Probes {
             channel_state: BTreeSet::new(),
             replaced: BTreeSet::new(),
             savepoints: Vec::new(),
+            vertex: graph.subtasks.iter().map(|s| s.vertex.0).collect(),
+            splits_assigned: BTreeSet::new(),
         }
     }
 
@@ -503,6 +514,18 @@ impl Probes {
             }
             TraceEvent::ChannelReleased { arrivals, .. } if arrivals > 0 => {
                 self.hit.insert(Probe::HeldChannelReleased)
+            }
+            // F1.13 step 3: a split is assigned once unless a failover handed it back (the
+            // guard records the assignment; a first one falls through to no probe).
+            TraceEvent::SplitAssigned {
+                subtask,
+                split: Some(split),
+                ..
+            } if !self
+                .splits_assigned
+                .insert((self.vertex[subtask.index()], split)) =>
+            {
+                self.hit.insert(Probe::SplitReassigned)
             }
             TraceEvent::Rpc { to, rpc, .. } => match (to, rpc.call) {
                 // Seen at the JobMaster, not as an abort: a trigger by hand may name a

@@ -152,6 +152,10 @@ fn shipped_scenarios_hit_the_probes_of_their_situations() {
             "stop-with-savepoint-races-final-checkpoint",
             Probe::SavepointRacedFinalCheckpoint,
         ),
+        (
+            "splits-regional-failover-after-assignment",
+            Probe::SplitReassigned,
+        ),
         ("alignment-timeout", Probe::AlignmentTimeoutSwitch),
         ("flush-before-finish-false", Probe::PendingProblemSlowEop),
         ("flush-before-finish-true", Probe::UnalignedChannelState),
