@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant as WallClock;
 
-const PENDING_SIZES: [usize; 4] = [16, 4096, 65536, 1 << 20];
+const PENDING_SIZES: [usize; 5] = [16, 4096, 65536, 1 << 20, 1 << 22];
 const EVENTS: u64 = 3_000_000;
 const REPEATS: usize = 5;
 const XORSHIFT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -164,6 +164,8 @@ pub fn rows(table: &mut Table) {
         let kernel = sim_kernel(pending);
         let nexosim = nexosim(pending);
         let what = format!("hold model, {pending} pending: events/s");
+        // Issue 18: from 2^20 pending the radix heap must beat the bare heap twice over.
+        let target = if pending >= 1 << 20 { 2.0 } else { 0.8 };
         table.row(
             "kernel",
             format!("{what}, bare BinaryHeap"),
@@ -175,9 +177,9 @@ pub fn rows(table: &mut Table) {
             format!("{what}, sim kernel"),
             millions(kernel),
             format!(
-                "{:.2}× bare (target ≥ 0.8: {}), {:.1}× nexosim (target > 1: {})",
+                "{:.2}× bare (target ≥ {target}: {}), {:.1}× nexosim (target > 1: {})",
                 kernel / bare,
-                verdict(kernel / bare >= 0.8),
+                verdict(kernel / bare >= target),
                 kernel / nexosim,
                 verdict(kernel > nexosim)
             ),

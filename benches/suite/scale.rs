@@ -3,6 +3,10 @@
 //! `FLINKSIM_BENCH_SCALE` naming the scenario), so its peak memory (`VmHWM`) is its own.
 //! `FLINKSIM_BENCH_SCALE_SCENARIO=path` runs another scenario instead (a smaller variant for
 //! profiling).
+//!
+//! Before it, [`sweep`] runs the same job shape at parallelism 30, 100, 300 and 1000 (0.9 k to
+//! 10^6 channels) and prints events/s for each: the cost of one event should stay flat as the
+//! job grows (issue 18: at p = 1000 at least 0.7× the rate at p = 100).
 
 use super::{millions, repo_path, verdict, Table};
 use flinksim::trace::Retain;
@@ -11,6 +15,9 @@ use std::process::Command;
 use std::time::Instant as WallClock;
 
 const CHILD: &str = "FLINKSIM_BENCH_SCALE";
+/// Set in the child: the parallelism of every vertex (the scenario's own when unset).
+const PARALLELISM: &str = "FLINKSIM_BENCH_SCALE_P";
+const SWEEP: [u32; 4] = [30, 100, 300, 1000];
 const SCENARIO: &str = "scenarios/bench/scale-million-channels.json";
 
 pub fn is_child() -> bool {
@@ -38,7 +45,12 @@ fn proc_status_kib(field: &str) -> u64 {
 /// prints one `key=value` line for the parent.
 pub fn child() {
     let path = std::env::var(CHILD).expect("set by the parent");
-    let scenario = flinksim::scenario::load(path.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let text = match std::env::var(PARALLELISM) {
+        Ok(p) => with_parallelism(&text, p.parse().expect("a parallelism")),
+        Err(_) => text,
+    };
+    let scenario = flinksim::scenario::parse(&text, &path).unwrap_or_else(|e| panic!("{e}"));
     let start = WallClock::now();
     let world = World::new(&scenario, scenario.seed, Retain::Nothing);
     let build = start.elapsed().as_secs_f64();
@@ -60,11 +72,29 @@ pub fn child() {
     );
 }
 
-pub fn rows(table: &mut Table) {
-    let scenario = std::env::var("FLINKSIM_BENCH_SCALE_SCENARIO")
-        .map_or_else(|_| repo_path(SCENARIO), Into::into);
-    let output = Command::new(std::env::current_exe().expect("the bench binary"))
-        .env(CHILD, &scenario)
+/// The scenario with every vertex at parallelism `p` and TaskManagers to host them (the same
+/// 30 slots each, one TaskManager per 30 subtasks of a vertex).
+fn with_parallelism(text: &str, p: u32) -> String {
+    let mut doc: serde_json::Value = serde_json::from_str(text).expect("a JSON scenario");
+    for vertex in doc["job"]["vertices"].as_array_mut().expect("job.vertices") {
+        vertex["parallelism"] = p.into();
+    }
+    doc["cluster"]["task_managers"] = p.div_ceil(10).into();
+    doc["expect"]
+        .as_object_mut()
+        .expect("expect")
+        .remove("sink_records");
+    doc.to_string()
+}
+
+/// One run of the child; its `key=value` result line.
+fn run_child(scenario: &std::path::Path, parallelism: Option<u32>) -> String {
+    let mut command = Command::new(std::env::current_exe().expect("the bench binary"));
+    command.env(CHILD, scenario);
+    if let Some(p) = parallelism {
+        command.env(PARALLELISM, p.to_string());
+    }
+    let output = command
         .output()
         .expect("the bench binary runs again as the scale child");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -78,12 +108,54 @@ pub fn rows(table: &mut Table) {
                 String::from_utf8_lossy(&output.stderr)
             )
         });
-    let field = |key: &str| -> String {
-        line.split(' ')
-            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
-            .unwrap_or_else(|| panic!("no {key} in {line}"))
-            .to_owned()
-    };
+    line.to_owned()
+}
+
+fn field(line: &str, key: &str) -> String {
+    line.split(' ')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or_else(|| panic!("no {key} in {line}"))
+        .to_owned()
+}
+
+/// Events/s of the job shape at each parallelism of [`SWEEP`], one child each.
+pub fn sweep(table: &mut Table) {
+    let scenario = repo_path(SCENARIO);
+    let mut rates = Vec::new();
+    for p in SWEEP {
+        let line = run_child(&scenario, Some(p));
+        let num = |key: &str| -> f64 { field(&line, key).parse().expect("a number") };
+        let rate = num("events") / num("wall");
+        rates.push((p, rate));
+        let note = match rates.iter().find(|(q, _)| *q == 100) {
+            Some((_, at_100)) if p == 1000 => format!(
+                "{:.2}× the rate at p = 100 (target ≥ 0.7: {})",
+                rate / at_100,
+                verdict(rate / at_100 >= 0.7)
+            ),
+            _ => format!("{} events in {:.2} s", field(&line, "events"), num("wall")),
+        };
+        table.row(
+            "scale",
+            format!(
+                "p = {p} ({} channels, to {}): events/s",
+                field(&line, "channels"),
+                field(&line, "status")
+            ),
+            millions(rate),
+            note,
+        );
+    }
+}
+
+pub fn rows(table: &mut Table) {
+    let scenario: std::path::PathBuf = std::env::var("FLINKSIM_BENCH_SCALE_SCENARIO")
+        .map_or_else(|_| repo_path(SCENARIO), Into::into);
+    if std::env::var_os("FLINKSIM_BENCH_SCALE_SCENARIO").is_none() {
+        sweep(table);
+    }
+    let line = run_child(&scenario, None);
+    let field = |key: &str| -> String { field(&line, key) };
     let num = |key: &str| -> f64 { field(key).parse().expect("a number") };
     let (wall, hwm_gib) = (num("wall"), num("hwm_kib") / (1024.0 * 1024.0));
     let name = format!(

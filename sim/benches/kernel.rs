@@ -15,7 +15,7 @@ use std::time::Instant as WallClock;
 
 use sim::{Budget, Duration, Instant, Model, Scheduler, Simulation, TieBreak};
 
-const PENDING_SIZES: [usize; 3] = [16, 4096, 65536];
+const PENDING_SIZES: [usize; 6] = [16, 256, 4096, 65536, 1 << 20, 1 << 22];
 const EVENTS_PER_MEASUREMENT: u64 = 3_000_000;
 const REPEATS: usize = 5;
 const XORSHIFT_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
