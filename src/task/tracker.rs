@@ -241,6 +241,22 @@ mod tests {
         assert!(!legacy.is_pending(8));
     }
 
+    /// F1.10: a marker for 3 aborts every pending checkpoint up to 3, oldest first, and
+    /// leaves the newer ones pending.
+    #[test]
+    fn a_cancel_marker_aborts_the_pending_checkpoints_up_to_its_own() {
+        let mut t = BarrierTracker::default();
+        for n in [2, 3, 5] {
+            t.start(n, Some(0), (2, 2), T0);
+        }
+        assert_eq!(t.cancel_up_to(1), Vec::<u64>::new(), "none that old");
+        assert!(t.is_pending(2));
+        assert_eq!(t.cancel_up_to(3), [2, 3]);
+        assert!(!t.is_pending(2) && !t.is_pending(3));
+        assert!(t.is_pending(5), "newer, still pending");
+        assert_eq!(t.barrier(5, 1).map(|c| c.checkpoint), Some(5));
+    }
+
     #[test]
     fn at_most_fifty_checkpoints_are_tracked() {
         let mut t = BarrierTracker::default();
