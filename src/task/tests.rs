@@ -2,7 +2,7 @@
 
 use crate::run::{run, RunOptions, RunReport};
 use crate::status::ExecutionState;
-use crate::trace::{Retain, TraceEvent};
+use crate::trace::{Call, DeclineReason, Retain, TraceEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
 fn run_file(name: &str) -> RunReport {
@@ -87,7 +87,7 @@ fn learns_of_and_snapshots_each_checkpoint_once(file: &str) {
 /// `abort-overtakes-older-barrier` v1[0] hears of the abort of 9 before barrier 8 arrives.
 #[test]
 fn an_attempt_takes_no_part_in_a_checkpoint_it_was_told_is_aborted() {
-    use crate::trace::{Address, Call};
+    use crate::trace::Address;
     for file in [
         "abort-overtakes-older-barrier.json",
         "abort-overtakes-barrier-after-failover.json",
@@ -162,4 +162,51 @@ fn a_task_lost_with_its_task_manager_records_that_it_failed() {
         .collect();
     // TaskManager1 hosts src[1] and sum[1]; nothing else fails.
     assert_eq!(lost, ["src[1]", "sum[1]"]);
+}
+
+/// Every decline an attempt sent that reached the JobMaster, in order: subtask name,
+/// checkpoint, reason.
+fn declines(report: &RunReport) -> Vec<(String, u64, DeclineReason)> {
+    report
+        .trace
+        .kept()
+        .iter()
+        .filter_map(|(_, _, event)| match *event {
+            TraceEvent::Rpc { rpc, .. } => match rpc.call {
+                Call::DeclineCheckpoint { checkpoint, reason } => Some((
+                    report.graph.subtask_name(rpc.subtask).to_string(),
+                    checkpoint,
+                    reason,
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// F1.10: mid[0]'s marker for checkpoint 1 aborts it at relay[0], which is aligning it (or,
+/// at least once, counting it), and at sink[0], which has not heard of it (the marker is
+/// newer than any checkpoint it knew): each declines 1 once, on the cancellation barrier, and
+/// learns of it once.
+#[test]
+fn a_cancel_marker_aborts_its_checkpoint_once_at_each_task_downstream() {
+    for file in [
+        "cancel-marker-after-end-of-partition-legacy.json",
+        "cancel-marker-at-least-once-legacy.json",
+    ] {
+        learns_of_and_snapshots_each_checkpoint_once(file);
+        let report = run_file(file);
+        let on_marker: Vec<(String, u64)> = declines(&report)
+            .into_iter()
+            .filter(|d| d.2 == DeclineReason::OnCancellationBarrier)
+            .map(|(name, n, _)| (name, n))
+            .collect();
+        assert_eq!(
+            on_marker,
+            [("relay[0]".to_owned(), 1), ("sink[0]".to_owned(), 1)],
+            "{file}: {:?}",
+            declines(&report)
+        );
+    }
 }
