@@ -35,6 +35,20 @@ fn an_attempt_learns_of_and_snapshots_each_checkpoint_once() {
     }
 }
 
+/// F1.7 step 2: at least once, a barrier of a checkpoint that is not pending and not newer
+/// than any the task knew is ignored; it starts nothing. In
+/// `at-least-once-trigger-drops-older-pending` v1[0]'s held channel delivers barrier 2 after
+/// the trigger RPC of 5 completed 5 at once (and dropped 2).
+#[test]
+fn at_least_once_an_attempt_learns_of_each_checkpoint_once() {
+    for file in [
+        "at-least-once-trigger-drops-older-pending.json",
+        "at-least-once-join-keeps-processing.json",
+    ] {
+        learns_of_and_snapshots_each_checkpoint_once(file);
+    }
+}
+
 fn learns_of_and_snapshots_each_checkpoint_once(file: &str) {
     let report = run_file(file);
     let mut attempt = BTreeMap::new();
