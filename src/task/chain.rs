@@ -257,5 +257,11 @@ mod tests {
         assert_eq!(restored.snapshot(2, false), state);
         let bugged = c.snapshot(3, true);
         assert_eq!(bugged[1], OperatorState::KeyedSum { sums: vec![] });
+        // The bug spares the head: its state is written as it is.
+        let mut head = chain(&[Spec::KeyedSum { keys: 4 }, Spec::Map]);
+        head.process(record(1, 5));
+        let whole = head.snapshot(4, false);
+        assert_ne!(whole[0], OperatorState::KeyedSum { sums: vec![] });
+        assert_eq!(head.snapshot(5, true)[0], whole[0]);
     }
 }
