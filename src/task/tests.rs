@@ -224,3 +224,72 @@ fn a_cancel_marker_aborts_its_checkpoint_once_at_each_task_downstream() {
         );
     }
 }
+
+/// F1.10: a barrier of a checkpoint whose abort the task was told of first is stale, and the
+/// task sends a cancellation marker for it on every output. In
+/// `cancel-marker-abort-overtakes-barrier` the notice that 9 is aborted reaches v0[0] before
+/// barrier 9, which comes from a source and so from no marker.
+#[test]
+fn a_barrier_after_its_abort_notice_sends_a_cancel_marker_on() {
+    use crate::record::Element;
+    use crate::trace::Address;
+    let file = "cancel-marker-abort-overtakes-barrier.json";
+    learns_of_and_snapshots_each_checkpoint_once(file);
+    let report = run_file(file);
+    let v0 = |s| report.graph.subtask_name(s).to_string() == "v0[0]";
+    let mut story = Vec::new();
+    for (_, _, event) in report.trace.kept() {
+        match *event {
+            TraceEvent::Rpc {
+                to: Address::TaskManager(_),
+                rpc,
+                ..
+            } if v0(rpc.subtask) && rpc.call == Call::NotifyCheckpointAborted(9) => {
+                story.push("notice")
+            }
+            TraceEvent::Take {
+                subtask, element, ..
+            } if v0(subtask)
+                && matches!(element, Element::Barrier(9) | Element::CancelMarker(9)) =>
+            {
+                story.push("take")
+            }
+            TraceEvent::Push { channel, element }
+                if v0(report.graph.channels[channel.index()].from)
+                    && element == Element::CancelMarker(9) =>
+            {
+                story.push("marker")
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        story,
+        ["notice", "take", "marker", "marker", "marker", "marker"]
+    );
+}
+
+/// F1.10: the abort notice of the checkpoint a task is aligning ends the alignment and sends a
+/// marker on; a barrier of that checkpoint that comes afterwards is stale and sends no second
+/// one. In `cancel-marker-hold-channel-expires-checkpoint` map[0] aligns 1, is told that 1
+/// expired, and then takes the held channel's barrier 1.
+#[test]
+fn a_barrier_after_the_abort_of_its_alignment_sends_no_second_marker() {
+    use crate::record::Element;
+    let file = "cancel-marker-hold-channel-expires-checkpoint.json";
+    learns_of_and_snapshots_each_checkpoint_once(file);
+    let report = run_file(file);
+    let markers: Vec<String> = report
+        .trace
+        .kept()
+        .iter()
+        .filter_map(|(_, _, event)| match *event {
+            TraceEvent::Push {
+                channel,
+                element: Element::CancelMarker(1),
+            } => Some(report.graph.channel_name(channel).to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(markers, ["map[0]->sink[0]"]);
+}
