@@ -293,3 +293,43 @@ fn a_barrier_after_the_abort_of_its_alignment_sends_no_second_marker() {
         .collect();
     assert_eq!(markers, ["map[0]->sink[0]"]);
 }
+
+/// F1.8: an abort notice cancels the checkpoint's running upload, and only that one; when it
+/// was the last one a finishing task waited for, the task finishes at the notice. In
+/// `async-snapshot-abort-cancels-upload` src[0] uploads its snapshots of 1 and 2 when both
+/// expire: the notice of 1 cancels 1's upload, the notice of 2 the last one.
+#[test]
+fn an_abort_notice_cancels_its_checkpoints_upload() {
+    use crate::trace::Address;
+    let report = run_file("async-snapshot-abort-cancels-upload.json");
+    let src0 = |s| report.graph.subtask_name(s).to_string() == "src[0]";
+    let mut story = Vec::new();
+    for (_, at, event) in report.trace.kept() {
+        match *event {
+            TraceEvent::Rpc {
+                to: Address::TaskManager(_),
+                rpc,
+                ..
+            } if src0(rpc.subtask) => {
+                if let Call::NotifyCheckpointAborted(n) = rpc.call {
+                    story.push(format!("{at} aborted {n}"));
+                }
+            }
+            TraceEvent::SnapshotUploaded {
+                subtask,
+                checkpoint,
+                ..
+            } if src0(subtask) => story.push(format!("{at} uploaded {checkpoint}")),
+            TraceEvent::TaskState {
+                subtask,
+                to: ExecutionState::Finished,
+                ..
+            } if src0(subtask) => story.push(format!("{at} finished")),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        story,
+        ["7.3ms aborted 1", "7.6ms aborted 2", "7.6ms finished"]
+    );
+}
