@@ -114,11 +114,11 @@ impl ProtocolArg {
     }
 }
 
-fn default_threads() -> usize {
+pub(crate) fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
+pub(crate) fn parse_seeds(text: &str) -> Result<Range<u64>, String> {
     let (a, b) = text
         .split_once("..")
         .ok_or_else(|| format!("{text:?} is not a seed range; write it like 0..1000"))?;

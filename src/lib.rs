@@ -24,6 +24,7 @@
 pub mod batch;
 pub mod bug;
 pub mod checkpoint;
+pub mod compare;
 pub mod conform;
 pub mod coordinator;
 pub mod faults;

@@ -3,6 +3,7 @@
 //! Exit codes: 0 the run met its expectations, 1 an expectation or invariant failed, 2 bad
 //! input or usage. A closed stdout (`flinksim run … | head`) is not an error.
 
+mod cli_compare;
 mod cli_fuzz;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -79,6 +80,9 @@ enum Command {
     CheckDeterminism(cli_fuzz::CheckDeterminismArgs),
     /// Score the oracles: how soon a campaign catches each injectable bug.
     Mutants(cli_fuzz::MutantsArgs),
+    /// Run one scenario under several designs over the same seeds and compare the
+    /// distributions of checkpoint, recovery and commit figures
+    Compare(cli_compare::CompareArgs),
     /// Narrate a run for a person: every event with what happened and why, citing the rule.
     Explain(report::cli::ExplainArgs),
     /// Convert a trace file for Perfetto, Mermaid or ShiViz.
@@ -168,6 +172,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => cli_fuzz::cmd_replay(args),
         Command::CheckDeterminism(args) => cli_fuzz::cmd_check_determinism(args),
         Command::Mutants(args) => cli_fuzz::cmd_mutants(args),
+        Command::Compare(args) => cli_compare::cmd_compare(args),
         Command::Explain(args) => report::cli::cmd_explain(args),
         Command::Export(args) => report::cli::cmd_export(args),
         Command::View(args) => report::cli::cmd_view(args),
