@@ -447,6 +447,117 @@ mod tests {
         let unexplained = [(1, running()), (2, GLOBAL)];
         let found = feed(&mut CheckpointFailures::new(&g, None), &unexplained);
         assert!(found[0].contains("had not exceeded"), "{found:?}");
+        // The failover comes after the coordinator's declaration, not before it.
+        let failover_first = [
+            (1, running()),
+            (2, aborted(1, AbortReason::Expired)),
+            (2, GLOBAL),
+            (2, exceeded(1, 1)),
+        ];
+        let found = feed(&mut CheckpointFailures::new(&g, Some(0)), &failover_first);
+        assert!(found[0].contains("had not exceeded"), "{found:?}");
+        // The declaration names the checkpoint that crossed the threshold and the count.
+        for wrong in [exceeded(1, 2), exceeded(2, 1)] {
+            let events = [
+                (1, running()),
+                (2, aborted(1, AbortReason::Expired)),
+                (2, wrong),
+            ];
+            let found = feed(&mut CheckpointFailures::new(&g, Some(0)), &events);
+            assert!(found[0].contains("the coordinator declared"), "{found:?}");
+        }
+    }
+
+    /// Only a completion newer than the last one resets the count (Flink's
+    /// `handleCheckpointSuccess`): a late or repeated one does not.
+    #[test]
+    fn an_older_or_repeated_completion_resets_nothing() {
+        let g = crate::oracle::tests::source_to_sink();
+        let completed = |checkpoint| TraceEvent::CheckpointCompleted { checkpoint };
+        for again in [5, 4] {
+            let events = [
+                (1, running()),
+                (2, completed(5)),
+                (3, aborted(6, AbortReason::Expired)),
+                (4, completed(again)),
+                (5, aborted(7, AbortReason::Expired)),
+                (5, exceeded(7, 2)),
+                (5, GLOBAL),
+            ];
+            let mut o = CheckpointFailures::new(&g, Some(1));
+            assert_eq!(feed(&mut o, &events), Vec::<String>::new(), "{again}");
+            assert_eq!(o.global_failures(), 1);
+        }
+    }
+
+    /// F1.11: a savepoint's failure is not counted.
+    #[test]
+    fn a_savepoints_failure_is_not_counted() {
+        let g = crate::oracle::tests::source_to_sink();
+        let events = [
+            (1, running()),
+            (
+                2,
+                TraceEvent::SavepointTriggered {
+                    checkpoint: 1,
+                    drain: false,
+                },
+            ),
+            (3, aborted(1, AbortReason::Expired)),
+        ];
+        assert_eq!(
+            feed(&mut CheckpointFailures::new(&g, Some(0)), &events),
+            Vec::<String>::new()
+        );
+    }
+
+    /// A decline's threshold crossing fails the job over only while the JobMaster still sees
+    /// the declining attempt running (Flink's `failJobDueToTaskFailure`).
+    #[test]
+    fn a_running_decliners_crossing_owes_a_failover() {
+        let g = crate::oracle::tests::source_to_sink();
+        let sink = SubtaskId(1);
+        let view = |attempt, to| TraceEvent::ExecutionState {
+            subtask: sink,
+            attempt,
+            from: ExecutionState::Deploying,
+            to,
+        };
+        let decline = TraceEvent::Rpc {
+            from: Address::TaskManager(0),
+            to: Address::JobMaster,
+            sent_at: at(1),
+            rpc: Rpc {
+                subtask: sink,
+                attempt: 0,
+                call: Call::DeclineCheckpoint {
+                    checkpoint: 1,
+                    reason: DeclineReason::AsyncException,
+                },
+            },
+        };
+        let events = |state: TraceEvent| {
+            [
+                (1, running()),
+                (1, state),
+                (2, decline),
+                (
+                    2,
+                    aborted(1, AbortReason::Declined(DeclineReason::AsyncException)),
+                ),
+                (2, exceeded(1, 1)),
+            ]
+        };
+        // Attempt 0 runs: a failover is owed, and it is one global failure.
+        let mut o = CheckpointFailures::new(&g, Some(0));
+        let found = feed(&mut o, &events(view(0, ExecutionState::Running)));
+        assert!(found[0].contains("no global failover"), "{found:?}");
+        assert_eq!(o.global_failures(), 1);
+        // The JobMaster already runs attempt 1: attempt 0's decline fails nothing over.
+        let mut o = CheckpointFailures::new(&g, Some(0));
+        let found = feed(&mut o, &events(view(1, ExecutionState::Running)));
+        assert_eq!(found, Vec::<String>::new());
+        assert_eq!(o.global_failures(), 0);
     }
 
     #[test]
@@ -551,5 +662,22 @@ mod tests {
             (2, state(ExecutionState::Failed)),
         ];
         assert!(feed(&mut CheckpointFailures::new(&g, None), &failed).is_empty());
+        // Only that attempt's failure is owed: another subtask's, or another state, is not it.
+        let sink_failed = TraceEvent::TaskState {
+            subtask: SubtaskId(1),
+            attempt: 0,
+            from: ExecutionState::Running,
+            to: ExecutionState::Failed,
+        };
+        let canceling = state(ExecutionState::Canceling);
+        for other in [sink_failed, canceling] {
+            let events = [
+                (1, state(ExecutionState::Running)),
+                (2, fired(true)),
+                (2, other),
+            ];
+            let found = feed(&mut CheckpointFailures::new(&g, None), &events);
+            assert!(found[0].contains("did not fail"), "{found:?}");
+        }
     }
 }

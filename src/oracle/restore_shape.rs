@@ -301,4 +301,25 @@ mod tests {
             )
             .is_some());
     }
+
+    /// Only the job's start is judged: a later failover's restore that refuses one of the
+    /// job's own checkpoints (`restore_rejected`) is not about the submitted one, and a job
+    /// that started although refused is reported once, not on every later RUNNING.
+    #[test]
+    fn only_the_start_is_judged() {
+        let g = graph("forward");
+        let running = TraceEvent::JobStatus {
+            from: JobStatus::Restarting,
+            to: JobStatus::Running,
+        };
+        let accepted = restore(&[("a", Some([true, false]))]);
+        let mut shape = RestoreShape::new(&g, &accepted);
+        assert!(shape.observe(0, Instant::ZERO, &running).is_none());
+        let later = TraceEvent::RestoreRejected { checkpoint: 5 };
+        assert!(shape.observe(1, Instant::ZERO, &later).is_none());
+        let refused = restore(&[("b1", Some([true, true]))]);
+        let mut shape = RestoreShape::new(&g, &refused);
+        assert!(shape.observe(0, Instant::ZERO, &running).is_some());
+        assert!(shape.observe(1, Instant::ZERO, &running).is_none());
+    }
 }

@@ -48,8 +48,8 @@ pub struct Savepoints {
     completed: Vec<u64>,
     /// Per subtask: its current attempt ended its input (drained).
     ended: Vec<bool>,
-    /// Per source subtask: how far its current attempt's input got (the next sequence
-    /// number), from where it was restored and the records it pushed since.
+    /// Per subtask (sources only matter): how far its current attempt's input got (the next
+    /// sequence number), from where it was restored and the records it pushed since.
     position: Vec<u64>,
     /// Per (checkpoint, source subtask): its position when it pushed that checkpoint's
     /// barrier, which a restore from the checkpoint resumes from.
@@ -63,6 +63,9 @@ pub struct Savepoints {
     /// (F1.11 step 1): triggered, and neither failed, nor followed by a failover, nor lost
     /// with its JobMaster.
     stopping: Option<u64>,
+    /// The stop's savepoint was just aborted (its index and time): the very next event must
+    /// be its `savepoint_failed` (F1.11 step 5).
+    owed_failure: Option<(u64, u64, Instant)>,
 }
 
 /// How a savepoint stopped the job, for `exactly-once-output`.
@@ -88,6 +91,7 @@ impl Savepoints {
             drained: Vec::new(),
             failed: Vec::new(),
             stopping: None,
+            owed_failure: None,
             is_source: graph
                 .subtasks
                 .iter()
@@ -122,6 +126,35 @@ impl Savepoints {
         now: Instant,
         event: &TraceEvent,
     ) -> Option<Violation> {
+        // F1.11 step 5: the coordinator fails the stop when it aborts the stop's savepoint
+        // (Flink's `terminateExceptionally`), and starts its scheduler again.
+        let unfailed = self.owed_failure.take().filter(|&(s, ..)| {
+            !matches!(*event, TraceEvent::SavepointFailed { checkpoint } if checkpoint == s)
+        });
+        let found = self.see(graph, index, now, event);
+        match unfailed {
+            Some((s, at_index, at)) => Some(Violation {
+                invariant: Invariant::StopWithSavepoint,
+                time: at,
+                actors: vec!["CheckpointCoordinator".to_string()],
+                event_index: at_index,
+                message: format!(
+                    "savepoint {s} of the stop under way was aborted, but the stop did not \
+                     fail with it (no savepoint_failed at once): the coordinator fails the stop \
+                     and starts its checkpoint scheduler again (F1.11 step 5)"
+                ),
+            }),
+            None => found,
+        }
+    }
+
+    fn see(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+    ) -> Option<Violation> {
         let violation = |subtask: SubtaskId, message: String| Violation {
             invariant: Invariant::StopWithSavepoint,
             time: now,
@@ -136,6 +169,11 @@ impl Savepoints {
             }
             TraceEvent::CheckpointCompleted { checkpoint } if self.is_savepoint(checkpoint) => {
                 self.completed.push(checkpoint);
+            }
+            TraceEvent::CheckpointAborted { checkpoint, .. }
+                if self.stopping == Some(checkpoint) =>
+            {
+                self.owed_failure = Some((checkpoint, index, now));
             }
             TraceEvent::CheckpointTriggered { checkpoint } if !self.is_savepoint(checkpoint) => {
                 // F1.11 step 1: Flink stops its checkpoint scheduler for a stop-with-savepoint
@@ -230,7 +268,8 @@ impl Savepoints {
                         ..
                     },
                 ..
-            } if self.is_source[subtask.index()] => {
+            } => {
+                // Read for sources only (what a non-source's entry holds is never used).
                 self.position[subtask.index()] = match (restore.finished, restore.checkpoint) {
                     (true, _) => u64::MAX,
                     (false, 0) => 0,
@@ -255,7 +294,9 @@ impl Savepoints {
                 element: Element::Record(record),
             } => {
                 let from = graph.channels[channel.index()].from;
-                if self.is_source[from.index()] && record.origin == from {
+                // A source's chain pushes only its own records (validation puts no keyed sum,
+                // whose totals are its own, behind a source in a chain).
+                if self.is_source[from.index()] {
                     let p = &mut self.position[from.index()];
                     *p = (*p).max(record.seq + 1);
                 }
@@ -504,5 +545,111 @@ mod tests {
             outcome(&[TRIGGERED, drained, completed, lost]),
             (false, true)
         );
+    }
+    /// F1.11 step 5: the stop fails the moment its savepoint is aborted; another checkpoint's
+    /// abort owes nothing.
+    #[test]
+    fn an_aborted_savepoint_fails_the_stop_at_once() {
+        let aborted = |checkpoint| TraceEvent::CheckpointAborted {
+            checkpoint,
+            reason: crate::trace::AbortReason::Expired,
+        };
+        let failed = TraceEvent::SavepointFailed { checkpoint: 2 };
+        let triggered = TraceEvent::CheckpointTriggered { checkpoint: 3 };
+        assert!(run(&[TRIGGERED, aborted(2), failed, triggered]).is_empty());
+        assert_eq!(run(&[TRIGGERED, aborted(2), triggered]), [1]);
+        assert_eq!(run(&[TRIGGERED, aborted(2), aborted(1), failed]), [1]);
+        assert!(run(&[TRIGGERED, aborted(1), failed]).is_empty());
+    }
+
+    /// Each attempt keeps its own ledger: a later attempt that took the savepoint waits for
+    /// it too, and a notice to another attempt ends no wait of this one.
+    #[test]
+    fn an_attempts_ledger_is_its_own() {
+        let snapshot = |attempt, checkpoint| TraceEvent::Snapshot {
+            subtask: SubtaskId(0),
+            attempt,
+            checkpoint,
+            finished: true,
+        };
+        let state = |attempt, to| TraceEvent::TaskState {
+            subtask: SubtaskId(0),
+            attempt,
+            from: ExecutionState::Running,
+            to,
+        };
+        let notified = |attempt| TraceEvent::Rpc {
+            from: Address::JobMaster,
+            to: Address::TaskManager(0),
+            sent_at: Instant::ZERO,
+            rpc: Rpc {
+                subtask: SubtaskId(0),
+                attempt,
+                call: Call::NotifyCheckpointComplete(1),
+            },
+        };
+        let finished = |attempt| state(attempt, ExecutionState::Finished);
+        let later = [
+            state(1, ExecutionState::Running),
+            TRIGGERED,
+            snapshot(1, 1),
+            snapshot(1, 2),
+            finished(1),
+        ];
+        assert_eq!(run(&later), [4]);
+        let stale = [
+            TRIGGERED,
+            snapshot(0, 1),
+            notified(1),
+            snapshot(0, 2),
+            finished(0),
+        ];
+        assert_eq!(run(&stale), [4]);
+    }
+
+    /// `exactly-once-output` judges a job stopped by its savepoint (not by any checkpoint)
+    /// by where each source got: a restore rewinds a source to its position at the restored
+    /// checkpoint's barrier.
+    #[test]
+    fn a_stopped_jobs_sources_count_from_where_they_were_restored() {
+        let g = graph();
+        let mut o = Savepoints::new(&g);
+        let submit = TraceEvent::Rpc {
+            from: Address::JobMaster,
+            to: Address::TaskManager(0),
+            sent_at: Instant::ZERO,
+            rpc: Rpc {
+                subtask: SubtaskId(0),
+                attempt: 1,
+                call: Call::SubmitTask(crate::trace::Restore {
+                    checkpoint: 1,
+                    finished: false,
+                }),
+            },
+        };
+        let completed = |checkpoint| TraceEvent::CheckpointCompleted { checkpoint };
+        let before = [
+            push(record(0)),
+            push(record(1)),
+            push(Element::Barrier(1)),
+            push(record(2)),
+            push(record(3)),
+            completed(1),
+        ];
+        let after = [
+            submit,
+            push(record(2)),
+            TRIGGERED,
+            push(Element::Barrier(2)),
+            completed(2),
+        ];
+        for (i, e) in (0..).zip(&before) {
+            assert!(o.observe(&g, i, Instant::ZERO, e).is_none());
+        }
+        assert!(o.stopped().is_none(), "checkpoint 1 is no savepoint");
+        for (i, e) in (6..).zip(&after) {
+            assert!(o.observe(&g, i, Instant::ZERO, e).is_none());
+        }
+        assert_eq!(o.stopped().map(|s| s.emitted[0]), Some(3));
     }
 }

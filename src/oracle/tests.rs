@@ -832,3 +832,32 @@ fn an_attempt_snapshots_each_checkpoint_once_and_in_order() {
     run.feed(snapshot(1, 2));
     assert_eq!(run.violations(), []);
 }
+
+/// F1.6 with `job-status`: a job whose submitted checkpoint must be refused is FAILED by that
+/// refusal, not by its faults; a job whose checkpoint is accepted is judged as any other (a
+/// FAILED end that no fault explains is a violation).
+#[test]
+fn only_a_refused_restore_excuses_a_failed_job() {
+    let restore = |finished: &str| {
+        format!(
+            r#""restore_from": {{"checkpoint": 3, "operators": {{"sink": {{"parallelism": 1, "finished": [{finished}]}}}}}},"#
+        )
+    };
+    let failed = |rest: &str| {
+        let mut run = Run::new(SOURCE_TO_SINK, rest);
+        run.feed(TraceEvent::JobStatus {
+            from: JobStatus::Created,
+            to: JobStatus::Failed,
+        });
+        let World { graph, io, .. } = run.world;
+        let found = io
+            .oracles
+            .finish(&graph, JobStatus::Failed, run.now, run.index, 10, |_, _| {
+                false
+            });
+        found.iter().map(|v| v.invariant).collect::<Vec<_>>()
+    };
+    // The sink finished behind a running source: refused (and never rejected here).
+    assert!(!failed(&restore("true")).contains(&Invariant::JobStatus));
+    assert!(failed(&restore("false")).contains(&Invariant::JobStatus));
+}

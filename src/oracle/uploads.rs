@@ -116,3 +116,92 @@ impl Uploads {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::DeclineReason;
+
+    const SRC: SubtaskId = SubtaskId(0);
+    const SINK: SubtaskId = SubtaskId(1);
+
+    fn snapshot(subtask: SubtaskId) -> TraceEvent {
+        TraceEvent::Snapshot {
+            subtask,
+            attempt: 0,
+            checkpoint: 1,
+            finished: false,
+        }
+    }
+
+    fn state(subtask: SubtaskId, to: ExecutionState) -> TraceEvent {
+        TraceEvent::TaskState {
+            subtask,
+            attempt: 0,
+            from: ExecutionState::Running,
+            to,
+        }
+    }
+
+    const COMPLETED: TraceEvent = TraceEvent::CheckpointCompleted { checkpoint: 1 };
+
+    /// Feeds `events` (`None`: `src[0]` declines checkpoint 1); returns which were violations.
+    fn run(events: &[Option<TraceEvent>]) -> Vec<(u64, Invariant)> {
+        let g = crate::oracle::tests::source_to_sink();
+        let mut o = Uploads::default();
+        let mut found = Vec::new();
+        for (i, e) in (0..).zip(events) {
+            match e {
+                Some(e) => found.extend(o.observe(&g, i, Instant::ZERO, e)),
+                None => o.sent(Rpc {
+                    subtask: SRC,
+                    attempt: 0,
+                    call: Call::DeclineCheckpoint {
+                        checkpoint: 1,
+                        reason: DeclineReason::Subsumed,
+                    },
+                }),
+            }
+        }
+        found.iter().map(|v| (v.event_index, v.invariant)).collect()
+    }
+
+    #[test]
+    fn a_task_does_not_finish_and_a_checkpoint_does_not_complete_while_an_upload_runs() {
+        let finished = Some(state(SRC, ExecutionState::Finished));
+        assert_eq!(
+            run(&[Some(snapshot(SRC)), finished]),
+            [(1, Invariant::CheckpointProgress)]
+        );
+        assert_eq!(
+            run(&[Some(snapshot(SRC)), Some(COMPLETED)]),
+            [(1, Invariant::ConsistentCut)]
+        );
+        let uploaded = TraceEvent::SnapshotUploaded {
+            subtask: SRC,
+            attempt: 0,
+            checkpoint: 1,
+        };
+        assert!(run(&[Some(snapshot(SRC)), Some(uploaded), finished]).is_empty());
+        // Declined: no upload follows.
+        assert!(run(&[Some(snapshot(SRC)), None, finished]).is_empty());
+    }
+
+    /// An attempt that failed or was canceled uploads nothing more; the other subtasks'
+    /// uploads still run.
+    #[test]
+    fn an_ended_attempts_uploads_are_moot_and_only_its_own() {
+        for end in [ExecutionState::Failed, ExecutionState::Canceled] {
+            assert!(run(&[Some(snapshot(SRC)), Some(state(SRC, end)), Some(COMPLETED)]).is_empty());
+            assert_eq!(
+                run(&[
+                    Some(snapshot(SRC)),
+                    Some(snapshot(SINK)),
+                    Some(state(SRC, end)),
+                    Some(state(SINK, ExecutionState::Finished)),
+                ]),
+                [(3, Invariant::CheckpointProgress)]
+            );
+        }
+    }
+}
