@@ -316,6 +316,21 @@ impl Savepoints {
                 }
             }
             TraceEvent::SourceStopped {
+                subtask,
+                checkpoint,
+                ..
+            } if !self.is_savepoint(checkpoint) => {
+                return Some(violation(
+                    subtask,
+                    format!(
+                        "{} stopped for checkpoint {checkpoint}, which is no stop's savepoint: \
+                         only the trigger of a synchronous savepoint (triggerSavepoint) stops a \
+                         source (F1.11 step 2)",
+                        graph.subtask_name(subtask)
+                    ),
+                ));
+            }
+            TraceEvent::SourceStopped {
                 checkpoint,
                 drain: true,
                 ..
@@ -514,6 +529,8 @@ mod tests {
             element: Element::EndOfData(StopMode::NoDrain),
         };
         assert_eq!(run(&[TRIGGERED, stopped(false), ended(0)]), [2]);
+        // Only a savepoint's trigger stops a source.
+        assert_eq!(run(&[stopped(false)]), [0]);
         assert!(run(&[TRIGGERED, stopped(true), ended(0)]).is_empty());
         assert_eq!(run(&[TRIGGERED, took, ended(1)]), [2]);
     }
