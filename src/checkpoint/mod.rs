@@ -548,7 +548,6 @@ impl CheckpointCoordinator {
         ctx.io.storage.complete(CompletedCheckpoint {
             id: p.id,
             completed_at: ctx.now,
-            plan: p.plan.clone(),
             finished: p.finished,
         });
         ctx.record(TraceEvent::CheckpointCompleted { checkpoint: p.id });

@@ -5,7 +5,6 @@
 //! checkpoint as completed here once every acknowledgement arrived. Only the latest completed
 //! checkpoint and the snapshots of pending ones are kept (Flink's default retention of one).
 
-use super::plan::Plan;
 use crate::graph::{ChannelId, SubtaskId};
 use crate::record::Record;
 use crate::scenario::RestoreFrom;
@@ -66,7 +65,6 @@ pub enum OperatorState {
 pub struct CompletedCheckpoint {
     pub id: u64,
     pub completed_at: Instant,
-    pub plan: Plan,
     /// Subtasks recorded finished: the plan's, plus (`option1`) those whose trigger missed.
     pub finished: Vec<SubtaskId>,
 }

@@ -6,7 +6,6 @@
 //! and the job is deployed as after a restore.
 
 use super::{restorable, JobMaster};
-use crate::checkpoint::plan::Plan;
 use crate::checkpoint::storage::{CompletedCheckpoint, OperatorState, SubtaskSnapshot};
 use crate::graph::{key_group_owner, ExecutionGraph, SubtaskId, VertexId};
 use crate::record::Record;
@@ -35,20 +34,11 @@ impl JobMaster {
             .map(SubtaskId)
             .filter(|s| finished[s.index()])
             .collect();
-        let fully_finished = (0..ctx.graph.vertices.len() as u32)
-            .map(VertexId)
-            .filter(|&v| ctx.graph.subtasks_of(v).all(|s| finished[s.index()]))
-            .collect();
         let checkpoint = restore.checkpoint;
         ctx.io.storage.install(
             CompletedCheckpoint {
                 id: checkpoint,
                 completed_at: ctx.now,
-                plan: Plan {
-                    finished: finished_ids.clone(),
-                    fully_finished,
-                    ..Plan::default()
-                },
                 finished: finished_ids.clone(),
             },
             snapshots,

@@ -5,7 +5,6 @@
 //! each rule down on its own.
 
 use super::*;
-use crate::checkpoint::plan::Plan;
 use crate::checkpoint::storage::CompletedCheckpoint;
 use crate::trace::Retain;
 use crate::world::World;
@@ -137,12 +136,6 @@ impl Run {
         self.world.io.storage.complete(CompletedCheckpoint {
             id: checkpoint,
             completed_at: self.now,
-            plan: Plan {
-                to_trigger: Vec::new(),
-                to_wait_for: Vec::new(),
-                finished: finished.to_vec(),
-                fully_finished: Vec::new(),
-            },
             finished: finished.to_vec(),
         });
         self.feed(TraceEvent::CheckpointCompleted { checkpoint });
