@@ -280,6 +280,9 @@ impl Oracles {
         if let Some(u) = self.uploads.as_mut() {
             u.sent(rpc);
         }
+        if let Some(s) = self.savepoints.as_mut() {
+            s.sent(rpc);
+        }
     }
 
     /// Sees one trace event as it is recorded.

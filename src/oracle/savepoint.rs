@@ -66,6 +66,9 @@ pub struct Savepoints {
     /// The stop's savepoint was just aborted (its index and time): the very next event must
     /// be its `savepoint_failed` (F1.11 step 5).
     owed_failure: Option<(u64, u64, Instant)>,
+    /// Trigger RPCs sent with the wrong call for their checkpoint, judged on delivery.
+    /// With the savepoint of the stop under way (or done) when each was sent.
+    wrong_trigger: Vec<(Rpc, Option<u64>)>,
 }
 
 /// How a savepoint stopped the job, for `exactly-once-output`.
@@ -92,6 +95,7 @@ impl Savepoints {
             failed: Vec::new(),
             stopping: None,
             owed_failure: None,
+            wrong_trigger: Vec::new(),
             is_source: graph
                 .subtasks
                 .iter()
@@ -117,6 +121,20 @@ impl Savepoints {
             ended: &self.ended,
             emitted: &self.position,
         })
+    }
+
+    /// An RPC is sent. F1.11 step 1 with F1.4: the trigger of the stop's savepoint, the
+    /// coordinator's or one by hand, is `triggerSavepoint` (a source it reaches stops), and
+    /// no other checkpoint's trigger is.
+    pub fn sent(&mut self, rpc: Rpc) {
+        let wrong = match rpc.call {
+            Call::TriggerSavepoint { checkpoint, .. } => self.stopping != Some(checkpoint),
+            Call::TriggerCheckpoint(n) => self.stopping == Some(n),
+            _ => false,
+        };
+        if wrong {
+            self.wrong_trigger.push((rpc, self.stopping));
+        }
     }
 
     pub fn observe(
@@ -258,6 +276,32 @@ impl Savepoints {
                 if t.attempt == attempt && t.final_taken.is_some_and(|k| n >= k) {
                     t.final_notified = true;
                 }
+            }
+            TraceEvent::Rpc {
+                to: Address::TaskManager(_),
+                rpc,
+                ..
+            } if self.wrong_trigger.iter().any(|&(r, _)| r == rpc) => {
+                let i = self.wrong_trigger.iter().position(|&(r, _)| r == rpc);
+                let stopping = i.map(|i| self.wrong_trigger.remove(i).1);
+                let (what, n) = match rpc.call {
+                    Call::TriggerSavepoint { checkpoint, .. } => ("triggerSavepoint", checkpoint),
+                    Call::TriggerCheckpoint(n) => ("triggerCheckpoint", n),
+                    _ => ("a trigger", 0),
+                };
+                return Some(violation(
+                    rpc.subtask,
+                    format!(
+                        "{} attempt {} was sent {what}({n}) {}: the trigger of a stop's savepoint \
+                         is triggerSavepoint, and no other checkpoint's is (F1.11 step 1)",
+                        graph.subtask_name(rpc.subtask),
+                        rpc.attempt,
+                        match stopping.flatten() {
+                            Some(s) => format!("while savepoint {s} was the stop's"),
+                            None => "while no stop was under way".to_owned(),
+                        }
+                    ),
+                ));
             }
             TraceEvent::Rpc {
                 to: Address::TaskManager(_),
@@ -668,5 +712,49 @@ mod tests {
             assert!(o.observe(&g, i, Instant::ZERO, e).is_none());
         }
         assert_eq!(o.stopped().map(|s| s.emitted[0]), Some(3));
+    }
+    /// F1.11 step 1 with F1.4: while a stop is under way or done, its savepoint's trigger (by
+    /// the coordinator or by hand) is triggerSavepoint and no other checkpoint's is; a
+    /// trigger on its way when the savepoint failed is judged by when it was sent.
+    #[test]
+    fn only_the_stops_savepoint_is_triggered_with_trigger_savepoint() {
+        let g = graph();
+        let rpc = |call| Rpc {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            call,
+        };
+        let savepoint = |checkpoint| {
+            rpc(Call::TriggerSavepoint {
+                checkpoint,
+                drain: false,
+            })
+        };
+        let checkpoint = |n| rpc(Call::TriggerCheckpoint(n));
+        let delivered = |rpc| TraceEvent::Rpc {
+            from: Address::JobMaster,
+            to: Address::TaskManager(0),
+            sent_at: Instant::ZERO,
+            rpc,
+        };
+        let failed = TraceEvent::SavepointFailed { checkpoint: 2 };
+        // Each case: the events before the send, the RPC, the events before its delivery.
+        let judge = |before: &[TraceEvent], sent: Rpc, between: &[TraceEvent]| {
+            let mut o = Savepoints::new(&g);
+            for e in before {
+                assert!(o.observe(&g, 0, Instant::ZERO, e).is_none());
+            }
+            o.sent(sent);
+            for e in between {
+                assert!(o.observe(&g, 0, Instant::ZERO, e).is_none());
+            }
+            o.observe(&g, 1, Instant::ZERO, &delivered(sent)).is_some()
+        };
+        assert!(!judge(&[TRIGGERED], savepoint(2), &[failed]));
+        assert!(!judge(&[TRIGGERED], checkpoint(1), &[]));
+        assert!(!judge(&[TRIGGERED, failed], checkpoint(2), &[]));
+        assert!(judge(&[TRIGGERED], checkpoint(2), &[]));
+        assert!(judge(&[TRIGGERED], savepoint(1), &[]));
+        assert!(judge(&[], savepoint(2), &[TRIGGERED]));
     }
 }
