@@ -180,6 +180,30 @@ impl Savepoints {
             event_index: index,
             message,
         };
+        if let TraceEvent::Rpc {
+            to: Address::TaskManager(_),
+            rpc,
+            ..
+        } = *event
+        {
+            if let Some(i) = self.wrong_trigger.iter().position(|&(r, _)| r == rpc) {
+                let stopping = match self.wrong_trigger.remove(i).1 {
+                    Some(s) => format!("while savepoint {s} was the stop's"),
+                    None => "while no stop was under way".to_owned(),
+                };
+                return Some(violation(
+                    rpc.subtask,
+                    format!(
+                        "{} attempt {} was sent {:?} {stopping}: the trigger of a stop's \
+                         savepoint is triggerSavepoint, and no other checkpoint's is (F1.11 \
+                         step 1)",
+                        graph.subtask_name(rpc.subtask),
+                        rpc.attempt,
+                        rpc.call,
+                    ),
+                ));
+            }
+        }
         match *event {
             TraceEvent::SavepointTriggered { checkpoint, drain } => {
                 self.triggered.push((checkpoint, drain));
@@ -276,32 +300,6 @@ impl Savepoints {
                 if t.attempt == attempt && t.final_taken.is_some_and(|k| n >= k) {
                     t.final_notified = true;
                 }
-            }
-            TraceEvent::Rpc {
-                to: Address::TaskManager(_),
-                rpc,
-                ..
-            } if self.wrong_trigger.iter().any(|&(r, _)| r == rpc) => {
-                let i = self.wrong_trigger.iter().position(|&(r, _)| r == rpc);
-                let stopping = i.map(|i| self.wrong_trigger.remove(i).1);
-                let (what, n) = match rpc.call {
-                    Call::TriggerSavepoint { checkpoint, .. } => ("triggerSavepoint", checkpoint),
-                    Call::TriggerCheckpoint(n) => ("triggerCheckpoint", n),
-                    _ => ("a trigger", 0),
-                };
-                return Some(violation(
-                    rpc.subtask,
-                    format!(
-                        "{} attempt {} was sent {what}({n}) {}: the trigger of a stop's savepoint \
-                         is triggerSavepoint, and no other checkpoint's is (F1.11 step 1)",
-                        graph.subtask_name(rpc.subtask),
-                        rpc.attempt,
-                        match stopping.flatten() {
-                            Some(s) => format!("while savepoint {s} was the stop's"),
-                            None => "while no stop was under way".to_owned(),
-                        }
-                    ),
-                ));
             }
             TraceEvent::Rpc {
                 to: Address::TaskManager(_),
@@ -756,5 +754,16 @@ mod tests {
         assert!(judge(&[TRIGGERED], checkpoint(2), &[]));
         assert!(judge(&[TRIGGERED], savepoint(1), &[]));
         assert!(judge(&[], savepoint(2), &[TRIGGERED]));
+        // A right trigger delivered while a wrong one is still on its way is no violation.
+        let mut o = Savepoints::new(&g);
+        assert!(o.observe(&g, 0, Instant::ZERO, &TRIGGERED).is_none());
+        o.sent(checkpoint(2));
+        o.sent(savepoint(2));
+        assert!(o
+            .observe(&g, 1, Instant::ZERO, &delivered(savepoint(2)))
+            .is_none());
+        assert!(o
+            .observe(&g, 2, Instant::ZERO, &delivered(checkpoint(2)))
+            .is_some());
     }
 }
