@@ -134,3 +134,46 @@ fn skipping_the_coordinator_reset_is_caught_on_a_vertex_that_is_no_source() {
         );
     }
 }
+
+/// Under each injected bug, `flinksim explain` on its shipped scenario tells the violation
+/// inline, as a key moment naming the oracle, right after the event where it was first visible
+/// (issue 16): the narration says where the run departed from the rule, not only the summary.
+#[test]
+fn explain_shows_each_bugs_violation_inline_at_its_event() {
+    for bug in Bug::ALL {
+        let path = format!("scenarios/{}.json", scenario_for(bug));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_flinksim"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["explain", &path, "--bug", bug.name(), "--numbers"])
+            .output()
+            .expect("flinksim runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.lines()
+                .next()
+                .is_some_and(|l| l.ends_with(&format!(", injected bug {bug}"))),
+            "{bug}: the header names the bug"
+        );
+        let marker = text
+            .find("\n==> VIOLATION\n")
+            .unwrap_or_else(|| panic!("{bug} on {path}: no violation told inline\n{text}"));
+        let line = text[marker..].lines().nth(2).unwrap_or_default();
+        let oracle = format!(" {}: ", bug.caught_by());
+        assert!(
+            text[marker..].contains(&oracle),
+            "{bug}: no `{}` violation after the marker: {line}",
+            bug.caught_by()
+        );
+        // The violation's line carries the number of the event it follows.
+        let number: u64 = line
+            .trim_start()
+            .strip_prefix('#')
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{bug}: no event number on {line:?}"));
+        assert!(
+            line.ends_with(&format!("(violation first visible at event {number})")),
+            "{bug}: {line}"
+        );
+    }
+}

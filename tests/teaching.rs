@@ -40,6 +40,54 @@ fn check_explain(scenario: &str, expected: &[&str]) {
     }
 }
 
+/// `--actor`, `--from` and `--to` narrow the narration to what a reader is after, and
+/// `--numbers` gives each line the event number violations and trace files use.
+#[test]
+fn explain_filters_by_actor_and_time_and_numbers_its_lines() {
+    let text = stdout_of(&[
+        "explain",
+        "scenarios/final-transaction-legacy.json",
+        "--actor",
+        "JobMaster,sink",
+        "--from",
+        "43.5ms",
+        "--to",
+        "44ms",
+        "--numbers",
+    ]);
+    let narration = &text[..text.find("\nRules cited:").expect("the closing line")];
+    let narrated: Vec<&str> = narration
+        .lines()
+        .filter(|l| l.trim_start().starts_with('#'))
+        .collect();
+    assert!(narrated.len() >= 3, "{text}");
+    for line in &narrated {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let time = words[1].strip_suffix("ms").expect("a time in ms");
+        let time: f64 = time.parse().expect("a number");
+        assert!((43.5..=44.0).contains(&time), "outside the window: {line}");
+        assert!(
+            ["JobMaster", "sink"].contains(&words[2]),
+            "another actor: {line}"
+        );
+    }
+    // The violation is told at its event: the job's FINISHED, event 1688.
+    let at = narrated
+        .iter()
+        .position(|l| l.contains("exactly-once-output: "))
+        .expect("the violation inline");
+    assert!(
+        narrated[at].trim_start().starts_with("#1688 "),
+        "{}",
+        narrated[at]
+    );
+    assert!(
+        narrated[at - 1].contains("job RUNNING → FINISHED"),
+        "{}",
+        narrated[at - 1]
+    );
+}
+
 #[test]
 fn explain_cites_barrier_insertion_before_end_of_partition() {
     check_explain(

@@ -1,7 +1,7 @@
 //! The teaching subcommands' arguments and bodies (`explain`, `export`, `view`), kept here so
 //! `main.rs` only names them and dispatches.
 
-use super::explain::{narrate, rules_cited, write_narration, ExplainStyle};
+use super::explain::{narrate, rules_cited, violation_narration, write_narration, ExplainStyle};
 use super::export;
 use super::{check_expectations, summary_text};
 use crate::run::{run, RunOptions};
@@ -34,16 +34,43 @@ pub struct ExplainArgs {
     /// Colour the narration.
     #[arg(long, value_enum, default_value_t = ColorWhen::Auto)]
     pub color: ColorWhen,
+    /// Inject a bug (see `flinksim bugs`), overriding the scenario's `bug`: the narration
+    /// then shows where the oracles saw the run break a rule.
+    #[arg(long, value_name = "NAME", value_parser = parse_bug)]
+    pub bug: Option<crate::bug::Bug>,
+    /// Narrate only these actors, comma-separated, named as in the narration
+    /// (`sink[0],JobMaster,Checkpointing`).
+    #[arg(long, value_delimiter = ',')]
+    pub actor: Vec<String>,
+    /// Narrate only from this simulated time on (e.g. `15ms`).
+    #[arg(long, value_parser = export::parse_time)]
+    pub from: Option<u64>,
+    /// Narrate only up to this simulated time (inclusive).
+    #[arg(long, value_parser = export::parse_time)]
+    pub to: Option<u64>,
+    /// Start each line with its trace event number, as violations name events.
+    #[arg(long)]
+    pub numbers: bool,
+}
+
+fn parse_bug(name: &str) -> Result<crate::bug::Bug, String> {
+    crate::bug::Bug::from_name(name).ok_or_else(|| {
+        let known: Vec<&str> = crate::bug::Bug::ALL.iter().map(|b| b.name()).collect();
+        format!("unknown bug {name:?}; the bugs are: {}", known.join(", "))
+    })
 }
 
 pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
-    let scenario = match crate::scenario::load(&args.scenario) {
+    let mut scenario = match crate::scenario::load(&args.scenario) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
+    if args.bug.is_some() {
+        scenario.bug = args.bug;
+    }
     let stdout = io::stdout();
     let color = match args.color {
         ColorWhen::Always => true,
@@ -62,10 +89,13 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
     let mut out = io::BufWriter::new(stdout.lock());
     writeln!(
         out,
-        "flinksim explain: scenario {} ({}), seed {}",
+        "flinksim explain: scenario {} ({}), seed {}{}",
         scenario.name,
         args.scenario.display(),
-        report.seed
+        report.seed,
+        scenario
+            .bug
+            .map_or(String::new(), |b| format!(", injected bug {b}"))
     )?;
     if !scenario.description.is_empty() {
         writeln!(out, "{}", scenario.description)?;
@@ -79,10 +109,46 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
         None => writeln!(out, "Checkpointing is disabled.")?,
     }
     writeln!(out)?;
-    let style = ExplainStyle { color };
+    let style = ExplainStyle {
+        color,
+        numbers: args.numbers,
+    };
     let narrations = narrate(&scenario, &report);
+    // Each violation is told right after the event where it was first visible (or, when that
+    // was a record-level event nobody narrates, before the next narrated one).
+    let mut violations: Vec<_> = report.violations.iter().map(violation_narration).collect();
+    violations.sort_by_key(|v| v.index);
+    let mut violations = violations.into_iter().peekable();
+    let shown = |n: &super::explain::Narration| {
+        let t = n.time.as_nanos();
+        args.from.is_none_or(|from| t >= from)
+            && args.to.is_none_or(|to| t <= to)
+            && (args.actor.is_empty()
+                || n.actor
+                    .split(',')
+                    .any(|a| args.actor.iter().any(|x| x == a)))
+    };
     let mut stdin = io::stdin().lock();
-    for n in &narrations {
+    let last = u64::MAX;
+    for n in narrations
+        .iter()
+        .chain(std::iter::once(&super::explain::Narration {
+            index: last,
+            time: report.sim_time,
+            actor: String::new(),
+            rule: None,
+            text: String::new(),
+            key: None,
+        }))
+    {
+        while let Some(v) = violations.next_if(|v| v.index < n.index) {
+            if shown(&v) {
+                write_narration(&mut out, &v, &style)?;
+            }
+        }
+        if n.index == last || !shown(n) {
+            continue;
+        }
         write_narration(&mut out, n, &style)?;
         if step && n.key.is_some() {
             write!(out, "(Enter to continue)")?;

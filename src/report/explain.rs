@@ -1290,6 +1290,29 @@ fn element_name(element: Element) -> String {
 pub struct ExplainStyle {
     /// Emit ANSI colour codes (the caller decides from `--color`, `NO_COLOR` and the terminal).
     pub color: bool,
+    /// Start each line with the trace event's number (`--numbers`), the number violations,
+    /// `--trace` files and `view` use.
+    pub numbers: bool,
+}
+
+/// A violation as a narration, to be told right after the event where it was first visible
+/// (its own index): a key moment naming the invariant and the event.
+pub fn violation_narration(v: &crate::oracle::Violation) -> Narration {
+    Narration {
+        index: v.event_index,
+        time: v.time,
+        actor: if v.actors.is_empty() {
+            "oracle".to_owned()
+        } else {
+            v.actors.join(",")
+        },
+        rule: Some(v.invariant.to_string()),
+        text: format!(
+            "{} (violation first visible at event {})",
+            v.message, v.event_index
+        ),
+        key: Some("violation"),
+    }
 }
 
 const KEY_STYLE: Style = AnsiColor::Yellow.on_default().bold();
@@ -1310,6 +1333,11 @@ fn paint(color: bool, style: Style, text: &str) -> String {
 pub fn write_narration(out: &mut dyn Write, n: &Narration, style: &ExplainStyle) -> io::Result<()> {
     let c = style.color;
     let time = paint(c, TIME_STYLE, &format!("{:>14}", n.time.to_string()));
+    let time = if style.numbers {
+        format!("{:>7}  {time}", format!("#{}", n.index))
+    } else {
+        time
+    };
     let actor = paint(c, ACTOR_STYLE, &format!("{:<16}", n.actor));
     let rule = n
         .rule
