@@ -130,6 +130,9 @@ pub enum Bug {
     /// until every open channel delivered it, so its snapshot misses records sent before the
     /// other barriers (F1.7).
     SnapshotAtFirstBarrier,
+    /// At least once: a task told that a checkpoint was aborted while it counted the
+    /// checkpoint's barriers snapshots it anyway when the count completes (F1.7 step 6).
+    SnapshotAbortedCheckpoint,
     /// A task acknowledges a checkpoint when the synchronous part of its snapshot is done,
     /// before the asynchronous part made the state durable (F1.8).
     AckBeforeUpload,
@@ -177,7 +180,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 57] = [
+    pub const ALL: [Bug; 58] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -221,6 +224,7 @@ impl Bug {
         Bug::FailUnrelatedOnTmLoss,
         Bug::EopNotCounted,
         Bug::SnapshotAtFirstBarrier,
+        Bug::SnapshotAbortedCheckpoint,
         Bug::AckBeforeUpload,
         Bug::FinishBeforeUpload,
         Bug::SnapshotBeforeRunning,
@@ -284,6 +288,7 @@ impl Bug {
             Bug::IgnoreMinPause => "ignore-min-pause",
             Bug::EopNotCounted => "eop-not-counted",
             Bug::SnapshotAtFirstBarrier => "snapshot-at-first-barrier",
+            Bug::SnapshotAbortedCheckpoint => "snapshot-aborted-checkpoint",
             Bug::AckBeforeUpload => "ack-before-upload",
             Bug::FinishBeforeUpload => "finish-before-upload",
             Bug::SnapshotBeforeRunning => "snapshot-before-running",
@@ -414,6 +419,9 @@ impl Bug {
             Bug::SnapshotAtFirstBarrier => {
                 "F1.7 (at least once: a snapshot waits for every open channel's barrier)"
             }
+            Bug::SnapshotAbortedCheckpoint => {
+                "F1.7 step 6 (at least once: a checkpoint aborted while counted is not snapshotted)"
+            }
             Bug::AckBeforeUpload => "F1.8 (a task acknowledges once its snapshot is durable)",
             Bug::FinishBeforeUpload => {
                 "F1.8 (a finishing task waits for its snapshots' asynchronous parts)"
@@ -487,6 +495,7 @@ impl Bug {
             Bug::FailUnrelatedOnTmLoss => Invariant::FailoverScope,
             Bug::EopNotCounted => Invariant::CheckpointProgress,
             Bug::SnapshotAtFirstBarrier => Invariant::ConsistentCut,
+            Bug::SnapshotAbortedCheckpoint => Invariant::ConsistentCut,
             Bug::AckBeforeUpload => Invariant::ConsistentCut,
             Bug::FinishBeforeUpload => Invariant::CheckpointProgress,
             Bug::SnapshotBeforeRunning
@@ -632,6 +641,9 @@ impl Bug {
             }
             Bug::SnapshotAtFirstBarrier => {
                 "at least once, a task snapshots at the first barrier, so a restore loses the records other channels sent before theirs"
+            }
+            Bug::SnapshotAbortedCheckpoint => {
+                "at least once, a task snapshots a checkpoint it was told is aborted, and forwards its barrier instead of a cancellation marker"
             }
             Bug::AckBeforeUpload => {
                 "a checkpoint completes before every snapshot in it is durable, so a restore from it may find state missing"

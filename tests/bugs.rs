@@ -54,6 +54,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::IgnoreMinPause => "min-pause-paces-triggers",
         Bug::EopNotCounted => "at-least-once-end-of-partition-counts",
         Bug::SnapshotAtFirstBarrier => "at-least-once-join-keeps-processing",
+        Bug::SnapshotAbortedCheckpoint => "at-least-once-abort-notice-before-last-barrier",
         Bug::AckBeforeUpload => "async-snapshot-acknowledged-after-upload",
         Bug::FinishBeforeUpload => "async-snapshot-finishing-task-waits",
         Bug::FailUnrelatedOnTmLoss => "failover-taskmanager-lost-during-alignment",

@@ -181,9 +181,10 @@ impl Bias {
                     Bug::TimeoutSwitchLosesBuffers => Some(Alignment::Timeout),
                     // F1.10: a tracker keeps a checkpoint pending through the abort notice,
                     // so a marker that comes after it still finds it open.
-                    Bug::EopNotCounted | Bug::SnapshotAtFirstBarrier | Bug::SwallowCancelMarker => {
-                        Some(Alignment::AtLeastOnce)
-                    }
+                    Bug::EopNotCounted
+                    | Bug::SnapshotAtFirstBarrier
+                    | Bug::SnapshotAbortedCheckpoint
+                    | Bug::SwallowCancelMarker => Some(Alignment::AtLeastOnce),
                     // F1.11: a savepoint is always aligned; validation refuses the others.
                     Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain => {
                         Some(Alignment::Aligned)

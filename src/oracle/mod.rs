@@ -101,6 +101,9 @@ pub struct Oracles {
     cuts: BTreeMap<u64, Cut>,
     /// Per subtask: the attempt and checkpoint of its latest snapshot.
     last_snapshot: Vec<Option<(u32, u64)>>,
+    /// (subtask, attempt, checkpoint): the attempt was told that the checkpoint was aborted
+    /// (the notice reached its TaskManager), so it must not snapshot it any more.
+    told_aborted: std::collections::BTreeSet<(u32, u32, u64)>,
     /// Per subtask: its attempt really reached FINISHED.
     finished: Vec<bool>,
     /// `option2`: the subtask's "finishing" report reached the coordinator.
@@ -192,6 +195,7 @@ impl Oracles {
             processed: vec![0; graph.channels.len()],
             cuts: BTreeMap::new(),
             last_snapshot: vec![None; n],
+            told_aborted: std::collections::BTreeSet::new(),
             finished: vec![false; n],
             reported_finishing: vec![false; n],
             completed: BTreeMap::new(),
@@ -412,6 +416,19 @@ impl Oracles {
         if let TraceEvent::FaultFired { fault, .. } = *event {
             self.fired.push(fault);
         }
+        if let TraceEvent::Rpc {
+            to: Address::TaskManager(_),
+            rpc:
+                Rpc {
+                    subtask,
+                    attempt,
+                    call: Call::NotifyCheckpointAborted(n),
+                },
+            ..
+        } = *event
+        {
+            self.told_aborted.insert((subtask.0, attempt, n));
+        }
         if let TraceEvent::RestartsExhausted { failovers } = *event {
             if let Some(v) = job_status::gave_up(failovers, self.max_attempts, now, index) {
                 self.violate(v);
@@ -530,6 +547,26 @@ impl Oracles {
                             ),
                         });
                     }
+                }
+                // F1.7 step 6, F1.10 step 2: an attempt told that a checkpoint was aborted
+                // takes no snapshot of it any more (Flink's task checks its aborted ids where
+                // it would snapshot, and sends a cancellation marker instead).
+                if self
+                    .told_aborted
+                    .contains(&(subtask.0, attempt, checkpoint))
+                {
+                    self.violate(Violation {
+                        invariant: Invariant::ConsistentCut,
+                        time: now,
+                        actors: vec![graph.subtask_name(subtask).to_string()],
+                        event_index: index,
+                        message: format!(
+                            "{} attempt {attempt} snapshotted checkpoint {checkpoint} after it \
+                             was told that checkpoint {checkpoint} was aborted: a task does not \
+                             snapshot an aborted checkpoint (F1.7 step 6, F1.10 step 2)",
+                            graph.subtask_name(subtask)
+                        ),
+                    });
                 }
                 self.last_snapshot[subtask.index()] = Some((attempt, checkpoint));
                 self.snapshot(graph, subtask, checkpoint, finished)

@@ -854,3 +854,32 @@ fn only_a_refused_restore_excuses_a_failed_job() {
     assert!(!failed(&restore("true")).contains(&Invariant::JobStatus));
     assert!(failed(&restore("false")).contains(&Invariant::JobStatus));
 }
+
+/// F1.7 step 6, F1.10 step 2: an attempt told that a checkpoint was aborted never snapshots it
+/// afterwards; a snapshot taken before the notice, another checkpoint and another attempt are
+/// free.
+#[test]
+fn an_attempt_snapshots_no_checkpoint_it_was_told_is_aborted() {
+    let snapshot = |attempt, checkpoint| TraceEvent::Snapshot {
+        subtask: SINK,
+        attempt,
+        checkpoint,
+        finished: false,
+    };
+    let mut run = Run::new(SOURCE_TO_SINK, "");
+    run.feed(snapshot(0, 1));
+    run.rpc(JM, TM0, SINK, 0, Call::NotifyCheckpointAborted(1)); // after: its upload, F1.8
+    run.rpc(JM, TM0, SINK, 0, Call::NotifyCheckpointAborted(3));
+    run.feed(snapshot(0, 2));
+    run.feed(snapshot(1, 3)); // a new attempt was told nothing
+    assert_eq!(run.violations(), []);
+    let mut run = Run::new(SOURCE_TO_SINK, "");
+    run.rpc(JM, TM0, SINK, 0, Call::NotifyCheckpointAborted(3));
+    let i = run.feed(snapshot(0, 3));
+    assert_eq!(run.violations(), [(Invariant::ConsistentCut, i)]);
+    assert!(
+        run.messages()[0].contains("after it was told"),
+        "{:?}",
+        run.messages()
+    );
+}

@@ -24,6 +24,7 @@ impl Task {
                 checkpoint: n,
                 started: ctx.now,
                 past_barrier: 0,
+                aborted: false,
             }) // the bug: as if the other channels had delivered their barriers too
         } else {
             self.learn_of(ctx, n, false);
@@ -69,6 +70,7 @@ impl Task {
                 checkpoint: n,
                 started: ctx.now,
                 past_barrier: 0,
+                aborted: false,
             })
         } else {
             self.start_tracking(ctx, n, None)
@@ -88,6 +90,14 @@ impl Task {
     /// F1.7: every channel open at checkpoint `complete`'s first barrier delivered it or
     /// ended: snapshot, forward, acknowledge.
     fn tracked(&mut self, ctx: &mut Ctx<'_, '_>, complete: Complete) {
+        if complete.aborted && ctx.config.bug != Some(Bug::SnapshotAbortedCheckpoint) {
+            // F1.7 step 6, F1.10 step 2: the JobMaster told the task that this checkpoint was
+            // aborted while it counted its barriers. Where it would snapshot it sends a
+            // cancellation marker instead, and neither snapshots nor declines (Flink's
+            // `SubtaskCheckpointCoordinatorImpl.checkpointState` finds the id in
+            // `abortedCheckpointIds`).
+            return self.cancel_downstream(ctx, complete.checkpoint);
+        }
         let waited = ctx.now - complete.started;
         ctx.record(TraceEvent::BarriersCounted {
             subtask: self.id,

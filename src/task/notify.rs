@@ -67,6 +67,11 @@ impl Task {
             self.unaligned = None;
             self.cancel_downstream(ctx, n);
         }
+        // F1.7 step 6: at least once, a checkpoint whose barriers are still being counted is
+        // not snapshotted when the count completes (the marker goes out then, F1.10 step 2).
+        if let Some(tracker) = self.tracker.as_mut() {
+            tracker.abort_notified(n);
+        }
         // The abort can overtake the checkpoint's barriers (RPC against data path). Remember
         // it, as Flink's SubtaskCheckpointCoordinatorImpl remembers aborted ids, so that
         // barrier n, when it comes, is stale and blocks no channel: nobody upstream will

@@ -333,3 +333,64 @@ fn an_abort_notice_cancels_its_checkpoints_upload() {
         ["7.3ms aborted 1", "7.6ms aborted 2", "7.6ms finished"]
     );
 }
+
+/// F1.7 step 6: at least once, the abort notice of a checkpoint whose barriers the task is
+/// still counting does not end the count, but when it completes the task sends a cancellation
+/// marker instead of snapshotting. In `at-least-once-abort-notice-before-last-barrier` map[0]
+/// counts src[0]'s barrier 1, is told that 1 expired, and then takes the held barrier 1.
+#[test]
+fn at_least_once_a_count_aborted_by_notice_ends_in_a_marker_not_a_snapshot() {
+    use crate::record::Element;
+    use crate::trace::Address;
+    let file = "at-least-once-abort-notice-before-last-barrier.json";
+    learns_of_and_snapshots_each_checkpoint_once(file);
+    let report = run_file(file);
+    let map0 = |s| report.graph.subtask_name(s).to_string() == "map[0]";
+    let mut story = Vec::new();
+    for (_, _, event) in report.trace.kept() {
+        match *event {
+            TraceEvent::Rpc {
+                to: Address::TaskManager(_),
+                rpc,
+                ..
+            } if map0(rpc.subtask) && rpc.call == Call::NotifyCheckpointAborted(1) => {
+                story.push("notice".to_owned())
+            }
+            TraceEvent::Take {
+                subtask,
+                channel,
+                element: Element::Barrier(1),
+            } if map0(subtask) => {
+                story.push(format!("take {}", report.graph.channel_name(channel)))
+            }
+            TraceEvent::Push { channel, element }
+                if map0(report.graph.channels[channel.index()].from)
+                    && matches!(element, Element::Barrier(1) | Element::CancelMarker(1)) =>
+            {
+                story.push(format!("push {element:?}"))
+            }
+            TraceEvent::Snapshot {
+                subtask,
+                checkpoint: 1,
+                ..
+            } if map0(subtask) => story.push("snapshot".to_owned()),
+            _ => {}
+        }
+    }
+    assert_eq!(
+        story,
+        [
+            "take src[0]->map[0]",
+            "notice",
+            "take src[1]->map[0]",
+            "push CancelMarker(1)"
+        ]
+    );
+    assert!(
+        !declines(&report)
+            .iter()
+            .any(|(name, n, _)| name == "map[0]" && *n == 1),
+        "the notice's checkpoint is not declined: {:?}",
+        declines(&report)
+    );
+}

@@ -29,6 +29,9 @@ struct Pending {
     /// Records the task took from counted channels meanwhile: past their barrier, so in the
     /// snapshot although they belong after the cut.
     past_barrier: u32,
+    /// F1.7 step 6: the JobMaster's abort notice came while it was counted. The count goes
+    /// on; when it completes the task does not snapshot it.
+    aborted: bool,
 }
 
 /// A pending checkpoint every channel has now delivered: the task snapshots it.
@@ -37,6 +40,8 @@ pub struct Complete {
     pub checkpoint: u64,
     pub started: Instant,
     pub past_barrier: u32,
+    /// F1.7 step 6: it was aborted (notified) while it was counted: no snapshot.
+    pub aborted: bool,
 }
 
 #[derive(Default)]
@@ -70,6 +75,7 @@ impl BarrierTracker {
             target: open,
             started: now,
             past_barrier: 0,
+            aborted: false,
         });
         match slot {
             Some(slot) => self.barrier(checkpoint, slot),
@@ -107,6 +113,18 @@ impl BarrierTracker {
                 p.past_barrier += 1;
             }
         }
+    }
+
+    /// F1.7 step 6: the JobMaster told the task that pending `checkpoint` was aborted. Its
+    /// count goes on (Flink's `CheckpointBarrierTracker` is not told of the notice), so that it
+    /// still drops the older pending checkpoints when it completes; but it completes as
+    /// aborted. Returns whether it was pending.
+    pub fn abort_notified(&mut self, checkpoint: u64) -> bool {
+        let Some(p) = self.pending.iter_mut().find(|p| p.checkpoint == checkpoint) else {
+            return false;
+        };
+        p.aborted = true;
+        true
     }
 
     /// Forgets every pending checkpoint, oldest first (legacy: EndOfPartition aborts them,
@@ -153,6 +171,7 @@ impl BarrierTracker {
             checkpoint: p.checkpoint,
             started: p.started,
             past_barrier: p.past_barrier,
+            aborted: p.aborted,
         };
         self.pending.drain(..=i);
         Some(done)
@@ -255,6 +274,23 @@ mod tests {
         assert!(!t.is_pending(2) && !t.is_pending(3));
         assert!(t.is_pending(5), "newer, still pending");
         assert_eq!(t.barrier(5, 1).map(|c| c.checkpoint), Some(5));
+    }
+
+    /// F1.7 step 6: a checkpoint whose abort was notified while it was counted still counts
+    /// its barriers and, when complete, drops the older pending ones, but completes as aborted.
+    #[test]
+    fn a_checkpoint_aborted_while_counted_completes_as_aborted() {
+        let mut t = BarrierTracker::default();
+        t.start(2, Some(0), (2, 2), T0);
+        t.start(3, Some(0), (2, 2), T0);
+        assert!(!t.abort_notified(1), "not pending");
+        assert!(t.abort_notified(3));
+        assert!(t.is_pending(3), "still counted");
+        let done = t.barrier(3, 1).expect("every channel delivered 3");
+        assert!(done.checkpoint == 3 && done.aborted);
+        assert!(!t.is_pending(2), "older, dropped");
+        t.start(4, Some(0), (2, 2), T0);
+        assert!(!t.barrier(4, 1).expect("complete").aborted);
     }
 
     #[test]
