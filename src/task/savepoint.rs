@@ -52,7 +52,9 @@ impl Task {
             self.stop_source(ctx, n, drain);
         }
         if self.latest_checkpoint == n && self.phase != Phase::Finished {
-            // F1.11 step 4 (Flink's `setSynchronousSavepoint` in `performCheckpoint`).
+            // F1.11 step 4 (Flink's `setSynchronousSavepoint` in `performCheckpoint`). Only a
+            // task that performed it: one that declined it (closing, F1.8) does not fail on its
+            // abort (F1.11 step 5, `stop-with-savepoint-declined-by-closing-source`).
             self.stop.sync_savepoint = Some(n);
         }
     }
