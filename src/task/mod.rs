@@ -1198,8 +1198,8 @@ impl Task {
         self.wake(ctx);
     }
 
-    /// The last running upload ended (or was cancelled): a task waiting for it to close or to
-    /// finish goes on.
+    /// The last running upload ended: a task waiting for it to close or to finish goes on. (An
+    /// abort notice that cancels the last one needs no call: `on_checkpoint_aborted`.)
     fn after_upload(&mut self, ctx: &mut Ctx<'_, '_>) {
         if !self.uploading.is_empty() {
             return;
