@@ -4,9 +4,10 @@
 
 use clap::{Args, ValueEnum};
 use flinksim::bug::Bug;
-use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, CampaignResult};
+use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, SeedResult};
 use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::generate::GenerateOptions;
+use flinksim::fuzz::header::CampaignHeader;
 use flinksim::fuzz::replay::{replay, Replay};
 use flinksim::fuzz::shrink::{shrink, write_reproducer, Size, Target, MAX_SHRINK_RUNS};
 use flinksim::fuzz::{mutants, parallel_map, Outcome};
@@ -175,7 +176,7 @@ fn parse_wall_duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{text:?}: write a duration like 90s, 10m or 1h"))
 }
 
-fn with_path(path: &Path, e: io::Error) -> io::Error {
+pub fn with_path(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
@@ -198,24 +199,18 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         recheck: args.recheck,
     };
     let total = seeds(&options).len() as u64;
+    let header = CampaignHeader::new(&options, args.shrink);
     let mut out = io::stdout().lock();
     writeln!(
         out,
-        "flinksim {} fuzz: seeds {}..{}{}, {total} seeds, {} threads, mode {}, protocol {}{}",
-        env!("CARGO_PKG_VERSION"),
+        "flinksim {} fuzz: seeds {}..{}{}, {total} seeds, {} threads, {}",
+        header.version,
         args.seeds.start,
         args.seeds.end,
         args.shard
             .map_or(String::new(), |(k, n)| format!(" (shard {k}/{n})")),
         options.threads,
-        match args.mode {
-            ModeArg::Streaming => "streaming",
-            ModeArg::Batch => "batch",
-            ModeArg::Any => "any (one seed in five batch)",
-        },
-        options.generate.protocol.map_or("any", |p| p.name()),
-        args.bug
-            .map_or(String::new(), |b| format!(", injected bug {b}")),
+        header.describe(),
     )?;
     out.flush()?;
     std::fs::create_dir_all(&args.out).map_err(|e| with_path(&args.out, e))?;
@@ -247,6 +242,8 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
 
     let results_path = args.out.join("results.jsonl");
     flinksim::report::write_atomically(&results_path, |w| {
+        serde_json::to_writer(&mut *w, &header.to_json())?;
+        writeln!(w)?;
         for r in &campaign.results {
             serde_json::to_writer(&mut *w, &r.to_json())?;
             writeln!(w)?;
@@ -254,20 +251,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         Ok(())
     })
     .map_err(|e| with_path(&results_path, e))?;
-    // The options that make a seed's scenario what it was, for the reproduce lines.
-    let mut options_flags = String::new();
-    match args.mode {
-        ModeArg::Streaming => options_flags.push_str(" --mode streaming"),
-        ModeArg::Batch => options_flags.push_str(" --mode batch"),
-        ModeArg::Any => {}
-    }
-    if let Some(p) = options.generate.protocol {
-        options_flags.push_str(&format!(" --protocol {}", p.name()));
-    }
-    if let Some(bug) = args.bug {
-        options_flags.push_str(&format!(" --bug {bug}"));
-    }
-    print_table(&mut out, &campaign, &options_flags)?;
+    print_table(&mut out, &campaign.results, &header.reproduce_flags())?;
     write_coverage(&mut out, &coverage(&campaign.results))?;
 
     // Shrink the lowest violating seeds, one shrink per (seed, invariant), and the lowest seed
@@ -353,7 +337,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
     })
 }
 
-fn describe_size(size: Size) -> String {
+pub fn describe_size(size: Size) -> String {
     format!(
         "{} vertices, {} subtasks, {} faults",
         size.vertices, size.subtasks, size.faults
@@ -361,8 +345,10 @@ fn describe_size(size: Size) -> String {
 }
 
 /// The outcome counts, then one row per violated invariant: how many seeds, and the first.
-fn print_table(out: &mut impl Write, campaign: &CampaignResult, flags: &str) -> io::Result<()> {
-    let count = |o: Outcome| campaign.results.iter().filter(|r| r.outcome == o).count();
+/// `merge` prints the same table for the merged shards, so it takes seed results, not a run.
+/// `flags` are the `fuzz` options that reproduce a seed (`CampaignHeader::reproduce_flags`).
+pub fn print_table(out: &mut impl Write, results: &[SeedResult], flags: &str) -> io::Result<()> {
+    let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
     writeln!(
         out,
         "outcomes: {} ok, {} violation, {} budget, {} panic",
@@ -373,11 +359,7 @@ fn print_table(out: &mut impl Write, campaign: &CampaignResult, flags: &str) -> 
     )?;
     // Budget stops by reason: a pending budget means a world that grew without bound.
     let mut budgets: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
-    for r in campaign
-        .results
-        .iter()
-        .filter(|r| r.outcome == Outcome::Budget)
-    {
+    for r in results.iter().filter(|r| r.outcome == Outcome::Budget) {
         if let Some(stop) = r.stop {
             budgets
                 .entry(flinksim::report::stop_id(stop))
@@ -390,7 +372,10 @@ fn print_table(out: &mut impl Write, campaign: &CampaignResult, flags: &str) -> 
     }
     // Panics by location, each with its count, first seed and message.
     let mut by_location: BTreeMap<&str, (u64, u64, &str)> = BTreeMap::new();
-    for (r, p) in campaign.panics() {
+    for (r, p) in results
+        .iter()
+        .filter_map(|r| r.panic.as_ref().map(|p| (r, p)))
+    {
         by_location
             .entry(p.location.as_str())
             .or_insert((0, r.seed, p.message.as_str()))
@@ -405,7 +390,7 @@ fn print_table(out: &mut impl Write, campaign: &CampaignResult, flags: &str) -> 
         )?;
     }
     let mut by_invariant: BTreeMap<Invariant, (u64, u64)> = BTreeMap::new();
-    for r in campaign.violations() {
+    for r in results.iter().filter(|r| r.outcome == Outcome::Violation) {
         for &i in &r.violated {
             by_invariant.entry(i).or_insert((0, r.seed)).0 += 1;
         }

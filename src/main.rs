@@ -5,6 +5,7 @@
 
 mod cli_compare;
 mod cli_fuzz;
+mod cli_merge;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use flinksim::bug::Bug;
@@ -74,6 +75,9 @@ enum Command {
     },
     /// Run generated scenarios over a range of seeds; shrink and save every violation.
     Fuzz(cli_fuzz::FuzzArgs),
+    /// Join the results of a campaign's shards (`fuzz --shard K/N`) into one results.jsonl
+    /// and print the campaign's summary; report missing and duplicate seeds.
+    Merge(cli_merge::MergeArgs),
     /// Re-run the scenario a trace file records and compare, event by event.
     Replay(cli_fuzz::ReplayArgs),
     /// Run a scenario in several processes and compare their trace hashes.
@@ -169,6 +173,7 @@ fn main() -> ExitCode {
         Command::Validate { files } => cmd_validate(&files),
         Command::Bugs => cmd_bugs(),
         Command::Fuzz(args) => cli_fuzz::cmd_fuzz(args),
+        Command::Merge(args) => cli_merge::cmd_merge(args),
         Command::Replay(args) => cli_fuzz::cmd_replay(args),
         Command::CheckDeterminism(args) => cli_fuzz::cmd_check_determinism(args),
         Command::Mutants(args) => cli_fuzz::cmd_mutants(args),

@@ -259,10 +259,19 @@ fn a_violation_shrinks_to_a_small_reproducer_that_run_and_replay_confirm() {
     ]);
     assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
     let results = std::fs::read_to_string(out.path().join("results.jsonl")).unwrap();
-    let records: Vec<Value> = results
+    let mut records: Vec<Value> = results
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // The header first: the build and every parameter that decides a seed's line.
+    let header = records.remove(0);
+    assert_eq!(header["type"], "campaign");
+    assert_eq!(header["flinksim"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(header["seeds"], serde_json::json!({"start": 0, "end": 6}));
+    assert_eq!(header["bug"], "finish-before-final-checkpoint");
+    assert_eq!(header["shrink"], 1);
+    assert_eq!(header["shard"], Value::Null);
+    assert!(header.get("threads").is_none(), "threads decide no result");
     assert_eq!(records.len(), 6);
     assert!(records.iter().all(|r| r["type"] == "seed"));
     assert!(records.iter().all(|r| r["probes"].is_array()));
@@ -450,9 +459,14 @@ fn a_campaign_survives_panics_reports_and_shrinks_them() {
     );
     assert!(text.contains("panic at src/task/barrier.rs:"), "{text}");
     let results = std::fs::read_to_string(dir.path().join("results.jsonl")).expect("written");
-    assert_eq!(results.lines().count(), 20, "every seed has a result");
+    assert_eq!(
+        results.lines().count(),
+        21,
+        "a header, then every seed's result"
+    );
     let panicked: Vec<Value> = results
         .lines()
+        .skip(1)
         .map(|l| serde_json::from_str::<Value>(l).expect("JSON"))
         .filter(|r| r["outcome"] == "panic")
         .collect();

@@ -72,6 +72,111 @@ impl SeedResult {
     }
 }
 
+impl SeedResult {
+    /// Reads a line [`SeedResult::to_json`] wrote (`flinksim merge` reads the shards' lines
+    /// back for the campaign summary); the error names the field that is wrong. A line without
+    /// `probes` reads as having hit none.
+    pub fn from_json(line: &Value) -> Result<SeedResult, String> {
+        let field = |name: &str| line.get(name).ok_or(format!("no \"{name}\""));
+        let number = |name: &str| {
+            field(name)?
+                .as_u64()
+                .ok_or(format!("\"{name}\" is not a number"))
+        };
+        let text = |name: &str| {
+            field(name)?
+                .as_str()
+                .ok_or(format!("\"{name}\" is not a string"))
+        };
+        let hash = |name: &str| {
+            let t = text(name)?;
+            t.strip_prefix("0x")
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+                .ok_or(format!(
+                    "\"{name}\" is not a hash like 0x0123456789abcdef: {t:?}"
+                ))
+        };
+        let ids = |name: &str| -> Result<Vec<&str>, String> {
+            match line.get(name) {
+                None | Some(Value::Null) => Ok(Vec::new()),
+                Some(Value::Array(items)) => items
+                    .iter()
+                    .map(|i| i.as_str().ok_or(format!("\"{name}\" holds a non-string")))
+                    .collect(),
+                Some(_) => Err(format!("\"{name}\" is not a list")),
+            }
+        };
+        let outcome = text("outcome")?;
+        let outcome = [
+            Outcome::Ok,
+            Outcome::Violation,
+            Outcome::Budget,
+            Outcome::Panic,
+        ]
+        .into_iter()
+        .find(|o| o.id() == outcome)
+        .ok_or(format!("unknown outcome {outcome:?}"))?;
+        let violated = ids("violations")?
+            .into_iter()
+            .map(|id| Invariant::from_id(id).ok_or(format!("unknown invariant {id:?}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut probes = ProbeSet::default();
+        for id in ids("probes")? {
+            let probe = Probe::ALL
+                .into_iter()
+                .find(|p| p.id() == id)
+                .ok_or(format!("unknown probe {id:?}"))?;
+            probes.insert(probe);
+        }
+        let stop = match line.get("stop") {
+            None | Some(Value::Null) => None,
+            Some(stop) => Some(
+                [
+                    StopReason::Done,
+                    StopReason::Quiescent,
+                    StopReason::EventBudget,
+                    StopReason::TimeBudget,
+                    StopReason::PendingBudget,
+                ]
+                .into_iter()
+                .find(|s| stop.as_str() == Some(crate::report::stop_id(*s)))
+                .ok_or(format!("unknown stop {stop}"))?,
+            ),
+        };
+        let panic = match line.get("panic") {
+            None | Some(Value::Null) => None,
+            Some(panic) => {
+                let part = |name: &str| {
+                    panic
+                        .get(name)
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                        .ok_or(format!("\"panic\" has no \"{name}\""))
+                };
+                Some(Panic {
+                    location: part("location")?,
+                    message: part("message")?,
+                })
+            }
+        };
+        Ok(SeedResult {
+            seed: number("seed")?,
+            scenario_hash: hash("scenario_hash")?,
+            outcome,
+            violated,
+            events: number("events")?,
+            sim_time: Instant::from_nanos(number("sim_time_ns")?),
+            trace_hash: hash("trace_hash")?,
+            rechecked: field("rechecked")?
+                .as_bool()
+                .ok_or("\"rechecked\" is not true or false")?,
+            probes,
+            stop,
+            panic,
+        })
+    }
+}
+
 /// A finished campaign.
 pub struct CampaignResult {
     /// In seed order; only the seeds that were started.
@@ -199,5 +304,41 @@ pub fn run_campaign(
         skipped: total - results.len() as u64,
         results,
         wall: started.elapsed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `merge` reads lines back: every field survives, whatever the outcome.
+    #[test]
+    fn a_seed_line_reads_back_as_written() {
+        let options = CampaignOptions {
+            seeds: 0..3,
+            threads: 1,
+            generate: GenerateOptions::default(),
+            shard: None,
+            time_limit: None,
+            recheck: 1.0,
+        };
+        let mut results: Vec<SeedResult> = (0..3).map(|s| run_seed(s, &options)).collect();
+        results[1].outcome = Outcome::Violation;
+        results[1].violated = vec![Invariant::ConsistentCut, Invariant::Determinism];
+        results[1].stop = Some(StopReason::PendingBudget);
+        results[2].outcome = Outcome::Panic;
+        results[2].stop = None;
+        results[2].panic = Some(Panic {
+            location: "src/x.rs:1:2".into(),
+            message: "a \"quoted\" message".into(),
+        });
+        for r in results {
+            let line = r.to_json().to_string();
+            let back = SeedResult::from_json(&serde_json::from_str(&line).unwrap()).unwrap();
+            assert_eq!(back, r);
+            assert_eq!(back.to_json().to_string(), line);
+        }
+        let bad = json!({"seed": 1, "outcome": "fine"});
+        assert!(SeedResult::from_json(&bad).is_err());
     }
 }

@@ -11,6 +11,8 @@
 //! - [`batch_gen`]: the batch part of it (P2), shared with the batch property test.
 //! - [`campaign`]: a range of seeds across threads, their verdicts and JSON Lines records.
 //! - [`coverage`]: which coverage probes (`crate::probes`) a campaign's runs hit.
+//! - [`header`]: the first line of `results.jsonl`, the build and parameters of the campaign.
+//! - [`merge`]: the shards of a campaign joined into the whole campaign's `results.jsonl`.
 //! - [`shrink`]: a violating seed to a minimal scenario still violating the same invariant.
 //! - [`trace_file`]: the JSON Lines trace `flinksim run --trace` writes, and [`replay`] of one.
 //! - [`mutants`]: the mutation score: how soon a campaign catches each injected bug.
@@ -20,7 +22,9 @@ pub mod batch_gen;
 pub mod campaign;
 pub mod coverage;
 pub mod generate;
+pub mod header;
 pub mod isolate;
+pub mod merge;
 pub mod mutants;
 pub mod replay;
 pub mod shrink;
