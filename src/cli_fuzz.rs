@@ -45,7 +45,7 @@ pub struct FuzzArgs {
     /// Start no new seed after this much wall time, like `90s`, `10m` or `1h`.
     #[arg(long, value_name = "D", value_parser = parse_wall_duration)]
     time_limit: Option<Duration>,
-    /// Run only the seeds ≡ K (mod N); the shards' results.jsonl concatenate to the whole.
+    /// Run only the seeds ≡ K (mod N); `flinksim merge` joins the shards into the whole.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     shard: Option<(u64, u64)>,
     /// Run this fraction of the seeds twice and compare trace hashes (`determinism`).

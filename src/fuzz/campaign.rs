@@ -18,8 +18,8 @@ pub struct CampaignOptions {
     pub seeds: Range<u64>,
     pub threads: usize,
     pub generate: GenerateOptions,
-    /// `(k, n)`: only the seeds `≡ k (mod n)`, so `n` machines can split a range and their JSON
-    /// Lines files concatenate to the whole campaign's.
+    /// `(k, n)`: only the seeds `≡ k (mod n)`, so `n` machines can split a range and
+    /// `flinksim merge` can join their JSON Lines files into the whole campaign's.
     pub shard: Option<(u64, u64)>,
     /// Start no seed after this much wall time.
     pub time_limit: Option<Duration>,
