@@ -40,6 +40,37 @@ fn check_explain(scenario: &str, expected: &[&str]) {
     }
 }
 
+/// A batch run is narrated in batch terms: its header names FLIP-383 recovery, its JobManager
+/// crash cites what survives in a batch job (P2.3), its election the branch this run takes
+/// (P2.4), and a network fault is not called a crash.
+#[test]
+fn explain_tells_a_batch_recovery_in_batch_terms() {
+    let text = stdout_of(&["explain", "scenarios/batch-rpc-loss-during-recovery.json"]);
+    assert!(
+        text.contains("\nBatch job (P2): job recovery on (FLIP-383), failover: restart"),
+        "{text}"
+    );
+    assert!(text
+        .contains("Faults           P2.3: fault 0 of the scenario fires: the JobManager crashes"));
+    assert!(
+        text.contains("P2.4: JobManager 1 is elected (HA): it reads back the flushed job events")
+    );
+    assert!(text.contains("==> NETWORK FAULT\n"));
+    assert!(
+        !text.contains("P1.8: JobManager"),
+        "no streaming rule for a batch crash"
+    );
+    assert!(
+        !text.contains("completed checkpoints"),
+        "a batch job has none"
+    );
+    let streaming = stdout_of(&[
+        "explain",
+        "scenarios/failover-jobmanager-crash-precommitted.json",
+    ]);
+    assert!(streaming.contains("P1.8: JobManager 1 is elected (HA): it reads the completed checkpoints from durable storage and restarts the job from the latest"), "{streaming}");
+}
+
 /// `--actor`, `--from` and `--to` narrow the narration to what a reader is after, and
 /// `--numbers` gives each line the event number violations and trace files use.
 #[test]

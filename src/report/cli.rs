@@ -53,6 +53,11 @@ pub struct ExplainArgs {
     pub numbers: bool,
 }
 
+/// How the scenario file writes a setting.
+fn json_name<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or_default()
+}
+
 fn parse_bug(name: &str) -> Result<crate::bug::Bug, String> {
     crate::bug::Bug::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = crate::bug::Bug::ALL.iter().map(|b| b.name()).collect();
@@ -100,13 +105,25 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
     if !scenario.description.is_empty() {
         writeln!(out, "{}", scenario.description)?;
     }
-    match &scenario.checkpointing {
-        Some(c) => writeln!(
+    // The settings as the scenario file spells them, and the recovery the run will take.
+    let spelled = |v: serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+    let failover = match scenario.jobmaster.failover {
+        crate::scenario::Failover::Restart => "restart",
+        crate::scenario::Failover::Reconcile => "reconcile",
+    };
+    match (&scenario.batch, &scenario.checkpointing) {
+        (Some(b), _) => writeln!(
             out,
-            "Checkpointing: finish protocol {:?}, {:?} barriers (rules: docs/rules.md)",
-            c.finish_protocol, c.mode
+            "Batch job (P2): job recovery {}, failover: {failover} (rules: docs/rules.md)",
+            if b.recovery_enabled() { "on (FLIP-383)" } else { "off (a crash restarts the job, P2.6)" }
         )?,
-        None => writeln!(out, "Checkpointing is disabled.")?,
+        (None, Some(c)) => writeln!(
+            out,
+            "Checkpointing: finish_protocol {}, mode {}, failover: {failover} (rules: docs/rules.md)",
+            spelled(json_name(&c.finish_protocol)),
+            spelled(json_name(&c.mode))
+        )?,
+        (None, None) => writeln!(out, "Checkpointing is disabled; failover: {failover}.")?,
     }
     writeln!(out)?;
     let style = ExplainStyle {

@@ -74,6 +74,22 @@ struct Narrator<'a> {
     /// Batch subtasks running a speculative attempt beside the original (P2.8), until one of
     /// the two is cancelled.
     speculated: std::collections::BTreeSet<SubtaskId>,
+    /// What a new JobManager does in this run, so the narration says the branch taken
+    /// rather than every branch the rules allow.
+    recovery: Recovery,
+}
+
+/// How this run's job recovers from a JobManager crash.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    /// Streaming, `failover: restart` (P1.8).
+    StreamingRestart,
+    /// Either mode, `failover: reconcile` (P3).
+    Reconcile,
+    /// Batch with FLIP-383 job recovery (P2.4).
+    BatchFlip383,
+    /// Batch without it: a restart from scratch (P2.6).
+    BatchFullRestart,
 }
 
 /// Narrates every protocol-level event of `report` (run with at least `Retain::Protocol`).
@@ -92,6 +108,12 @@ pub fn narrate(scenario: &Scenario, report: &RunReport) -> Vec<Narration> {
         retriggers: BTreeMap::new(),
         reported_at: None,
         speculated: std::collections::BTreeSet::new(),
+        recovery: match (&scenario.batch, scenario.jobmaster.failover) {
+            (_, crate::scenario::Failover::Reconcile) => Recovery::Reconcile,
+            (None, crate::scenario::Failover::Restart) => Recovery::StreamingRestart,
+            (Some(b), _) if b.recovery_enabled() => Recovery::BatchFlip383,
+            (Some(_), _) => Recovery::BatchFullRestart,
+        },
     };
     let events = report.trace.kept();
     let mut out = Vec::with_capacity(events.len());
@@ -512,11 +534,29 @@ impl Narrator<'_> {
                     FaultEvent::StopWithSavepoint { drain: false } => "the operator asks the JobManager to stop the job with a savepoint, without drain, so that it can resume from it (flink stop, F1.11)".to_owned(),
                     FaultEvent::HoldChannel(c) => format!("channel {} stalls: what is on its wire, and what its producer sends within its credit, waits there until the hold ends", self.channel(c)),
                 };
+                // The rule the fault puts to the test, and a label by its kind: only a process
+                // that dies is a crash.
+                let batch = self.report.batch.is_some();
+                let (rule, label) = match fault {
+                    FaultEvent::CrashJobMaster if batch => ("P2.3", "crash"),
+                    FaultEvent::FailTask(_)
+                    | FaultEvent::LoseTaskManager(_)
+                    | FaultEvent::CrashJobMaster => ("P1.8", "crash"),
+                    FaultEvent::DisconnectTaskManager(_) => ("P2.3", "fault"),
+                    FaultEvent::DelaySpike | FaultEvent::RpcLoss => ("P3.3", "network fault"),
+                    FaultEvent::HoldChannel(_) => ("P0", "network fault"),
+                    FaultEvent::JobEventsWriteFailure | FaultEvent::JobEventsReadFailure => {
+                        ("P2.2", "fault")
+                    }
+                    FaultEvent::TriggerTask { .. } => ("F1.4", "trigger by hand"),
+                    FaultEvent::FailSnapshot { .. } => ("F1.9", "fault"),
+                    FaultEvent::StopWithSavepoint { .. } => ("F1.11", "stop"),
+                };
                 key(
                     "Faults",
-                    "P1.8",
+                    rule,
                     format!("fault {index} of the scenario fires: {what}"),
-                    "crash",
+                    label,
                 )
             }
             TraceEvent::Failover {
@@ -548,6 +588,14 @@ impl Narrator<'_> {
                 };
                 key(JM, "P1.8, F1.6", text, "restore")
             }
+            TraceEvent::JobMasterLost { incarnation } if self.report.batch.is_some() => key(
+                JM,
+                "P2.3",
+                format!(
+                    "JobManager {incarnation} crashed: its view of the job and any job events not yet flushed are gone; the flushed events, the shuffle master's snapshot and the partitions the TaskManagers hold survive"
+                ),
+                "crash",
+            ),
             TraceEvent::JobMasterLost { incarnation } => key(
                 JM,
                 "P1.8",
@@ -557,12 +605,20 @@ impl Narrator<'_> {
                 ),
                 "crash",
             ),
-            TraceEvent::JobMasterElected { incarnation } => key(
-                JM,
-                "P1.8",
-                format!("JobManager {incarnation} is elected (HA): it reads the completed checkpoints from durable storage and recovers the job, or, under `failover: reconcile`, asks the TaskManagers what they run (P3.1)"),
-                "recovery decision",
-            ),
+            TraceEvent::JobMasterElected { incarnation } => {
+                let (rule, what) = match self.recovery {
+                    Recovery::StreamingRestart => ("P1.8", "it reads the completed checkpoints from durable storage and restarts the job from the latest"),
+                    Recovery::Reconcile => ("P3.1", "under `failover: reconcile` it keeps the tasks running, asks the TaskManagers what they run and rebuilds its view from their reports"),
+                    Recovery::BatchFlip383 => ("P2.4", "it reads back the flushed job events and waits for the TaskManagers' partition reports, then recovers what finished (FLIP-383)"),
+                    Recovery::BatchFullRestart => ("P2.6", "job recovery is off for this job, so it restarts the batch job from the beginning"),
+                };
+                key(
+                    JM,
+                    rule,
+                    format!("JobManager {incarnation} is elected (HA): {what}"),
+                    "recovery decision",
+                )
+            }
             TraceEvent::TaskManagerLost { task_manager } => key(
                 format!("TaskManager{task_manager}"),
                 "P1.8",

@@ -9,7 +9,7 @@ use crate::bug::Bug;
 use crate::oracle::invariant::Invariant;
 use crate::status::JobStatus;
 use indexmap::IndexMap;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sim::Duration;
 use std::fmt;
 
@@ -363,7 +363,7 @@ pub enum SnapshotPhase {
 }
 
 /// How a subtask with several inputs lines up barriers (P1.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointMode {
     /// Blocks each channel after its barrier until all barriers arrived.
@@ -377,7 +377,7 @@ pub enum CheckpointMode {
 }
 
 /// How checkpoints keep working once some subtasks finished (P1.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishProtocol {
     /// The design's Option 1: the finished set is the FINISHED status; a trigger that missed a
