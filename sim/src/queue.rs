@@ -317,6 +317,62 @@ mod tests {
         assert_eq!(delivered, (0..20).collect::<Vec<_>>());
     }
 
+    /// The representation changes exactly past [`RADIX_ABOVE`] pending events and below
+    /// [`HEAP_BELOW`], so small runs keep the binary heap and a queue hovering near one size
+    /// does not convert back and forth.
+    #[test]
+    fn switches_representation_at_its_thresholds() {
+        let mut queue = EventQueue::new(TieBreak::Insertion);
+        queue.push(Instant::from_nanos(1), 0);
+        assert!(!queue.is_empty() && !queue.is_radix());
+        for i in 1..RADIX_ABOVE as u64 {
+            queue.push(Instant::from_nanos(1 + i % 7), i);
+        }
+        assert_eq!(queue.len(), RADIX_ABOVE);
+        assert!(!queue.is_radix(), "{RADIX_ABOVE} pending: still a heap");
+        queue.push(Instant::from_nanos(3), 9999);
+        assert!(queue.is_radix(), "one more: a radix heap");
+        queue.pop();
+        assert!(queue.is_radix(), "one pop later: still");
+        while queue.len() > HEAP_BELOW {
+            queue.pop();
+        }
+        assert!(queue.is_radix(), "{HEAP_BELOW} pending: still a radix heap");
+        queue.pop();
+        assert!(!queue.is_radix(), "one fewer: a heap again");
+        assert_eq!(queue.len(), HEAP_BELOW - 1);
+    }
+
+    /// Under `Shuffled`, a tie is the high half of the stream's next draw above the low half of
+    /// the push sequence number, as the module docs specify (so ties are unique). The two halves
+    /// never share a bit, so joining them with `|` or `^` is the same.
+    #[test]
+    fn shuffled_ties_are_the_documented_draw_and_sequence() {
+        let mut queue = EventQueue::new(TieBreak::Shuffled { seed: 3 });
+        for id in 0..5u64 {
+            queue.push(Instant::from_nanos(10), id);
+        }
+        let mut stream = Stream::from_key(3);
+        for id in 0..5u64 {
+            let expected = (stream.next_u64() & SHUFFLED_DRAW_MASK) | id;
+            let tie = queue.entries().find(|e| e.event == id).map(|e| e.tie);
+            assert_eq!(tie, Some(expected), "event {id}");
+        }
+    }
+
+    /// Equality of entries is equality of their keys (what `Ord` needs of it).
+    #[test]
+    fn entries_are_equal_exactly_when_their_keys_are() {
+        let entry = |time, tie| Entry {
+            time,
+            tie,
+            event: (),
+        };
+        assert!(entry(1, 2) == entry(1, 2));
+        assert!(entry(1, 2) != entry(1, 3));
+        assert!(entry(1, 2) != entry(2, 2));
+    }
+
     /// Grows past [`RADIX_ABOVE`] and shrinks below [`HEAP_BELOW`] twice, with same-instant
     /// clusters, and checks every pop against a reference ordered by the documented key (the
     /// tie of each entry read back from the queue once pushed).
