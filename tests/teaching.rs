@@ -402,6 +402,67 @@ fn export_validates_on_live_runs_and_refuses_large_diagrams() {
     }
 }
 
+/// A Mermaid window keeps a message sent before `--from` and received in it (the cascade's
+/// `triggerMissed`, sent at 17 ms, arrives at 22 ms), and lays the lifelines out JobMaster,
+/// TaskManagers, then tasks in topological order.
+#[test]
+fn mermaid_keeps_messages_crossing_the_window_and_orders_lifelines() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let trace = trace.to_str().unwrap();
+    stdout_of(&[
+        "run",
+        "scenarios/cascade-option1.json",
+        "--quiet",
+        "--trace",
+        trace,
+    ]);
+    let diagram = stdout_of(&[
+        "export", trace, "--format", "mermaid", "--from", "17.1ms", "--to", "25ms",
+    ]);
+    assert!(
+        diagram.contains("TaskManager0->>Checkpointing: triggerMissed(m1[0], checkpoint=1)"),
+        "{diagram}"
+    );
+    let lifelines: Vec<&str> = diagram
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("participant "))
+        .map(|l| l.split(" as ").nth(1).unwrap_or(l))
+        .collect();
+    assert_eq!(
+        lifelines,
+        [
+            "JobMaster",
+            "Checkpointing",
+            "TaskManager0",
+            "ticker[0]",
+            "ticks[0]"
+        ]
+    );
+    let start = stdout_of(&[
+        "export", trace, "--format", "mermaid", "--from", "5ms", "--to", "6ms",
+    ]);
+    let lifelines: Vec<&str> = start
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("participant "))
+        .map(|l| l.split(" as ").nth(1).unwrap_or(l))
+        .collect();
+    assert_eq!(
+        lifelines,
+        [
+            "JobMaster",
+            "TaskManager0",
+            "src[0]",
+            "m1[0]",
+            "m2[0]",
+            "m3[0]",
+            "sink[0]",
+            "ticker[0]",
+            "ticks[0]"
+        ]
+    );
+}
+
 /// A run of more than 50,000 trace events: two parallel pipelines of 5,000 records each.
 const BIG_SCENARIO: &str = r#"{
   "name": "viewer-50k",

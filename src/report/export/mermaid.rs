@@ -60,6 +60,65 @@ fn note(h: &Happening<'_>) -> bool {
     ) || (kind(h.event) == "task_state" && str_field(h.event, "to") == "FINISHED")
 }
 
+/// The order of a host among the lifelines: (layer, position in the layer).
+fn host_rank(trace: &TraceFile) -> impl Fn(&str) -> (u8, u64) {
+    let job = &trace.header["scenario"]["job"];
+    let vertices: Vec<&str> = job["vertices"]
+        .as_array()
+        .map(|v| v.iter().map(|v| v["id"].as_str().unwrap_or("")).collect())
+        .unwrap_or_default();
+    let edges: Vec<(&str, &str)> = job["edges"]
+        .as_array()
+        .map(|e| {
+            e.iter()
+                .map(|e| {
+                    (
+                        e["from"].as_str().unwrap_or(""),
+                        e["to"].as_str().unwrap_or(""),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // Kahn's algorithm, ties in file order; a vertex on a cycle (none validates) goes last.
+    let mut order: Vec<&str> = Vec::new();
+    let mut left: Vec<&str> = vertices.clone();
+    while let Some(i) = left
+        .iter()
+        .position(|v| !edges.iter().any(|(f, t)| t == v && left.contains(f)))
+    {
+        order.push(left.remove(i));
+    }
+    order.extend(left);
+    let position: BTreeMap<String, u64> = order
+        .iter()
+        .enumerate()
+        .map(|(i, v)| ((*v).to_owned(), i as u64))
+        .collect();
+    move |host: &str| {
+        if host == "JobMaster" {
+            return (0, 0);
+        }
+        if host == "Checkpointing" {
+            return (0, 1);
+        }
+        if let Some(n) = host.strip_prefix("TaskManager") {
+            if let Ok(n) = n.trim_start_matches('-').parse::<u64>() {
+                return (1, n);
+            }
+        }
+        if let Some((vertex, rest)) = host.split_once('[') {
+            if let (Some(&p), Ok(i)) = (
+                position.get(vertex),
+                rest.trim_end_matches(']').parse::<u64>(),
+            ) {
+                return (2, (p << 32) | i);
+            }
+        }
+        (3, 0)
+    }
+}
+
 pub fn export(trace: &TraceFile, window: &Window) -> Result<String, TooLarge> {
     let all = happenings(trace, window);
     // Records are messages too when the window includes them; a diagram arrow per message.
@@ -122,6 +181,17 @@ pub fn export(trace: &TraceFile, window: &Window) -> Result<String, TooLarge> {
             Role::Send(_) | Role::Local => {}
         }
     }
+    // Lifelines left to right as the system is layered: the JobMaster and its coordinator,
+    // the TaskManagers, then the tasks in the job's topological order (sources first), so
+    // that data arrows run left to right.
+    let rank = host_rank(trace);
+    let first_seen: BTreeMap<&str, usize> = participants
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.as_str(), i))
+        .collect();
+    let mut participants = participants.clone();
+    participants.sort_by_key(|p| (rank(p), first_seen[p.as_str()]));
     let mut out = String::from("sequenceDiagram\n");
     let _ = writeln!(
         out,

@@ -83,7 +83,11 @@ impl Window {
     fn keeps(&self, time_ns: u64, host: &str) -> bool {
         self.from_ns.is_none_or(|f| time_ns >= f)
             && self.to_ns.is_none_or(|t| time_ns <= t)
-            && self.actors.as_ref().is_none_or(|a| a.contains(host))
+            && self.keeps_host(host)
+    }
+
+    fn keeps_host(&self, host: &str) -> bool {
+        self.actors.as_ref().is_none_or(|a| a.contains(host))
     }
 }
 
@@ -282,9 +286,11 @@ pub fn label_of(event: &Value) -> String {
 }
 
 /// Splits the trace into happenings in time order (a message's send before its receipt), then
-/// keeps those `window` selects. A message one of whose ends falls outside the window is kept
-/// as a local event on the side that remains, so every `Send(id)` kept has exactly one
-/// `Receive(id)` kept, and the reverse.
+/// keeps those `window` selects. A message received in the window is kept whole, its send too
+/// when that came before `--from` (a barrier or RPC already on its way when the window opens
+/// still arrives in it), as long as the sender's host is selected. Any other message one of
+/// whose ends falls outside the window is kept as a local event on the side that remains, so
+/// every `Send(id)` kept has exactly one `Receive(id)` kept, and the reverse.
 pub fn happenings<'a>(trace: &'a TraceFile, window: &Window) -> Vec<Happening<'a>> {
     let pairs = pair_channel_elements(&trace.events);
     // (time, event index, 0 = send / 1 = anything else): a send sorts before the receipt of
@@ -356,10 +362,22 @@ pub fn happenings<'a>(trace: &'a TraceFile, window: &Window) -> Vec<Happening<'a
         }
     }
     all.sort_by_key(|(key, _)| *key);
+    let received_in: HashSet<u64> = all
+        .iter()
+        .filter_map(|(_, h)| match h.role {
+            Role::Receive(id) if window.keeps(h.time_ns, &h.host) => Some(id),
+            _ => None,
+        })
+        .collect();
     let kept: Vec<Happening<'a>> = all
         .into_iter()
         .map(|(_, h)| h)
-        .filter(|h| window.keeps(h.time_ns, &h.host))
+        .filter(|h| {
+            window.keeps(h.time_ns, &h.host)
+                || matches!(h.role, Role::Send(id) if received_in.contains(&id)
+                    && window.to_ns.is_none_or(|t| h.time_ns <= t)
+                    && window.keeps_host(&h.host))
+        })
         .collect();
     let mut sends = HashSet::new();
     let mut receives = HashSet::new();
