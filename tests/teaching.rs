@@ -363,8 +363,12 @@ fn validate_perfetto(text: &str) {
 /// counts its lines 1, 2, 3, ….
 fn validate_shiviz(text: &str) {
     use std::collections::HashMap;
+    // ShiViz's upload format: the parsing regex, the execution delimiter (none), the log.
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(flinksim::report::export::shiviz::REGEX));
+    assert_eq!(lines.next(), Some(""));
     let mut seen: HashMap<String, u64> = HashMap::new();
-    for line in text.lines() {
+    for line in lines {
         let (host, rest) = line.split_once(' ').expect("host, then clock");
         let end = rest.find('}').expect("clock ends") + 1;
         let clock: HashMap<String, u64> = serde_json::from_str(&rest[..end]).expect("clock JSON");

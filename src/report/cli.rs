@@ -258,12 +258,7 @@ pub fn cmd_export(args: ExportArgs) -> io::Result<ExitCode> {
                 return Ok(ExitCode::from(2));
             }
         },
-        ExportFormat::Shiviz => {
-            if args.output.is_some() {
-                eprintln!("ShiViz parsing regex: {}", export::shiviz::REGEX);
-            }
-            export::shiviz::export(&trace, &window)
-        }
+        ExportFormat::Shiviz => export::shiviz::export(&trace, &window),
     };
     match &args.output {
         Some(path) => {

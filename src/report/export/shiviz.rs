@@ -1,12 +1,14 @@
 //! A ShiViz log (<https://bestchai.bitbucket.io/shiviz/>): one line per event with its host
 //! and its vector clock, so ShiViz can draw the happened-before graph.
 //!
-//! Line format, and the regular expression to paste into ShiViz's "log parsing regular
-//! expression" box ([`REGEX`]):
+//! The file is what ShiViz's "upload a log" expects, so it loads as is: the first line is the
+//! log parsing regular expression ([`REGEX`]), the second the delimiter between executions
+//! (empty: one execution), then one line per event:
 //!
 //! ```text
-//! map[0] {"map[0]":3,"src[0]":2} 1.5ms barrier 1
 //! (?<host>\S+) (?<clock>\{[^}]*\}) (?<time>\S+) (?<event>.*)
+//!
+//! map[0] {"map[0]":3,"src[0]":2} 1.5ms barrier 1
 //! ```
 //!
 //! Clocks are computed over the exported events only (window and actors applied), so each
@@ -24,7 +26,8 @@ pub const REGEX: &str = r"(?<host>\S+) (?<clock>\{[^}]*\}) (?<time>\S+) (?<event
 pub fn export(trace: &TraceFile, window: &Window) -> String {
     let mut clocks: HashMap<String, BTreeMap<String, u64>> = HashMap::new();
     let mut stamps: HashMap<u64, BTreeMap<String, u64>> = HashMap::new();
-    let mut out = String::new();
+    // ShiViz's file format: the parsing regex, the (empty) execution delimiter, the log.
+    let mut out = format!("{REGEX}\n\n");
     for h in happenings(trace, window) {
         let mut clock = clocks.remove(&h.host).unwrap_or_default();
         if let Role::Receive(id) = h.role {
