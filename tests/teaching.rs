@@ -467,6 +467,69 @@ fn mermaid_keeps_messages_crossing_the_window_and_orders_lifelines() {
     );
 }
 
+/// Perfetto places a batch job's tasks in the TaskManagers they were deployed to (its
+/// `deployed` events) and sorts each process's lanes: the JobMaster's first, then the tasks in
+/// topological order.
+#[test]
+fn perfetto_places_batch_tasks_in_their_taskmanagers_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl");
+    let trace = trace.to_str().unwrap();
+    stdout_of(&[
+        "run",
+        "scenarios/batch-crash-mid-stage.json",
+        "--quiet",
+        "--trace",
+        trace,
+    ]);
+    let text = stdout_of(&["export", trace, "--format", "perfetto"]);
+    validate_perfetto(&text);
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let meta: Vec<&serde_json::Value> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M")
+        .collect();
+    let names = |kind: &str, pid: u64| -> Vec<(u64, String)> {
+        let mut lanes: Vec<(u64, String)> = meta
+            .iter()
+            .filter(|e| e["name"] == kind && e["pid"] == pid)
+            .map(|e| {
+                let tid = e["tid"].as_u64().unwrap();
+                let index = meta
+                    .iter()
+                    .find(|m| {
+                        m["name"] == "thread_sort_index" && m["pid"] == pid && m["tid"] == tid
+                    })
+                    .map_or(0, |m| m["args"]["sort_index"].as_u64().unwrap());
+                (index, e["args"]["name"].as_str().unwrap().to_owned())
+            })
+            .collect();
+        lanes.sort();
+        lanes
+    };
+    let processes: Vec<String> = meta
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .map(|e| e["args"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        !processes.iter().any(|p| p == "not deployed"),
+        "{processes:?}"
+    );
+    let order: Vec<String> = names("thread_name", 100)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    assert_eq!(order, ["src[0]", "map[0]", "agg[0]", "sink[0]"]);
+    let jm: Vec<String> = names("thread_name", 1)
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect();
+    assert_eq!(jm[..2], ["JobMaster", "Checkpointing"]);
+}
+
 /// A run of more than 50,000 trace events: two parallel pipelines of 5,000 records each.
 const BIG_SCENARIO: &str = r#"{
   "name": "viewer-50k",

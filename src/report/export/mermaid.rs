@@ -3,7 +3,9 @@
 //! hundreds of arrows is unreadable (and slow to lay out), so a window with more than
 //! [`MAX_MESSAGES`] messages is refused with advice on narrowing it.
 
-use super::{happenings, is_record, kind, str_field, Happening, Role, TraceFile, Window};
+use super::{
+    happenings, host_rank, is_record, kind, str_field, Happening, Role, TraceFile, Window,
+};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -58,65 +60,6 @@ fn note(h: &Happening<'_>) -> bool {
             | "channel_state"
             | "transaction_committed"
     ) || (kind(h.event) == "task_state" && str_field(h.event, "to") == "FINISHED")
-}
-
-/// The order of a host among the lifelines: (layer, position in the layer).
-fn host_rank(trace: &TraceFile) -> impl Fn(&str) -> (u8, u64) {
-    let job = &trace.header["scenario"]["job"];
-    let vertices: Vec<&str> = job["vertices"]
-        .as_array()
-        .map(|v| v.iter().map(|v| v["id"].as_str().unwrap_or("")).collect())
-        .unwrap_or_default();
-    let edges: Vec<(&str, &str)> = job["edges"]
-        .as_array()
-        .map(|e| {
-            e.iter()
-                .map(|e| {
-                    (
-                        e["from"].as_str().unwrap_or(""),
-                        e["to"].as_str().unwrap_or(""),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    // Kahn's algorithm, ties in file order; a vertex on a cycle (none validates) goes last.
-    let mut order: Vec<&str> = Vec::new();
-    let mut left: Vec<&str> = vertices.clone();
-    while let Some(i) = left
-        .iter()
-        .position(|v| !edges.iter().any(|(f, t)| t == v && left.contains(f)))
-    {
-        order.push(left.remove(i));
-    }
-    order.extend(left);
-    let position: BTreeMap<String, u64> = order
-        .iter()
-        .enumerate()
-        .map(|(i, v)| ((*v).to_owned(), i as u64))
-        .collect();
-    move |host: &str| {
-        if host == "JobMaster" {
-            return (0, 0);
-        }
-        if host == "Checkpointing" {
-            return (0, 1);
-        }
-        if let Some(n) = host.strip_prefix("TaskManager") {
-            if let Ok(n) = n.trim_start_matches('-').parse::<u64>() {
-                return (1, n);
-            }
-        }
-        if let Some((vertex, rest)) = host.split_once('[') {
-            if let (Some(&p), Ok(i)) = (
-                position.get(vertex),
-                rest.trim_end_matches(']').parse::<u64>(),
-            ) {
-                return (2, (p << 32) | i);
-            }
-        }
-        (3, 0)
-    }
 }
 
 pub fn export(trace: &TraceFile, window: &Window) -> Result<String, TooLarge> {

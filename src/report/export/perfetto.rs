@@ -23,32 +23,42 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
 
+/// Orders hosts: see [`super::host_rank`].
+type Rank = Box<dyn Fn(&str) -> (u8, u64)>;
+
 /// Assigns `(pid, tid)` to hosts and remembers the metadata events naming them.
 struct Lanes {
     task_manager_of: HashMap<String, u64>,
     ids: BTreeMap<String, (u64, u64)>,
     next_tid: HashMap<u64, u64>,
+    /// Orders the threads of a process: JobMaster lanes, then tasks in topological order.
+    rank: Rank,
 }
 
 impl Lanes {
     fn new(trace: &TraceFile) -> Lanes {
         // A task lives in the process of the TaskManager it was (last) deployed to.
         let mut task_manager_of = HashMap::new();
+        // Streaming jobs say so with the submitTask RPC, batch jobs with a `deployed` event.
         for event in &trace.events {
-            if kind(event) == "rpc" && str_field(event, "method") == "submitTask" {
-                let tm = str_field(event, "to")
-                    .trim_start_matches("TaskManager")
-                    .parse::<u64>()
-                    .unwrap_or(0);
-                task_manager_of
-                    .entry(str_field(event, "task").to_owned())
-                    .or_insert(tm);
-            }
+            let (task, tm) = match kind(event) {
+                "rpc" if str_field(event, "method") == "submitTask" => (
+                    str_field(event, "task"),
+                    str_field(event, "to")
+                        .trim_start_matches("TaskManager")
+                        .parse::<u64>()
+                        .unwrap_or(0),
+                ),
+                "deployed" => (str_field(event, "task"), u64_field(event, "task_manager")),
+                _ => continue,
+            };
+            task_manager_of.entry(task.to_owned()).or_insert(tm);
         }
         Lanes {
             task_manager_of,
             ids: BTreeMap::new(),
             next_tid: HashMap::new(),
+            rank: Box::new(super::host_rank(trace)),
         }
     }
 
@@ -92,9 +102,12 @@ impl Lanes {
             out.push(json!({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": name}}));
             out.push(json!({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}}));
         }
-        for (host, (pid, tid)) in &self.ids {
+        // Within a process, lanes sorted as the system is layered (Perfetto sorts by index).
+        let mut hosts: Vec<(&String, &(u64, u64))> = self.ids.iter().collect();
+        hosts.sort_by_key(|(host, (pid, tid))| (*pid, (self.rank)(host), *tid));
+        for (index, (host, (pid, tid))) in hosts.into_iter().enumerate() {
             out.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": host}}));
-            out.push(json!({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": tid}}));
+            out.push(json!({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid, "args": {"sort_index": index + 1}}));
         }
         out
     }
