@@ -555,6 +555,10 @@ mod tests {
         set(&mut doc, "checkpointing.interval", "5ms".into()).unwrap();
         assert_eq!(doc["job"]["vertices"][1]["parallelism"], 4);
         assert_eq!(doc["checkpointing"]["interval"], "5ms");
+        // A path may end at an array element: the element is replaced.
+        set(&mut doc, "job.vertices[0]", serde_json::json!({"id": "z"})).unwrap();
+        assert_eq!(doc["job"]["vertices"][0], serde_json::json!({"id": "z"}));
+        assert_eq!(doc["job"]["vertices"][1]["id"], "b");
         let err = set(&mut doc, "job.vertices[5].parallelism", 1.into()).unwrap_err();
         assert!(err.contains("no such element (2 there)"), "{err}");
         assert!(set(&mut doc, "job.vertices[1].id.x", 1.into()).is_err());
