@@ -135,7 +135,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Adds `event`, to be delivered at `at`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: Instant, event: E) {
         let seq = self.pushed;
         self.pushed += 1;
