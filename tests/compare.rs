@@ -118,6 +118,29 @@ fn diff_shows_where_two_variants_part() {
         text.contains("\noption1:\n") && text.contains("\noption2:\n"),
         "{text}"
     );
+    // The first event that differs, even at the same instant as the other side's.
+    let cascade = flinksim(&[
+        "compare",
+        "scenarios/cascade-option1.json",
+        "--vary",
+        "checkpointing.finish_protocol=option1,option2",
+        "--diff",
+        "0",
+    ]);
+    let text = stdout(&cascade);
+    assert!(
+        text.starts_with("seed 0: the protocol traces part at protocol event 46 (of 146 and 175)"),
+        "{text}"
+    );
+    let first = text
+        .split("\noption1:\n")
+        .nth(1)
+        .and_then(|t| t.lines().next());
+    assert_eq!(
+        first.map(str::trim),
+        Some("5.1ms  src[0]             sent EndOfPartition on src[0]->m1[0]"),
+        "{text}"
+    );
     let same = flinksim(&[
         "compare",
         SCENARIO,
