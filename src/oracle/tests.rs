@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::checkpoint::storage::CompletedCheckpoint;
+use crate::graph::ChannelId;
 use crate::trace::Retain;
 use crate::world::World;
 
