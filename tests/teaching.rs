@@ -406,21 +406,32 @@ fn export_validates_on_live_runs_and_refuses_large_diagrams() {
     }
 }
 
+/// Runs `scenarios/{name}.json` with `--trace` into a fresh directory (kept alive by the
+/// returned guard) and returns the trace's path.
+fn traced(name: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.jsonl").to_str().unwrap().to_owned();
+    let scenario = format!("scenarios/{name}.json");
+    stdout_of(&["run", &scenario, "--quiet", "--trace", &trace]);
+    (dir, trace)
+}
+
+/// The lifelines a Mermaid diagram declares, in order, by their shown names.
+fn lifelines(diagram: &str) -> Vec<&str> {
+    diagram
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("participant "))
+        .map(|l| l.split(" as ").nth(1).unwrap_or(l))
+        .collect()
+}
+
 /// A Mermaid window keeps a message sent before `--from` and received in it (the cascade's
 /// `triggerMissed`, sent at 17 ms, arrives at 22 ms), and lays the lifelines out JobMaster,
 /// TaskManagers, then tasks in topological order.
 #[test]
 fn mermaid_keeps_messages_crossing_the_window_and_orders_lifelines() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("t.jsonl");
-    let trace = trace.to_str().unwrap();
-    stdout_of(&[
-        "run",
-        "scenarios/cascade-option1.json",
-        "--quiet",
-        "--trace",
-        trace,
-    ]);
+    let (_dir, trace) = traced("cascade-option1");
+    let trace = trace.as_str();
     let diagram = stdout_of(&[
         "export", trace, "--format", "mermaid", "--from", "17.1ms", "--to", "25ms",
     ]);
@@ -428,13 +439,8 @@ fn mermaid_keeps_messages_crossing_the_window_and_orders_lifelines() {
         diagram.contains("TaskManager0->>Checkpointing: triggerMissed(m1[0], checkpoint=1)"),
         "{diagram}"
     );
-    let lifelines: Vec<&str> = diagram
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("participant "))
-        .map(|l| l.split(" as ").nth(1).unwrap_or(l))
-        .collect();
     assert_eq!(
-        lifelines,
+        lifelines(&diagram),
         [
             "JobMaster",
             "Checkpointing",
@@ -446,13 +452,8 @@ fn mermaid_keeps_messages_crossing_the_window_and_orders_lifelines() {
     let start = stdout_of(&[
         "export", trace, "--format", "mermaid", "--from", "5ms", "--to", "6ms",
     ]);
-    let lifelines: Vec<&str> = start
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("participant "))
-        .map(|l| l.split(" as ").nth(1).unwrap_or(l))
-        .collect();
     assert_eq!(
-        lifelines,
+        lifelines(&start),
         [
             "JobMaster",
             "TaskManager0",
@@ -472,16 +473,8 @@ fn mermaid_keeps_messages_crossing_the_window_and_orders_lifelines() {
 /// topological order.
 #[test]
 fn perfetto_places_batch_tasks_in_their_taskmanagers_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("t.jsonl");
-    let trace = trace.to_str().unwrap();
-    stdout_of(&[
-        "run",
-        "scenarios/batch-crash-mid-stage.json",
-        "--quiet",
-        "--trace",
-        trace,
-    ]);
+    let (_dir, trace) = traced("batch-crash-mid-stage");
+    let trace = trace.as_str();
     let text = stdout_of(&["export", trace, "--format", "perfetto"]);
     validate_perfetto(&text);
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -225,47 +225,66 @@ fn a_cancel_marker_aborts_its_checkpoint_once_at_each_task_downstream() {
     }
 }
 
+/// What happened at `task` around checkpoint `n`, in order: the abort notice reaching it, the
+/// barriers and markers of `n` it took and pushed (with their channels), and its snapshot.
+fn story(report: &RunReport, task: &str, n: u64) -> Vec<String> {
+    use crate::record::Element;
+    use crate::trace::Address;
+    let is = |s| report.graph.subtask_name(s).to_string() == task;
+    let of_n = |e: Element| matches!(e, Element::Barrier(c) | Element::CancelMarker(c) if c == n);
+    let name = |c| report.graph.channel_name(c).to_string();
+    report
+        .trace
+        .kept()
+        .iter()
+        .filter_map(|(_, _, event)| match *event {
+            TraceEvent::Rpc {
+                to: Address::TaskManager(_),
+                rpc,
+                ..
+            } if is(rpc.subtask) && rpc.call == Call::NotifyCheckpointAborted(n) => {
+                Some("notice".to_owned())
+            }
+            TraceEvent::Take {
+                subtask,
+                channel,
+                element,
+            } if is(subtask) && of_n(element) => {
+                Some(format!("take {element:?} {}", name(channel)))
+            }
+            TraceEvent::Push { channel, element }
+                if is(report.graph.channels[channel.index()].from) && of_n(element) =>
+            {
+                Some(format!("push {element:?} {}", name(channel)))
+            }
+            TraceEvent::Snapshot {
+                subtask,
+                checkpoint,
+                ..
+            } if is(subtask) && checkpoint == n => Some("snapshot".to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// F1.10: a barrier of a checkpoint whose abort the task was told of first is stale, and the
 /// task sends a cancellation marker for it on every output. In
 /// `cancel-marker-abort-overtakes-barrier` the notice that 9 is aborted reaches v0[0] before
 /// barrier 9, which comes from a source and so from no marker.
 #[test]
 fn a_barrier_after_its_abort_notice_sends_a_cancel_marker_on() {
-    use crate::record::Element;
-    use crate::trace::Address;
     let file = "cancel-marker-abort-overtakes-barrier.json";
     learns_of_and_snapshots_each_checkpoint_once(file);
-    let report = run_file(file);
-    let v0 = |s| report.graph.subtask_name(s).to_string() == "v0[0]";
-    let mut story = Vec::new();
-    for (_, _, event) in report.trace.kept() {
-        match *event {
-            TraceEvent::Rpc {
-                to: Address::TaskManager(_),
-                rpc,
-                ..
-            } if v0(rpc.subtask) && rpc.call == Call::NotifyCheckpointAborted(9) => {
-                story.push("notice")
-            }
-            TraceEvent::Take {
-                subtask, element, ..
-            } if v0(subtask)
-                && matches!(element, Element::Barrier(9) | Element::CancelMarker(9)) =>
-            {
-                story.push("take")
-            }
-            TraceEvent::Push { channel, element }
-                if v0(report.graph.channels[channel.index()].from)
-                    && element == Element::CancelMarker(9) =>
-            {
-                story.push("marker")
-            }
-            _ => {}
-        }
-    }
     assert_eq!(
-        story,
-        ["notice", "take", "marker", "marker", "marker", "marker"]
+        story(&run_file(file), "v0[0]", 9),
+        [
+            "notice",
+            "take Barrier(9) src0[0]->v0[0]",
+            "push CancelMarker(9) v0[0]->v1[0]",
+            "push CancelMarker(9) v0[0]->v2[0]",
+            "push CancelMarker(9) v0[0]->v3[0]",
+            "push CancelMarker(9) v0[0]->v3[1]"
+        ]
     );
 }
 
@@ -340,50 +359,17 @@ fn an_abort_notice_cancels_its_checkpoints_upload() {
 /// counts src[0]'s barrier 1, is told that 1 expired, and then takes the held barrier 1.
 #[test]
 fn at_least_once_a_count_aborted_by_notice_ends_in_a_marker_not_a_snapshot() {
-    use crate::record::Element;
-    use crate::trace::Address;
     let file = "at-least-once-abort-notice-before-last-barrier.json";
     learns_of_and_snapshots_each_checkpoint_once(file);
     let report = run_file(file);
-    let map0 = |s| report.graph.subtask_name(s).to_string() == "map[0]";
-    let mut story = Vec::new();
-    for (_, _, event) in report.trace.kept() {
-        match *event {
-            TraceEvent::Rpc {
-                to: Address::TaskManager(_),
-                rpc,
-                ..
-            } if map0(rpc.subtask) && rpc.call == Call::NotifyCheckpointAborted(1) => {
-                story.push("notice".to_owned())
-            }
-            TraceEvent::Take {
-                subtask,
-                channel,
-                element: Element::Barrier(1),
-            } if map0(subtask) => {
-                story.push(format!("take {}", report.graph.channel_name(channel)))
-            }
-            TraceEvent::Push { channel, element }
-                if map0(report.graph.channels[channel.index()].from)
-                    && matches!(element, Element::Barrier(1) | Element::CancelMarker(1)) =>
-            {
-                story.push(format!("push {element:?}"))
-            }
-            TraceEvent::Snapshot {
-                subtask,
-                checkpoint: 1,
-                ..
-            } if map0(subtask) => story.push("snapshot".to_owned()),
-            _ => {}
-        }
-    }
+    // No snapshot of 1: a marker instead.
     assert_eq!(
-        story,
+        story(&report, "map[0]", 1),
         [
-            "take src[0]->map[0]",
+            "take Barrier(1) src[0]->map[0]",
             "notice",
-            "take src[1]->map[0]",
-            "push CancelMarker(1)"
+            "take Barrier(1) src[1]->map[0]",
+            "push CancelMarker(1) map[0]->sink[0]"
         ]
     );
     assert!(
