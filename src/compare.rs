@@ -216,6 +216,15 @@ impl Samples {
         self.values[metric as usize].push(value);
     }
 
+    /// Pools `other`'s figures into these.
+    fn merge(&mut self, other: Samples) {
+        self.runs += other.runs;
+        self.finished += other.finished;
+        for (into, from) in self.values.iter_mut().zip(other.values) {
+            into.extend(from);
+        }
+    }
+
     /// Adds one run's figures.
     pub fn add(&mut self, report: &RunReport) {
         use crate::checkpoint::stats::Outcome;
@@ -304,8 +313,9 @@ pub fn spread(values: &[u64]) -> Option<Spread> {
     })
 }
 
-/// Runs every variant over `seeds`, on `threads` threads (the results do not depend on it).
-/// A run that panics ends the comparison with the variant and seed, like any model bug.
+/// Runs every variant over `seeds`, on `threads` threads (the results do not depend on it:
+/// each run's figures are pooled in variant and seed order). A run that panics ends the
+/// comparison with the variant and seed, like any model bug.
 pub fn measure(
     variants: &[Variant],
     seeds: Range<u64>,
@@ -314,49 +324,32 @@ pub fn measure(
     let jobs: Vec<(usize, u64)> = (0..variants.len())
         .flat_map(|v| seeds.clone().map(move |s| (v, s)))
         .collect();
-    let threads = threads.clamp(1, jobs.len().max(1));
-    // Each worker takes every `threads`-th job and keeps its own samples per variant; the
-    // merge sorts nothing that matters (samples are summarised as distributions), so the
-    // results are the same for any thread count.
-    let partials: Vec<Result<Vec<Samples>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let jobs = &jobs;
-                scope.spawn(move || {
-                    let mut samples = vec![Samples::default(); variants.len()];
-                    for &(v, seed) in jobs.iter().skip(t).step_by(threads) {
-                        let options = RunOptions {
-                            seed: Some(seed),
-                            retain: Retain::Protocol,
-                        };
-                        let report =
-                            crate::fuzz::isolate::isolated(|| run(&variants[v].scenario, &options))
-                                .map_err(|panic| {
-                                    format!(
-                                        "variant {} seed {seed}: the model {panic}",
-                                        variants[v].label
-                                    )
-                                })?;
-                        samples[v].add(&report);
-                    }
-                    Ok(samples)
+    let results = crate::fuzz::parallel_map(
+        &jobs,
+        threads,
+        || true,
+        |&(v, seed)| {
+            let options = RunOptions {
+                seed: Some(seed),
+                retain: Retain::Protocol,
+            };
+            crate::fuzz::isolate::isolated(|| run(&variants[v].scenario, &options))
+                .map(|report| {
+                    let mut one = Samples::default();
+                    one.add(&report);
+                    one
                 })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a worker reports panics as errors"))
-            .collect()
-    });
+                .map_err(|panic| {
+                    format!(
+                        "variant {} seed {seed}: the model {panic}",
+                        variants[v].label
+                    )
+                })
+        },
+    );
     let mut total = vec![Samples::default(); variants.len()];
-    for partial in partials {
-        for (sum, part) in total.iter_mut().zip(partial?) {
-            sum.runs += part.runs;
-            sum.finished += part.finished;
-            for (into, from) in sum.values.iter_mut().zip(part.values) {
-                into.extend(from);
-            }
-        }
+    for (&(v, _), result) in jobs.iter().zip(results) {
+        total[v].merge(result.expect("no run is refused: keep_going is always true")?);
     }
     Ok(total)
 }

@@ -133,9 +133,7 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
     let narrations = narrate(&scenario, &report);
     // Each violation is told right after the event where it was first visible (or, when that
     // was a record-level event nobody narrates, before the next narrated one).
-    let mut violations: Vec<_> = report.violations.iter().map(violation_narration).collect();
-    violations.sort_by_key(|v| v.index);
-    let mut violations = violations.into_iter().peekable();
+    let violations: Vec<_> = report.violations.iter().map(violation_narration).collect();
     let shown = |n: &super::explain::Narration| {
         let t = n.time.as_nanos();
         args.from.is_none_or(|from| t >= from)
@@ -145,27 +143,13 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
                     .split(',')
                     .any(|a| args.actor.iter().any(|x| x == a)))
     };
+    // Each violation right after the event where it was first visible (or, when that was a
+    // record-level event nobody narrates, before the next narrated one): a stable sort by
+    // event index, violations last among equals.
+    let mut told: Vec<&super::explain::Narration> = narrations.iter().chain(&violations).collect();
+    told.sort_by_key(|n| (n.index, n.key == Some("violation")));
     let mut stdin = io::stdin().lock();
-    let last = u64::MAX;
-    for n in narrations
-        .iter()
-        .chain(std::iter::once(&super::explain::Narration {
-            index: last,
-            time: report.sim_time,
-            actor: String::new(),
-            rule: None,
-            text: String::new(),
-            key: None,
-        }))
-    {
-        while let Some(v) = violations.next_if(|v| v.index < n.index) {
-            if shown(&v) {
-                write_narration(&mut out, &v, &style)?;
-            }
-        }
-        if n.index == last || !shown(n) {
-            continue;
-        }
+    for n in told.into_iter().filter(|n| shown(n)) {
         write_narration(&mut out, n, &style)?;
         if step && n.key.is_some() {
             write!(out, "(Enter to continue)")?;
