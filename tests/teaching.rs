@@ -208,6 +208,152 @@ fn explain_is_deterministic_and_plain_without_colour() {
     assert!(stepped.contains("==> JOB FINISHED"));
 }
 
+/// A routine step's reason is given the first time, then only what happened: in a failover
+/// run barriers are forwarded dozens of times, and "everything it sent before belongs to
+/// checkpoint N" is said once per rule; a different reason for the same rule is still given.
+#[test]
+fn explain_gives_each_reason_once_then_in_short() {
+    let text = stdout_of(&["explain", "scenarios/failover-between-finishes.json"]);
+    let forwards = text.matches("P1.4: forwards barrier").count();
+    assert!(forwards > 20, "{forwards} forwarded barriers in\n{text}");
+    assert_eq!(
+        text.matches("everything it sent before belongs to checkpoint")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("(a source is always triggered by RPC)")
+            .count(),
+        1,
+        "{text}"
+    );
+    // The reason is given in full at its first occurrence, and the short form is a prefix.
+    let first = text.find("P1.4: forwards barrier").unwrap();
+    assert!(text[first..].starts_with("P1.4: forwards barrier 1 on src[1]->sum[0]: everything"));
+    assert!(
+        text.contains("P1.4: forwards barrier 1 on src[1]->sum[1]\n"),
+        "{text}"
+    );
+}
+
+/// `--brief` keeps the key moments and the violations, and no alignment that took no time.
+#[test]
+fn explain_brief_keeps_key_moments_and_violations_only() {
+    let full = stdout_of(&["explain", "scenarios/failover-between-finishes.json"]);
+    let brief = stdout_of(&[
+        "explain",
+        "scenarios/failover-between-finishes.json",
+        "--brief",
+    ]);
+    let body = |t: &str| -> Vec<String> {
+        t.lines()
+            .skip_while(|l| !l.is_empty())
+            .take_while(|l| !l.starts_with("Rules cited"))
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let (full, brief) = (body(&full), body(&brief));
+    let markers = |b: &[String]| b.iter().filter(|l| l.starts_with("==> ")).count();
+    assert!(markers(&brief) >= 10, "{brief:#?}");
+    assert_eq!(markers(&brief), markers(&full));
+    // Every line is a marker or the key moment right after it.
+    assert_eq!(brief.len(), 2 * markers(&brief), "{brief:#?}");
+    assert!(
+        brief.len() * 5 < full.len(),
+        "{} of {}",
+        brief.len(),
+        full.len()
+    );
+    assert!(
+        !brief.iter().any(|l| l.contains(" after 0ns")),
+        "{brief:#?}"
+    );
+    assert!(full
+        .iter()
+        .any(|l| l.contains("aligned checkpoint") && l.contains(" after 0ns")));
+    // A violation is a key moment too.
+    let broken = stdout_of(&[
+        "explain",
+        "scenarios/reconcile-refused-burst.json",
+        "--bug",
+        "drop-refused-rpc",
+        "--brief",
+    ]);
+    assert!(broken.contains("==> VIOLATION\n"), "{broken}");
+}
+
+/// Where the run departs from a rule the narration says so from the trace's facts: under
+/// `drop-refused-rpc` a kept RPC never arrives again; without the bug it says when it does.
+#[test]
+fn explain_says_whether_a_kept_rpc_was_sent_again() {
+    let args = ["explain", "scenarios/reconcile-refused-burst.json"];
+    let right = stdout_of(&args);
+    assert!(
+        right.contains("P3.3: keeps an RPC about src[1]; it arrives again at "),
+        "{right}"
+    );
+    assert!(
+        !right.contains("never reaches a JobMaster again"),
+        "{right}"
+    );
+    let broken = stdout_of(&[args[0], args[1], "--bug", "drop-refused-rpc"]);
+    assert!(
+        broken.contains(
+            "P3.3: keeps an RPC about src[1]; in this run it never reaches a JobMaster again"
+        ),
+        "{broken}"
+    );
+}
+
+/// `explain --trace FILE` narrates the run a trace file recorded (a reproducer, a shrunk
+/// counterexample) exactly as its scenario and seed would be, and refuses a file whose trace
+/// this version does not reproduce.
+#[test]
+fn explain_narrates_a_recorded_trace() {
+    let (dir, trace) = traced("failover-between-finishes");
+    let from_trace = stdout_of(&["explain", "--trace", &trace]);
+    let from_scenario = stdout_of(&["explain", "scenarios/failover-between-finishes.json"]);
+    let body = |t: &str| {
+        t.lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("reproduce"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(body(&from_trace), body(&from_scenario));
+    assert!(from_trace.contains(&format!("reproduce    flinksim explain --trace {trace}")));
+    // A file whose end hash is not this run's.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let end = text.lines().last().unwrap();
+    let at = end.find("\"trace_hash\":\"0x").unwrap() + "\"trace_hash\":\"0x".len();
+    let digit = if &end[at..=at] == "0" { "1" } else { "0" };
+    let forged = text.replace(end, &format!("{}{digit}{}", &end[..at], &end[at + 1..]));
+    let bad = dir.path().join("forged.jsonl");
+    std::fs::write(&bad, forged).unwrap();
+    let out = flinksim(&["explain", "--trace", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is not the run this version makes of its header"),
+        "{err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "nothing narrated: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A scenario and a trace together are refused by the argument parser.
+    let both = flinksim(&[
+        "explain",
+        "--trace",
+        &trace,
+        "scenarios/failover-between-finishes.json",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+}
+
 /// The committed input of the export golden tests (recorded once from
 /// `tests/golden/small-checkpoint.json`, so a change to the model does not move the goldens).
 const GOLDEN_TRACE: &str = "tests/golden/small-checkpoint.trace.jsonl";

@@ -36,18 +36,37 @@ fn invalid(path: &Path, what: impl std::fmt::Display) -> io::Error {
     )
 }
 
-/// Replays the trace file at `path`. An unreadable file or header is an error; a difference
-/// anywhere after it, the header's own fields included, is a [`Replay::Diverged`].
-pub fn replay(path: &Path) -> io::Result<Replay> {
+/// A trace file read back: every line, and the run its header describes.
+pub struct Recorded {
+    /// Every line of the file, the header first.
+    pub lines: Vec<Value>,
+    /// The header's scenario, with the header's bug injected.
+    pub scenario: scenario::Scenario,
+    pub seed: u64,
+}
+
+impl Recorded {
+    /// The trace hash the file's `end` line records (of the whole run, even when the file
+    /// was truncated), if it has one.
+    pub fn trace_hash(&self) -> Option<u64> {
+        let end = self.lines.iter().rev().find(|v| v["type"] == "end")?;
+        u64::from_str_radix(end["trace_hash"].as_str()?.strip_prefix("0x")?, 16).ok()
+    }
+}
+
+/// Reads the trace file at `path` and the run its header describes. An unreadable file, a
+/// line that is not JSON, or a header without a valid scenario and seed is an error naming
+/// the file and the line.
+pub fn read(path: &Path) -> io::Result<Recorded> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display())))?;
-    let mut recorded = Vec::new();
+    let mut lines = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let value: Value = serde_json::from_str(line)
             .map_err(|e| invalid(path, format_args!("line {}: not JSON: {e}", n + 1)))?;
-        recorded.push(value);
+        lines.push(value);
     }
-    let head = recorded
+    let head = lines
         .first()
         .filter(|h| h["type"] == "header")
         .ok_or_else(|| invalid(path, "line 1 is not a trace header"))?;
@@ -66,6 +85,22 @@ pub fn replay(path: &Path) -> io::Result<Replay> {
             ),
         };
     }
+    Ok(Recorded {
+        lines,
+        scenario,
+        seed,
+    })
+}
+
+/// Replays the trace file at `path`. An unreadable file or header is an error; a difference
+/// anywhere after it, the header's own fields included, is a [`Replay::Diverged`].
+pub fn replay(path: &Path) -> io::Result<Replay> {
+    let Recorded {
+        lines: recorded,
+        scenario,
+        seed,
+    } = read(path)?;
+    let head = &recorded[0];
     let options = RunOptions {
         seed: Some(seed),
         retain: Retain::Everything,

@@ -1,10 +1,13 @@
 //! The teaching subcommands' arguments and bodies (`explain`, `export`, `view`), kept here so
 //! `main.rs` only names them and dispatches.
 
-use super::explain::{narrate, rules_cited, violation_narration, write_narration, ExplainStyle};
+use super::explain::{
+    narrate, rules_cited, violation_narration, write_narration, ExplainStyle, Repeats,
+};
 use super::export;
 use super::{check_expectations, summary_text};
-use crate::run::{run, RunOptions};
+use crate::run::{run, RunOptions, RunReport};
+use crate::scenario::Scenario;
 use crate::trace::Retain;
 use clap::{Args, ValueEnum};
 use std::io::{self, BufRead, IsTerminal, Write};
@@ -24,10 +27,20 @@ pub enum ColorWhen {
 #[derive(Args)]
 pub struct ExplainArgs {
     /// The scenario file (JSON).
-    pub scenario: PathBuf,
+    #[arg(required_unless_present = "trace")]
+    pub scenario: Option<PathBuf>,
+    /// Explain the run a trace file records (`run --trace`, a campaign's reproducer, a shrunk
+    /// counterexample) instead of a scenario: its header's scenario, seed and bug are run
+    /// again, and the replay must match the file's trace hash.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["scenario", "seed", "bug"])]
+    pub trace: Option<PathBuf>,
     /// Use this seed instead of the scenario's.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Key moments only, without the routine ones (an alignment that took no time), and
+    /// every violation.
+    #[arg(long)]
+    pub brief: bool,
     /// Pause after each key moment until Enter is pressed (only when stdout is a terminal).
     #[arg(long)]
     pub step: bool,
@@ -65,17 +78,55 @@ fn parse_bug(name: &str) -> Result<crate::bug::Bug, String> {
     })
 }
 
+/// What `explain` narrates: a scenario file (with `--seed` and `--bug`), or the run a trace
+/// file recorded, checked to be the same run by its trace hash.
+fn explained_run(args: &ExplainArgs) -> Result<(Scenario, PathBuf, RunReport), String> {
+    let retain = Retain::Protocol;
+    if let Some(path) = &args.trace {
+        let recorded = crate::fuzz::replay::read(path).map_err(|e| e.to_string())?;
+        let report = run(
+            &recorded.scenario,
+            &RunOptions {
+                seed: Some(recorded.seed),
+                retain,
+            },
+        );
+        return match recorded.trace_hash() {
+            Some(hash) if hash == report.trace_hash => Ok((recorded.scenario, path.clone(), report)),
+            Some(hash) => Err(format!(
+                "{}: the file's trace (hash {hash:#018x}) is not the run this version makes of its header (hash {:#018x}); `flinksim replay {}` shows where they part",
+                path.display(),
+                report.trace_hash,
+                path.display()
+            )),
+            None => Err(format!("{}: no `end` line with a readable trace hash, so the run cannot be checked to be the one recorded", path.display())),
+        };
+    }
+    let Some(path) = &args.scenario else {
+        return Err("give a scenario file or --trace FILE".to_owned());
+    };
+    let mut scenario = crate::scenario::load(path).map_err(|e| e.to_string())?;
+    if args.bug.is_some() {
+        scenario.bug = args.bug;
+    }
+    let report = run(
+        &scenario,
+        &RunOptions {
+            seed: args.seed,
+            retain,
+        },
+    );
+    Ok((scenario, path.clone(), report))
+}
+
 pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
-    let mut scenario = match crate::scenario::load(&args.scenario) {
-        Ok(s) => s,
+    let (scenario, file, report) = match explained_run(&args) {
+        Ok(run) => run,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(2));
         }
     };
-    if args.bug.is_some() {
-        scenario.bug = args.bug;
-    }
     let stdout = io::stdout();
     let color = match args.color {
         ColorWhen::Always => true,
@@ -84,19 +135,12 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
     };
     // Pausing only makes sense with a person at the terminal: piped output runs through.
     let step = args.step && stdout.is_terminal() && io::stdin().is_terminal();
-    let report = run(
-        &scenario,
-        &RunOptions {
-            seed: args.seed,
-            retain: Retain::Protocol,
-        },
-    );
     let mut out = io::BufWriter::new(stdout.lock());
     writeln!(
         out,
         "flinksim explain: scenario {} ({}), seed {}{}",
         scenario.name,
-        args.scenario.display(),
+        file.display(),
         report.seed,
         scenario
             .bug
@@ -149,8 +193,16 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
     let mut told: Vec<&super::explain::Narration> = narrations.iter().chain(&violations).collect();
     told.sort_by_key(|n| (n.index, n.key == Some("violation")));
     let mut stdin = io::stdin().lock();
-    for n in told.into_iter().filter(|n| shown(n)) {
-        write_narration(&mut out, n, &style)?;
+    let mut repeats = Repeats::default();
+    let shown_all = told
+        .into_iter()
+        .filter(|n| shown(n) && (!args.brief || n.key.is_some()));
+    // The header ended with a blank line; so does every key moment.
+    let mut after_blank = true;
+    for n in shown_all {
+        let short = repeats.told_before(n);
+        write_narration(&mut out, n, &style, short, after_blank)?;
+        after_blank = n.key.is_some();
         if step && n.key.is_some() {
             write!(out, "(Enter to continue)")?;
             out.flush()?;
@@ -166,11 +218,10 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
         .collect();
     writeln!(out, "\nRules cited: {}", cited.join(", "))?;
     let failures = check_expectations(&scenario.expect, &report);
-    let reproduce = format!(
-        "flinksim explain {} --seed {}",
-        args.scenario.display(),
-        report.seed
-    );
+    let reproduce = match &args.trace {
+        Some(path) => format!("flinksim explain --trace {}", path.display()),
+        None => format!("flinksim explain {} --seed {}", file.display(), report.seed),
+    };
     write!(
         out,
         "{}",

@@ -40,6 +40,47 @@ pub struct Narration {
     pub text: String,
     /// `Some(label)` for a key moment (`plan computed`, `crash`, …).
     pub key: Option<&'static str>,
+    /// Where in `text` the explanation of a routine step begins (`text[..why]` says what
+    /// happened, the rest why). A reader needs the reason once: [`Repeats`] lets the writer
+    /// give it the first time and only the fact afterwards.
+    pub why: Option<usize>,
+}
+
+/// Marks, inside a narration's text as the narrator writes it, where the explanation begins.
+const WHY: char = '\u{1f}';
+
+/// Takes the [`WHY`] marker out of `text`, returning the text and the marker's position.
+fn split_why(text: String) -> (String, Option<usize>) {
+    match text.find(WHY) {
+        Some(at) => {
+            let mut text = text;
+            text.remove(at);
+            (text, Some(at))
+        }
+        None => (text, None),
+    }
+}
+
+/// The explanations already given in full, so that a repeated one is told in short. Two
+/// explanations are the same when they cite the same rule and read the same once numbers are
+/// left out (checkpoint ids, subtask indexes, durations): "everything it sent before belongs
+/// to checkpoint 3" repeats "… to checkpoint 1", while "a source is always triggered by RPC"
+/// and "none of its producers was running" are two different reasons.
+#[derive(Default)]
+pub struct Repeats {
+    given: std::collections::BTreeSet<(Option<String>, String)>,
+}
+
+impl Repeats {
+    /// Whether `n`'s explanation was given before (and records it as given now).
+    pub fn told_before(&mut self, n: &Narration) -> bool {
+        let Some(at) = n.why else { return false };
+        let shape: String = n.text[at..]
+            .chars()
+            .filter(|c| !c.is_ascii_digit())
+            .collect();
+        !self.given.insert((n.rule.clone(), shape))
+    }
 }
 
 /// What the narrator remembers about one subtask between events.
@@ -77,6 +118,32 @@ struct Narrator<'a> {
     /// What a new JobManager does in this run, so the narration says the branch taken
     /// rather than every branch the rules allow.
     recovery: Recovery,
+    /// For each refused RPC (by trace event index), when the same RPC next reached a
+    /// JobMaster, if ever: P3.3 says the TaskManager sends it again, and the narration tells
+    /// whether this run did.
+    refused_again: BTreeMap<u64, Option<Instant>>,
+    /// The index of the event being narrated.
+    index: u64,
+}
+
+/// For each `rpc_refused` event, when its RPC next arrived (accepted or refused again), found
+/// by one backward pass over the trace.
+fn refused_fates(events: &[(u64, Instant, TraceEvent)]) -> BTreeMap<u64, Option<Instant>> {
+    let mut next: BTreeMap<String, Instant> = BTreeMap::new();
+    let mut fates = BTreeMap::new();
+    for (index, time, event) in events.iter().rev() {
+        let key = match event {
+            TraceEvent::Rpc { from, rpc, .. } | TraceEvent::RpcRefused { from, rpc } => {
+                format!("{from:?} {:?} {} {:?}", rpc.subtask, rpc.attempt, rpc.call)
+            }
+            _ => continue,
+        };
+        if matches!(event, TraceEvent::RpcRefused { .. }) {
+            fates.insert(*index, next.get(&key).copied());
+        }
+        next.insert(key, *time);
+    }
+    fates
 }
 
 /// How this run's job recovers from a JobManager crash.
@@ -114,6 +181,8 @@ pub fn narrate(scenario: &Scenario, report: &RunReport) -> Vec<Narration> {
             (Some(b), _) if b.recovery_enabled() => Recovery::BatchFlip383,
             (Some(_), _) => Recovery::BatchFullRestart,
         },
+        refused_again: refused_fates(report.trace.kept()),
+        index: 0,
     };
     let events = report.trace.kept();
     let mut out = Vec::with_capacity(events.len());
@@ -135,7 +204,9 @@ pub fn narrate(scenario: &Scenario, report: &RunReport) -> Vec<Narration> {
                 }
             }
         }
+        narrator.index = *index;
         let (actor, rule, text, key) = narrator.event(*time, event);
+        let (text, why) = split_why(text);
         out.push(Narration {
             index: *index,
             time: *time,
@@ -143,6 +214,7 @@ pub fn narrate(scenario: &Scenario, report: &RunReport) -> Vec<Narration> {
             rule,
             text,
             key,
+            why,
         });
     }
     out
@@ -360,12 +432,18 @@ impl Narrator<'_> {
                 } else {
                     "every input channel delivered barrier or EndOfPartition (EndOfPartition counts as aligned); blocked channels are released"
                 };
-                key(
+                let told = told(
                     self.name(subtask),
                     if self.flink() { "P1.4, F1.3" } else { "P1.4" },
-                    format!("aligned checkpoint {checkpoint} after {alignment}: {how}; it snapshots now"),
-                    "alignment complete",
-                )
+                    format!("aligned checkpoint {checkpoint} after {alignment}; it snapshots now{WHY}: {how}"),
+                );
+                // An alignment that took no time (one input, or every barrier at once) is
+                // routine, not a moment to stop at.
+                if alignment == sim::Duration::ZERO {
+                    told
+                } else {
+                    (told.0, told.1, told.2, Some("alignment complete"))
+                }
             }
             TraceEvent::SnapshotUploaded {
                 subtask,
@@ -456,7 +534,7 @@ impl Narrator<'_> {
                 self.name(subtask),
                 if self.tasks[subtask.index()].ended_input { "P1.7" } else { "P1.8, P4 exactly-once-output" },
                 format!(
-                    "committed the transaction pre-committed at checkpoint {checkpoint} ({records} records): two-phase commit makes output visible only once a checkpoint covering it completed{}",
+                    "committed the transaction pre-committed at checkpoint {checkpoint} ({records} records){WHY}: two-phase commit makes output visible only once a checkpoint covering it completed{}",
                     if self.tasks[subtask.index()].ended_input { "; this is its last transaction, so it may now finish" } else { "" }
                 ),
             ),
@@ -466,7 +544,7 @@ impl Narrator<'_> {
                     self.name(from),
                     "F1.5 steps 1 and 3",
                     format!(
-                        "the consumer of {} dequeued EndOfData and acknowledged all records processed: one of the two conditions for {} to close",
+                        "the consumer of {} dequeued EndOfData and acknowledged all records processed{WHY}: one of the two conditions for {} to close",
                         self.channel(channel),
                         self.name(from)
                     ),
@@ -670,16 +748,22 @@ impl Narrator<'_> {
             TraceEvent::RpcLost { from, to, retry } => told(
                 address(from),
                 "P4 no-lost-rpc",
-                format!("an RPC to {} was lost in the network; the sender retries after {retry}, so nothing is lost for good", address(to)),
+                format!("an RPC to {} was lost in the network; the sender retries after {retry}{WHY}, so nothing is lost for good", address(to)),
             ),
-            TraceEvent::RpcRefused { from, rpc } => told(
-                address(from),
-                "P3.3",
-                format!(
-                    "keeps an RPC about {}: no JobMaster is elected, or the new one is reconciling and refuses everything but reports; the TaskManager sends it again later, so none is lost",
-                    self.name(rpc.subtask)
-                ),
-            ),
+            TraceEvent::RpcRefused { from, rpc } => {
+                let fate = match self.refused_again.get(&self.index).copied().flatten() {
+                    Some(at) => format!("; it arrives again at {at}"),
+                    None => "; in this run it never reaches a JobMaster again, against P3.3 unless its TaskManager died".to_owned(),
+                };
+                told(
+                    address(from),
+                    "P3.3",
+                    format!(
+                        "keeps an RPC about {}{fate}{WHY}: no JobMaster is elected, or the new one is reconciling and refuses everything but reports, so the TaskManager must send it again later for none to be lost",
+                        self.name(rpc.subtask)
+                    ),
+                )
+            }
             TraceEvent::ReconcileEnded {
                 outcome,
                 reported,
@@ -774,12 +858,12 @@ impl Narrator<'_> {
             ExecutionState::Finished => told(
                 JM,
                 "P1.1",
-                format!("{base}: from the next plan on the coordinator counts it finished; until now its view lagged the task"),
+                format!("{base}{WHY}: from the next plan on the coordinator counts it finished; until now its view lagged the task"),
             ),
             ExecutionState::Running => told(
                 JM,
                 "F1.1",
-                format!("{base}: it can be part of a checkpoint plan (every subtask in a plan must be RUNNING)"),
+                format!("{base}{WHY}: it can be part of a checkpoint plan (every subtask in a plan must be RUNNING)"),
             ),
             ExecutionState::Failed | ExecutionState::Canceled => told(JM, "P1.8", base),
             _ => told(JM, "", base),
@@ -857,12 +941,12 @@ impl Narrator<'_> {
                 told(
                     dest,
                     if self.flink() && !self.is_source(subtask) { "P1.1, F1.4" } else { "P1.1" },
-                    format!("delivers the trigger for checkpoint {n} to {name} ({why})"),
+                    format!("delivers the trigger for checkpoint {n} to {name}{WHY} ({why})"),
                 )
             }
             Call::NotifyCheckpointComplete(n) => {
                 let commit = if self.is_two_phase_sink(subtask) {
-                    ": a two-phase-commit sink commits the transaction it pre-committed"
+                    "\u{1f}: a two-phase-commit sink commits the transaction it pre-committed"
                 } else {
                     ""
                 };
@@ -875,7 +959,7 @@ impl Narrator<'_> {
             Call::NotifyCheckpointAborted(n) => told(
                 dest,
                 "",
-                format!("tells {name} that checkpoint {n} was aborted: it drops what it prepared for it"),
+                format!("tells {name} that checkpoint {n} was aborted{WHY}: it drops what it prepared for it"),
             ),
             Call::AcknowledgeCheckpoint {
                 checkpoint,
@@ -975,7 +1059,7 @@ impl Narrator<'_> {
             Element::Barrier(n) => told(
                 self.name(from),
                 "P1.4",
-                format!("forwards barrier {n} on {ch}: everything it sent before belongs to checkpoint {n}"),
+                format!("forwards barrier {n} on {ch}{WHY}: everything it sent before belongs to checkpoint {n}"),
             ),
             Element::PriorityBarrier(n) => told(
                 self.name(from),
@@ -995,12 +1079,12 @@ impl Narrator<'_> {
             Element::EndOfData(StopMode::Drain) => told(
                 self.name(from),
                 "F1.5 step 1",
-                format!("sends EndOfData on {ch}: no more records, but barriers and EndOfPartition may still follow"),
+                format!("sends EndOfData on {ch}{WHY}: no more records, but barriers and EndOfPartition may still follow"),
             ),
             Element::EndOfPartition => told(
                 self.name(from),
                 "P0",
-                format!("sends EndOfPartition on {ch}: its result partition ends, nothing follows"),
+                format!("sends EndOfPartition on {ch}{WHY}: its result partition ends, nothing follows"),
             ),
             Element::Record(_) => told(self.name(from), "", format!("sends a record on {ch}")),
         }
@@ -1037,7 +1121,7 @@ impl Narrator<'_> {
                 told(
                     name,
                     "P1.4",
-                    format!("processes barrier {n} from {ch}; aligned mode blocks that channel until checkpoint {n} is aligned"),
+                    format!("processes barrier {n} from {ch}{WHY}; aligned mode blocks that channel until checkpoint {n} is aligned"),
                 )
             }
             Element::PriorityBarrier(n) => {
@@ -1061,7 +1145,7 @@ impl Narrator<'_> {
                     ),
                     Some(FinishProtocol::Flink) => (
                         "F1.3",
-                        format!("processed EndOfPartition from {ch}: it is marked aligned for the pending checkpoint and excluded from later ones"),
+                        format!("processed EndOfPartition from {ch}{WHY}: it is marked aligned for the pending checkpoint and excluded from later ones"),
                     ),
                     Some(FinishProtocol::Legacy) => match self.tasks[subtask.index()].aligning.take() {
                         Some(n) => (
@@ -1077,7 +1161,7 @@ impl Narrator<'_> {
             Element::EndOfData(_) => told(
                 name,
                 "F1.5 step 1",
-                format!("dequeued EndOfData from {ch}: it acknowledges 'all records processed' to the producer"),
+                format!("dequeued EndOfData from {ch}{WHY}: it acknowledges 'all records processed' to the producer"),
             ),
             Element::Record(_) => told(name, "", format!("took a record from {ch}")),
         }
@@ -1144,7 +1228,7 @@ impl Narrator<'_> {
         if by_trigger {
             task.seen = Some((checkpoint, None));
             let (rule, text) = if self.graph.subtasks[subtask.index()].inputs.is_empty() {
-                ("P1.1", format!("learned of checkpoint {checkpoint} by the trigger RPC: as a source it snapshots at once and sends barrier {checkpoint} downstream"))
+                ("P1.1", format!("learned of checkpoint {checkpoint} by the trigger RPC{WHY}: as a source it snapshots at once and sends barrier {checkpoint} downstream"))
             } else if self.flink() {
                 ("F1.4", format!("learned of checkpoint {checkpoint} by the trigger RPC: a non-source snapshots at once if every input delivered EndOfPartition, otherwise it injects barriers into the open channels"))
             } else {
@@ -1159,7 +1243,7 @@ impl Narrator<'_> {
         let text = if self.unaligned {
             format!("learned of checkpoint {checkpoint} from its first barrier{from}: unaligned, it snapshots at once and spills what its other channels hold before their barriers")
         } else {
-            format!("learned of checkpoint {checkpoint} from its first barrier{from}: alignment starts; it waits for barrier {checkpoint} or EndOfPartition on every other channel")
+            format!("learned of checkpoint {checkpoint} from its first barrier{from}: alignment starts{WHY}; it waits for barrier {checkpoint} or EndOfPartition on every other channel")
         };
         told(name, "P1.3, P1.4", text)
     }
@@ -1368,6 +1452,7 @@ pub fn violation_narration(v: &crate::oracle::Violation) -> Narration {
             v.message, v.event_index
         ),
         key: Some("violation"),
+        why: None,
     }
 }
 
@@ -1384,10 +1469,22 @@ fn paint(color: bool, style: Style, text: &str) -> String {
     }
 }
 
-/// Writes one narration: `time  actor  rule: text`, a key moment set apart by a blank line
-/// and a `==>` marker with its label.
-pub fn write_narration(out: &mut dyn Write, n: &Narration, style: &ExplainStyle) -> io::Result<()> {
+/// Writes one narration: `time  actor  rule: text`, a key moment set apart by blank lines
+/// and a `==>` marker with its label; `short` leaves out the explanation (given before).
+/// `after_blank` says whether a blank line was just written (after the header, after a key
+/// moment), so that key moments in a row are one blank line apart, not two.
+pub fn write_narration(
+    out: &mut dyn Write,
+    n: &Narration,
+    style: &ExplainStyle,
+    short: bool,
+    after_blank: bool,
+) -> io::Result<()> {
     let c = style.color;
+    let text = match n.why {
+        Some(at) if short => &n.text[..at],
+        _ => &n.text,
+    };
     let time = paint(c, TIME_STYLE, &format!("{:>14}", n.time.to_string()));
     let time = if style.numbers {
         format!("{:>7}  {time}", format!("#{}", n.index))
@@ -1401,17 +1498,19 @@ pub fn write_narration(out: &mut dyn Write, n: &Narration, style: &ExplainStyle)
         .map_or(String::new(), |r| format!("{}: ", paint(c, RULE_STYLE, r)));
     match n.key {
         Some(label) => {
-            writeln!(out)?;
+            if !after_blank {
+                writeln!(out)?;
+            }
             let marker = paint(c, KEY_STYLE, &format!("==> {}", label.to_uppercase()));
             writeln!(out, "{marker}")?;
             writeln!(
                 out,
                 "{time}  {actor} {rule}{}",
-                paint(c, Style::new().bold(), &n.text)
+                paint(c, Style::new().bold(), text)
             )?;
             writeln!(out)
         }
-        None => writeln!(out, "{time}  {actor} {rule}{}", n.text),
+        None => writeln!(out, "{time}  {actor} {rule}{text}"),
     }
 }
 
