@@ -9,8 +9,8 @@ use crate::probes::ProbeSet;
 use crate::scenario::{Delivery, Scenario, TieBreak};
 use crate::status::JobStatus;
 use crate::trace::{Retain, Trace};
-use crate::world::{Event, World};
-use sim::{Budget, Instant, Simulation, StopReason};
+use crate::world::{Event, Streaming, World};
+use sim::{Budget, Instant, RunOutcome, Simulation, StopReason};
 
 /// How to run a scenario, beyond what the scenario says.
 #[derive(Clone, Copy, Debug)]
@@ -83,14 +83,15 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
 
 /// [`run`], keeping a copy of checkpoint `keep` when it completes (`--save-checkpoint`, F1.6):
 /// the report's `saved_checkpoint`. Keeping a copy changes nothing in the run.
+///
+/// Both kinds of job run through here on the one [`World`]: the same kernel, budget,
+/// diagnosis and `job-terminates` verdict; what each mode's actors and oracles leave behind is
+/// gathered by [`streaming_report`] or [`batch_report`].
 pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>) -> RunReport {
-    if scenario.mode == crate::scenario::Mode::Batch {
-        return crate::batch::run(scenario, options);
-    }
     let seed = options.seed.unwrap_or(scenario.seed);
     let mut world = World::new(scenario, seed, options.retain);
-    if let Some(id) = keep {
-        world.io.storage.keep(id);
+    if let (Some(id), World::Streaming(streaming)) = (keep, &mut world) {
+        streaming.io.storage.keep(id);
     }
     let tie_break = match scenario.tie_break {
         TieBreak::Insertion => sim::TieBreak::Insertion,
@@ -115,47 +116,88 @@ pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>)
             "the run stopped at {} after {} events: {}; the job is {status}",
             outcome.now, outcome.events, outcome.reason
         ));
-        if let Some(next) = outcome.next_pending_at {
-            diagnosis.push(format!(
-                "{} event(s) still pending, the next at {next}",
-                outcome.pending
-            ));
-        }
-        for task in world.tasks.iter().flatten() {
-            if !task.state().is_terminal() {
-                diagnosis.push(task.describe(&world.graph));
+        match &world {
+            World::Streaming(streaming) => {
+                if let Some(next) = outcome.next_pending_at {
+                    diagnosis.push(format!(
+                        "{} event(s) still pending, the next at {next}",
+                        outcome.pending
+                    ));
+                }
+                diagnosis.extend(streaming.describe_unfinished());
             }
-        }
-        for (i, task) in world.tasks.iter().enumerate() {
-            if task.is_none() {
-                let id = crate::graph::SubtaskId(i as u32);
-                diagnosis.push(format!(
-                    "{} has no running attempt",
-                    world.graph.subtask_name(id)
-                ));
-            }
+            World::Batch(batch) => diagnosis.extend(batch.describe_unfinished()),
         }
     }
-    for fault in world.io.faults.unfired() {
+    let faults = match &world {
+        World::Streaming(streaming) => &streaming.io.faults,
+        World::Batch(batch) => &batch.faults,
+    };
+    for fault in faults.unfired() {
         diagnosis.push(format!("fault {fault} never fired"));
     }
-    let healed = world
-        .io
-        .faults
-        .healed_at()
-        .is_some_and(|h| h <= outcome.now);
+    let healed = faults.healed_at().is_some_and(|h| h <= outcome.now);
     // `job-terminates`: with bounded sources and faults over, the job must end within its
     // budget (a run that just stops with events pending only counts once healed).
+    let bounded = match &world {
+        World::Streaming(streaming) => streaming.bounded(),
+        World::Batch(_) => true,
+    };
     let not_terminated = !status.is_terminal()
-        && world.bounded()
+        && bounded
         && (stalled
             || (healed
                 && matches!(
                     outcome.reason,
                     StopReason::EventBudget | StopReason::TimeBudget
                 )));
+    let ended = Ended {
+        seed,
+        status,
+        outcome,
+        diagnosis,
+    };
+    let mut report = match world {
+        World::Streaming(streaming) => streaming_report(scenario, streaming, ended),
+        World::Batch(batch) => batch_report(batch, ended),
+    };
+    if stalled || not_terminated {
+        let message = if stalled {
+            format!("no event is pending but the job is still {status}: it is stuck")
+        } else {
+            format!(
+                "faults stopped, yet the job is still {status} when its budget ran out ({})",
+                report.stop
+            )
+        };
+        report.violations.push(Violation {
+            invariant: Invariant::JobTerminates,
+            time: report.sim_time,
+            actors: vec!["JobMaster".to_owned()],
+            event_index: report.trace.len().saturating_sub(1),
+            message,
+        });
+    }
+    report
+}
 
-    let World { graph, mut io, .. } = world;
+/// How a run ended, as the kernel and the common checks saw it.
+struct Ended {
+    seed: u64,
+    status: JobStatus,
+    outcome: RunOutcome,
+    diagnosis: Vec<String>,
+}
+
+/// A streaming run's report: its oracles' verdict, sinks, checkpoint and failover statistics.
+fn streaming_report(scenario: &Scenario, world: Streaming, ended: Ended) -> RunReport {
+    let Ended {
+        seed,
+        status,
+        outcome,
+        diagnosis,
+    } = ended;
+    let Streaming { graph, mut io, .. } = world;
     let trace_len = io.trace.len();
     let sinks = io.oracles.sink_counts(&graph);
     let committed_records = sinks
@@ -168,7 +210,7 @@ pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>)
         })
         .map(|(_, n)| n)
         .sum();
-    let mut violations = io.oracles.finish(
+    let violations = io.oracles.finish(
         &graph,
         status,
         outcome.now,
@@ -179,23 +221,6 @@ pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>)
                 || io.rpc.in_flight_from(tm).any(|r| r == rpc)
         },
     );
-    if stalled || not_terminated {
-        let message = if stalled {
-            format!("no event is pending but the job is still {status}: it is stuck")
-        } else {
-            format!(
-                "faults stopped, yet the job is still {status} when its budget ran out ({})",
-                outcome.reason
-            )
-        };
-        violations.push(Violation {
-            invariant: Invariant::JobTerminates,
-            time: outcome.now,
-            actors: vec!["JobMaster".to_owned()],
-            event_index: trace_len.saturating_sub(1),
-            message,
-        });
-    }
     RunReport {
         seed,
         status,
@@ -218,5 +243,94 @@ pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>)
         trace: io.trace,
         graph,
         batch: None,
+    }
+}
+
+/// A batch run's report: its oracles' verdict, the committed sink outputs and the P2 figures.
+fn batch_report(world: crate::batch::world::World, ended: Ended) -> RunReport {
+    let Ended {
+        seed,
+        status,
+        outcome,
+        diagnosis,
+    } = ended;
+    let trace_len = world.trace.len();
+    let finished_at = (status == JobStatus::Finished).then_some(outcome.now);
+    let current = world.who_is_current();
+    let parallelism = world
+        .graph
+        .vertices
+        .iter()
+        .enumerate()
+        .map(|(v, vertex)| (vertex.name.clone(), world.decided_parallelism(v)))
+        .collect();
+    let crate::batch::world::World {
+        graph,
+        reconciliations,
+        rpcs_kept,
+        rpcs_resent,
+        trace,
+        oracles,
+        committed,
+        recoveries,
+        failovers,
+        probes,
+        speculations,
+        ..
+    } = world;
+    let sinks: Vec<(String, u64)> = graph
+        .vertices
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.outputs.is_empty())
+        .map(|(i, v)| {
+            let records = committed
+                .iter()
+                .filter(|(s, _)| graph.subtasks[s.index()].vertex.index() == i)
+                .map(|(_, f)| crate::batch::data::total_records(f))
+                .sum();
+            (v.name.clone(), records)
+        })
+        .collect();
+    let violations = oracles.finish(
+        &graph,
+        status,
+        &committed,
+        (outcome.now, trace_len.saturating_sub(1)),
+        &current,
+    );
+    let speculative = speculations
+        .iter()
+        .map(|&(s, won)| (graph.subtask_name(s).to_string(), won))
+        .collect();
+    let figures = crate::batch::BatchFigures {
+        parallelism,
+        recoveries,
+        failovers,
+        finished_at,
+        speculative,
+    };
+    RunReport {
+        seed,
+        status,
+        stop: outcome.reason,
+        events: outcome.events,
+        sim_time: outcome.now,
+        trace_hash: trace.hash(),
+        sinks,
+        violations,
+        diagnosis,
+        checkpoints: Vec::new(),
+        failovers: Vec::new(),
+        reconciliations,
+        rpcs_kept,
+        rpcs_resent,
+        restore_refused: None,
+        saved_checkpoint: None,
+        committed_records: 0,
+        probes,
+        trace,
+        graph,
+        batch: Some(figures),
     }
 }

@@ -55,7 +55,7 @@ pub fn child() {
     let world = World::new(&scenario, scenario.seed, Retain::Nothing);
     let build = start.elapsed().as_secs_f64();
     let world_kib = proc_status_kib("VmRSS");
-    let channels = world.graph.channels.len();
+    let channels = world.graph().channels.len();
     drop(world);
     let start = WallClock::now();
     let report = super::model::run_quiet(&scenario);

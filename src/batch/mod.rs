@@ -15,11 +15,7 @@ pub mod oracle;
 pub mod recovery;
 pub mod world;
 
-use crate::oracle::invariant::Invariant;
-use crate::oracle::Violation;
-use crate::run::{RunOptions, RunReport};
-use crate::scenario::{Scenario, TieBreak};
-use sim::{Budget, Duration, Instant, Simulation, StopReason};
+use sim::{Duration, Instant};
 pub use world::RecoveryRecord;
 
 /// The batch figures of a run (P2.4), for the summary.
@@ -44,151 +40,12 @@ impl BatchFigures {
     }
 }
 
-/// Runs a batch scenario to completion or to its budget.
-pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
-    let seed = options.seed.unwrap_or(scenario.seed);
-    let mut world = world::World::new(scenario, seed, options.retain);
-    let tie_break = match scenario.tie_break {
-        TieBreak::Insertion => sim::TieBreak::Insertion,
-        TieBreak::Shuffled => sim::TieBreak::Shuffled {
-            seed: sim::RandomStreams::new(seed).stream("tie-break").next_u64(),
-        },
-    };
-    let mut simulation: Simulation<world::Event> = Simulation::new(tie_break);
-    simulation.schedule(Instant::ZERO, world::Event::Start);
-    let budget = Budget {
-        max_events: scenario.budget.max_events,
-        max_time: Instant::ZERO.saturating_add(scenario.budget.max_time),
-        max_pending: usize::try_from(scenario.budget.max_pending).unwrap_or(usize::MAX),
-    };
-    let outcome = simulation.run(&mut world, budget);
-    let status = world.job_status();
-    let mut diagnosis = Vec::new();
-    if !matches!(outcome.reason, StopReason::Done) {
-        diagnosis.push(format!(
-            "the run stopped at {} after {} events: {}; the job is {status}",
-            outcome.now, outcome.events, outcome.reason
-        ));
-        diagnosis.extend(world.describe_unfinished());
-    }
-    for fault in world.faults.unfired() {
-        diagnosis.push(format!("fault {fault} never fired"));
-    }
-    let healed = world.faults.healed_at().is_some_and(|h| h <= outcome.now);
-    let stalled = matches!(outcome.reason, StopReason::Quiescent) && !status.is_terminal();
-    let not_terminated = !status.is_terminal()
-        && (stalled
-            || (healed
-                && matches!(
-                    outcome.reason,
-                    StopReason::EventBudget | StopReason::TimeBudget
-                )));
-    let trace_len = world.trace.len();
-    let finished_at = (status == crate::status::JobStatus::Finished).then_some(outcome.now);
-    let current = world.who_is_current();
-    let world::World {
-        graph,
-        reconciliations,
-        rpcs_kept,
-        rpcs_resent,
-        trace,
-        oracles,
-        committed,
-        recoveries,
-        failovers,
-        jm,
-        probes,
-        speculations,
-        ..
-    } = world;
-    let sinks: Vec<(String, u64)> = graph
-        .vertices
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.outputs.is_empty())
-        .map(|(i, v)| {
-            let records = committed
-                .iter()
-                .filter(|(s, _)| graph.subtasks[s.index()].vertex.index() == i)
-                .map(|(_, f)| data::total_records(f))
-                .sum();
-            (v.name.clone(), records)
-        })
-        .collect();
-    let mut violations = oracles.finish(
-        &graph,
-        status,
-        &committed,
-        (outcome.now, trace_len.saturating_sub(1)),
-        &current,
-    );
-    if not_terminated {
-        violations.push(Violation {
-            invariant: Invariant::JobTerminates,
-            time: outcome.now,
-            actors: vec!["JobMaster".to_owned()],
-            event_index: trace_len.saturating_sub(1),
-            message: if stalled {
-                format!("no event is pending but the job is still {status}: it is stuck")
-            } else {
-                format!(
-                    "faults stopped, yet the job is still {status} when its budget ran out ({})",
-                    outcome.reason
-                )
-            },
-        });
-    }
-    let parallelism = graph
-        .vertices
-        .iter()
-        .enumerate()
-        .map(|(v, vertex)| {
-            (
-                vertex.name.clone(),
-                jm.as_ref().and_then(|jm| jm.parallelism[v]),
-            )
-        })
-        .collect();
-    let speculative = speculations
-        .iter()
-        .map(|&(s, won)| (graph.subtask_name(s).to_string(), won))
-        .collect();
-    let figures = BatchFigures {
-        parallelism,
-        recoveries,
-        failovers,
-        finished_at,
-        speculative,
-    };
-    RunReport {
-        seed,
-        status,
-        stop: outcome.reason,
-        events: outcome.events,
-        sim_time: outcome.now,
-        trace_hash: trace.hash(),
-        sinks,
-        violations,
-        diagnosis,
-        checkpoints: Vec::new(),
-        failovers: Vec::new(),
-        reconciliations,
-        rpcs_kept,
-        rpcs_resent,
-        restore_refused: None,
-        saved_checkpoint: None,
-        committed_records: 0,
-        probes,
-        trace,
-        graph,
-        batch: Some(figures),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::oracle::invariant::Invariant;
+    use crate::run::{run, RunOptions};
     use crate::trace::Retain;
+    use sim::StopReason;
 
     /// `job-terminates` for batch runs: a job given too little simulated time is cut by the
     /// budget with a diagnosis and judged (no fault, so the run is healed from the start); one

@@ -3,7 +3,7 @@
 use super::*;
 use crate::net::LinkId;
 use crate::trace::Retain;
-use crate::world::World;
+use crate::world::Streaming as World;
 use sim::{Budget, Instant, Model, Scheduler, Simulation};
 
 /// Runs `world` and, once, just before the first event at which `when` holds, hands the

@@ -8,7 +8,7 @@ use super::*;
 use crate::checkpoint::storage::CompletedCheckpoint;
 use crate::graph::ChannelId;
 use crate::trace::Retain;
-use crate::world::World;
+use crate::world::Streaming as World;
 
 /// The smallest job the oracles' unit tests feed events about: `src[0]` (subtask 0) →
 /// `sink[0]` (subtask 1), one channel.

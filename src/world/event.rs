@@ -1,5 +1,10 @@
-//! The kernel events of a streaming run: small and `Copy`, since the queue moves them millions
-//! of times.
+//! The kernel events of a run, streaming or batch: one vocabulary, small and `Copy`, since the
+//! queue moves them millions of times.
+//!
+//! What both kinds of job do is one variant each (an RPC arrives, a task step ends, a fault
+//! fires, a process is noticed gone, a JobMaster is elected, a restart delay or reconcile
+//! window passes, a TaskManager retries what it kept); what only one does is a variant of its
+//! own, which the other mode's dispatch never sees scheduled.
 
 use crate::graph::{ChannelId, SubtaskId};
 use crate::net::LinkId;
@@ -7,37 +12,22 @@ use crate::net::LinkId;
 /// A kernel event. Small and `Copy`: the queue moves these around millions of times.
 #[derive(Clone, Copy, Debug)]
 pub enum Event {
+    // Both kinds of job.
     /// The JobMaster starts: the job is submitted at time zero.
     Start,
-    /// The attempt finished initializing (restoring its state): it is RUNNING now.
-    TaskInitialized { subtask: SubtaskId, attempt: u32 },
-    /// The oldest RPC in flight on `link` reaches its destination.
+    /// The oldest RPC in flight on `link` reaches its destination (it waits on the link, not
+    /// in the kernel's queue).
     Rpc { link: LinkId },
-    /// The oldest in-flight element of `channel` reaches its consumer's input buffer, unless
-    /// the channel was reset since (`epoch`).
-    Arrive { channel: ChannelId, epoch: u32 },
-    /// The consumer of `channel` dequeued a record: the producer may push again.
-    Credit { channel: ChannelId },
-    /// A task's current step (processing one record, or a source's pause between records) is
-    /// over. Carries the attempt so a step scheduled for a previous attempt is ignored.
+    /// A task's current step is over: processing one record or a source's pause between
+    /// records (streaming), reading a split or a whole input (batch). Carries the attempt so a
+    /// step scheduled for a previous attempt is ignored.
     TaskStep { subtask: SubtaskId, attempt: u32 },
-    /// `flink` (F1.5): the consumer of `channel` tells its producer that every record was
-    /// processed (it dequeued EndOfData).
-    AllRecordsProcessed { channel: ChannelId, epoch: u32 },
-    /// The CheckpointCoordinator's periodic trigger. Timers carry the JobMaster incarnation:
-    /// they die with it.
-    CheckpointTick { incarnation: u32 },
-    /// One of the scenario's explicit `trigger_at` times.
-    CheckpointTriggerAt { incarnation: u32 },
-    /// A checkpoint's timeout passed.
-    CheckpointExpired { checkpoint: u64, incarnation: u32 },
-    /// A failover's restart delay passed.
+    /// A failover's restart delay passed. Timers carry the JobMaster incarnation: they die
+    /// with it.
     RestartDelay { incarnation: u32 },
     /// Fault `index` of the scenario fires.
     Fault { index: u32 },
-    /// Hold `index` (a `hold_channel` fault) lets its channel go.
-    ReleaseChannel { index: u32 },
-    /// The JobMaster's heartbeat to lost TaskManager process `dead` timed out.
+    /// JobMaster `incarnation`'s heartbeat to lost TaskManager process `dead` timed out.
     TaskManagerTimeout {
         task_manager: u32,
         dead: u32,
@@ -53,6 +43,26 @@ pub enum Event {
     ReconcileTimeout { incarnation: u32 },
     /// TaskManager process `process` sends its refused RPCs again (P3.3).
     RetryParked { task_manager: u32, process: u32 },
+
+    // Streaming jobs: pipelined channels and checkpoints.
+    /// The attempt finished initializing (restoring its state): it is RUNNING now.
+    TaskInitialized { subtask: SubtaskId, attempt: u32 },
+    /// The oldest in-flight element of `channel` reaches its consumer's input buffer, unless
+    /// the channel was reset since (`epoch`).
+    Arrive { channel: ChannelId, epoch: u32 },
+    /// The consumer of `channel` dequeued a record: the producer may push again.
+    Credit { channel: ChannelId },
+    /// `flink` (F1.5): the consumer of `channel` tells its producer that every record was
+    /// processed (it dequeued EndOfData).
+    AllRecordsProcessed { channel: ChannelId, epoch: u32 },
+    /// The CheckpointCoordinator's periodic trigger.
+    CheckpointTick { incarnation: u32 },
+    /// One of the scenario's explicit `trigger_at` times.
+    CheckpointTriggerAt { incarnation: u32 },
+    /// A checkpoint's timeout passed.
+    CheckpointExpired { checkpoint: u64, incarnation: u32 },
+    /// Hold `index` (a `hold_channel` fault) lets its channel go.
+    ReleaseChannel { index: u32 },
     /// An aligned checkpoint has been aligning at `subtask` for `alignment_timeout` (F1.3).
     AlignmentTimeout {
         subtask: SubtaskId,
@@ -65,6 +75,27 @@ pub enum Event {
         attempt: u32,
         checkpoint: u64,
     },
+
+    // Batch jobs: the job event log, TaskManagers cut off from their leader, speculation.
+    /// F2.3: JobMaster `incarnation`'s job event write buffer is flushed on its interval.
+    FlushTick { incarnation: u32 },
+    /// TaskManager process `process`, cut off, notices that its JobMaster is gone.
+    LeaderTimeout { task_manager: u32, process: u32 },
+    /// F2.5: `registration_timeout` after TaskManager `task_manager` (process `process`) lost
+    /// its leader for the `losses`-th time.
+    RegistrationTimeout {
+        task_manager: u32,
+        process: u32,
+        losses: u32,
+    },
+    /// A cut-off TaskManager's connection to the JobMaster comes back.
+    Reconnect { task_manager: u32 },
+    /// P2.4: `previous_worker_timeout` of JobMaster `incarnation` passed.
+    WorkerTimeout { incarnation: u32 },
+    /// P2.7: the result of the job JobMaster `incarnation` finished is durable in HA storage.
+    JobResultWritten { incarnation: u32 },
+    /// P2.8: JobMaster `incarnation`'s slow-task detector looks.
+    SpeculationCheck { incarnation: u32 },
 }
 
 // The kernel queue holds millions of these; a variant that grows past this makes every pending

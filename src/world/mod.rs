@@ -1,5 +1,10 @@
 //! The world: every actor, the network between them, the fault plan, and the dispatch of
-//! kernel events.
+//! kernel events, for streaming and batch jobs alike.
+//!
+//! [`World`] is the one `sim::Model` a run drives, whatever the job's mode: one kernel
+//! [`Event`] vocabulary, and a half per mode that dispatches it to that mode's actors
+//! ([`Streaming`] here; the batch half, with the adaptive batch scheduler, blocking partitions
+//! and the job event log, in `crate::batch::world`).
 //!
 //! Actors (JobMaster, TaskManagers, tasks) own their state and change it only in their
 //! handlers; they learn about each other only through RPCs and data channels, which the world
@@ -12,156 +17,49 @@ mod ctx;
 mod event;
 mod faults;
 mod reconcile;
+mod streaming;
 
 pub use ctx::{Config, Ctx, Io, Membership};
 pub use event::Event;
-use faults::{fire, release_channel};
-use reconcile::{keep, report, schedule_retry};
+pub use streaming::Streaming;
 
-use crate::bug::Bug;
-use crate::checkpoint::stats::CheckpointStats;
-use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
-use crate::faults::FaultPlan;
-use crate::graph::{ExecutionGraph, SubtaskId};
-use crate::jobmaster::JobMaster;
-use crate::net::{DataPlane, Envelope, RpcLinks, RpcPolicy};
-use crate::oracle::Oracles;
-use crate::probes::Probes;
-use crate::scenario::{
-    CheckpointMode, Checkpointing, Cluster, Failover, FaultKind, JobMasterConfig, Scenario,
-};
-use crate::status::ExecutionState;
-use crate::task::Task;
-use crate::taskmanager::{outbox, Outbox, TaskManager};
-use crate::trace::{Address, Call, Retain, Rpc, Trace, TraceEvent};
-use sim::{Duration, Instant, Model, RandomStreams, Scheduler};
+use crate::graph::ExecutionGraph;
+use crate::scenario::{Mode, Scenario};
+use crate::status::JobStatus;
+use crate::trace::Retain;
+use sim::{Instant, Model, Scheduler};
 
-/// What a newly elected JobMaster is built from.
-struct JobMasterSpec {
-    cluster: Cluster,
-    checkpointing: Option<Checkpointing>,
-    config: JobMasterConfig,
-}
-
-pub struct World {
-    pub graph: ExecutionGraph,
-    pub config: Config,
-    /// `None` while the JobMaster is dead and no successor has been elected.
-    pub jobmaster: Option<JobMaster>,
-    spec: JobMasterSpec,
-    pub task_managers: Vec<TaskManager>,
-    /// The current attempt of every subtask, while deployed.
-    pub tasks: Vec<Option<Task>>,
-    pub io: Io,
+/// The one world a run drives: the kernel model for both kinds of job, each half dispatching
+/// kernel events to its own actors.
+// One world per run, built once and never moved in a loop: the size of the larger half is
+// no cost, and boxing it would add an indirection to every event.
+#[allow(clippy::large_enum_variant)]
+pub enum World {
+    Streaming(Streaming),
+    Batch(crate::batch::world::World),
 }
 
 impl World {
     pub fn new(scenario: &Scenario, seed: u64, retain: Retain) -> World {
-        let graph = ExecutionGraph::build(&scenario.job);
-        let streams = RandomStreams::new(seed);
-        let cluster = scenario.cluster;
-        let checkpointing = scenario.checkpointing.as_ref();
-        let config = Config {
-            protocol: checkpointing.map(|c| c.finish_protocol),
-            bug: scenario.bug,
-            channel_latency: scenario.network.channel_latency,
-            unaligned: checkpointing.is_some_and(|c| c.mode == CheckpointMode::Unaligned),
-            at_least_once: checkpointing.is_some_and(|c| c.mode == CheckpointMode::AtLeastOnce),
-            async_duration: checkpointing
-                .map(|c| c.async_duration)
-                .filter(|d| d.max > Duration::ZERO),
-            alignment_timeout: checkpointing.and_then(|c| c.alignment_timeout),
-            flush_before_finish: checkpointing.is_some_and(|c| c.flush_before_finish),
-            retention: (scenario.jobmaster.failover == Failover::Reconcile)
-                .then_some(scenario.jobmaster.terminal_state_retention),
-            reconcile_timeout: scenario.jobmaster.reconcile_timeout,
-            min_pause: checkpointing.map_or(Duration::ZERO, |c| c.min_pause),
-            failover_scope: scenario.jobmaster.failover_scope,
-            task_managers: cluster.task_managers,
-            max_attempts: scenario.jobmaster.restart_strategy.max_attempts,
-            tolerable_failures: checkpointing.and_then(|c| c.tolerable_failures),
-            initialization: Some(cluster.task_initialization).filter(|d| d.max > Duration::ZERO),
-            cancel_markers: checkpointing.is_some_and(|c| c.cancel_markers),
-            stop_with_savepoint: scenario
-                .faults
-                .iter()
-                .any(|f| matches!(f.kind, FaultKind::StopWithSavepoint { .. })),
-            checkpoint_failure_checks: checkpointing.is_some()
-                && (checkpointing.is_some_and(|c| c.tolerable_failures.is_some())
-                    || cluster.task_initialization.max > Duration::ZERO
-                    || scenario
-                        .faults
-                        .iter()
-                        .any(|f| matches!(f.kind, FaultKind::FailSnapshot { .. }))),
-        };
-        let tms = cluster.task_managers as usize;
-        let mut io = Io {
-            data: DataPlane::new(&graph, &scenario.network, &streams),
-            rpc: RpcLinks::new(
-                cluster.task_managers,
-                scenario.network.rpc_latency,
-                &streams,
-                RpcPolicy::Streaming,
-            ),
-            workload: streams.stream("workload"),
-            trace: Trace::new(retain),
-            oracles: Oracles::new(&graph, config),
-            probes: Probes::new(&graph, config),
-            storage: CheckpointStorage::new(scenario.restore_from.clone()),
-            external: ExternalSystem::default(),
-            stats: CheckpointStats::default(),
-            faults: FaultPlan::new(scenario, &graph, &streams),
-            membership: Membership {
-                jobmaster_alive: true,
-                jobmaster: 0,
-                task_manager_alive: vec![true; tms],
-                task_manager: vec![0; tms],
-            },
-            outboxes: (0..tms).map(|_| Outbox::default()).collect(),
-        };
-        if let Some(restore) = &scenario.restore_from {
-            io.oracles.restore_from(&graph, restore);
-        }
-        let spec = JobMasterSpec {
-            cluster,
-            checkpointing: scenario.checkpointing.clone(),
-            config: scenario.jobmaster,
-        };
-        World {
-            jobmaster: Some(JobMaster::new(
-                &graph,
-                cluster,
-                spec.checkpointing.clone(),
-                spec.config,
-                config.bug,
-                0,
-                vec![Some(0); tms],
-            )),
-            spec,
-            config,
-            task_managers: (0..cluster.task_managers).map(TaskManager::new).collect(),
-            tasks: (0..graph.subtasks.len()).map(|_| None).collect(),
-            graph,
-            io,
+        match scenario.mode {
+            Mode::Streaming => World::Streaming(Streaming::new(scenario, seed, retain)),
+            Mode::Batch => World::Batch(crate::batch::world::World::new(scenario, seed, retain)),
         }
     }
 
-    /// The job's status as far as anyone can tell: the live JobMaster's, or RUNNING while a
-    /// successor is being elected (the job has not ended).
-    pub fn job_status(&self) -> crate::status::JobStatus {
-        self.jobmaster
-            .as_ref()
-            .map_or(crate::status::JobStatus::Running, |jm| jm.status())
+    pub fn graph(&self) -> &ExecutionGraph {
+        match self {
+            World::Streaming(world) => &world.graph,
+            World::Batch(world) => &world.graph,
+        }
     }
 
-    /// Every source is bounded: only then can the job be required to terminate.
-    pub fn bounded(&self) -> bool {
-        self.graph.vertices.iter().all(|v| match v.chain.source() {
-            Some((records, _)) => records
-                .iter()
-                .all(|r| matches!(r, crate::scenario::Records::Bounded(_))),
-            None => true,
-        })
+    /// The job's status as far as anyone can tell.
+    pub fn job_status(&self) -> JobStatus {
+        match self {
+            World::Streaming(world) => world.job_status(),
+            World::Batch(world) => world.job_status(),
+        }
     }
 }
 
@@ -170,388 +68,16 @@ impl Model for World {
 
     #[inline]
     fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
-        let World {
-            graph,
-            config,
-            jobmaster,
-            spec,
-            task_managers,
-            tasks,
-            io,
-        } = self;
-        let reconcile = spec.config.failover == Failover::Reconcile;
-        let mut ctx = Ctx {
-            now,
-            graph,
-            config,
-            io,
-            sched,
-        };
-        match event {
-            Event::Start => {
-                for (at, index) in ctx.io.faults.timed() {
-                    ctx.sched.at(at, Event::Fault { index });
-                }
-                if let Some(jm) = jobmaster {
-                    jm.start(&mut ctx);
-                }
-            }
-            Event::Rpc { link } => {
-                let Envelope {
-                    sent_at,
-                    message: rpc,
-                    seq,
-                    to_incarnation: incarnation,
-                    from_incarnation: sender,
-                } = ctx.io.rpc.deliver(link);
-                let (from, to) = (link.from(), link.to());
-                let membership = &ctx.io.membership;
-                let dead = !membership.alive(to) || membership.incarnation(to) != incarnation;
-                // Fencing (Flink's JobMasterId): a TaskManager refuses the RPCs of a
-                // JobMaster that is no longer the leader.
-                let fenced = from == Address::JobMaster && membership.jobmaster != sender;
-                if let (Address::TaskManager(tm), true) = (from, reconcile) {
-                    // P3.3: under reconciliation no RPC to the JobMaster is lost while its
-                    // TaskManager lives: one that found no JobMaster, or one a reconciling
-                    // JobMaster refuses (and any behind such), waits in the outbox. Reports
-                    // belong to one election and are never kept.
-                    let refused = jobmaster.as_ref().is_some_and(|jm| jm.refuses(rpc.call));
-                    let sender_alive = membership.task_manager_alive[tm as usize]
-                        && membership.task_manager[tm as usize] == sender;
-                    if !sender_alive && (outbox::is_report(rpc.call) || refused || dead) {
-                        // The sender died since: nobody is left to keep what the JobMaster
-                        // would refuse, and a report of a dead process is void (its heartbeat
-                        // timeout tells the JobMaster so, maybe already).
-                        ctx.record(TraceEvent::RpcDropped {
-                            from,
-                            to,
-                            rpc,
-                            fenced: false,
-                        });
-                        return;
-                    }
-                    if !outbox::is_report(rpc.call)
-                        && sender_alive
-                        && (dead || refused || ctx.io.outboxes[tm as usize].is_holding())
-                    {
-                        keep(&mut ctx, tm, seq, rpc);
-                        return;
-                    }
-                }
-                if dead || fenced {
-                    ctx.record(TraceEvent::RpcDropped {
-                        from,
-                        to,
-                        rpc,
-                        fenced,
-                    });
-                    return;
-                }
-                ctx.record(TraceEvent::Rpc {
-                    from,
-                    to,
-                    sent_at,
-                    rpc,
-                });
-                match (from, to, rpc.call) {
-                    (Address::TaskManager(tm), Address::JobMaster, _) => {
-                        if let Some(jm) = jobmaster {
-                            jm.on_rpc(&mut ctx, tm, rpc);
-                        }
-                    }
-                    (Address::JobMaster, Address::JobMaster, _) => {
-                        unreachable!("the JobMaster sends no RPC to itself")
-                    }
-                    (_, Address::TaskManager(tm), Call::SubmitTask(restore)) => {
-                        let slot = &mut tasks[rpc.subtask.index()];
-                        if let Some(old) = slot.as_mut().filter(|t| !t.state().is_terminal()) {
-                            // The slot still runs a previous attempt: it is cancelled first.
-                            old.cancel(&mut ctx, false);
-                        }
-                        let task = task_managers[tm as usize].submit(
-                            &ctx,
-                            rpc.subtask,
-                            rpc.attempt,
-                            restore,
-                        );
-                        slot.insert(task).start(&mut ctx);
-                    }
-                    (_, Address::TaskManager(tm), Call::CancelTask) => {
-                        let slot = &mut tasks[rpc.subtask.index()];
-                        if let Some(task) = slot.as_mut().filter(|t| t.attempt() == rpc.attempt) {
-                            if !task.state().is_terminal() {
-                                task.cancel(&mut ctx, true);
-                                task_managers[tm as usize].task_ended(task, now);
-                                *slot = None;
-                            }
-                        }
-                    }
-                    (_, Address::TaskManager(_), call) => match &mut tasks[rpc.subtask.index()] {
-                        Some(task) if task.attempt() == rpc.attempt => {
-                            task.on_rpc(&mut ctx, call);
-                            drop_if_failed(&mut tasks[rpc.subtask.index()], task_managers, now);
-                        }
-                        // F1.9: the TaskManager no longer hosts the attempt; a trigger fails
-                        // ("checkpoint request for unknown task"), and the coordinator hears
-                        // of it. Other calls have nothing to deliver to.
-                        _ => {
-                            if let Call::TriggerCheckpoint(n)
-                            | Call::TriggerSavepoint { checkpoint: n, .. } = call
-                            {
-                                ctx.send(
-                                    to,
-                                    from,
-                                    Rpc {
-                                        call: Call::TriggerFailed(n),
-                                        ..rpc
-                                    },
-                                );
-                            }
-                        }
-                    },
-                }
-            }
-            Event::Arrive { channel, epoch } => {
-                if ctx.io.data.epoch(channel) != epoch {
-                    return; // sent into a partition that has since been released
-                }
-                if ctx.io.data.defer_if_held(channel) {
-                    return; // arrives when the hold ends
-                }
-                let (element, was_empty) = ctx.io.data.arrive(channel);
-                ctx.record(TraceEvent::Arrive { channel, element });
-                let consumer = ctx.graph.channels[channel.index()].to;
-                if let Some(task) = &mut tasks[consumer.index()] {
-                    task.on_input(&mut ctx, channel, element, was_empty);
-                    drop_if_failed(&mut tasks[consumer.index()], task_managers, now);
-                }
-            }
-            Event::Credit { channel } => {
-                let producer = ctx.graph.channels[channel.index()].from;
-                if let Some(task) = &mut tasks[producer.index()] {
-                    task.on_credit(&mut ctx, channel);
-                }
-            }
-            Event::TaskStep { subtask, attempt } => {
-                if let Some(task) = &mut tasks[subtask.index()] {
-                    if task.attempt() == attempt {
-                        task.on_step(&mut ctx);
-                        drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
-                    }
-                }
-            }
-            Event::AlignmentTimeout {
-                subtask,
-                attempt,
-                checkpoint,
-            } => {
-                if let Some(task) = current(tasks, subtask, attempt) {
-                    task.on_alignment_timeout(&mut ctx, checkpoint);
-                    drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
-                }
-            }
-            Event::TaskInitialized { subtask, attempt } => {
-                if let Some(task) = current(tasks, subtask, attempt) {
-                    task.on_initialized(&mut ctx);
-                }
-            }
-            Event::SnapshotUploaded {
-                subtask,
-                attempt,
-                checkpoint,
-            } => {
-                if let Some(task) = current(tasks, subtask, attempt) {
-                    task.on_snapshot_uploaded(&mut ctx, checkpoint);
-                }
-            }
-            Event::AllRecordsProcessed { channel, epoch } => {
-                if ctx.io.data.epoch(channel) != epoch {
-                    return;
-                }
-                ctx.record(TraceEvent::AllRecordsProcessed { channel });
-                let producer = ctx.graph.channels[channel.index()].from;
-                if let Some(task) = &mut tasks[producer.index()] {
-                    task.on_all_records_processed(&mut ctx);
-                }
-            }
-            Event::CheckpointTick { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
-                    jm.on_checkpoint_tick(&mut ctx);
-                }
-            }
-            Event::CheckpointTriggerAt { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
-                    jm.on_checkpoint_trigger_at(&mut ctx);
-                }
-            }
-            Event::CheckpointExpired {
-                checkpoint,
-                incarnation,
-            } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
-                    jm.on_checkpoint_expired(&mut ctx, checkpoint);
-                }
-            }
-            Event::RestartDelay { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
-                    jm.on_restart_delay(&mut ctx);
-                }
-            }
-            Event::Fault { index } => {
-                // A fault due after `heal_at` never fires: the healed phase has begun.
-                if let Some(fault) = ctx.io.faults.fire(index, now) {
-                    let kind = fault.kind.clone();
-                    fire(&mut ctx, jobmaster, task_managers, tasks, index, kind);
-                }
-            }
-            Event::ReleaseChannel { index } => release_channel(&mut ctx, index),
-            Event::TaskManagerTimeout {
-                task_manager,
-                dead,
-                incarnation,
-            } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
-                    jm.on_task_manager_lost(&mut ctx, task_manager, dead);
-                }
-            }
-            Event::TaskManagerRestart { task_manager } => {
-                ctx.io.membership.task_manager_alive[task_manager as usize] = true;
-                let process = ctx.io.membership.task_manager[task_manager as usize];
-                ctx.record(TraceEvent::TaskManagerStarted { task_manager });
-                if let Some(jm) = jobmaster {
-                    jm.on_task_manager_registered(&mut ctx, task_manager, process);
-                }
-            }
-            Event::JobMasterTimeout { incarnation } => {
-                // Without reconciliation, TaskManagers that lose their JobMaster cancel its
-                // tasks (P1.8); with it, they keep them running (P3.1). If a successor was
-                // elected meanwhile, it did so already.
-                if !reconcile
-                    && ctx.io.membership.jobmaster == incarnation
-                    && !ctx.io.membership.jobmaster_alive
-                {
-                    cancel_all(&mut ctx, tasks);
-                }
-            }
-            Event::JobMasterElected => {
-                let membership = &mut ctx.io.membership;
-                membership.jobmaster += 1;
-                membership.jobmaster_alive = true;
-                let incarnation = membership.jobmaster;
-                let alive: Vec<Option<u32>> = membership
-                    .task_manager_alive
-                    .iter()
-                    .zip(&membership.task_manager)
-                    .map(|(&alive, &process)| alive.then_some(process))
-                    .collect();
-                ctx.record(TraceEvent::JobMasterElected { incarnation });
-                // The leader change reaches the TaskManagers: without reconciliation whatever
-                // the old JobMaster ran is cancelled before the new one deploys (P1.8).
-                if !reconcile {
-                    cancel_all(&mut ctx, tasks);
-                }
-                let mut jm = JobMaster::new(
-                    ctx.graph,
-                    spec.cluster,
-                    spec.checkpointing.clone(),
-                    spec.config,
-                    ctx.config.bug,
-                    incarnation,
-                    alive,
-                );
-                if !reconcile {
-                    jm.recover(&mut ctx);
-                    *jobmaster = Some(jm);
-                    return;
-                }
-                jm.reconcile(&mut ctx);
-                *jobmaster = Some(jm);
-                // P3.2: every TaskManager alive reports to the new leader, then sends again
-                // what it kept (P3.3).
-                let retention = spec.config.terminal_state_retention;
-                for tm in task_managers.iter() {
-                    if ctx.io.membership.task_manager_alive[tm.index() as usize] {
-                        report(&mut ctx, tm, tasks, retention);
-                        schedule_retry(&mut ctx, tm.index());
-                    }
-                }
-            }
-            Event::ReconcileTimeout { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
-                    jm.on_reconcile_timeout(&mut ctx);
-                }
-            }
-            Event::RetryParked {
-                task_manager,
-                process,
-            } => {
-                let membership = &ctx.io.membership;
-                if !membership.task_manager_alive[task_manager as usize]
-                    || membership.task_manager[task_manager as usize] != process
-                {
-                    return; // the process died, and its outbox with it
-                }
-                let outbox = &mut ctx.io.outboxes[task_manager as usize];
-                let resend_now = ctx.config.bug == Some(Bug::ResendBeforeDrained);
-                if !resend_now && ctx.io.rpc.in_flight_from(task_manager).next().is_some() {
-                    // Older RPCs are still on the wire: resent now, the kept ones would land
-                    // behind them. Holding lets the wire drain.
-                    outbox.retry_later();
-                    schedule_retry(&mut ctx, task_manager);
-                    return;
-                }
-                let leader = ctx.io.membership.incarnation(Address::JobMaster);
-                for (seq, rpc) in outbox.take() {
-                    ctx.io.stats.rpcs_resent += 1;
-                    let from = Address::TaskManager(task_manager);
-                    ctx.send_numbered(from, Address::JobMaster, leader, seq, rpc);
-                }
-            }
+        match self {
+            World::Streaming(world) => world.handle(now, event, sched),
+            World::Batch(world) => world.handle(now, event, sched),
         }
     }
 
     fn is_done(&self) -> bool {
-        self.jobmaster
-            .as_ref()
-            .is_some_and(|jm| jm.status().is_terminal())
-    }
-}
-
-/// The task of `subtask`, if it is the attempt a timer was set by.
-/// A task that failed itself (its snapshot's synchronous part threw, F1.9) leaves its slot, as
-/// an injected task failure does.
-#[inline]
-fn drop_if_failed(slot: &mut Option<Task>, task_managers: &mut [TaskManager], now: Instant) {
-    if let Some(t) = slot
-        .as_ref()
-        .filter(|t| t.state() == ExecutionState::Failed)
-    {
-        task_managers[t.task_manager() as usize].task_ended(t, now);
-        *slot = None;
-    }
-}
-
-fn current(tasks: &mut [Option<Task>], subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
-    tasks[subtask.index()]
-        .as_mut()
-        .filter(|t| t.attempt() == attempt)
-}
-
-/// The JobMaster, if it is the incarnation a timer was set by.
-fn live(jobmaster: &mut Option<JobMaster>, incarnation: u32) -> Option<&mut JobMaster> {
-    jobmaster
-        .as_mut()
-        .filter(|jm| jm.incarnation() == incarnation)
-}
-
-/// Cancels every task still deployed (no JobMaster to report to).
-fn cancel_all(ctx: &mut Ctx<'_, '_>, tasks: &mut [Option<Task>]) {
-    for slot in tasks.iter_mut() {
-        if let Some(task) = slot {
-            if !task.state().is_terminal() {
-                task.cancel(ctx, false);
-            }
+        match self {
+            World::Streaming(world) => world.is_done(),
+            World::Batch(world) => world.is_done(),
         }
-        *slot = None;
     }
 }

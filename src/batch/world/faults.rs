@@ -77,7 +77,7 @@ impl World {
                         self.heartbeat,
                         Event::TaskManagerTimeout {
                             task_manager,
-                            process,
+                            dead: process,
                             incarnation: jm.incarnation,
                         },
                     );
@@ -113,7 +113,7 @@ impl World {
                         self.heartbeat,
                         Event::TaskManagerTimeout {
                             task_manager,
-                            process,
+                            dead: process,
                             incarnation,
                         },
                     );

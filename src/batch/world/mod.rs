@@ -37,14 +37,15 @@ use crate::bug::Bug;
 use crate::coordinator::Enumerator;
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
-use crate::net::{LinkId, RpcLinks, RpcPolicy};
+use crate::net::{RpcLinks, RpcPolicy};
 use crate::scenario::{Batch, Scenario, ShuffleKind};
 use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::Outbox;
 use crate::trace::{
     Address, FlushReason, ReconcileOutcome, RerunReason, Retain, Trace, TraceEvent,
 };
-use sim::{Duration, Instant, Model, RandomStreams, Scheduler, Stream};
+use crate::world::Event;
+use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
 use std::collections::BTreeSet;
 
 /// A message between the JobMaster and a TaskManager.
@@ -195,82 +196,6 @@ pub struct Sent {
     /// and what was on the wire is gone.
     pub epoch: u32,
 }
-
-#[derive(Clone, Copy, Debug)]
-pub enum Event {
-    Start,
-    /// The next message on a link arrives (it waits in `World::rpc`).
-    Deliver {
-        link: LinkId,
-    },
-    /// A task's current work (reading one split, or processing its input) is done.
-    TaskStep {
-        subtask: SubtaskId,
-        attempt: u32,
-    },
-    FlushTick {
-        incarnation: u32,
-    },
-    Fault {
-        index: u32,
-    },
-    /// The TaskManagers notice that JobMaster `incarnation` is gone.
-    JobMasterTimeout {
-        incarnation: u32,
-    },
-    JobMasterElected,
-    /// JobMaster `incarnation` notices that TaskManager process `process` is gone.
-    TaskManagerTimeout {
-        task_manager: u32,
-        process: u32,
-        incarnation: u32,
-    },
-    /// TaskManager process `process`, cut off, notices that its JobMaster is gone.
-    LeaderTimeout {
-        task_manager: u32,
-        process: u32,
-    },
-    /// F2.5: `registration_timeout` after TaskManager `task_manager` (process `process`) lost
-    /// its leader for the `losses`-th time.
-    RegistrationTimeout {
-        task_manager: u32,
-        process: u32,
-        losses: u32,
-    },
-    TaskManagerRestart {
-        task_manager: u32,
-    },
-    Reconnect {
-        task_manager: u32,
-    },
-    /// P2.4: `previous_worker_timeout` of JobMaster `incarnation` passed.
-    WorkerTimeout {
-        incarnation: u32,
-    },
-    RestartDelay {
-        incarnation: u32,
-    },
-    /// P2.7: the result of the job JobMaster `incarnation` finished is durable in HA storage.
-    JobResultWritten {
-        incarnation: u32,
-    },
-    /// P2.8: JobMaster `incarnation`'s slow-task detector looks.
-    SpeculationCheck {
-        incarnation: u32,
-    },
-    /// P3.4: the reconcile window of JobMaster `incarnation` closes.
-    ReconcileTimeout {
-        incarnation: u32,
-    },
-    /// P3.3: TaskManager process `process` sends its kept RPCs again.
-    RetryParked {
-        task_manager: u32,
-        process: u32,
-    },
-}
-
-// Messages wait on their link, not in the kernel's queue, so an event stays small.
-const _: () = assert!(std::mem::size_of::<Event>() <= 16);
 
 /// What a deployment carries besides the attempt (Flink's `TaskDeploymentDescriptor`): its
 /// vertex's decided parallelism and, per input, the producer attempt and where its partition is.
@@ -598,13 +523,12 @@ impl World {
     }
 }
 
-impl Model for World {
-    type Event = Event;
-
-    fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
+impl World {
+    /// Dispatches one kernel event to the actor it concerns.
+    pub(crate) fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
         match event {
             Event::Start => self.start(sched),
-            Event::Deliver { link } => {
+            Event::Rpc { link } => {
                 let envelope = self.rpc.deliver(link);
                 self.deliver(sched, link, envelope);
             }
@@ -645,7 +569,7 @@ impl Model for World {
             Event::JobMasterElected => self.elect(sched),
             Event::TaskManagerTimeout {
                 task_manager,
-                process,
+                dead,
                 incarnation,
             } => {
                 if self
@@ -653,7 +577,7 @@ impl Model for World {
                     .as_ref()
                     .is_some_and(|jm| jm.incarnation == incarnation)
                 {
-                    self.lose_task_manager(sched, task_manager, process);
+                    self.lose_task_manager(sched, task_manager, dead);
                 }
             }
             Event::LeaderTimeout {
@@ -712,6 +636,18 @@ impl Model for World {
                     self.record(now, TraceEvent::JobResultWritten);
                 }
             }
+            Event::TaskInitialized { .. }
+            | Event::Arrive { .. }
+            | Event::Credit { .. }
+            | Event::AllRecordsProcessed { .. }
+            | Event::CheckpointTick { .. }
+            | Event::CheckpointTriggerAt { .. }
+            | Event::CheckpointExpired { .. }
+            | Event::ReleaseChannel { .. }
+            | Event::AlignmentTimeout { .. }
+            | Event::SnapshotUploaded { .. } => {
+                unreachable!("a batch job schedules no streaming event: {event:?}")
+            }
         }
         for index in std::mem::take(&mut self.pending_faults) {
             sched.at(now, Event::Fault { index });
@@ -720,7 +656,7 @@ impl Model for World {
 
     /// A FINISHED job is over once its result is durable (P2.7); before, a JobManager crash
     /// brings it back.
-    fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.jm.as_ref().is_some_and(|jm| {
             jm.status.is_terminal() && (jm.status != JobStatus::Finished || self.job_result_written)
         })
@@ -747,6 +683,12 @@ impl World {
             attempts,
             processes,
         }
+    }
+
+    /// Vertex `v`'s parallelism as the JobMaster decided it (or the fixed one), once it was
+    /// initialized.
+    pub fn decided_parallelism(&self, v: usize) -> Option<u32> {
+        self.jm.as_ref().and_then(|jm| jm.parallelism[v])
     }
 
     /// For a run that stopped early: what each unfinished subtask was doing.

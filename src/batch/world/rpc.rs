@@ -72,7 +72,7 @@ impl World {
         let at = self
             .rpc
             .send(now, link, seq, sent, (from_process, to_incarnation), extra);
-        sched.at(at, Event::Deliver { link });
+        sched.at(at, Event::Rpc { link });
         if to == Address::JobMaster {
             let t = &mut self.tms[tm as usize];
             t.in_flight += 1;
