@@ -247,7 +247,7 @@ fn streaming_report(scenario: &Scenario, world: Streaming, ended: Ended) -> RunR
 }
 
 /// A batch run's report: its oracles' verdict, the committed sink outputs and the P2 figures.
-fn batch_report(world: crate::batch::world::World, ended: Ended) -> RunReport {
+fn batch_report(world: crate::world::batch::Batch, ended: Ended) -> RunReport {
     let Ended {
         seed,
         status,
@@ -264,7 +264,7 @@ fn batch_report(world: crate::batch::world::World, ended: Ended) -> RunReport {
         .enumerate()
         .map(|(v, vertex)| (vertex.name.clone(), world.decided_parallelism(v)))
         .collect();
-    let crate::batch::world::World {
+    let crate::world::batch::Batch {
         graph,
         reconciliations,
         rpcs_kept,

@@ -13,10 +13,9 @@ pub mod data;
 pub mod events;
 pub mod oracle;
 pub mod recovery;
-pub mod world;
 
+pub use crate::jobmaster::batch::RecoveryRecord;
 use sim::{Duration, Instant};
-pub use world::RecoveryRecord;
 
 /// The batch figures of a run (P2.4), for the summary.
 #[derive(Clone, Debug, Default)]

@@ -10,6 +10,7 @@
 //! process no records. A JobMaster that crashes loses all of this; the one elected after it
 //! starts from durable storage alone ([`JobMaster::recover`]).
 
+pub mod batch;
 mod reconcile;
 pub(crate) mod restorable;
 mod splits;

@@ -5,6 +5,7 @@
 //! it remembers tasks that ended, for a while, so it can report them to the next JobMaster
 //! (P3.1).
 
+pub mod batch;
 pub mod outbox;
 pub use outbox::Outbox;
 

@@ -3,8 +3,10 @@
 //!
 //! [`World`] is the one `sim::Model` a run drives, whatever the job's mode: one kernel
 //! [`Event`] vocabulary, and a half per mode that dispatches it to that mode's actors
-//! ([`Streaming`] here; the batch half, with the adaptive batch scheduler, blocking partitions
-//! and the job event log, in `crate::batch::world`).
+//! ([`Streaming`], [`Batch`]). The actors' own code lives beside each other whatever the mode:
+//! the batch JobMaster (adaptive batch scheduler, job event log, FLIP-383 recovery) in
+//! `crate::jobmaster::batch`, the batch TaskManager (tasks and blocking partitions) in
+//! `crate::taskmanager::batch`.
 //!
 //! Actors (JobMaster, TaskManagers, tasks) own their state and change it only in their
 //! handlers; they learn about each other only through RPCs and data channels, which the world
@@ -13,12 +15,14 @@
 //! the trace. The world also plays the cluster's processes dying and coming back: a crash drops
 //! an actor's volatile state, and messages to a dead (or since restarted) process are lost.
 
+pub mod batch;
 mod ctx;
 mod event;
 mod faults;
 mod reconcile;
 mod streaming;
 
+pub use batch::Batch;
 pub use ctx::{Config, Ctx, Io, Membership};
 pub use event::Event;
 pub use streaming::Streaming;
@@ -36,14 +40,14 @@ use sim::{Instant, Model, Scheduler};
 #[allow(clippy::large_enum_variant)]
 pub enum World {
     Streaming(Streaming),
-    Batch(crate::batch::world::World),
+    Batch(Batch),
 }
 
 impl World {
     pub fn new(scenario: &Scenario, seed: u64, retain: Retain) -> World {
         match scenario.mode {
             Mode::Streaming => World::Streaming(Streaming::new(scenario, seed, retain)),
-            Mode::Batch => World::Batch(crate::batch::world::World::new(scenario, seed, retain)),
+            Mode::Batch => World::Batch(Batch::new(scenario, seed, retain)),
         }
     }
 

@@ -1,15 +1,16 @@
 //! The faults of a batch run, as the fault plan fires them (every kind of the scenario format),
 //! and a cut-off TaskManager reconnecting.
 
-use super::{Event, Msg, World};
 use crate::graph::SubtaskId;
 use crate::scenario::FaultKind;
 use crate::status::ExecutionState;
 use crate::trace::{FaultEvent, TraceEvent};
+use crate::world::batch::{Batch, Msg};
+use crate::world::Event;
 use sim::Scheduler;
 
-impl World {
-    pub(super) fn fire(&mut self, sched: &mut Scheduler<'_, Event>, index: u32, kind: FaultKind) {
+impl Batch {
+    pub(crate) fn fire(&mut self, sched: &mut Scheduler<'_, Event>, index: u32, kind: FaultKind) {
         let now = sched.now();
         match kind {
             FaultKind::TriggerTask { .. }
@@ -183,7 +184,7 @@ impl World {
         }
     }
 
-    pub(super) fn reconnect(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+    pub(crate) fn reconnect(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let now = sched.now();
         let t = &self.tms[tm as usize];
         if !t.alive || t.connected {

@@ -1,19 +1,123 @@
-//! The JobMaster side of a batch job: the RPCs it receives, its view of executions and of the
-//! job, slots, and what a FINISHED attempt means for the partitions its consumers need.
+//! The JobMaster of a batch job (P2): its view of every execution, the partition tracker, the
+//! split enumerators, and what it does with each message it receives.
+//!
+//! One module per concern, all methods of the world's batch half ([`Batch`]), which holds the
+//! JobMaster's state (`Batch::jm`) beside the TaskManagers': `scheduler` (the adaptive batch
+//! scheduler, failover, resets and releases), `job_events` (the job event log's write buffer),
+//! `job_recovery` (FLIP-383 recovery on a new JobMaster, P2.4), `speculation` (P2.8) and
+//! `reconcile` (P3 for batch jobs, both its JobMaster and its TaskManager side). The streaming
+//! JobMaster is [`super::JobMaster`].
 
-use super::{Event, Msg, World};
+mod job_events;
+mod job_recovery;
+pub(crate) mod reconcile;
+mod scheduler;
+pub(crate) mod speculation;
+
 use crate::batch::data::{self, Fragment};
-use crate::batch::events::{JobEvent, Location, Snapshot};
+use crate::batch::events::{JobEvent, Location, Replayed, Snapshot};
 use crate::batch::oracle::Received;
 use crate::bug::Bug;
+use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{FlushReason, RerunReason, TraceEvent};
+use crate::world::batch::{Batch, Msg};
+use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
+use std::collections::BTreeSet;
 
-impl World {
-    pub(super) fn jm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+/// The JobMaster's view of one execution vertex.
+#[derive(Clone, Copy)]
+pub(crate) struct Execution {
+    pub(crate) state: ExecutionState,
+    pub(crate) attempt: u32,
+    /// The TaskManager the attempt was deployed to.
+    pub(crate) placed: Option<u32>,
+    /// A reset subtask waits for the restart delay.
+    pub(crate) hold_until: Instant,
+    /// When this JobMaster deployed the attempt (P2.8: its execution time counts from then).
+    pub(crate) deployed_at: Option<Instant>,
+}
+
+/// The JobMaster: volatile, rebuilt by every elected leader.
+pub(crate) struct JobMaster {
+    pub incarnation: u32,
+    pub status: JobStatus,
+    pub(crate) exec: Vec<Execution>,
+    /// Per vertex: the decided parallelism, once initialized.
+    pub parallelism: Vec<Option<u32>>,
+    /// Per producer subtask: its tracked partition (attempt, location, bytes).
+    pub tracker: Vec<Option<(u32, Location, u64)>>,
+    pub enumerators: Vec<Option<Enumerator>>,
+    /// P2.5 rule 2: a coordinator without batch snapshots whose subtasks all finished.
+    pub remembered: Vec<bool>,
+    pub(crate) registered: Vec<Option<u32>>,
+    /// P0, P3.2: per TaskManager, whether this JobMaster knows what occupies its slots. One
+    /// that keeps tasks across a leader change (reconciliation) is deployed to only once its
+    /// report is in; until then a task an earlier JobMaster left there may hold a slot.
+    pub(crate) accounted: Vec<bool>,
+    pub(crate) slots_used: Vec<u32>,
+    /// When this JobMaster last attached a snapshot to a finished event; `None` before its
+    /// first. F2.3: Flink measures `snapshot.min-pause` from its last snapshot, and a JobMaster
+    /// that has taken none snapshots at once (every recorded Flink 2.3 run shows the first
+    /// finished event with a snapshot, see README "Conformance with Flink 2.3").
+    pub(crate) last_snapshot: Option<Instant>,
+    /// F2.3: its job event store failed to write; it logs nothing more for the rest of its life.
+    pub(crate) events_failed: bool,
+    /// When this JobMaster took over: the phase of its flush timer.
+    pub(crate) started: Instant,
+    pub(crate) restarts: u32,
+    /// While RECONCILING (P2.4): the replay, and partitions still awaited.
+    pub(crate) recovering: Option<Recovering>,
+    /// P3: the reconcile window, while open.
+    pub(crate) reconciling: Option<reconcile::Reconciling>,
+    pub(crate) recovered_once: bool,
+    /// A `FlushTick` is scheduled.
+    pub(crate) flush_pending: bool,
+    /// P2.8: per subtask, its speculative attempt (beside `exec`, the original one).
+    pub(crate) spec: Vec<Option<Execution>>,
+    /// P2.8: per subtask, how long its FINISHED attempt ran (0 for one recovered as finished,
+    /// which this JobMaster never deployed).
+    pub(crate) ran: Vec<Option<Duration>>,
+    /// P2.8: per TaskManager, until when it is blocked for speculative attempts (slow node).
+    pub(crate) blocked_until: Vec<Instant>,
+    /// P2.8: a `SpeculationCheck` is scheduled.
+    pub(crate) check_pending: bool,
+    /// P2.8: attempts it cancelled beside another one; a partition one of them still wrote
+    /// belongs to nobody and is released.
+    pub(crate) orphans: BTreeSet<(SubtaskId, u32)>,
+}
+
+pub(crate) struct Recovering {
+    pub(crate) replayed: Replayed,
+    pub(crate) awaited: BTreeSet<SubtaskId>,
+}
+
+/// One JobManager recovery, for the summary (P2.4 figures).
+#[derive(Clone, Debug, Default)]
+pub struct RecoveryRecord {
+    pub crashed_at: Instant,
+    pub elected_at: Instant,
+    pub running_at: Option<Instant>,
+    pub full_restart: bool,
+    pub events_lost: u32,
+    pub discarded: u32,
+    pub recovered: Vec<SubtaskId>,
+    /// Subtasks that had finished before the crash and run again, with why.
+    pub rerun: Vec<(SubtaskId, RerunReason)>,
+    /// Task time spent re-running them.
+    pub redone: Duration,
+    pub late_reports: u32,
+    pub timed_out: bool,
+    /// Tasks that were running when their TaskManagers lost the JobManager and failed
+    /// (F2.5): their work so far is lost too.
+    pub interrupted: u32,
+}
+
+impl Batch {
+    pub(crate) fn jm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
         let now = sched.now();
         let process = self.tms[tm as usize].process;
         let index = self.trace.len().saturating_sub(1);
@@ -187,12 +291,12 @@ impl World {
         }
     }
 
-    pub(super) fn current(&self, subtask: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
+    pub(crate) fn current(&self, subtask: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
         let e = self.jm.as_ref().expect("alive").exec[subtask.index()];
         e.attempt == attempt && e.state == state
     }
 
-    pub(super) fn exec_state(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
+    pub(crate) fn exec_state(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
         let jm = self.jm.as_mut().expect("alive");
         let e = &mut jm.exec[subtask.index()];
         let from = e.state;
@@ -209,21 +313,21 @@ impl World {
         );
     }
 
-    pub(super) fn set_job_status(&mut self, now: Instant, to: JobStatus) {
+    pub(crate) fn set_job_status(&mut self, now: Instant, to: JobStatus) {
         let jm = self.jm.as_mut().expect("alive");
         let from = jm.status;
         jm.status = to;
         self.record(now, TraceEvent::JobStatus { from, to });
     }
 
-    pub(super) fn free_slot(&mut self, subtask: SubtaskId) {
+    pub(crate) fn free_slot(&mut self, subtask: SubtaskId) {
         let jm = self.jm.as_mut().expect("alive");
         if let Some(tm) = jm.exec[subtask.index()].placed.take() {
             jm.slots_used[tm as usize] = jm.slots_used[tm as usize].saturating_sub(1);
         }
     }
 
-    pub(super) fn location_of(&self, tm: u32) -> Location {
+    pub(crate) fn location_of(&self, tm: u32) -> Location {
         match self.batch.shuffle {
             ShuffleKind::Remote => Location::Remote,
             ShuffleKind::Internal => Location::TaskManager {
@@ -233,7 +337,7 @@ impl World {
         }
     }
 
-    pub(super) fn on_finished(
+    pub(crate) fn on_finished(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -303,7 +407,7 @@ impl World {
         self.schedule(sched);
     }
 
-    pub(super) fn partition_bytes(&self, subtask: SubtaskId, attempt: u32) -> u64 {
+    pub(crate) fn partition_bytes(&self, subtask: SubtaskId, attempt: u32) -> u64 {
         let records = |f: &[Fragment]| data::total_records(f);
         let held = self
             .remote
@@ -319,7 +423,7 @@ impl World {
         held.or(staged).unwrap_or(0) * self.batch.record_bytes
     }
 
-    pub(super) fn vertex_finished(&self, vertex: VertexId) -> bool {
+    pub(crate) fn vertex_finished(&self, vertex: VertexId) -> bool {
         let jm = self.jm.as_ref().expect("alive");
         let Some(p) = jm.parallelism[vertex.index()] else {
             return false;

@@ -2,14 +2,15 @@
 //! about network faults; the P3.3 outbox of a TaskManager's task RPCs while a JobMaster reconciles;
 //! delivery with its checks (connection epoch, sender alive, leader, fencing).
 
-use super::{Event, Msg, Sent, World};
 use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
 use crate::trace::{Address, TraceEvent};
+use crate::world::batch::{Batch, Msg, Sent};
+use crate::world::Event;
 use sim::Scheduler;
 
-impl World {
-    pub(super) fn send(
+impl Batch {
+    pub(crate) fn send(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         from: Address,
@@ -19,7 +20,7 @@ impl World {
         self.send_numbered(sched, from, to, msg, 0);
     }
 
-    pub(super) fn send_numbered(
+    pub(crate) fn send_numbered(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         from: Address,
@@ -82,7 +83,7 @@ impl World {
         }
     }
 
-    pub(super) fn send_to_jobmaster(
+    pub(crate) fn send_to_jobmaster(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -115,7 +116,7 @@ impl World {
         }
     }
 
-    pub(super) fn send_to_task_manager(
+    pub(crate) fn send_to_task_manager(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -134,7 +135,7 @@ impl World {
         self.send(sched, Address::JobMaster, Address::TaskManager(tm), msg);
     }
 
-    pub(super) fn deliver(
+    pub(crate) fn deliver(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         link: LinkId,

@@ -1,16 +1,17 @@
 //! The job event log (P2.2, F2.3): events go to a write buffer that reaches durable storage at the
 //! flush interval, when the buffer is full, or when a vertex finishes.
 
-use super::{Event, World};
 use crate::batch::events::JobEvent;
 use crate::bug::Bug;
 use crate::status::JobStatus;
 use crate::trace::{FlushReason, Logged, TraceEvent};
+use crate::world::batch::Batch;
+use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 
-impl World {
+impl Batch {
     /// Appends to the job event store, unless RECONCILING (F2.3); flushes a full buffer.
-    pub(super) fn log(&mut self, sched: &mut Scheduler<'_, Event>, event: JobEvent) {
+    pub(crate) fn log(&mut self, sched: &mut Scheduler<'_, Event>, event: JobEvent) {
         let now = sched.now();
         if self.job_status() == JobStatus::Reconciling {
             return;
@@ -52,7 +53,7 @@ impl World {
         }
     }
 
-    pub(super) fn flush(&mut self, now: Instant, reason: FlushReason) {
+    pub(crate) fn flush(&mut self, now: Instant, reason: FlushReason) {
         let events = self.store.flush() as u32;
         if events > 0 {
             self.record(now, TraceEvent::JobEventsFlushed { events, reason });

@@ -9,6 +9,8 @@
 //! job recovery (P2.4) from the job events and the partitions reported.
 
 use super::*;
+use crate::batch::recovery;
+use crate::trace::{Address, ReconcileOutcome};
 
 #[cfg(test)]
 mod tests;
@@ -17,33 +19,33 @@ mod tests;
 const RETRY: Duration = Duration::from_millis(5);
 
 /// The JobMaster's reconcile window (P3).
-pub(in crate::batch) struct Reconciling {
-    started: Instant,
+pub(crate) struct Reconciling {
+    pub(crate) started: Instant,
     /// Per TaskManager: the process expected to report (a replacement process is another
     /// TaskManager: the one the job used missed the window).
-    expected: Vec<Option<u32>>,
-    done: Vec<bool>,
+    pub(crate) expected: Vec<Option<u32>>,
+    pub(crate) done: Vec<bool>,
     /// Per subtask: the reported execution (attempt, state, TaskManager).
-    reports: Vec<Option<(u32, ExecutionState, u32)>>,
+    pub(crate) reports: Vec<Option<(u32, ExecutionState, u32)>>,
     /// Per subtask: the splits its reported attempt was assigned.
-    splits: Vec<Vec<u32>>,
+    pub(crate) splits: Vec<Vec<u32>>,
     /// Per subtask: the producer attempts its reported attempt read.
-    inputs: Vec<Vec<(SubtaskId, u32)>>,
+    pub(crate) inputs: Vec<Vec<(SubtaskId, u32)>>,
     /// Per subtask: reported partitions (attempt, location, bytes).
-    partitions: Vec<Vec<(u32, Location, u64)>>,
+    pub(crate) partitions: Vec<Vec<(u32, Location, u64)>>,
     /// The job events, for the parallelism and, if this ends FAILING, for P2.4.
-    replayed: Replayed,
-    record: usize,
+    pub(crate) replayed: Replayed,
+    pub(crate) record: usize,
     /// Two reports contradict each other (two attempts of one subtask, or one split held
     /// by two readers): executions an earlier JobMaster had superseded still run, and no
     /// rebuilt view can be consistent, so the window ends FAILING.
-    conflict: bool,
+    pub(crate) conflict: bool,
 }
 
 impl Reconciling {
     /// TaskManager `tm` registered as `process`: the window waits for its report. What an
     /// earlier process of it reported is void: that process is gone, with its tasks.
-    pub(super) fn expect(&mut self, tm: u32, process: u32) {
+    pub(crate) fn expect(&mut self, tm: u32, process: u32) {
         if self.expected[tm as usize] != Some(process) {
             self.forget(tm);
             self.expected[tm as usize] = Some(process);
@@ -55,7 +57,7 @@ impl Reconciling {
     /// TaskManager `tm` is gone: the executions it reported are void, and the window no
     /// longer waits for it (P3.4). Its reported partitions stay known, as in P2.4: a consumer
     /// that then misses one fails over (`PartitionNotFound`).
-    pub(super) fn forget(&mut self, tm: u32) {
+    pub(crate) fn forget(&mut self, tm: u32) {
         self.expected[tm as usize] = None;
         self.done[tm as usize] = false;
         {
@@ -75,12 +77,12 @@ impl Reconciling {
     }
 }
 
-impl World {
+impl Batch {
     // ---- TaskManager side ----------------------------------------------------------------
 
     /// P3.2: every execution this TaskManager hosts (running, or ended within the retention
     /// of P3.1), a source's splits, every partition it holds; then that the report is done.
-    pub(super) fn send_reports(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+    pub(crate) fn send_reports(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let now = sched.now();
         let (_, retention) = self.reconcile.expect("reconciling");
         let process = self.tms[tm as usize].process;
@@ -158,7 +160,7 @@ impl World {
         self.schedule_retry(sched, tm);
     }
 
-    pub(super) fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+    pub(crate) fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let t = &mut self.tms[tm as usize];
         if !t.outbox.claim_retry() {
             return;
@@ -175,7 +177,7 @@ impl World {
 
     /// P3.3: send the kept RPCs again, in their original order, once none of this
     /// TaskManager's RPCs is on the wire (so a resent one never overtakes an older one).
-    pub(super) fn retry_parked(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, process: u32) {
+    pub(crate) fn retry_parked(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, process: u32) {
         let t = &mut self.tms[tm as usize];
         if t.process != process {
             return;
@@ -202,7 +204,7 @@ impl World {
 
     /// A task RPC reaches the JobMaster side: applied, refused while reconciling (P3.3), or
     /// kept because no JobMaster took it.
-    pub(super) fn deliver_task_rpc(
+    pub(crate) fn deliver_task_rpc(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -257,7 +259,7 @@ impl World {
 
     /// P3.1: the new JobMaster opens the window: the job and every execution it knows of
     /// (the vertices the job events initialized) are RECONCILING.
-    pub(super) fn start_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn start_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
         let now = sched.now();
         let (timeout, _) = self.reconcile.expect("reconciling");
         self.set_job_status(now, JobStatus::Reconciling);
@@ -314,7 +316,7 @@ impl World {
         }
     }
 
-    pub(super) fn on_report_execution(
+    pub(crate) fn on_report_execution(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -352,7 +354,7 @@ impl World {
         self.reconcile_vertex(now, vertex, parallelism);
     }
 
-    pub(super) fn on_report_split(&mut self, subtask: SubtaskId, attempt: u32, split: u32) {
+    pub(crate) fn on_report_split(&mut self, subtask: SubtaskId, attempt: u32, split: u32) {
         let vertex = self.graph.subtasks[subtask.index()].vertex;
         let first = self.graph.vertices[vertex.index()].first as usize;
         let p = self.graph.vertices[vertex.index()].parallelism as usize;
@@ -370,7 +372,7 @@ impl World {
         }
     }
 
-    pub(super) fn on_report_input(
+    pub(crate) fn on_report_input(
         &mut self,
         (subtask, attempt): (SubtaskId, u32),
         input: (SubtaskId, u32),
@@ -383,7 +385,7 @@ impl World {
         }
     }
 
-    pub(super) fn reconcile_partition(
+    pub(crate) fn reconcile_partition(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -404,7 +406,7 @@ impl World {
     }
 
     /// The reconciling JobMaster noticed that TaskManager process `process` is gone.
-    pub(super) fn forget_task_manager(
+    pub(crate) fn forget_task_manager(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -419,7 +421,7 @@ impl World {
         self.maybe_end_reconcile(sched);
     }
 
-    pub(super) fn on_report_done(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+    pub(crate) fn on_report_done(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let process = self.tms[tm as usize].process;
         let jm = self.jm.as_mut().expect("alive");
         // What this TaskManager runs is known now (what an earlier JobMaster left there and
@@ -456,7 +458,7 @@ impl World {
 
     /// P3.4: the window closes. Apply the reported states (P3.2), then RUNNING, FINISHED, or
     /// FAILING followed by batch recovery (P2.4).
-    pub(super) fn end_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn end_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
         let now = sched.now();
         let jm = self.jm.as_mut().expect("alive");
         let rec = jm.reconciling.take().expect("the window is open");

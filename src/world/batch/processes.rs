@@ -1,18 +1,20 @@
 //! Processes: the first JobMaster, a JobManager crash (the write buffer is lost, P2.2), the
 //! election of a new one (P2.3: recovery, reconciliation or a restart), and a TaskManager lost.
 
-use super::{Event, Execution, JobMaster, Recovering, RecoveryRecord, World};
 use crate::batch::events::Location;
 use crate::batch::recovery;
 use crate::bug::Bug;
 use crate::graph::SubtaskId;
+use crate::jobmaster::batch::{Execution, JobMaster, Recovering, RecoveryRecord};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{RerunReason, TraceEvent};
+use crate::world::batch::Batch;
+use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 use std::collections::BTreeSet;
 
-impl World {
-    pub(super) fn new_jobmaster(&self, incarnation: u32, now: Instant) -> JobMaster {
+impl Batch {
+    pub(crate) fn new_jobmaster(&self, incarnation: u32, now: Instant) -> JobMaster {
         let n = self.graph.subtasks.len();
         let v = self.graph.vertices.len();
         let tms = self.tms.len();
@@ -51,7 +53,7 @@ impl World {
         }
     }
 
-    pub(super) fn start(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn start(&mut self, sched: &mut Scheduler<'_, Event>) {
         let now = sched.now();
         for (at, index) in self.faults.timed() {
             sched.at(at, Event::Fault { index });
@@ -75,7 +77,7 @@ impl World {
         self.schedule(sched);
     }
 
-    pub(super) fn crash_jobmaster(
+    pub(crate) fn crash_jobmaster(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         restart_after: Duration,
@@ -112,7 +114,7 @@ impl World {
         sched.after(restart_after, Event::JobMasterElected);
     }
 
-    pub(super) fn elect(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn elect(&mut self, sched: &mut Scheduler<'_, Event>) {
         let now = sched.now();
         if self.jm.is_some() {
             return;
@@ -202,7 +204,7 @@ impl World {
     }
 
     /// The JobMaster noticed that TaskManager `tm` (process `process`) is gone or unreachable.
-    pub(super) fn lose_task_manager(
+    pub(crate) fn lose_task_manager(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -280,7 +282,7 @@ impl World {
     }
 
     /// Some consumer of `s` has yet to finish (or is not even initialized).
-    pub(super) fn partition_needed(&self, s: SubtaskId) -> bool {
+    pub(crate) fn partition_needed(&self, s: SubtaskId) -> bool {
         let jm = self.jm.as_ref().expect("alive");
         let v = self.graph.subtasks[s.index()].vertex;
         let uninitialized = self.graph.vertices[v.index()]

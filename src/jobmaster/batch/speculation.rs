@@ -10,24 +10,26 @@
 //! enumerator, which would hand a second attempt other splits (Flink's FLIP-245 replays the
 //! subtask's splits to it; not modelled).
 
-use super::{Event, Execution, Msg, World};
 use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
+use crate::jobmaster::batch::Execution;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::TraceEvent;
+use crate::world::batch::{Batch, Msg};
+use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 
 /// An attempt the JobMaster deployed that may still finish (not CREATED, CANCELING or ended).
-pub(super) fn may_finish(state: ExecutionState) -> bool {
+pub(crate) fn may_finish(state: ExecutionState) -> bool {
     matches!(
         state,
         ExecutionState::Deploying | ExecutionState::Initializing | ExecutionState::Running
     )
 }
 
-impl World {
+impl Batch {
     /// Starts the detector's timer if speculation is on and it is not running.
-    pub(super) fn arm_speculation_check(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn arm_speculation_check(&mut self, sched: &mut Scheduler<'_, Event>) {
         let Some(spec) = self.batch.speculative else {
             return;
         };
@@ -40,7 +42,7 @@ impl World {
     }
 
     /// The detector looks (P2.8), then runs again while some attempt may still finish.
-    pub(super) fn speculation_check(&mut self, sched: &mut Scheduler<'_, Event>, incarnation: u32) {
+    pub(crate) fn speculation_check(&mut self, sched: &mut Scheduler<'_, Event>, incarnation: u32) {
         let Some(jm) = self.jm.as_mut().filter(|jm| jm.incarnation == incarnation) else {
             return;
         };
@@ -190,7 +192,7 @@ impl World {
     }
 
     /// The JobMaster's view of `s`'s speculative attempt goes to `to`.
-    pub(super) fn spec_state(&mut self, now: Instant, s: SubtaskId, to: ExecutionState) {
+    pub(crate) fn spec_state(&mut self, now: Instant, s: SubtaskId, to: ExecutionState) {
         let jm = self.jm.as_mut().expect("alive");
         let e = jm.spec[s.index()].as_mut().expect("a speculative attempt");
         let (from, attempt) = (e.state, e.attempt);
@@ -207,13 +209,13 @@ impl World {
     }
 
     /// Is `attempt` the speculative attempt of `s`, in `state`?
-    pub(super) fn is_spec(&self, s: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
+    pub(crate) fn is_spec(&self, s: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
         self.jm.as_ref().expect("alive").spec[s.index()]
             .is_some_and(|e| e.attempt == attempt && e.state == state)
     }
 
     /// Does `s` have a speculative attempt that may still finish?
-    pub(super) fn spec_live(&self, s: SubtaskId) -> bool {
+    pub(crate) fn spec_live(&self, s: SubtaskId) -> bool {
         self.jm.as_ref().expect("alive").spec[s.index()].is_some_and(|e| may_finish(e.state))
     }
 
@@ -221,7 +223,7 @@ impl World {
     /// that finished first, or the one left when the other failed).
     /// The speculative attempt `attempt` of `s` finished first (P2.8): it becomes the current
     /// one, and the summary counts it won once it is.
-    pub(super) fn spec_won(&mut self, s: SubtaskId, attempt: u32) {
+    pub(crate) fn spec_won(&mut self, s: SubtaskId, attempt: u32) {
         self.promote_spec(s);
         if self.jm.as_ref().expect("alive").exec[s.index()].attempt != attempt {
             return;
@@ -231,7 +233,7 @@ impl World {
         }
     }
 
-    pub(super) fn promote_spec(&mut self, s: SubtaskId) {
+    pub(crate) fn promote_spec(&mut self, s: SubtaskId) {
         let jm = self.jm.as_mut().expect("alive");
         let i = s.index();
         let spec = jm.spec[i].take().expect("a speculative attempt");
@@ -240,7 +242,7 @@ impl World {
 
     /// Ends the other attempt of `s`, if any: cancelled if it may still finish (the first
     /// attempt to finish wins, a failover or a reset ends both), dropped otherwise.
-    pub(super) fn cancel_spec(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
+    pub(crate) fn cancel_spec(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
         let now = sched.now();
         let Some(e) = self.jm.as_ref().expect("alive").spec[s.index()] else {
             return;
@@ -261,7 +263,7 @@ impl World {
 
     /// The first attempt of `s` to finish wins: the JobMaster cancels the other (bug
     /// `keep-slow-attempt`: it forgets to).
-    pub(super) fn first_finish_wins(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
+    pub(crate) fn first_finish_wins(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
         if self.bug == Some(Bug::KeepSlowAttempt) && self.spec_live(s) {
             // The loser stays RUNNING in the view and on its TaskManager.
             return;
@@ -269,7 +271,7 @@ impl World {
         self.cancel_spec(sched, s);
     }
 
-    pub(super) fn free_spec_slot(&mut self, s: SubtaskId) {
+    pub(crate) fn free_spec_slot(&mut self, s: SubtaskId) {
         let jm = self.jm.as_mut().expect("alive");
         if let Some(tm) = jm.spec[s.index()].as_mut().and_then(|e| e.placed.take()) {
             jm.slots_used[tm as usize] = jm.slots_used[tm as usize].saturating_sub(1);

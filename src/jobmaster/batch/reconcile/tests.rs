@@ -12,6 +12,8 @@
 use super::*;
 use crate::net::LinkId;
 use crate::oracle::invariant::Invariant;
+use crate::taskmanager::batch::Partition;
+use crate::trace::Retain;
 use sim::{Budget, Model, Simulation};
 
 const SCENARIO: &str = "batch-reconcile-all-in-time.json";
@@ -19,15 +21,15 @@ const SCENARIO: &str = "batch-reconcile-all-in-time.json";
 /// A world that lets a test act once, inside it, just before the first event `when` picks.
 /// It stops once that act is done and no reconcile window is open (or the job ended).
 struct Staged<W, A> {
-    world: World,
+    world: Batch,
     when: W,
     act: Option<A>,
 }
 
 impl<W, A> Model for Staged<W, A>
 where
-    W: Fn(&World, &Event) -> bool,
-    A: FnOnce(&mut World, &mut Scheduler<'_, Event>),
+    W: Fn(&Batch, &Event) -> bool,
+    A: FnOnce(&mut Batch, &mut Scheduler<'_, Event>),
 {
     type Event = Event;
 
@@ -49,7 +51,7 @@ where
 }
 
 /// The world on its own, once the staged act is done.
-struct Unstaged<'a>(&'a mut World);
+struct Unstaged<'a>(&'a mut Batch);
 
 impl Model for Unstaged<'_> {
     type Event = Event;
@@ -64,7 +66,7 @@ impl Model for Unstaged<'_> {
 }
 
 /// The message an event delivers, and where from.
-fn arriving(w: &World, event: &Event) -> Option<(Address, Msg)> {
+fn arriving(w: &Batch, event: &Event) -> Option<(Address, Msg)> {
     let Event::Rpc { link } = *event else {
         return None;
     };
@@ -73,7 +75,7 @@ fn arriving(w: &World, event: &Event) -> Option<(Address, Msg)> {
 }
 
 /// Every message on its way, with where it goes.
-fn messages_on_the_wire(w: &World) -> Vec<(Address, Msg)> {
+fn messages_on_the_wire(w: &Batch) -> Vec<(Address, Msg)> {
     (0..w.tms.len() as u32)
         .flat_map(|tm| {
             let task_manager = Address::TaskManager(tm);
@@ -92,21 +94,21 @@ fn messages_on_the_wire(w: &World) -> Vec<(Address, Msg)> {
 
 /// What a staged run left: the world, and the events still queued.
 struct Staging {
-    world: World,
+    world: Batch,
     sim: Simulation<Event>,
 }
 
 fn stage<W, A>(when: W, act: A) -> Staging
 where
-    W: Fn(&World, &Event) -> bool,
-    A: FnOnce(&mut World, &mut Scheduler<'_, Event>),
+    W: Fn(&Batch, &Event) -> bool,
+    A: FnOnce(&mut Batch, &mut Scheduler<'_, Event>),
 {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenarios")
         .join(SCENARIO);
     let scenario = crate::scenario::load(&path).expect("a shipped scenario");
     let mut staged = Staged {
-        world: World::new(&scenario, scenario.seed, Retain::Protocol),
+        world: Batch::new(&scenario, scenario.seed, Retain::Protocol),
         when,
         act: Some(act),
     };
@@ -130,7 +132,7 @@ where
 /// Just before the last awaited TaskManager's "report done" arrives: every other report of
 /// the window is in, so a message the test hands the JobMaster then is the last before it
 /// ends the window.
-fn before_last_report_done(w: &World, event: &Event) -> bool {
+fn before_last_report_done(w: &Batch, event: &Event) -> bool {
     let Some((Address::TaskManager(tm), Msg::ReportDone)) = arriving(w, event) else {
         return false;
     };
@@ -144,7 +146,7 @@ fn before_last_report_done(w: &World, event: &Event) -> bool {
 }
 
 /// Just after the (only) reconcile window closed with the job RUNNING.
-fn after_the_window(w: &World, _: &Event) -> bool {
+fn after_the_window(w: &Batch, _: &Event) -> bool {
     w.reconciliations.len() == 1
         && w.jm
             .as_ref()
@@ -169,7 +171,7 @@ impl Staging {
     fn disagreements(self) -> Vec<String> {
         let current = self.world.who_is_current();
         let status = self.world.job_status();
-        let World {
+        let Batch {
             oracles,
             graph,
             committed,
@@ -200,7 +202,7 @@ impl Staging {
 }
 
 /// A subtask of vertex `name` that TaskManager `tm` hosts, in `state`, with its attempt.
-fn hosted(w: &World, name: &str, state: ExecutionState) -> Option<(SubtaskId, u32, u32)> {
+fn hosted(w: &Batch, name: &str, state: ExecutionState) -> Option<(SubtaskId, u32, u32)> {
     w.tasks.iter().enumerate().find_map(|(i, t)| {
         let t = t.as_ref()?;
         let vertex = w.graph.subtasks[i].vertex.index();
@@ -212,7 +214,7 @@ fn hosted(w: &World, name: &str, state: ExecutionState) -> Option<(SubtaskId, u3
     })
 }
 
-fn report(w: &World, s: SubtaskId, attempt: u32, state: ExecutionState) -> Msg {
+fn report(w: &Batch, s: SubtaskId, attempt: u32, state: ExecutionState) -> Msg {
     Msg::ReportExecution {
         subtask: s,
         attempt,
@@ -221,13 +223,13 @@ fn report(w: &World, s: SubtaskId, attempt: u32, state: ExecutionState) -> Msg {
     }
 }
 
-fn another(w: &World, tm: u32) -> u32 {
+fn another(w: &Batch, tm: u32) -> u32 {
     (tm + 1) % w.tms.len() as u32
 }
 
 /// Hands the JobMaster `msgs` from `tm`, as if they had just arrived, and checks the window
 /// ends with `expected` and that the oracle agrees.
-fn window_ends(msgs: impl FnOnce(&World) -> Vec<(u32, Msg)>, expected: ReconcileOutcome) {
+fn window_ends(msgs: impl FnOnce(&Batch) -> Vec<(u32, Msg)>, expected: ReconcileOutcome) {
     let staged = stage(before_last_report_done, |w, sched| {
         for (tm, msg) in msgs(w) {
             w.jm_receives(sched, tm, msg);
@@ -294,7 +296,7 @@ fn a_report_sent_again_in_full_is_no_contradiction() {
 }
 
 /// Two readers of one source, each with its attempt and TaskManager, and a split the first holds.
-fn two_readers(w: &World) -> ((SubtaskId, u32, u32), (SubtaskId, u32, u32), u32) {
+fn two_readers(w: &Batch) -> ((SubtaskId, u32, u32), (SubtaskId, u32, u32), u32) {
     let readers: Vec<(SubtaskId, u32, u32)> = w
         .tasks
         .iter()
@@ -352,7 +354,7 @@ fn a_split_of_an_unreported_attempt_is_ignored() {
 }
 
 /// An input and the attempt of its producer that the reports name.
-fn an_input(w: &World) -> (SubtaskId, u32, u32, SubtaskId, u32) {
+fn an_input(w: &Batch) -> (SubtaskId, u32, u32, SubtaskId, u32) {
     let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
     let (p, pa) = w.tasks[s.index()].as_ref().expect("hosted").inputs[0];
     (s, a, tm, p, pa)

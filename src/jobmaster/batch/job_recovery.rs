@@ -2,26 +2,28 @@
 //! the TaskManagers' partition reports until `previous_worker_timeout`, then keep what is proved
 //! finished and reset the rest.
 
-use super::{Event, Msg, Recovering, World};
 use crate::batch::events::{replay, JobEvent, Location, Replayed};
 use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;
 use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
+use crate::jobmaster::batch::Recovering;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{RerunReason, TraceEvent};
+use crate::world::batch::{Batch, Msg};
+use crate::world::Event;
 use sim::{Instant, Scheduler};
 
-impl World {
+impl Batch {
     /// The durable job events, replayed (F2.3).
-    pub(super) fn replay_log(&self) -> Replayed {
+    pub(crate) fn replay_log(&self) -> Replayed {
         let vertex_of: Vec<VertexId> = self.graph.subtasks.iter().map(|s| s.vertex).collect();
         replay(self.store.durable(), self.graph.vertices.len(), &vertex_of)
     }
 
     /// P2.6 / F2.4 step 5: nothing to recover from, or recovery is off: the job runs again
     /// from scratch, and the log starts over.
-    pub(super) fn restart_from_scratch(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
+    pub(crate) fn restart_from_scratch(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
         let now = sched.now();
         let finished_before: Vec<SubtaskId> = (0..self.done.len() as u32)
             .map(SubtaskId)
@@ -63,7 +65,7 @@ impl World {
     /// F2.4 step 5 (Flink's `recoverFailed`): the durable job events could not be read back.
     /// The log is deleted and the job restarts in full as a global failover does, so every
     /// execution takes a new attempt.
-    pub(super) fn replay_failed(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
+    pub(crate) fn replay_failed(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
         let events = self.store.durable().len() as u32;
         self.record(sched.now(), TraceEvent::JobEventsUnreadable { events });
         let jm = self.jm.as_mut().expect("elected");
@@ -74,7 +76,7 @@ impl World {
         self.restart_from_scratch(sched, r);
     }
 
-    pub(super) fn maybe_end_recovery(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn maybe_end_recovery(&mut self, sched: &mut Scheduler<'_, Event>) {
         let done = self
             .jm
             .as_ref()
@@ -87,7 +89,7 @@ impl World {
 
     /// A partition report reached the JobMaster: the oracles note it (the ledger of what was
     /// reported in time). Returns the reporting process.
-    pub(super) fn report_seen(
+    pub(crate) fn report_seen(
         &mut self,
         now: Instant,
         tm: u32,
@@ -100,7 +102,7 @@ impl World {
         process
     }
 
-    pub(super) fn on_report(
+    pub(crate) fn on_report(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -178,7 +180,7 @@ impl World {
     }
 
     /// P2.4 steps 1-4, then RUNNING.
-    pub(super) fn end_recovery(&mut self, sched: &mut Scheduler<'_, Event>, timed_out: bool) {
+    pub(crate) fn end_recovery(&mut self, sched: &mut Scheduler<'_, Event>, timed_out: bool) {
         let now = sched.now();
         let r = self.recoveries.len() - 1;
         let jm = self.jm.as_mut().expect("alive");

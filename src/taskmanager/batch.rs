@@ -1,19 +1,82 @@
-//! The TaskManager side of a batch job: deployments, tasks that read their inputs whole, request
-//! splits and write a result partition, cancels and releases, and what a TaskManager does when it
-//! loses or learns its leader (F2.5, P3.1).
+//! A TaskManager of a batch job: the tasks it runs and the result partitions it hosts
+//! (blocking exchanges, internal shuffle), losing and re-registering with a leader (P2.3, F2.5).
+//!
+//! These are methods of the world's batch half ([`Batch`]), which holds every TaskManager's
+//! state; the streaming TaskManager is [`super::TaskManager`].
 
-use super::{Event, Msg, Partition, Task, World};
-use crate::batch::data;
+use crate::batch::data::{self, Fragment};
 use crate::batch::events::Location;
 use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
+use crate::taskmanager::Outbox;
 use crate::trace::TraceEvent;
+use crate::world::batch::{Batch, Msg};
+use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 
-impl World {
-    pub(super) fn tm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+/// What a deployment carries besides the attempt (Flink's `TaskDeploymentDescriptor`): its
+/// vertex's decided parallelism and, per input, the producer attempt and where its partition is.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Descriptor {
+    pub(crate) attempt: u32,
+    pub(crate) parallelism: u32,
+    pub(crate) inputs: Vec<(usize, SubtaskId, u32, Location)>,
+}
+
+/// A result partition as its holder keeps it.
+pub(crate) struct Partition {
+    pub(crate) producer: SubtaskId,
+    pub(crate) attempt: u32,
+    pub(crate) fragments: Vec<Fragment>,
+}
+
+pub(crate) struct TaskManager {
+    pub(crate) process: u32,
+    pub(crate) alive: bool,
+    pub(crate) connected: bool,
+    /// The JobMaster incarnation it works for.
+    pub(crate) leader: Option<u32>,
+    pub(crate) partitions: Vec<Partition>,
+    /// P3.3: RPCs no JobMaster accepted yet, by send order.
+    pub(crate) outbox: Outbox<Msg>,
+    /// Its RPCs on the wire to the JobMaster: kept ones are resent only once it is empty,
+    /// so a resent RPC never overtakes an older one.
+    pub(crate) in_flight: u32,
+    /// P3.3: its task RPCs on the wire by send order, until they arrive (applied, refused
+    /// and kept, or lost with a connection, which it learns of on arrival).
+    pub(crate) wire: std::collections::BTreeMap<u64, Msg>,
+    /// Bumped by every disconnection.
+    pub(crate) link_epoch: u32,
+    /// Bumped whenever it loses its leader: a registration timeout armed then (F2.5) acts only
+    /// if no later loss re-armed it.
+    pub(crate) leader_losses: u32,
+}
+
+/// A running attempt, on its TaskManager.
+pub(crate) struct Task {
+    pub(crate) attempt: u32,
+    pub(crate) task_manager: u32,
+    /// The TaskManager process it runs in: a replacement process knows nothing of it.
+    pub(crate) process: u32,
+    pub(crate) state: ExecutionState,
+    pub(crate) output: Vec<Fragment>,
+    pub(crate) started: Instant,
+    /// When it reached a terminal state (P3.1: kept for `terminal_state_retention`).
+    pub(crate) ended: Option<Instant>,
+    /// A source's splits so far (its reader's state, reported under P3.2).
+    pub(crate) splits: Vec<u32>,
+    /// Its vertex's parallelism, from the deployment descriptor.
+    pub(crate) parallelism: u32,
+    /// A source asked for a split and has no answer yet.
+    pub(crate) awaiting_split: bool,
+    /// The producer attempts whose partitions it read.
+    pub(crate) inputs: Vec<(SubtaskId, u32)>,
+}
+
+impl Batch {
+    pub(crate) fn tm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
         let now = sched.now();
         match msg {
             Msg::Deploy { subtask, attempt } => self.deploy(sched, tm, subtask, attempt),
@@ -96,7 +159,7 @@ impl World {
         }
     }
 
-    pub(super) fn request_split(
+    pub(crate) fn request_split(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -111,7 +174,7 @@ impl World {
 
     /// Attempt `attempt` of `subtask` on its TaskManager: the original's task, or (P2.8) a
     /// speculative one running beside it.
-    pub(super) fn task_ref(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
+    pub(crate) fn task_ref(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
         let i = subtask.index();
         [&self.tasks[i], &self.spec_tasks[i]]
             .into_iter()
@@ -119,7 +182,7 @@ impl World {
             .find(|t| t.attempt == attempt)
     }
 
-    pub(super) fn task_mut(&mut self, subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
+    pub(crate) fn task_mut(&mut self, subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
         let i = subtask.index();
         if self.tasks[i].as_ref().is_some_and(|t| t.attempt == attempt) {
             return self.tasks[i].as_mut();
@@ -127,13 +190,13 @@ impl World {
         self.spec_tasks[i].as_mut().filter(|t| t.attempt == attempt)
     }
 
-    pub(super) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
+    pub(crate) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
         self.task_ref(subtask, attempt)
             .is_some_and(|t| t.state == ExecutionState::Running)
     }
 
     /// One draw per step; P2.8: a slow TaskManager's tasks take `slowdown` times as long.
-    pub(super) fn work_time(&mut self, vertex: VertexId, records: u64, tm: u32) -> Duration {
+    pub(crate) fn work_time(&mut self, vertex: VertexId, records: u64, tm: u32) -> Duration {
         let range = self.graph.vertices[vertex.index()].process_time;
         let per_record = self.work_rng.duration_between(range.min, range.max);
         let work = per_record
@@ -148,7 +211,7 @@ impl World {
         }
     }
 
-    pub(super) fn task_state(
+    pub(crate) fn task_state(
         &mut self,
         now: Instant,
         subtask: SubtaskId,
@@ -173,7 +236,7 @@ impl World {
         );
     }
 
-    pub(super) fn deploy(
+    pub(crate) fn deploy(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
@@ -296,7 +359,7 @@ impl World {
         sched.after(cost, Event::TaskStep { subtask, attempt });
     }
 
-    pub(super) fn task_step(
+    pub(crate) fn task_step(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         subtask: SubtaskId,
@@ -317,7 +380,7 @@ impl World {
     }
 
     /// The task wrote its whole result partition (or, a sink, staged its output) and ends.
-    pub(super) fn finish_task(
+    pub(crate) fn finish_task(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         subtask: SubtaskId,
@@ -365,7 +428,7 @@ impl World {
         self.send_to_jobmaster(sched, tm, Msg::Finished { subtask, attempt });
     }
 
-    pub(super) fn end_task(
+    pub(crate) fn end_task(
         &mut self,
         now: Instant,
         subtask: SubtaskId,
@@ -385,7 +448,7 @@ impl World {
 
     /// The TaskManager lost its JobMaster (F2.5): it fails the job's running tasks and keeps
     /// its partitions, or releases them when configured to (F2.1).
-    pub(super) fn lose_leader(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+    pub(crate) fn lose_leader(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let now = sched.now();
         self.tms[tm as usize].leader = None;
         self.record(now, TraceEvent::LeaderLost { task_manager: tm });
@@ -421,7 +484,7 @@ impl World {
 
     /// The attempts TaskManager `tm` runs (originals first, then speculative ones, P2.8), by
     /// subtask.
-    pub(super) fn hosted(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
+    pub(crate) fn hosted(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
         let live = |t: &Option<Task>| {
             t.as_ref()
                 .filter(|t| t.task_manager == tm && !t.state.is_terminal())
@@ -455,7 +518,7 @@ impl World {
     /// F2.5 (Flink's `taskmanager.registration.timeout`): a TaskManager that found no new
     /// JobManager to register with since it lost its leader releases the job's partitions; a
     /// new JobManager will find them missing (P2.4 step 4).
-    pub(super) fn registration_timed_out(
+    pub(crate) fn registration_timed_out(
         &mut self,
         now: Instant,
         tm: u32,
@@ -473,7 +536,7 @@ impl World {
     }
 
     /// The TaskManager learns of the current leader (HA) and registers with it.
-    pub(super) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+    pub(crate) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let Some(incarnation) = self.jm.as_ref().map(|jm| jm.incarnation) else {
             return;
         };

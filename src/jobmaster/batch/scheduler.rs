@@ -2,22 +2,25 @@
 //! parallelism from their bytes when `auto`), a subtask is deployed once its inputs are
 //! available and a slot is free; failover, cancels, resets (P2.4 step 4) and releases.
 
-use super::speculation::may_finish;
-use super::{Descriptor, Event, Execution, Msg, World};
 use crate::batch::data;
 use crate::batch::events::{JobEvent, Location};
 use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;
 use crate::coordinator::Enumerator;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
+use crate::jobmaster::batch::speculation::may_finish;
+use crate::jobmaster::batch::Execution;
 use crate::status::{ExecutionState, JobStatus};
+use crate::taskmanager::batch::Descriptor;
 use crate::trace::{RerunReason, TraceEvent};
+use crate::world::batch::{Batch, Msg};
+use crate::world::Event;
 use sim::{Instant, Scheduler};
 
-impl World {
+impl Batch {
     /// Initializes the vertices whose inputs finished, deploys what can run, and ends the job
     /// when every subtask finished.
-    pub(super) fn schedule(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn schedule(&mut self, sched: &mut Scheduler<'_, Event>) {
         let now = sched.now();
         let Some(jm) = self.jm.as_ref() else { return };
         if jm.status != JobStatus::Running {
@@ -64,7 +67,7 @@ impl World {
 
     /// P2.7: the job is FINISHED and its sinks' output committed; its result reaches HA
     /// storage `job_result_delay` later, and only from then on is the job over for good.
-    pub(super) fn finish_job(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn finish_job(&mut self, sched: &mut Scheduler<'_, Event>) {
         let now = sched.now();
         self.set_job_status(now, JobStatus::Finished);
         self.commit(now);
@@ -76,7 +79,7 @@ impl World {
     }
 
     /// The producers of `s`'s inputs, within their decided parallelism, with the edge.
-    pub(in crate::batch) fn producers(
+    pub(crate) fn producers(
         graph: &ExecutionGraph,
         parallelism: &[Option<u32>],
         s: SubtaskId,
@@ -94,7 +97,7 @@ impl World {
     }
 
     /// The consumers of `s`'s partition, within their decided parallelism.
-    pub(in crate::batch) fn consumers(
+    pub(crate) fn consumers(
         graph: &ExecutionGraph,
         parallelism: &[Option<u32>],
         s: SubtaskId,
@@ -114,7 +117,7 @@ impl World {
         out
     }
 
-    pub(super) fn inputs_available(&self, s: SubtaskId) -> bool {
+    pub(crate) fn inputs_available(&self, s: SubtaskId) -> bool {
         let jm = self.jm.as_ref().expect("alive");
         Self::producers(&self.graph, &jm.parallelism, s)
             .iter()
@@ -126,7 +129,7 @@ impl World {
 
     /// P0: a registered TaskManager with a free slot that `usable` admits, the one with the
     /// most free slots first (the lowest number on a tie).
-    pub(super) fn free_task_manager(&self, usable: impl Fn(usize) -> bool) -> Option<usize> {
+    pub(crate) fn free_task_manager(&self, usable: impl Fn(usize) -> bool) -> Option<usize> {
         let slots = self.slots;
         let jm = self.jm.as_ref().expect("alive");
         (0..self.tms.len())
@@ -136,7 +139,7 @@ impl World {
 
     /// What a deployment of `s` as `attempt` carries: its inputs' partitions as the tracker
     /// knows them, and its vertex's parallelism.
-    pub(super) fn descriptor_for(&self, s: SubtaskId, attempt: u32) -> Descriptor {
+    pub(crate) fn descriptor_for(&self, s: SubtaskId, attempt: u32) -> Descriptor {
         let jm = self.jm.as_ref().expect("alive");
         let inputs: Vec<(usize, SubtaskId, u32, Location)> =
             Self::producers(&self.graph, &jm.parallelism, s)
@@ -154,7 +157,7 @@ impl World {
         }
     }
 
-    pub(super) fn try_deploy(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) -> bool {
+    pub(crate) fn try_deploy(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) -> bool {
         let now = sched.now();
         let bug = self.bug == Some(Bug::DeployBeforeReport);
         let jm = self.jm.as_ref().expect("alive");
@@ -191,7 +194,7 @@ impl World {
 
     /// P2.1: a vertex is initialized once its inputs finished; an `"auto"` vertex gets its
     /// parallelism from the bytes they produced.
-    pub(super) fn initialize(&mut self, sched: &mut Scheduler<'_, Event>, v: VertexId) {
+    pub(crate) fn initialize(&mut self, sched: &mut Scheduler<'_, Event>, v: VertexId) {
         let now = sched.now();
         let vertex = &self.graph.vertices[v.index()];
         let jm = self.jm.as_ref().expect("alive");
@@ -236,7 +239,7 @@ impl World {
         );
     }
 
-    pub(super) fn set_parallelism(&mut self, v: VertexId, p: u32) {
+    pub(crate) fn set_parallelism(&mut self, v: VertexId, p: u32) {
         let splits = self.batch.coordinators[v.index()].map(|c| c.splits);
         let jm = self.jm.as_mut().expect("alive");
         jm.parallelism[v.index()] = Some(p);
@@ -247,7 +250,7 @@ impl World {
         }
     }
 
-    pub(super) fn commit(&mut self, now: Instant) {
+    pub(crate) fn commit(&mut self, now: Instant) {
         let jm = self.jm.as_ref().expect("alive");
         let mut outputs = Vec::new();
         for (v, vertex) in self.graph.vertices.iter().enumerate() {
@@ -284,7 +287,7 @@ impl World {
 
     /// Resets `seeds` and everything P2.4 step 4's region expansion adds, then schedules after
     /// the restart delay (a task failure, a lost partition, a lost TaskManager).
-    pub(super) fn failover(
+    pub(crate) fn failover(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         seeds: Vec<(SubtaskId, RerunReason)>,
@@ -338,7 +341,7 @@ impl World {
         sched.after(self.restart_delay, Event::RestartDelay { incarnation });
     }
 
-    pub(super) fn cancel(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
+    pub(crate) fn cancel(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
         let now = sched.now();
         // P2.8: a failover or a reset ends every attempt of the subtask.
         self.cancel_spec(sched, s);
@@ -352,7 +355,7 @@ impl World {
     }
 
     /// Tells the TaskManager attempt `e` of `s` went to that the JobMaster cancelled it.
-    pub(super) fn send_cancel(
+    pub(crate) fn send_cancel(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         s: SubtaskId,
@@ -369,7 +372,7 @@ impl World {
 
     /// Resets every subtask of `plan` to a fresh attempt: cancels it if it runs, releases its
     /// partition, returns its splits (`subtaskReset`), and logs the reset (F2.3).
-    pub(super) fn reset(&mut self, sched: &mut Scheduler<'_, Event>, plan: &Plan, hold: bool) {
+    pub(crate) fn reset(&mut self, sched: &mut Scheduler<'_, Event>, plan: &Plan, hold: bool) {
         let now = sched.now();
         for &(s, reason) in &plan.reset {
             self.cancel(sched, s);
@@ -434,7 +437,7 @@ impl World {
         }
     }
 
-    pub(super) fn release(
+    pub(crate) fn release(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         s: SubtaskId,
