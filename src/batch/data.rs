@@ -112,6 +112,45 @@ pub fn share(
     }
 }
 
+/// The producers of `s`'s inputs, within their decided parallelism, with the edge.
+pub fn producers(
+    graph: &ExecutionGraph,
+    parallelism: &[Option<u32>],
+    s: SubtaskId,
+) -> Vec<(usize, SubtaskId)> {
+    graph.subtasks[s.index()]
+        .inputs
+        .iter()
+        .map(|c| graph.channels[c.index()])
+        .filter(|c| {
+            let up = graph.subtasks[c.from.index()].vertex;
+            parallelism[up.index()].is_some_and(|p| graph.subtasks[c.from.index()].index < p)
+        })
+        .map(|c| (c.edge as usize, c.from))
+        .collect()
+}
+
+/// The consumers of `s`'s partition, within their decided parallelism.
+pub fn consumers(
+    graph: &ExecutionGraph,
+    parallelism: &[Option<u32>],
+    s: SubtaskId,
+) -> Vec<SubtaskId> {
+    let mut out: Vec<SubtaskId> = graph.subtasks[s.index()]
+        .outputs
+        .iter()
+        .flat_map(|g| g.channels.iter())
+        .map(|c| graph.channels[c.index()].to)
+        .filter(|to| {
+            let v = graph.subtasks[to.index()].vertex;
+            parallelism[v.index()].is_some_and(|p| graph.subtasks[to.index()].index < p)
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,12 +2,12 @@
 //! replayed and what was reported, so the same rules serve a JobMaster crash and an ordinary
 //! failover, and the oracle can recompute the answer its own way (`oracle.rs`).
 
+use super::data;
 use super::events::{JobEvent, Replayed};
 use crate::bug::Bug;
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::scenario::Batch as BatchConfig;
 use crate::trace::RerunReason;
-use crate::world::Batch;
 use std::collections::{BTreeMap, VecDeque};
 
 /// What the JobMaster knows when it expands a reset (P2.4 step 4).
@@ -56,7 +56,7 @@ pub fn expand(
     }
     let mut expanded = vec![false; graph.vertices.len()];
     while let Some(s) = queue.pop_front() {
-        for c in Batch::consumers(graph, view.parallelism, s) {
+        for c in data::consumers(graph, view.parallelism, s) {
             if view.finished[c.index()] {
                 add(c, RerunReason::DownstreamOfReset, &mut queue);
             }
@@ -73,7 +73,7 @@ pub fn expand(
                 }
             }
         }
-        for (_, p) in Batch::producers(graph, view.parallelism, s) {
+        for (_, p) in data::producers(graph, view.parallelism, s) {
             let unavailable = !view.tracked[p.index()] || bug == Some(Bug::RestartAllUpstream);
             if unavailable && view.finished[p.index()] {
                 add(p, RerunReason::PartitionMissing, &mut queue);
@@ -106,7 +106,7 @@ pub fn reserved(graph: &ExecutionGraph, replayed: &Replayed) -> Vec<bool> {
                 .iter()
                 .any(|&e| replayed.parallelism[graph.edges[e].to.index()].is_none());
             uninitialized
-                || Batch::consumers(graph, &replayed.parallelism, id)
+                || data::consumers(graph, &replayed.parallelism, id)
                     .iter()
                     .any(|c| replayed.finished[c.index()].is_none())
         })
@@ -179,7 +179,7 @@ pub fn recover(
         let initialized =
             replayed.parallelism[v.index()].is_some_and(|p| graph.subtasks[s].index < p);
         if initialized && !finished[s] {
-            for c in Batch::consumers(graph, &replayed.parallelism, SubtaskId(s as u32)) {
+            for c in data::consumers(graph, &replayed.parallelism, SubtaskId(s as u32)) {
                 if finished[c.index()] {
                     seeds.push((c, RerunReason::DownstreamOfReset));
                 }
@@ -206,7 +206,7 @@ pub fn recover(
             let initialized =
                 replayed.parallelism[v.index()].is_some_and(|p| graph.subtasks[s].index < p);
             if initialized && !finished[s] {
-                for (_, p) in Batch::producers(graph, &replayed.parallelism, id) {
+                for (_, p) in data::producers(graph, &replayed.parallelism, id) {
                     if finished[p.index()] {
                         seeds.push((p, RerunReason::PartitionMissing));
                     }

@@ -10,13 +10,11 @@
 
 use super::*;
 use crate::batch::recovery;
+use crate::taskmanager::outbox;
 use crate::trace::{Address, ReconcileOutcome};
 
 #[cfg(test)]
 mod tests;
-
-/// How long a TaskManager waits before sending kept RPCs again (P3.3's backoff).
-const RETRY: Duration = Duration::from_millis(5);
 
 /// The JobMaster's reconcile window (P3).
 pub(crate) struct Reconciling {
@@ -167,7 +165,7 @@ impl Batch {
         }
         let process = t.process;
         sched.after(
-            RETRY,
+            outbox::RETRY,
             Event::RetryParked {
                 task_manager: tm,
                 process,

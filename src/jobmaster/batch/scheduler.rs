@@ -7,7 +7,7 @@ use crate::batch::events::{JobEvent, Location};
 use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;
 use crate::coordinator::Enumerator;
-use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
+use crate::graph::{SubtaskId, VertexId};
 use crate::jobmaster::batch::speculation::may_finish;
 use crate::jobmaster::batch::Execution;
 use crate::status::{ExecutionState, JobStatus};
@@ -78,48 +78,9 @@ impl Batch {
         );
     }
 
-    /// The producers of `s`'s inputs, within their decided parallelism, with the edge.
-    pub(crate) fn producers(
-        graph: &ExecutionGraph,
-        parallelism: &[Option<u32>],
-        s: SubtaskId,
-    ) -> Vec<(usize, SubtaskId)> {
-        graph.subtasks[s.index()]
-            .inputs
-            .iter()
-            .map(|c| graph.channels[c.index()])
-            .filter(|c| {
-                let up = graph.subtasks[c.from.index()].vertex;
-                parallelism[up.index()].is_some_and(|p| graph.subtasks[c.from.index()].index < p)
-            })
-            .map(|c| (c.edge as usize, c.from))
-            .collect()
-    }
-
-    /// The consumers of `s`'s partition, within their decided parallelism.
-    pub(crate) fn consumers(
-        graph: &ExecutionGraph,
-        parallelism: &[Option<u32>],
-        s: SubtaskId,
-    ) -> Vec<SubtaskId> {
-        let mut out: Vec<SubtaskId> = graph.subtasks[s.index()]
-            .outputs
-            .iter()
-            .flat_map(|g| g.channels.iter())
-            .map(|c| graph.channels[c.index()].to)
-            .filter(|to| {
-                let v = graph.subtasks[to.index()].vertex;
-                parallelism[v.index()].is_some_and(|p| graph.subtasks[to.index()].index < p)
-            })
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-
     pub(crate) fn inputs_available(&self, s: SubtaskId) -> bool {
         let jm = self.jm.as_ref().expect("alive");
-        Self::producers(&self.graph, &jm.parallelism, s)
+        data::producers(&self.graph, &jm.parallelism, s)
             .iter()
             .all(|(_, p)| {
                 jm.exec[p.index()].state == ExecutionState::Finished
@@ -142,7 +103,7 @@ impl Batch {
     pub(crate) fn descriptor_for(&self, s: SubtaskId, attempt: u32) -> Descriptor {
         let jm = self.jm.as_ref().expect("alive");
         let inputs: Vec<(usize, SubtaskId, u32, Location)> =
-            Self::producers(&self.graph, &jm.parallelism, s)
+            data::producers(&self.graph, &jm.parallelism, s)
                 .into_iter()
                 .map(|(edge, p)| {
                     let (attempt, location, _) = jm.tracker[p.index()].expect("available");

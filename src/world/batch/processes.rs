@@ -1,6 +1,7 @@
 //! Processes: the first JobMaster, a JobManager crash (the write buffer is lost, P2.2), the
 //! election of a new one (P2.3: recovery, reconciliation or a restart), and a TaskManager lost.
 
+use crate::batch::data;
 use crate::batch::events::Location;
 use crate::batch::recovery;
 use crate::bug::Bug;
@@ -290,7 +291,7 @@ impl Batch {
             .iter()
             .any(|&e| jm.parallelism[self.graph.edges[e].to.index()].is_none());
         uninitialized
-            || Self::consumers(&self.graph, &jm.parallelism, s)
+            || data::consumers(&self.graph, &jm.parallelism, s)
                 .iter()
                 .any(|c| jm.exec[c.index()].state != ExecutionState::Finished)
     }
