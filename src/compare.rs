@@ -485,6 +485,17 @@ pub fn html(title: &str, variants: &[Variant], samples: &[Samples]) -> String {
     out
 }
 
+/// Where two runs part: the first position at which `same` says their events differ, or, when
+/// one is a prefix of the other, where the shorter ends; `None` when they are the same. One
+/// definition for `compare --diff` (protocol events, compared by time and content),
+/// `replay` (trace file lines) and `view --compare` (two trace files' protocol events).
+pub fn first_divergence<A, B>(a: &[A], b: &[B], same: impl Fn(&A, &B) -> bool) -> Option<usize> {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| !same(x, y))
+        .or((a.len() != b.len()).then(|| a.len().min(b.len())))
+}
+
 /// Where the runs of `seed` under the first two variants part: the first protocol event that
 /// differs, with `context` events before it and after it on each side.
 pub fn diff(variants: &[Variant], seed: u64, context: usize) -> Result<String, String> {
@@ -504,9 +515,8 @@ pub fn diff(variants: &[Variant], seed: u64, context: usize) -> Result<String, S
     let (ea, eb) = (ra.trace.kept(), rb.trace.kept());
     let same =
         |x: &(u64, Instant, TraceEvent), y: &(u64, Instant, TraceEvent)| x.1 == y.1 && x.2 == y.2;
-    let first = ea.iter().zip(eb).position(|(x, y)| !same(x, y));
     let mut out = String::new();
-    let Some(first) = first.or((ea.len() != eb.len()).then(|| ea.len().min(eb.len()))) else {
+    let Some(first) = first_divergence(ea, eb, same) else {
         let _ = writeln!(
             out,
             "seed {seed}: the two variants' protocol traces are the same ({} events)",

@@ -661,7 +661,11 @@ fn perfetto_places_batch_tasks_in_their_taskmanagers_in_order() {
         .into_iter()
         .map(|(_, n)| n)
         .collect();
-    assert_eq!(order, ["src[0]", "map[0]", "agg[0]", "sink[0]"]);
+    // The TaskManager's own thread (its leader lost and found, its partition reports) first.
+    assert_eq!(
+        order,
+        ["TaskManager0", "src[0]", "map[0]", "agg[0]", "sink[0]"]
+    );
     let jm: Vec<String> = names("thread_name", 1)
         .into_iter()
         .map(|(_, n)| n)
@@ -804,7 +808,7 @@ fn viewer_renders_a_50k_event_trace_in_headless_chromium() {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["type"] != "header" && v["type"] != "end")
+        .filter(|v| v["type"] != "header" && v["type"] != "end" && v["type"] != "violation")
         .collect();
     assert!(events.len() >= 50_000, "only {} events", events.len());
 
@@ -869,6 +873,230 @@ fn viewer_renders_a_50k_event_trace_in_headless_chromium() {
     );
     assert!(load_ms < 3000.0, "the page took {load_ms} ms to render");
     assert!(took.as_secs() < 15, "chromium took {took:?}");
+    assert!(
+        !dom.contains("data-errors"),
+        "the page reported script errors"
+    );
+    // Zoomed out over the whole run with records on, the page says what it left out.
+    let (dom, _) = chromium_dom(&format!("file://{html}#step={step}&zoom=100000&records=1"));
+    let hidden = attribute(&dom, status, "data-hidden");
+    assert!(
+        hidden.contains("hidden") || hidden.contains("elements drawn; zoom in"),
+        "a zoomed-out large trace says what it hides: {hidden:?}"
+    );
+    assert!(
+        attribute(&dom, status, "data-ticks")
+            .parse::<u32>()
+            .unwrap()
+            >= 4
+    );
+}
+
+/// Runs `scenario` with `--trace` into `dir`, returns the trace's path.
+fn trace_of(dir: &std::path::Path, scenario: &str, name: &str) -> String {
+    let trace = dir.join(name).to_str().unwrap().to_owned();
+    let out = flinksim(&["run", scenario, "--quiet", "--trace", &trace]);
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+    trace
+}
+
+/// Issue 16 item 2: a violation is a line of the trace file right after the event where its
+/// oracle first saw it, `replay` reproduces the lines, violations included, and `view` marks
+/// it (in a real browser: the marker is drawn, the list jumps to it, no script error).
+#[test]
+fn violations_are_trace_lines_and_the_viewer_marks_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = trace_of(
+        dir.path(),
+        "scenarios/final-transaction-legacy.json",
+        "v.jsonl",
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = lines
+        .iter()
+        .position(|l| l["type"] == "violation")
+        .expect("the legacy run's violation is in the file");
+    let violation = &lines[at];
+    assert_eq!(violation["id"], "exactly-once-output");
+    assert_eq!(
+        lines[at - 1]["index"],
+        violation["event_index"],
+        "the line follows the event where the violation was first seen"
+    );
+    assert_eq!(lines[at - 1]["time_ns"], violation["time_ns"]);
+    let replay = stdout_of(&["replay", &trace]);
+    assert!(replay.starts_with("identical"), "{replay}");
+    // A changed violation is a divergence replay reports.
+    let edited = dir.path().join("edited.jsonl");
+    let text = std::fs::read_to_string(&trace)
+        .unwrap()
+        .replace("exactly-once-output", "consistent-cut");
+    std::fs::write(&edited, text).unwrap();
+    let out = flinksim(&["replay", edited.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("line {}", at + 1)),
+        "{out:?}"
+    );
+
+    let html = dir.path().join("v.html").to_str().unwrap().to_owned();
+    stdout_of(&["view", &trace, "-o", &html]);
+    if !std::path::Path::new(CHROMIUM).exists() {
+        assert!(
+            std::env::var_os("FLINKSIM_SKIP_BROWSER").is_some(),
+            "{CHROMIUM} is missing"
+        );
+        return;
+    }
+    let index = violation["event_index"].as_u64().unwrap();
+    let (dom, _) = chromium_dom(&format!("file://{html}#step={index}"));
+    let status = "id=\"flinksim-status\"";
+    assert!(!dom.contains("data-errors"), "script errors");
+    assert_eq!(attribute(&dom, status, "data-violations"), "1");
+    assert_eq!(attribute(&dom, status, "data-violations-marked"), "1");
+    assert_eq!(
+        attribute(&dom, "class=\"ev violation-marker\"", "data-violation"),
+        "exactly-once-output"
+    );
+    assert_eq!(
+        attribute(&dom, "class=\"goto-violation\"", "data-i"),
+        index.to_string(),
+        "the list jumps to the event"
+    );
+}
+
+/// Issue 16 item 4 for batch runs: TaskManager lanes with their tasks in topological order,
+/// deployments, partition reports and reads as arrows, the JobManager outage shaded and the
+/// job event log shown; checked in a real browser.
+#[test]
+fn viewer_draws_a_batch_run_with_lanes_arrows_and_the_event_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = trace_of(
+        dir.path(),
+        "scenarios/batch-crash-mid-stage.json",
+        "b.jsonl",
+    );
+    let html = dir.path().join("b.html").to_str().unwrap().to_owned();
+    stdout_of(&["view", &trace, "-o", &html]);
+    // Perfetto: the batch messages are flows that satisfy the format's rules.
+    let perfetto = stdout_of(&["export", &trace, "--format", "perfetto"]);
+    validate_perfetto(&perfetto);
+    for flow in ["rpc:deploy", "rpc:reportPartition", "partition read"] {
+        assert!(
+            perfetto.contains(&format!("\"ph\":\"s\",\"name\":\"{flow}\"")),
+            "no {flow} flow"
+        );
+    }
+    if !std::path::Path::new(CHROMIUM).exists() {
+        assert!(
+            std::env::var_os("FLINKSIM_SKIP_BROWSER").is_some(),
+            "{CHROMIUM} is missing"
+        );
+        return;
+    }
+    // Zoomed out over the whole run, just after the new JobMaster was elected.
+    let (dom, _) = chromium_dom(&format!("file://{html}#step=135&zoom=1000"));
+    let status = "id=\"flinksim-status\"";
+    assert!(!dom.contains("data-errors"), "script errors");
+    assert_eq!(
+        attribute(&dom, status, "data-lanes"),
+        "JobMaster|Faults|TaskManager0|src[0]|map[0]|agg[0]|sink[0]|TaskManager1|src[1]|map[1]|agg[1]|TaskManager2|src[2]|map[2]|agg[2]"
+    );
+    let arrows = attribute(&dom, status, "data-arrows");
+    for class in ["D:", "R:", "P:"] {
+        assert!(arrows.contains(class), "no {class} arrows in {arrows:?}");
+    }
+    assert!(
+        dom.contains("class=\"shade shade-outage\""),
+        "the JobManager outage is shaded"
+    );
+    assert_eq!(
+        attribute(&dom, status, "data-event-log"),
+        "11 flushed 0 buffered"
+    );
+    assert!(
+        attribute(&dom, status, "data-ticks")
+            .parse::<u32>()
+            .unwrap()
+            >= 4
+    );
+}
+
+/// `view A --compare B`: both runs, each marked at the first protocol event where they part,
+/// by the definition `compare --diff` uses (the protocol events, time and content, agree
+/// before it and differ at it): the final transaction under `flink` against `legacy`.
+#[test]
+fn view_compare_marks_the_first_divergence() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = trace_of(
+        dir.path(),
+        "scenarios/final-transaction-flink.json",
+        "a.jsonl",
+    );
+    let b = trace_of(
+        dir.path(),
+        "scenarios/final-transaction-legacy.json",
+        "b.jsonl",
+    );
+    let html = dir.path().join("c.html").to_str().unwrap().to_owned();
+    stdout_of(&["view", &a, "--compare", &b, "-o", &html]);
+    let load = |p: &str| flinksim::report::export::load_trace(std::path::Path::new(p)).unwrap();
+    let (ta, tb) = (load(&a), load(&b));
+    let (ia, ib) = flinksim::report::viewer::divergence(&ta, &tb).expect("the runs part");
+    // Before it, the protocol events agree (time and content); at it, they differ.
+    let protocol =
+        |t: &flinksim::report::export::TraceFile, upto: usize| -> Vec<serde_json::Value> {
+            t.events[..upto]
+                .iter()
+                .filter(|e| {
+                    !matches!(e["type"].as_str(), Some("push" | "arrive" | "take"))
+                        || e["element"]["kind"] != "record"
+                })
+                .filter(|e| {
+                    !matches!(
+                        e["type"].as_str(),
+                        Some("blocked" | "commit" | "chained_sink")
+                    )
+                })
+                .map(|e| {
+                    let mut e = e.clone();
+                    e.as_object_mut().unwrap().remove("index");
+                    e
+                })
+                .collect()
+        };
+    assert_eq!(protocol(&ta, ia), protocol(&tb, ib));
+    let (mut ea, mut eb) = (ta.events[ia].clone(), tb.events[ib].clone());
+    ea.as_object_mut().unwrap().remove("index");
+    eb.as_object_mut().unwrap().remove("index");
+    assert_ne!(ea, eb);
+    if !std::path::Path::new(CHROMIUM).exists() {
+        assert!(
+            std::env::var_os("FLINKSIM_SKIP_BROWSER").is_some(),
+            "{CHROMIUM} is missing"
+        );
+        return;
+    }
+    let (dom, _) = chromium_dom(&format!("file://{html}#step={ia}"));
+    assert!(!dom.contains("data-errors"), "script errors");
+    assert_eq!(
+        attribute(&dom, "id=\"flinksim-status\"", "data-diverges"),
+        ia.to_string()
+    );
+    assert_eq!(
+        attribute(&dom, "id=\"flinksim-status-1\"", "data-diverges"),
+        ib.to_string()
+    );
+    // Drawn lines (their x a number), not the script's template of one.
+    let drawn = dom
+        .match_indices("class=\"divergence\" x1=\"")
+        .filter(|(at, m)| dom[at + m.len()..].starts_with(|c: char| c.is_ascii_digit()))
+        .count();
+    assert_eq!(drawn, 2, "marked in both runs");
 }
 
 /// The `flinksim explain` and `flinksim run` commands among `lines` (a `sh` block, or the

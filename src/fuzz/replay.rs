@@ -3,9 +3,8 @@
 //! the model since the file was written or a break of determinism; either way the first
 //! divergent event, in both versions, is where to look.
 
-use super::trace_file::{end, header, truncated};
+use super::trace_file::{body, end, header};
 use crate::bug::Bug;
-use crate::report::event_json;
 use crate::run::{run, RunOptions};
 use crate::scenario;
 use crate::trace::Retain;
@@ -116,44 +115,50 @@ pub fn replay(path: &Path) -> io::Result<Replay> {
             h.remove("bug");
         }
     }
-    replayed.extend(
-        report
-            .trace
-            .kept()
-            .iter()
-            .map(|(index, time, event)| event_json(&report.graph, *index, *time, event)),
-    );
-    // A bounded file (`truncated` before its `end`) is compared on the events it kept; its
-    // `end` line still holds the whole trace's hash, so the full run is checked all the same.
-    if let Some(cut) = recorded.iter().position(|v| v["type"] == "truncated") {
-        let max_bytes = recorded[cut]["max_bytes"].as_u64().unwrap_or(0);
-        replayed.truncate(cut);
-        replayed.push(truncated(cut as u64 - 1, &report, max_bytes));
-    }
+    // Each event is followed by the violations first seen at it. A bounded file (`truncated`
+    // after its events) is compared on the events it kept; its `end` line still holds the
+    // whole trace's hash, so the full run is checked all the same.
+    let cut = recorded.iter().find(|v| v["type"] == "truncated").map(|t| {
+        (
+            t["events_written"].as_u64(),
+            t["max_bytes"].as_u64().unwrap_or(0),
+        )
+    });
+    let (kept, max_bytes) = match cut {
+        Some((kept, max_bytes)) => (kept.unwrap_or(0), max_bytes),
+        None => (u64::MAX, 0),
+    };
+    body(
+        &report,
+        max_bytes,
+        |events| events >= kept,
+        |line| {
+            replayed.push(line.clone());
+            Ok(())
+        },
+    )?;
     replayed.push(end(&report));
-    for line in 0..recorded.len().max(replayed.len()) {
-        let (a, b) = (recorded.get(line), replayed.get(line));
-        // The version that wrote the file may differ; that alone is no divergence.
-        let same = match (a, b) {
-            (Some(a), Some(b)) if line == 0 => {
-                let strip = |v: &Value| {
-                    let mut v = v.clone();
-                    if let Some(o) = v.as_object_mut() {
-                        o.remove("flinksim");
-                    }
-                    v
-                };
-                strip(a) == strip(b)
-            }
-            (a, b) => a == b,
-        };
-        if !same {
-            return Ok(Replay::Diverged {
-                line: line + 1,
-                recorded: a.cloned(),
-                replayed: b.cloned(),
-            });
+    // The version that wrote the file may differ; that alone is no divergence.
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("flinksim");
         }
+        v
+    };
+    let same = |a: &Value, b: &Value| {
+        if a["type"] == "header" {
+            strip(a) == strip(b)
+        } else {
+            a == b
+        }
+    };
+    if let Some(line) = crate::compare::first_divergence(&recorded, &replayed, same) {
+        return Ok(Replay::Diverged {
+            line: line + 1,
+            recorded: recorded.get(line).cloned(),
+            replayed: replayed.get(line).cloned(),
+        });
     }
     Ok(Replay::Identical {
         events: report.trace.len(),

@@ -311,25 +311,43 @@ pub fn cmd_export(args: ExportArgs) -> io::Result<ExitCode> {
 pub struct ViewArgs {
     /// A trace written by `flinksim run --trace FILE.jsonl`.
     pub trace: PathBuf,
+    /// A second trace, shown below the first, both marked where they first part.
+    #[arg(long, value_name = "TRACE")]
+    pub compare: Option<PathBuf>,
     /// The HTML file to write.
     #[arg(short = 'o', long, value_name = "FILE.html")]
     pub output: PathBuf,
 }
 
 pub fn cmd_view(args: ViewArgs) -> io::Result<ExitCode> {
-    super::refuse_overwriting_inputs(&[&args.trace], &[("-o", &args.output)])?;
+    let mut inputs = vec![args.trace.as_path()];
+    inputs.extend(args.compare.as_deref());
+    super::refuse_overwriting_inputs(&inputs, &[("-o", &args.output)])?;
     let trace = export::load_trace(&args.trace)?;
-    let html = super::viewer::html(&trace);
+    let (html, events) = match &args.compare {
+        None => (super::viewer::html(&trace), trace.events.len().to_string()),
+        Some(other) => {
+            let other = export::load_trace(other)?;
+            (
+                super::viewer::compare_html(&trace, &other),
+                format!("{} and {} events", trace.events.len(), other.events.len()),
+            )
+        }
+    };
     super::write_atomically(&args.output, |w| w.write_all(html.as_bytes())).map_err(|e| {
         io::Error::new(
             e.kind(),
             format!("cannot write {}: {e}", args.output.display()),
         )
     })?;
+    let events = if args.compare.is_some() {
+        events
+    } else {
+        format!("{events} events")
+    };
     eprintln!(
-        "wrote {} ({} events); open it in a browser, no network needed",
+        "wrote {} ({events}); open it in a browser, no network needed",
         args.output.display(),
-        trace.events.len()
     );
     Ok(ExitCode::SUCCESS)
 }

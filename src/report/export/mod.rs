@@ -18,10 +18,12 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::{self, BufRead};
 use std::path::Path;
 
-/// A trace file as written by `run --trace`: its header, its events, its end object.
+/// A trace file as written by `run --trace`: its header, its events, the violations (each
+/// naming the event where it was first seen), its end object.
 pub struct TraceFile {
     pub header: Value,
     pub events: Vec<Value>,
+    pub violations: Vec<Value>,
     pub end: Option<Value>,
 }
 
@@ -32,6 +34,7 @@ pub fn load_trace(path: &Path) -> io::Result<TraceFile> {
         .map_err(|e| io::Error::new(e.kind(), format!("cannot read {}: {e}", path.display())))?;
     let mut header = Value::Null;
     let mut events = Vec::new();
+    let mut violations = Vec::new();
     let mut end = None;
     for (n, line) in io::BufReader::new(file).lines().enumerate() {
         let line = line?;
@@ -49,6 +52,7 @@ pub fn load_trace(path: &Path) -> io::Result<TraceFile> {
         match value.get("type").and_then(Value::as_str) {
             Some("header") => header = value,
             Some("end") => end = Some(value),
+            Some("violation") => violations.push(value),
             Some(_) => events.push(value),
             None => return Err(bad("an object without a \"type\"".to_owned())),
         }
@@ -65,6 +69,7 @@ pub fn load_trace(path: &Path) -> io::Result<TraceFile> {
     Ok(TraceFile {
         header,
         events,
+        violations,
         end,
     })
 }
@@ -130,6 +135,9 @@ pub(crate) fn channel_ends(channel: &str) -> (&str, &str) {
     channel.split_once("->").unwrap_or((channel, channel))
 }
 
+/// The lane of remote partitions (batch jobs with a remote shuffle, P2).
+pub const SHUFFLE_SERVICE: &str = "ShuffleService";
+
 /// RPC methods the CheckpointCoordinator sends or receives: they belong on its lane rather
 /// than the JobMaster's.
 const COORDINATOR_METHODS: [&str; 8] = [
@@ -172,6 +180,16 @@ pub(crate) fn is_record(element: &Value) -> bool {
     str_field(element, "kind") == "record"
 }
 
+/// A record-level event (the `--timeline protocol` and `compare --diff` leave them out):
+/// a record pushed, arriving or taken, a producer blocked, a commit, a chained sink.
+pub(crate) fn is_data(event: &Value) -> bool {
+    match kind(event) {
+        "push" | "arrive" | "take" => is_record(&event["element"]),
+        "blocked" | "commit" | "chained_sink" => true,
+        _ => false,
+    }
+}
+
 /// The host where a non-message event happened.
 pub fn host_of(event: &Value) -> String {
     match kind(event) {
@@ -188,6 +206,18 @@ pub fn host_of(event: &Value) -> String {
         "rpc" => rpc_host(str_field(event, "to"), str_field(event, "method")),
         "rpc_lost" => str_field(event, "from").to_owned(),
         "fault" => "Faults".to_owned(),
+        // Batch (P2): the JobMaster deploys, receives partition reports, asks for releases
+        // and refuses RPCs while it reconciles; a TaskManager loses and finds its leader; a
+        // remote partition lives in the shuffle service, not in its producer's TaskManager.
+        "deployed" | "partition_reported" | "release_requested" | "batch_rpc_refused" => {
+            "JobMaster".to_owned()
+        }
+        "leader_lost"
+        | "leader_found"
+        | "taskmanager_disconnected"
+        | "taskmanager_reconnected"
+        | "taskmanager_timed_out" => format!("TaskManager{}", u64_field(event, "task_manager")),
+        "partition_released" if event["remote"] == true => SHUFFLE_SERVICE.to_owned(),
         _ => match event.get("task").and_then(Value::as_str) {
             Some(task) if kind(event) != "execution_state" && kind(event) != "retrigger" => {
                 task.to_owned()
@@ -275,6 +305,51 @@ pub fn label_of(event: &Value) -> String {
             u64_field(event, "restarted"),
             u64_field(event, "finished_on_restore")
         ),
+        "deployed" => format!(
+            "deploys {task} (attempt {}) to TaskManager{}",
+            u64_field(event, "attempt"),
+            u64_field(event, "task_manager")
+        ),
+        "partition_reported" => format!(
+            "TaskManager{} reports {task}'s partition{}",
+            u64_field(event, "task_manager"),
+            if event["late"] == true { " (late)" } else { "" }
+        ),
+        "release_requested" => format!(
+            "asks TaskManager{} to release {task}'s partition",
+            u64_field(event, "task_manager")
+        ),
+        "partition_written" => format!(
+            "wrote its partition ({} bytes{})",
+            u64_field(event, "bytes"),
+            if event["remote"] == true {
+                ", remote"
+            } else {
+                ""
+            }
+        ),
+        "partition_released" => format!("{task}'s partition released"),
+        "job_event_logged" => {
+            let what = match event.get("vertex").and_then(Value::as_str) {
+                Some(vertex) => vertex,
+                None => task,
+            };
+            format!(
+                "logs {} {what}{} (buffered)",
+                str_field(event, "event").replace('_', " "),
+                if event["snapshot"] == true {
+                    " with a snapshot"
+                } else {
+                    ""
+                }
+            )
+        }
+        "job_events_flushed" => format!(
+            "flushes {} job events ({})",
+            u64_field(event, "events"),
+            str_field(event, "reason").replace('_', " ")
+        ),
+        "job_events_lost" => format!("{} buffered job events lost", u64_field(event, "events")),
         "channel_state" => format!(
             "{} records of {} as {} channel state of {checkpoint}",
             u64_field(event, "records"),
@@ -354,13 +429,32 @@ pub(super) fn host_rank(trace: &TraceFile) -> impl Fn(&str) -> (u8, u64) {
 /// every `Send(id)` kept has exactly one `Receive(id)` kept, and the reverse.
 pub fn happenings<'a>(trace: &'a TraceFile, window: &Window) -> Vec<Happening<'a>> {
     let pairs = pair_channel_elements(&trace.events);
+    let batch = batch_messages(trace);
     // (time, event index, 0 = send / 1 = anything else): a send sorts before the receipt of
     // the same message even when both happen at the same instant.
     let mut all: Vec<((u64, u64, u8), Happening<'a>)> = Vec::with_capacity(trace.events.len());
+    for h in batch.extra {
+        let order = u8::from(!matches!(h.role, Role::Send(_)));
+        all.push(((h.time_ns, u64_field(h.event, "index"), order), h));
+    }
     for event in &trace.events {
         let index = u64_field(event, "index");
         let time_ns = u64_field(event, "time_ns");
         let label = label_of(event);
+        if let Some(&role) = batch.roles.get(&index) {
+            let order = u8::from(!matches!(role, Role::Send(_)));
+            all.push((
+                (time_ns, index, order),
+                Happening {
+                    time_ns,
+                    host: host_of(event),
+                    role,
+                    label,
+                    event,
+                },
+            ));
+            continue;
+        }
         match kind(event) {
             "rpc" => {
                 let method = str_field(event, "method");
@@ -463,6 +557,127 @@ pub fn happenings<'a>(trace: &'a TraceFile, window: &Window) -> Vec<Happening<'a
             h
         })
         .collect()
+}
+
+/// The first id of a partition read (below it, ids are trace event indices).
+pub const READ_ID_BASE: u64 = 1 << 40;
+
+/// A batch run's messages (P2), which its trace records at one end or none: the roles of the
+/// events that are an end, and the happenings added for the ends no event records.
+struct BatchMessages<'a> {
+    roles: HashMap<u64, Role>,
+    extra: Vec<Happening<'a>>,
+}
+
+/// Pairs a batch run's messages: a deployment (`deployed` on the JobMaster) with the first
+/// state change of that attempt on its task; a release request with the release; a partition
+/// report, received by the JobMaster, with a send on its TaskManager at the same instant (the
+/// trace records only the receipt); and a partition read, from the last partition each
+/// producer wrote (on the shuffle service when remote) to the consumer's switch to RUNNING
+/// (a forward edge reads its own index, any other edge every producer).
+fn batch_messages(trace: &TraceFile) -> BatchMessages<'_> {
+    let mut roles = HashMap::new();
+    let mut extra = Vec::new();
+    let job = &trace.header["scenario"]["job"];
+    let edges: Vec<(&str, &str, bool)> = job["edges"]
+        .as_array()
+        .map(|e| {
+            e.iter()
+                .map(|e| {
+                    (
+                        e["from"].as_str().unwrap_or(""),
+                        e["to"].as_str().unwrap_or(""),
+                        e["pattern"] == "forward",
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut deploys: HashMap<(&str, u64), u64> = HashMap::new();
+    let mut releases: HashMap<(&str, u64), u64> = HashMap::new();
+    // Producer task → its last partition written.
+    let mut written: HashMap<&str, &Value> = HashMap::new();
+    let mut next_read = READ_ID_BASE;
+    for event in &trace.events {
+        let index = u64_field(event, "index");
+        let time_ns = u64_field(event, "time_ns");
+        let task = str_field(event, "task");
+        let attempt = u64_field(event, "attempt");
+        match kind(event) {
+            "deployed" => {
+                deploys.insert((task, attempt), index);
+            }
+            "release_requested" => {
+                releases.insert((task, attempt), index);
+            }
+            "partition_written" => {
+                written.insert(task, event);
+            }
+            "partition_reported" => {
+                roles.insert(index, Role::Receive(index));
+                extra.push(Happening {
+                    time_ns,
+                    host: format!("TaskManager{}", u64_field(event, "task_manager")),
+                    role: Role::Send(index),
+                    label: label_of(event),
+                    event,
+                });
+            }
+            "partition_released" => {
+                if let Some(request) = releases.remove(&(task, attempt)) {
+                    roles.insert(request, Role::Send(request));
+                    roles.insert(index, Role::Receive(request));
+                }
+            }
+            "task_state" => {
+                if let Some(deploy) = deploys.remove(&(task, attempt)) {
+                    roles.insert(deploy, Role::Send(deploy));
+                    roles.insert(index, Role::Receive(deploy));
+                }
+                if str_field(event, "to") != "RUNNING" {
+                    continue;
+                }
+                let Some((vertex, subtask)) = task.split_once('[') else {
+                    continue;
+                };
+                for &(from, _, forward) in edges.iter().filter(|(_, to, _)| *to == vertex) {
+                    let mut producers: Vec<(&&str, &&Value)> = written
+                        .iter()
+                        .filter(|(p, _)| {
+                            p.split_once('[')
+                                .is_some_and(|(v, i)| v == from && (!forward || i == subtask))
+                        })
+                        .collect();
+                    producers.sort_by_key(|(_, w)| u64_field(w, "index"));
+                    for (producer, partition) in producers {
+                        let host = if partition["remote"] == true {
+                            SHUFFLE_SERVICE.to_owned()
+                        } else {
+                            (*producer).to_owned()
+                        };
+                        let label = format!("{task} reads {producer}'s partition");
+                        extra.push(Happening {
+                            time_ns: u64_field(partition, "time_ns"),
+                            host,
+                            role: Role::Send(next_read),
+                            label: label.clone(),
+                            event: partition,
+                        });
+                        extra.push(Happening {
+                            time_ns,
+                            host: task.to_owned(),
+                            role: Role::Receive(next_read),
+                            label,
+                            event,
+                        });
+                        next_read += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    BatchMessages { roles, extra }
 }
 
 /// Matches every `arrive` with the `push` of the same element on the same channel: the oldest

@@ -9,12 +9,17 @@
 //! microseconds, as the format requires. Names are low-cardinality (`barrier`, `rpc:…`); ids
 //! and details go in `args`.
 
-use super::{happenings, host_of, is_record, kind, str_field, u64_field, Role, TraceFile, Window};
+use super::{
+    happenings, host_of, is_record, kind, str_field, u64_field, Happening, Role, TraceFile, Window,
+    READ_ID_BASE, SHUFFLE_SERVICE,
+};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
 /// The JobManager's process id; TaskManager `n` is `TM_PID_BASE + n`.
 const JM_PID: u64 = 1;
+/// The remote shuffle service's process (batch jobs with remote partitions, P2).
+const SHUFFLE_PID: u64 = 2;
 const TM_PID_BASE: u64 = 100;
 /// Tasks never deployed in the trace (they cannot have events, but stay safe).
 const UNKNOWN_PID: u64 = 99;
@@ -65,6 +70,7 @@ impl Lanes {
     fn pid_of(&self, host: &str) -> u64 {
         match host {
             "JobMaster" | "Checkpointing" | "Faults" => JM_PID,
+            SHUFFLE_SERVICE => SHUFFLE_PID,
             _ => match host.strip_prefix("TaskManager") {
                 Some(n) => TM_PID_BASE + n.parse::<u64>().unwrap_or(0),
                 None => self
@@ -96,6 +102,7 @@ impl Lanes {
         for pid in processes {
             let name = match pid {
                 JM_PID => "JobManager".to_owned(),
+                SHUFFLE_PID => "shuffle service".to_owned(),
                 UNKNOWN_PID => "not deployed".to_owned(),
                 _ => format!("TaskManager{}", pid - TM_PID_BASE),
             };
@@ -188,7 +195,7 @@ pub fn export(trace: &TraceFile, window: &Window) -> Value {
         let index = u64_field(event, "index");
         match h.role {
             Role::Send(id) | Role::Receive(id) => {
-                let (name, cat) = message_name(event);
+                let (name, cat) = message_name(&h);
                 let args = json!({"index": index, "what": h.label});
                 events.push(json!({"ph": "X", "name": name, "cat": cat, "pid": pid, "tid": tid, "ts": ts, "dur": 0, "args": args}));
                 let mut flow = json!({"ph": if matches!(h.role, Role::Send(_)) { "s" } else { "f" },
@@ -276,13 +283,21 @@ pub fn export_text(trace: &TraceFile, window: &Window) -> String {
     out
 }
 
-/// A message's low-cardinality name and category.
-fn message_name(event: &Value) -> (String, &'static str) {
-    if kind(event) == "rpc" {
-        return (format!("rpc:{}", str_field(event, "method")), "rpc");
+/// A message's low-cardinality name and category. A batch run's messages (P2) are named by
+/// what they do, since their trace records no RPC: a deployment (received by the task's first
+/// state change), a partition report, a release request, a partition read.
+fn message_name(h: &Happening) -> (String, &'static str) {
+    let event = h.event;
+    if matches!(h.role, Role::Send(id) | Role::Receive(id) if id >= READ_ID_BASE) {
+        return ("partition read".to_owned(), "partition");
     }
-    let element = str_field(&event["element"], "kind");
-    (element.to_owned(), "channel")
+    match kind(event) {
+        "rpc" => (format!("rpc:{}", str_field(event, "method")), "rpc"),
+        "deployed" | "task_state" => ("rpc:deploy".to_owned(), "rpc"),
+        "partition_reported" => ("rpc:reportPartition".to_owned(), "rpc"),
+        "release_requested" | "partition_released" => ("rpc:releasePartition".to_owned(), "rpc"),
+        _ => (str_field(&event["element"], "kind").to_owned(), "channel"),
+    }
 }
 
 /// The hosts the export draws, for `--actors` help.
