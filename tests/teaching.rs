@@ -982,6 +982,13 @@ fn viewer_draws_a_batch_run_with_lanes_arrows_and_the_event_log() {
     );
     let html = dir.path().join("b.html").to_str().unwrap().to_owned();
     stdout_of(&["view", &trace, "-o", &html]);
+    // The page is a function of the trace: written twice, byte for byte the same.
+    let again = dir.path().join("again.html").to_str().unwrap().to_owned();
+    stdout_of(&["view", &trace, "-o", &again]);
+    assert_eq!(
+        std::fs::read(&html).unwrap(),
+        std::fs::read(&again).unwrap()
+    );
     // Perfetto: the batch messages are flows that satisfy the format's rules.
     let perfetto = stdout_of(&["export", &trace, "--format", "perfetto"]);
     validate_perfetto(&perfetto);

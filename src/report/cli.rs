@@ -325,7 +325,10 @@ pub fn cmd_view(args: ViewArgs) -> io::Result<ExitCode> {
     super::refuse_overwriting_inputs(&inputs, &[("-o", &args.output)])?;
     let trace = export::load_trace(&args.trace)?;
     let (html, events) = match &args.compare {
-        None => (super::viewer::html(&trace), trace.events.len().to_string()),
+        None => (
+            super::viewer::html(&trace),
+            format!("{} events", trace.events.len()),
+        ),
         Some(other) => {
             let other = export::load_trace(other)?;
             (
@@ -340,11 +343,6 @@ pub fn cmd_view(args: ViewArgs) -> io::Result<ExitCode> {
             format!("cannot write {}: {e}", args.output.display()),
         )
     })?;
-    let events = if args.compare.is_some() {
-        events
-    } else {
-        format!("{events} events")
-    };
     eprintln!(
         "wrote {} ({events}); open it in a browser, no network needed",
         args.output.display(),
