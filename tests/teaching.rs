@@ -1033,6 +1033,63 @@ fn viewer_draws_a_batch_run_with_lanes_arrows_and_the_event_log() {
     );
 }
 
+/// The viewer's shaded windows: a JobManager outage on the JobMaster lane until the election,
+/// a disconnected TaskManager on its lane until it reconnects, a delay spike across every lane
+/// for its duration; and the shuffle service's lane in a run with remote partitions.
+#[test]
+fn viewer_shades_outages_and_fault_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = |scenario: &str| {
+        let trace = trace_of(dir.path(), scenario, "t.jsonl");
+        let trace = flinksim::report::export::load_trace(std::path::Path::new(&trace)).unwrap();
+        flinksim::report::viewer::data(&trace)
+    };
+    let lane = |d: &serde_json::Value, name: &str| {
+        d["lanes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|l| l == name)
+            .unwrap() as i64
+    };
+    let d = data("scenarios/batch-reconcile-refused-rpcs.json");
+    assert_eq!(
+        d["shades"],
+        serde_json::json!([
+            [
+                24_000_000,
+                27_000_000,
+                lane(&d, "JobMaster"),
+                "outage",
+                "JobManager down"
+            ],
+            [
+                26_000_000,
+                34_000_000,
+                lane(&d, "TaskManager2"),
+                "outage",
+                "TaskManager2 disconnected"
+            ],
+        ])
+    );
+    let d = data("scenarios/tolerable-failures-expired-during-delay-spike.json");
+    let spikes: Vec<&serde_json::Value> = d["shades"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s[3] == "fault")
+        .collect();
+    assert_eq!(spikes.len(), 1, "{:?}", d["shades"]);
+    assert_eq!(spikes[0][0], 12_000_000);
+    assert_eq!(spikes[0][1], 62_000_000);
+    assert_eq!(spikes[0][2], -1, "across every lane");
+    let d = data("scenarios/batch-remote-shuffle.json");
+    assert_eq!(
+        d["lanes"].as_array().unwrap().last().unwrap(),
+        "ShuffleService"
+    );
+}
+
 /// `view A --compare B`: both runs, each marked at the first protocol event where they part,
 /// by the definition `compare --diff` uses (the protocol events, time and content, agree
 /// before it and differ at it): the final transaction under `flink` against `legacy`.

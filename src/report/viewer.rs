@@ -136,8 +136,9 @@ fn describe(event: &Value) -> String {
 
 /// Windows to shade, `[from_ns, to_ns or null (the end), lane or -1 (every lane), class,
 /// label]`: a JobManager outage (`jobmaster_lost` until the next election), a TaskManager
-/// lost until one starts in its place or disconnected until it reconnects, a fault that lasts
-/// (its scenario entry's `duration`), a held channel until it is released.
+/// lost until one starts in its place or disconnected until it reconnects, a fault of the
+/// network that lasts (a delay spike, an RPC loss: its scenario entry's `duration`) on every
+/// lane, a held channel on its consumer's lane until it is released.
 fn shades(trace: &TraceFile, lane: &HashMap<&str, usize>) -> Vec<Value> {
     let faults = trace.header["scenario"]["faults"].as_array();
     let mut out = Vec::new();
@@ -194,6 +195,8 @@ fn shades(trace: &TraceFile, lane: &HashMap<&str, usize>) -> Vec<Value> {
                     open.push((format!("hold {channel}"), t, consumer, "fault", what));
                 } else if let Some(d) = fault
                     .get("duration")
+                    // A disconnection is shaded as its TaskManager's outage.
+                    .filter(|_| str_field(fault, "fault") != "disconnect_task_manager")
                     .and_then(Value::as_str)
                     .and_then(|d| sim::Duration::parse(d).ok())
                 {
