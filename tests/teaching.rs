@@ -943,6 +943,35 @@ fn violations_are_trace_lines_and_the_viewer_marks_them() {
         "{out:?}"
     );
 
+    // Bounded before the violation's event, the file keeps the violation after its
+    // `truncated` line, and replays the same.
+    let bounded = dir
+        .path()
+        .join("bounded.jsonl")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let out = flinksim(&[
+        "run",
+        "scenarios/final-transaction-legacy.json",
+        "--quiet",
+        "--trace",
+        &bounded,
+        "--max-trace-size",
+        "20KB",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&bounded).unwrap();
+    let kinds: Vec<String> = text
+        .lines()
+        .rev()
+        .take(3)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string())
+        .collect();
+    assert_eq!(kinds, ["\"end\"", "\"violation\"", "\"truncated\""]);
+    let replay = stdout_of(&["replay", &bounded]);
+    assert!(replay.starts_with("identical"), "{replay}");
+
     let html = dir.path().join("v.html").to_str().unwrap().to_owned();
     stdout_of(&["view", &trace, "-o", &html]);
     if !std::path::Path::new(CHROMIUM).exists() {
