@@ -1,6 +1,7 @@
 //! The teaching tools: `explain` cites the right rules, `export` writes valid Perfetto,
-//! Mermaid and ShiViz (golden files under `tests/golden/`), and `view` renders a 50,000-event
-//! trace in headless Chromium.
+//! Mermaid and ShiViz (golden files under `tests/golden/`), trace files carry violations, and
+//! `view` renders in headless Chromium a 50,000-event trace, a violation's marker, a batch run's
+//! lanes and arrows, and two runs compared.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
