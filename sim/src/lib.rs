@@ -10,16 +10,20 @@
 //! - [`queue`]: the pending events, ordered by time then by a [`TieBreak`] ([`EventQueue`]).
 //! - [`rng`]: named random streams forked from one master seed ([`RandomStreams`], [`Stream`]),
 //!   with our own, documented range reductions.
+//! - [`explore`]: controlled runs: a [`Chooser`] picks among same-instant events by the
+//!   [`Actor`] each is addressed to (choice vectors, PCT, a sleep-set search).
 //! - [`run`]: the run loop ([`Simulation`]) driving a [`Model`] within a [`Budget`], and why it
 //!   stopped ([`RunOutcome`], [`StopReason`]).
 //! - [`trace`]: the stable running hash of a trace ([`TraceHasher`]).
 
+pub mod explore;
 pub mod queue;
 pub mod rng;
 pub mod run;
 pub mod time;
 pub mod trace;
 
+pub use explore::{Actor, Chooser};
 pub use queue::{EventQueue, TieBreak};
 pub use rng::{RandomStreams, Stream};
 pub use run::{Budget, Model, RunOutcome, Scheduler, Simulation, StopReason};

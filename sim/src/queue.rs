@@ -176,6 +176,43 @@ impl<E> EventQueue<E> {
         Some((Instant::from_nanos(entry.time), entry.event))
     }
 
+    /// Removes the earliest event with its push sequence number: what a controlled run
+    /// ([`crate::Simulation::run_chosen`]) keeps to identify it. Only under
+    /// [`TieBreak::Insertion`], where the tie is that number.
+    pub(crate) fn pop_numbered(&mut self) -> Option<(Instant, u64, E)> {
+        assert!(self.shuffle.is_none(), "numbered pops need insertion ties");
+        let entry = match &mut self.store {
+            Store::Heap(heap) => heap.pop()?,
+            Store::Radix(radix) => {
+                let entry = radix.pop()?;
+                if radix.len() < HEAP_BELOW {
+                    self.become_heap();
+                }
+                entry
+            }
+        };
+        self.last_popped = entry.time;
+        Some((Instant::from_nanos(entry.time), entry.tie, entry.event))
+    }
+
+    /// Puts back an event [`EventQueue::pop_numbered`] took, in its place in the order.
+    pub(crate) fn push_numbered(&mut self, at: Instant, seq: u64, event: E) {
+        assert!(
+            self.shuffle.is_none(),
+            "numbered pushes need insertion ties"
+        );
+        assert!(seq < self.pushed, "only a popped event is put back");
+        let entry = Entry {
+            time: at.as_nanos(),
+            tie: seq,
+            event,
+        };
+        match &mut self.store {
+            Store::Heap(heap) => heap.push(entry),
+            Store::Radix(radix) => radix.push(entry),
+        }
+    }
+
     /// When the earliest event is due, without removing it.
     #[inline]
     pub fn peek_time(&self) -> Option<Instant> {
