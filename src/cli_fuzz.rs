@@ -4,16 +4,22 @@
 
 use clap::{Args, ValueEnum};
 use flinksim::bug::Bug;
-use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, SeedResult};
+use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, CampaignResult, SeedResult};
 use flinksim::fuzz::coverage::{coverage, write_coverage};
+use flinksim::fuzz::exhaustive::{explore, Bounds};
+use flinksim::fuzz::generate::generate;
 use flinksim::fuzz::generate::GenerateOptions;
 use flinksim::fuzz::header::CampaignHeader;
 use flinksim::fuzz::replay::{replay, Replay};
-use flinksim::fuzz::shrink::{shrink, write_reproducer, Size, Target, MAX_SHRINK_RUNS};
+use flinksim::fuzz::shrink::{
+    shrink, write_found, write_reproducer, Size, Target, MAX_SHRINK_RUNS,
+};
+use flinksim::fuzz::strategy::Strategy;
 use flinksim::fuzz::{mutants, parallel_map, Outcome};
 use flinksim::oracle::invariant::Invariant;
 use flinksim::scenario::FinishProtocol;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use sim::explore::pct_bound;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::ops::Range;
@@ -51,9 +57,35 @@ pub struct FuzzArgs {
     /// Run this fraction of the seeds twice and compare trace hashes (`determinism`).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_fraction)]
     recheck: f64,
-    /// Shrink at most this many violating seeds (the lowest ones).
+    /// Shrink at most this many violating seeds (the lowest ones); under `pct`, write this
+    /// many replayable runs instead (a PCT run is replayed by its choices, not shrunk).
     #[arg(long, value_name = "N", default_value_t = 10)]
     shrink: usize,
+    /// How to explore: `random` seeds, `pct` (a priority scheduler on each seed's scenario,
+    /// streaming jobs only) or `exhaustive` (every class of orders of one --scenario).
+    #[arg(long, value_enum, default_value_t = StrategyArg::Random)]
+    strategy: StrategyArg,
+    /// `pct`: the bug depth targeted (depth − 1 priority change points per run).
+    #[arg(long, value_name = "D", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    depth: u32,
+    /// `exhaustive`: the scenario file to explore.
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// `exhaustive`: the most runs per latency variant.
+    #[arg(long, value_name = "N", default_value_t = Bounds::default().max_runs)]
+    max_runs: u64,
+    /// `exhaustive`: branch at the first N branch points of a run (instants where two or
+    /// more events are due); past them take the first event.
+    #[arg(long, value_name = "N", default_value_t = Bounds::default().max_depth)]
+    max_depth: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum StrategyArg {
+    Random,
+    Pct,
+    Exhaustive,
 }
 
 #[derive(Args)]
@@ -180,7 +212,37 @@ pub fn with_path(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
+fn usage(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
 pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
+    let strategy = match args.strategy {
+        StrategyArg::Random => Strategy::Random,
+        StrategyArg::Pct => Strategy::Pct { depth: args.depth },
+        StrategyArg::Exhaustive => Strategy::Exhaustive,
+    };
+    match (strategy, &args.scenario) {
+        (Strategy::Exhaustive, Some(path)) => return cmd_exhaustive(&args, path),
+        (Strategy::Exhaustive, None) => {
+            return Err(usage(
+                "--strategy exhaustive explores one scenario: give it with --scenario FILE".into(),
+            ))
+        }
+        (Strategy::Random | Strategy::Pct { .. }, Some(_)) => {
+            return Err(usage(format!(
+                "--scenario is for --strategy exhaustive; {} draws a scenario per seed",
+                strategy.name()
+            )))
+        }
+        (Strategy::Pct { .. }, None) if args.mode != ModeArg::Streaming => {
+            return Err(usage(
+                "--strategy pct schedules the actors of streaming jobs: add --mode streaming"
+                    .into(),
+            ))
+        }
+        (Strategy::Random | Strategy::Pct { .. }, None) => {}
+    }
     let options = CampaignOptions {
         seeds: args.seeds.clone(),
         threads: args.threads.max(1),
@@ -197,6 +259,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         shard: args.shard,
         time_limit: args.time_limit,
         recheck: args.recheck,
+        strategy,
     };
     let total = seeds(&options).len() as u64;
     let header = CampaignHeader::new(&options, args.shrink);
@@ -254,8 +317,54 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
     print_table(&mut out, &campaign.results, &header.reproduce_flags())?;
     write_coverage(&mut out, &coverage(&campaign.results))?;
 
-    // Shrink the lowest violating seeds, one shrink per (seed, invariant), and the lowest seed
-    // of each panic location, across threads.
+    if let Strategy::Pct { depth } = strategy {
+        print_pct_bound(&mut out, &campaign.results, depth)?;
+        write_pct_runs(&mut out, &args, &options, &campaign.results)?;
+    } else {
+        shrink_violations(&mut out, &args, &options, &campaign)?;
+    }
+    if campaign.violations().count() > args.shrink {
+        writeln!(
+            out,
+            "({} more violating seeds not shrunk; --shrink raises the limit)",
+            campaign.violations().count() - args.shrink
+        )?;
+    }
+    writeln!(
+        out,
+        "throughput: {:.1} seeds/s per thread ({} seeds in {:.2}s on {} threads)",
+        campaign.seeds_per_second_per_thread(options.threads),
+        campaign.results.len(),
+        campaign.wall.as_secs_f64(),
+        options.threads
+    )?;
+    if campaign.skipped > 0 {
+        writeln!(
+            out,
+            "time limit reached: {} of {total} seeds were not started",
+            campaign.skipped
+        )?;
+    }
+    writeln!(out, "results: {}", results_path.display())?;
+    // Exit codes: 3 when any run panicked (a model bug, whatever else happened), 1 when some
+    // run violated an invariant, 0 when the campaign is clean.
+    Ok(if campaign.panics().next().is_some() {
+        ExitCode::from(3)
+    } else if campaign.violations().next().is_some() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Shrinks the lowest violating seeds, one shrink per (seed, invariant), and the lowest seed
+/// of each panic location, across threads, and writes their reproducers.
+fn shrink_violations(
+    out: &mut impl Write,
+    args: &FuzzArgs,
+    options: &CampaignOptions,
+    campaign: &CampaignResult,
+) -> io::Result<()> {
     let mut targets: Vec<(u64, Target)> = campaign
         .violations()
         .take(args.shrink)
@@ -303,38 +412,163 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
             path.display()
         )?;
     }
-    if campaign.violations().count() > args.shrink {
+    Ok(())
+}
+
+/// PCT's guarantee for this campaign: each run finds a bug of depth at most `depth` with
+/// probability at least `1/(n·k^(depth−1))`; stated with the largest `n` and `k` of its runs,
+/// the weakest bound of any of them.
+fn print_pct_bound(out: &mut impl Write, results: &[SeedResult], depth: u32) -> io::Result<()> {
+    let runs = results.iter().filter_map(|r| r.pct.as_ref());
+    let n = runs.clone().map(|p| p.actors).max().unwrap_or(0);
+    let k = runs.map(|p| p.steps).max().unwrap_or(0);
+    writeln!(
+        out,
+        "pct depth {depth}: n = {n} actors, k = {k} steps (the largest of any run): each run \
+         finds a bug of depth <= {depth} with probability >= 1/(n*k^{}) = {:.3e}",
+        depth - 1,
+        pct_bound(n, k, depth)
+    )
+}
+
+/// Writes each of the lowest violating (or panicking) PCT seeds, up to `--shrink`, as its
+/// scenario with the run's choice vector, which `flinksim run` replays.
+fn write_pct_runs(
+    out: &mut impl Write,
+    args: &FuzzArgs,
+    options: &CampaignOptions,
+    results: &[SeedResult],
+) -> io::Result<()> {
+    let found = results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Violation | Outcome::Panic))
+        .take(args.shrink);
+    for r in found {
+        let Some(pct) = &r.pct else { continue };
+        let mut document = generate(r.seed, &options.generate);
+        document["tie_break"] = serde_json::json!({ "choices": pct.choices });
+        let target = r
+            .violated
+            .iter()
+            .copied()
+            .find(|&i| i != Invariant::Determinism);
+        let stem = format!("seed-{}-pct-{}", r.seed, target.map_or("panic", |i| i.id()));
+        let description = format!(
+            "Found by `flinksim fuzz --strategy pct` at seed {}: the seed's scenario, run in \
+             the order the PCT scheduler chose (tie_break choices). `flinksim run` on this \
+             file replays that run.",
+            r.seed
+        );
+        let path = write_found(&args.out, &stem, &document, target, &description)?;
         writeln!(
             out,
-            "({} more violating seeds not shrunk; --shrink raises the limit)",
-            campaign.violations().count() - args.shrink
+            "pct seed {}: reproduce: flinksim run {}",
+            r.seed,
+            path.display()
         )?;
+    }
+    Ok(())
+}
+
+/// `fuzz --strategy exhaustive --scenario FILE`: the certificate or the first counterexample.
+fn cmd_exhaustive(args: &FuzzArgs, path: &Path) -> io::Result<ExitCode> {
+    let text = std::fs::read_to_string(path).map_err(|e| with_path(path, e))?;
+    let label = path.display().to_string();
+    if let Err(e) = flinksim::scenario::parse(&text, &label) {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(2));
+    }
+    let mut document: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| with_path(path, io::Error::new(io::ErrorKind::InvalidData, e)))?;
+    if let Some(bug) = args.bug {
+        document["bug"] = bug.name().into();
+    }
+    let bounds = Bounds {
+        max_runs: args.max_runs,
+        max_depth: args.max_depth,
+        time_limit: args.time_limit,
+    };
+    let threads = args.threads.max(1);
+    let mut out = io::stdout().lock();
+    let exploration =
+        explore(&document, bounds, threads).map_err(|e| usage(format!("{label}: {e}")))?;
+    writeln!(
+        out,
+        "flinksim {} fuzz --strategy exhaustive: {label}, {} latency variants, at most {} runs \
+         each, branching at the first {} branch points of a run",
+        flinksim::fuzz::header::VERSION,
+        exploration.total_variants,
+        bounds.max_runs,
+        bounds.max_depth
+    )?;
+    for v in &exploration.variants {
+        writeln!(
+            out,
+            "  {}: {} classes, {} redundant runs",
+            v.variant.describe(),
+            v.classes,
+            v.redundant
+        )?;
+    }
+    let cuts = exploration.cuts();
+    if let Some((variant, found)) = exploration.counterexample() {
+        let what = match (&found.panic, found.violated.first()) {
+            (Some(panic), _) => format!("the model panicked: {panic}"),
+            (None, _) => found
+                .violated
+                .iter()
+                .map(|i| i.id())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        std::fs::create_dir_all(&args.out).map_err(|e| with_path(&args.out, e))?;
+        let description = format!(
+            "Found by `flinksim fuzz --strategy exhaustive --scenario {label}`: its run {} \
+             with latencies {}, in the order of the tie_break choices. `flinksim run` on this \
+             file replays it.",
+            found.run,
+            variant.describe()
+        );
+        let file = write_found(
+            &args.out,
+            "exhaustive-counterexample",
+            &found.document,
+            found.violated.first().copied(),
+            &description,
+        )?;
+        writeln!(
+            out,
+            "counterexample after {} classes: {what} ({}, run {})\n    reproduce: flinksim run {}",
+            exploration.classes(),
+            variant.describe(),
+            found.run,
+            file.display()
+        )?;
+        return Ok(ExitCode::from(if found.panic.is_some() { 3 } else { 1 }));
     }
     writeln!(
         out,
-        "throughput: {:.1} seeds/s per thread ({} seeds in {:.2}s on {} threads)",
-        campaign.seeds_per_second_per_thread(options.threads),
-        campaign.results.len(),
-        campaign.wall.as_secs_f64(),
-        options.threads
+        "{} classes explored, 0 violations",
+        exploration.classes()
     )?;
-    if campaign.skipped > 0 {
+    if cuts.is_empty() {
         writeln!(
             out,
-            "time limit reached: {} of {total} seeds were not started",
-            campaign.skipped
+            "certificate: every class of same-instant orders (events of different actors \
+             commute) under each of the {} latency variants; no bound was reached",
+            exploration.total_variants
+        )?;
+    } else {
+        writeln!(
+            out,
+            "not a certificate: the search was cut by {} (--max-depth, --max-runs, \
+             --time-limit); {} of {} latency variants searched",
+            cuts.join(", "),
+            exploration.variants.len(),
+            exploration.total_variants
         )?;
     }
-    writeln!(out, "results: {}", results_path.display())?;
-    // Exit codes: 3 when any run panicked (a model bug, whatever else happened), 1 when some
-    // run violated an invariant, 0 when the campaign is clean.
-    Ok(if campaign.panics().next().is_some() {
-        ExitCode::from(3)
-    } else if campaign.violations().next().is_some() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn describe_size(size: Size) -> String {
@@ -511,7 +745,20 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
     )?;
     let mut missed = 0;
     let mut plain_detected = 0;
+    let mut explored = 0;
     for bug in Bug::ALL {
+        if bug.needs_exploration() {
+            explored += 1;
+            writeln!(
+                out,
+                "{:<width$} {:<20} {:>9} {:>9}  an ordering bug: fuzz --strategy exhaustive finds it",
+                bug.name(),
+                bug.caught_by().id(),
+                "-",
+                "-"
+            )?;
+            continue;
+        }
         let mutant = mutants::score(bug, args.seeds_per_bug, args.threads.max(1));
         let seeds = mutant
             .detected_at
@@ -546,8 +793,8 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
     writeln!(
         out,
         "detected {} of {} bugs (biased generator); {} by the plain generator",
-        Bug::ALL.len() - missed,
-        Bug::ALL.len(),
+        Bug::ALL.len() - explored - missed,
+        Bug::ALL.len() - explored,
         plain_detected
     )?;
     Ok(if missed == 0 {

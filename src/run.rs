@@ -10,7 +10,8 @@ use crate::scenario::{Delivery, Scenario, TieBreak};
 use crate::status::JobStatus;
 use crate::trace::{Retain, Trace};
 use crate::world::{Event, Streaming, World};
-use sim::{Budget, Instant, RunOutcome, Simulation, StopReason};
+use sim::explore::Replay;
+use sim::{Budget, Chooser, Instant, Model, RunOutcome, Simulation, StopReason};
 
 /// How to run a scenario, beyond what the scenario says.
 #[derive(Clone, Copy, Debug)]
@@ -88,28 +89,34 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
 /// diagnosis and `job-terminates` verdict; what each mode's actors and oracles leave behind is
 /// gathered by [`streaming_report`] or [`batch_report`].
 pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>) -> RunReport {
+    run_ordered(scenario, options, keep, None)
+}
+
+/// [`run`], with `chooser` ordering the events due at the same instant instead of the
+/// scenario's `tie_break` (`fuzz --strategy pct` and `exhaustive`, `sim::explore`).
+pub fn run_chosen(
+    scenario: &Scenario,
+    options: &RunOptions,
+    chooser: &mut dyn Chooser,
+) -> RunReport {
+    run_ordered(scenario, options, None, Some(chooser))
+}
+
+fn run_ordered(
+    scenario: &Scenario,
+    options: &RunOptions,
+    keep: Option<u64>,
+    chooser: Option<&mut dyn Chooser>,
+) -> RunReport {
     let seed = options.seed.unwrap_or(scenario.seed);
     let mut world = World::new(scenario, seed, options.retain);
     if let (Some(id), World::Streaming(streaming)) = (keep, &mut world) {
         streaming.io.storage.keep(id);
     }
-    let tie_break = match scenario.tie_break {
-        TieBreak::Insertion => sim::TieBreak::Insertion,
-        TieBreak::Shuffled => sim::TieBreak::Shuffled {
-            seed: sim::RandomStreams::new(seed).stream("tie-break").next_u64(),
-        },
-    };
-    let mut simulation: Simulation<Event> = Simulation::new(tie_break);
-    simulation.schedule(Instant::ZERO, Event::Start);
-    let budget = Budget {
-        max_events: scenario.budget.max_events,
-        max_time: Instant::ZERO.saturating_add(scenario.budget.max_time),
-        max_pending: usize::try_from(scenario.budget.max_pending).unwrap_or(usize::MAX),
-    };
-    let outcome = simulation.run(&mut world, budget);
+    let (outcome, replay_note) = drive(&mut world, Event::Start, scenario, seed, chooser);
 
     let status = world.job_status();
-    let mut diagnosis = Vec::new();
+    let mut diagnosis: Vec<String> = replay_note.into_iter().collect();
     let stalled = matches!(outcome.reason, StopReason::Quiescent) && !status.is_terminal();
     if !matches!(outcome.reason, StopReason::Done) {
         diagnosis.push(format!(
@@ -332,5 +339,50 @@ fn batch_report(world: crate::world::batch::Batch, ended: Ended) -> RunReport {
         trace,
         graph,
         batch: Some(figures),
+    }
+}
+
+/// Runs `model` from `start` to the end of the scenario's budget, ordering same-instant events
+/// by `chooser` if given, else as the scenario's `tie_break` says. The note says when a choice
+/// vector did not fit the run (a choice beyond the events due): it was not made for this
+/// scenario, or the model changed since.
+pub(crate) fn drive<M: Model>(
+    model: &mut M,
+    start: M::Event,
+    scenario: &Scenario,
+    seed: u64,
+    chooser: Option<&mut dyn Chooser>,
+) -> (RunOutcome, Option<String>) {
+    let budget = Budget {
+        max_events: scenario.budget.max_events,
+        max_time: Instant::ZERO.saturating_add(scenario.budget.max_time),
+        max_pending: usize::try_from(scenario.budget.max_pending).unwrap_or(usize::MAX),
+    };
+    // A chooser tells events apart by push order: the queue's ties must be insertion's.
+    let tie_break = match (&chooser, &scenario.tie_break) {
+        (None, TieBreak::Shuffled) => sim::TieBreak::Shuffled {
+            seed: sim::RandomStreams::new(seed).stream("tie-break").next_u64(),
+        },
+        (Some(_), _) | (None, TieBreak::Insertion | TieBreak::Choices(_)) => {
+            sim::TieBreak::Insertion
+        }
+    };
+    let mut simulation: Simulation<M::Event> = Simulation::new(tie_break);
+    simulation.schedule(Instant::ZERO, start);
+    match (chooser, &scenario.tie_break) {
+        (Some(chooser), _) => (simulation.run_chosen(model, budget, chooser), None),
+        (None, TieBreak::Choices(choices)) => {
+            let mut replay = Replay::new(choices.clone());
+            let outcome = simulation.run_chosen(model, budget, &mut replay);
+            let note = replay.out_of_range.map(|point| {
+                format!(
+                    "tie_break choice {point} ({}) is beyond the events due there; the run took \
+                     the first",
+                    choices[point]
+                )
+            });
+            (outcome, note)
+        }
+        (None, TieBreak::Insertion | TieBreak::Shuffled) => (simulation.run(model, budget), None),
     }
 }

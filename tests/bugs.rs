@@ -70,6 +70,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::FinishBeforeSavepoint => "stop-with-savepoint-races-final-checkpoint",
         Bug::DrainOnNoDrain => "stop-with-savepoint-no-drain",
         Bug::KeepSplitsOnRegionalReset => "splits-regional-failover-after-assignment",
+        Bug::EopNoticeAtAlignmentStart => "ordering-eop-notice-at-alignment-start",
     }
 }
 

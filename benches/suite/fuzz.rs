@@ -17,6 +17,7 @@ pub fn rows(table: &mut Table) {
         shard: None,
         time_limit: None,
         recheck: 0.0,
+        strategy: flinksim::fuzz::strategy::Strategy::Random,
     };
     let result = run_campaign(&options, |_| {});
     let rate = result.seeds_per_second_per_thread(1);

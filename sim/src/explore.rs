@@ -61,6 +61,9 @@ pub struct Due {
     /// every re-execution of the same choices.
     pub seq: u64,
     pub actor: Actor,
+    /// An earlier due event is interchangeable with this one ([`crate::Model::interchangeable`]):
+    /// handling either first makes the same run, so a search only ever takes the earlier.
+    pub repeat: bool,
 }
 
 /// Picks the next event among those due now.
@@ -240,7 +243,8 @@ impl Chooser for Pct {
 #[derive(Clone, Debug)]
 struct Node {
     due: Vec<Due>,
-    /// Which of `due` slept when the path reached this point: never chosen here.
+    /// Which of `due` slept when the path reached this point, or repeat an earlier one: never
+    /// chosen here.
     asleep: Vec<bool>,
     /// Indices whose subtrees are explored; they sleep in their later siblings' subtrees.
     explored: Vec<usize>,
@@ -349,7 +353,7 @@ impl SearchRun<'_> {
             }
             return node.chosen;
         }
-        let asleep: Vec<bool> = due.iter().map(|d| self.asleep(d)).collect();
+        let asleep: Vec<bool> = due.iter().map(|d| d.repeat || self.asleep(d)).collect();
         let Some(first) = asleep.iter().position(|&a| !a) else {
             self.shape.redundant = true;
             return 0;
@@ -392,6 +396,7 @@ mod tests {
             .map(|(i, &a)| Due {
                 seq: i as u64,
                 actor: Actor(a),
+                repeat: false,
             })
             .collect()
     }
@@ -503,6 +508,28 @@ mod tests {
         // An EVERYONE event is dependent on all: every order of the three.
         let (classes, _, _) = explore(&[1, u32::MAX, 2], 10);
         assert_eq!(classes.len(), 4, "{classes:?}");
+    }
+
+    #[test]
+    fn search_takes_only_the_first_of_interchangeable_events() {
+        let mut search = Search::new(10);
+        let mut runs = 0;
+        while let Some(mut run) = search.next_run() {
+            let mut left = due(&[1, 1, 1]);
+            left[1].repeat = true; // the same as event 0
+            while !left.is_empty() {
+                let i = run.choose(Instant::ZERO, &left);
+                assert!(!left[i].repeat, "a repeat was chosen");
+                left.remove(i);
+                if let Some(first) = left.first_mut() {
+                    first.repeat = false;
+                }
+            }
+            run.finish();
+            runs += 1;
+        }
+        // Event 0 first, then both orders of 1 and 2; or 2 first, then 0 (1 is its repeat).
+        assert_eq!(runs, 3);
     }
 
     #[test]

@@ -35,6 +35,12 @@ pub trait Model {
     fn actor(&self, _event: &Self::Event) -> Actor {
         Actor::EVERYONE
     }
+
+    /// Whether handling `a` or `b` first makes the same run (both mean "deliver the next
+    /// message of this link"), so a search need not try both. The default: never.
+    fn interchangeable(&self, _a: &Self::Event, _b: &Self::Event) -> bool {
+        false
+    }
 }
 
 /// What a handler may do to the future: schedule events, never in the past.
@@ -225,7 +231,7 @@ impl<E> Simulation<E> {
         &mut self,
         model: &mut M,
         budget: Budget,
-        chooser: &mut impl Chooser,
+        chooser: &mut (impl Chooser + ?Sized),
     ) -> RunOutcome {
         // The events due at `instant`, in push order, and what the chooser sees of them.
         let mut due: Vec<(u64, E)> = Vec::new();
@@ -252,10 +258,15 @@ impl<E> Simulation<E> {
                 due.push((seq, event));
             }
             seen.clear();
-            seen.extend(due.iter().map(|(seq, event)| Due {
-                seq: *seq,
-                actor: model.actor(event),
-            }));
+            for (i, (seq, event)) in due.iter().enumerate() {
+                seen.push(Due {
+                    seq: *seq,
+                    actor: model.actor(event),
+                    repeat: due[..i]
+                        .iter()
+                        .any(|(_, e)| model.interchangeable(e, event)),
+                });
+            }
             let index = chooser.choose(instant, &seen);
             assert!(
                 index < due.len(),

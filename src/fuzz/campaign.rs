@@ -3,12 +3,16 @@
 
 use super::generate::{generate, GenerateOptions};
 use super::isolate::{isolated, Panic};
+use super::strategy::{Strategy, PCT_STREAM};
 use super::{judge, parallel_map, run_document, scenario_hash, Outcome};
 use crate::oracle::invariant::Invariant;
 use crate::probes::{Probe, ProbeSet};
+use crate::run::{RunOptions, RunReport};
+use crate::scenario::{Scenario, TieBreak};
 use crate::trace::Retain;
 use serde_json::{json, Value};
-use sim::{Instant, StopReason};
+use sim::explore::Pct;
+use sim::{Instant, RandomStreams, StopReason};
 use std::ops::Range;
 use std::time::{Duration, Instant as WallClock};
 
@@ -26,6 +30,21 @@ pub struct CampaignOptions {
     /// The fraction of seeds (0 to 1) run a second time to check that the trace hash repeats.
     /// Which seeds is a function of the seed alone, so it is the same on any thread count.
     pub recheck: f64,
+    /// How each seed's scenario is run: [`Strategy::Random`] or [`Strategy::Pct`]
+    /// ([`Strategy::Exhaustive`] runs no seeds: `super::exhaustive`).
+    pub strategy: Strategy,
+}
+
+/// What a PCT run of a seed was: PCT's `n` and `k`, and the choices that replay it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PctRun {
+    /// Processes that had an event (PCT's `n`).
+    pub actors: u64,
+    /// Events handled (PCT's `k`).
+    pub steps: u64,
+    /// The choice vector (`sim::explore::ChoiceLog`): the scenario with `"tie_break":
+    /// {"choices": …}` replays the run.
+    pub choices: Vec<u32>,
 }
 
 /// One seed's result: everything here is a function of the seed and the options.
@@ -46,12 +65,14 @@ pub struct SeedResult {
     pub stop: Option<StopReason>,
     /// For [`Outcome::Panic`]: where and why the model panicked.
     pub panic: Option<Panic>,
+    /// Under [`Strategy::Pct`]: the run's `n`, `k` and choices.
+    pub pct: Option<PctRun>,
 }
 
 impl SeedResult {
     /// The JSON Lines record of `--out/results.jsonl`.
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut line = json!({
             "type": "seed",
             "seed": self.seed,
             "scenario_hash": format!("{:#018x}", self.scenario_hash),
@@ -68,7 +89,16 @@ impl SeedResult {
                 "location": p.location,
                 "message": p.message,
             })),
-        })
+        });
+        // Only PCT lines have it, so a random campaign's lines stay as they were.
+        if let Some(pct) = &self.pct {
+            line["pct"] = json!({
+                "actors": pct.actors,
+                "steps": pct.steps,
+                "choices": pct.choices,
+            });
+        }
+        line
     }
 }
 
@@ -159,6 +189,32 @@ impl SeedResult {
                 })
             }
         };
+        let pct = match line.get("pct") {
+            None | Some(Value::Null) => None,
+            Some(pct) => {
+                let count = |name: &str| {
+                    pct.get(name)
+                        .and_then(Value::as_u64)
+                        .ok_or(format!("\"pct\" has no \"{name}\" number"))
+                };
+                let choices = pct
+                    .get("choices")
+                    .and_then(Value::as_array)
+                    .ok_or("\"pct\" has no \"choices\" list")?
+                    .iter()
+                    .map(|c| {
+                        c.as_u64()
+                            .and_then(|c| u32::try_from(c).ok())
+                            .ok_or("\"pct\" has a choice that is not a small number")
+                    })
+                    .collect::<Result<Vec<u32>, _>>()?;
+                Some(PctRun {
+                    actors: count("actors")?,
+                    steps: count("steps")?,
+                    choices,
+                })
+            }
+        };
         Ok(SeedResult {
             seed: number("seed")?,
             scenario_hash: hash("scenario_hash")?,
@@ -173,6 +229,7 @@ impl SeedResult {
             probes,
             stop,
             panic,
+            pct,
         })
     }
 }
@@ -229,29 +286,50 @@ pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
     let mut document = Value::Null;
     let run = isolated(|| {
         document = generate(seed, &options.generate);
-        let (scenario, report) = run_document(&document, Retain::Nothing).unwrap_or_else(|e| {
-            panic!("seed {seed} generated an invalid scenario: {e}\n{document}")
-        });
+        let (scenario, report, pct) = match options.strategy {
+            Strategy::Random => {
+                let (scenario, report) =
+                    run_document(&document, Retain::Nothing).unwrap_or_else(|e| {
+                        panic!("seed {seed} generated an invalid scenario: {e}\n{document}")
+                    });
+                (scenario, report, None)
+            }
+            Strategy::Pct { depth } => {
+                let scenario = crate::scenario::parse(&document.to_string(), "generated")
+                    .unwrap_or_else(|e| {
+                        panic!("seed {seed} generated an invalid scenario: {e}\n{document}")
+                    });
+                let (report, pct) = run_pct(&scenario, seed, depth);
+                (scenario, report, Some(pct))
+            }
+            Strategy::Exhaustive => {
+                unreachable!("an exhaustive exploration runs one scenario, not seeds")
+            }
+        };
         let mut verdict = judge(&scenario, &report);
         if recheck {
-            let again = crate::run::run(
-                &scenario,
-                &crate::run::RunOptions {
-                    seed: None,
-                    retain: Retain::Nothing,
-                },
-            );
+            let again = match options.strategy {
+                Strategy::Random => crate::run::run(
+                    &scenario,
+                    &crate::run::RunOptions {
+                        seed: None,
+                        retain: Retain::Nothing,
+                    },
+                ),
+                Strategy::Pct { depth } => run_pct(&scenario, seed, depth).0,
+                Strategy::Exhaustive => unreachable!("no seeds to recheck"),
+            };
             if again.trace_hash != report.trace_hash {
                 verdict.violated.push(Invariant::Determinism);
                 verdict.violated.sort();
                 verdict.outcome = Outcome::Violation;
             }
         }
-        (verdict, report)
+        (verdict, report, pct)
     });
     let scenario_hash = scenario_hash(&document);
     match run {
-        Ok((verdict, report)) => SeedResult {
+        Ok((verdict, report, pct)) => SeedResult {
             seed,
             scenario_hash,
             outcome: verdict.outcome,
@@ -263,6 +341,7 @@ pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
             probes: report.probes,
             stop: Some(report.stop),
             panic: None,
+            pct,
         },
         Err(panic) => SeedResult {
             seed,
@@ -276,8 +355,29 @@ pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
             probes: ProbeSet::default(),
             stop: None,
             panic: Some(panic),
+            pct: None,
         },
     }
+}
+
+/// One PCT run of `scenario` for `seed`: PCT needs `k` before the run to place its change
+/// points, so the scenario first runs once in insertion order and its event count is `k`.
+pub fn run_pct(scenario: &Scenario, seed: u64, depth: u32) -> (RunReport, PctRun) {
+    let options = RunOptions {
+        seed: None,
+        retain: Retain::Nothing,
+    };
+    let mut plain = scenario.clone();
+    plain.tie_break = TieBreak::Insertion;
+    let steps = crate::run::run(&plain, &options).events;
+    let mut pct = Pct::new(depth, steps, RandomStreams::new(seed).stream(PCT_STREAM));
+    let report = crate::run::run_chosen(scenario, &options, &mut pct);
+    let run = PctRun {
+        actors: pct.actors(),
+        steps: pct.steps(),
+        choices: pct.log().vector(),
+    };
+    (report, run)
 }
 
 /// Runs the campaign; `on_result` sees each result as it comes (in completion order, for a
@@ -321,6 +421,7 @@ mod tests {
             shard: None,
             time_limit: None,
             recheck: 1.0,
+            strategy: Strategy::Random,
         };
         let mut results: Vec<SeedResult> = (0..3).map(|s| run_seed(s, &options)).collect();
         results[1].outcome = Outcome::Violation;

@@ -21,6 +21,7 @@
 
 use super::campaign::CampaignOptions;
 use super::generate::GenerateOptions;
+use super::strategy::Strategy;
 use crate::scenario::Mode;
 use serde_json::{json, Map, Value};
 use std::ops::Range;
@@ -65,9 +66,21 @@ impl CampaignHeader {
             "recheck": options.recheck,
             "shrink": shrink,
         });
-        let Value::Object(parameters) = parameters else {
+        let Value::Object(mut parameters) = parameters else {
             unreachable!("json! of an object")
         };
+        // A random campaign's header has no strategy, as before strategies existed, so its
+        // file stays byte for byte what it was; another strategy is a parameter like any.
+        match options.strategy {
+            Strategy::Random => {}
+            Strategy::Pct { depth } => {
+                parameters.insert("strategy".into(), "pct".into());
+                parameters.insert("depth".into(), depth.into());
+            }
+            Strategy::Exhaustive => {
+                unreachable!("an exhaustive exploration writes no campaign header")
+            }
+        }
         CampaignHeader {
             version: VERSION.to_owned(),
             parameters,
@@ -176,6 +189,12 @@ impl CampaignHeader {
         if let Some(bug) = text("bug") {
             flags.push_str(&format!(" --bug {bug}"));
         }
+        if let Some(strategy) = text("strategy") {
+            flags.push_str(&format!(" --strategy {strategy}"));
+        }
+        if let Some(depth) = self.parameters.get("depth").and_then(Value::as_u64) {
+            flags.push_str(&format!(" --depth {depth}"));
+        }
         flags
     }
 
@@ -188,8 +207,13 @@ impl CampaignHeader {
             None => "?",
         };
         let bug = text("bug").map_or(String::new(), |b| format!(", injected bug {b}"));
+        let strategy = match (text("strategy"), self.parameters.get("depth")) {
+            (Some(strategy), Some(depth)) => format!(", strategy {strategy} depth {depth}"),
+            (Some(strategy), None) => format!(", strategy {strategy}"),
+            (None, _) => String::new(),
+        };
         format!(
-            "mode {mode}, protocol {}{bug}",
+            "mode {mode}, protocol {}{bug}{strategy}",
             text("protocol").unwrap_or("?")
         )
     }
@@ -221,6 +245,7 @@ mod tests {
             shard,
             time_limit: None,
             recheck: 0.25,
+            strategy: Strategy::Random,
         }
     }
 

@@ -13,6 +13,10 @@
 //! - [`coverage`]: which coverage probes (`crate::probes`) a campaign's runs hit.
 //! - [`header`]: the first line of `results.jsonl`, the build and parameters of the campaign.
 //! - [`merge`]: the shards of a campaign joined into the whole campaign's `results.jsonl`.
+//! - [`strategy`]: how a campaign explores: `random`, `pct` (a priority scheduler with a
+//!   probability bound per run) or `exhaustive` ([`exhaustive`]).
+//! - [`exhaustive`]: every class of same-instant orders of one small scenario, under a few
+//!   fixed latencies: a certificate, or the first counterexample.
 //! - [`shrink`]: a violating seed to a minimal scenario still violating the same invariant.
 //! - [`trace_file`]: the JSON Lines trace `flinksim run --trace` writes, and [`replay`] of one.
 //! - [`mutants`]: the mutation score: how soon a campaign catches each injected bug.
@@ -21,6 +25,7 @@
 pub mod batch_gen;
 pub mod campaign;
 pub mod coverage;
+pub mod exhaustive;
 pub mod generate;
 pub mod header;
 pub mod isolate;
@@ -28,6 +33,7 @@ pub mod merge;
 pub mod mutants;
 pub mod replay;
 pub mod shrink;
+pub mod strategy;
 pub mod trace_file;
 
 use crate::oracle::invariant::Invariant;

@@ -46,6 +46,7 @@ fn options(bug: Bug, seeds: u64, threads: usize, unbiased: bool) -> CampaignOpti
         shard: None,
         time_limit: None,
         recheck: 0.0,
+        strategy: super::strategy::Strategy::Random,
     }
 }
 

@@ -338,3 +338,42 @@ pub fn write_reproducer(
     }
     Ok(path)
 }
+
+/// Writes `DIR/<stem>.json`, a run found by exploration rather than shrunk (`pct`,
+/// `exhaustive`): `document` as it is (its `tie_break` choices replay the run), named `stem`,
+/// described by `description`, with the expect block of [`reproducer`] for a violation of
+/// `target`, and its `.trace.jsonl` beside it. Returns the scenario path.
+pub fn write_found(
+    dir: &Path,
+    stem: &str,
+    document: &Value,
+    target: Option<Invariant>,
+    description: &str,
+) -> io::Result<PathBuf> {
+    let path = dir.join(format!("{stem}.json"));
+    let seed = document["seed"].as_u64().unwrap_or(0);
+    let (mut file, trace) = match target {
+        Some(invariant) => {
+            let (file, scenario, report) = reproducer(document, seed, invariant)
+                .map_err(|e| io::Error::other(format!("{stem}: {e}")))?;
+            (file, Some((scenario, report)))
+        }
+        None => (document.clone(), None),
+    };
+    file["name"] = json!(stem);
+    file["description"] = json!(description);
+    crate::report::write_atomically(&path, |w| {
+        serde_json::to_writer_pretty(&mut *w, &file)?;
+        writeln!(w)
+    })
+    .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))?;
+    if let Some((scenario, report)) = trace {
+        super::trace_file::write_trace(
+            &dir.join(format!("{stem}.trace.jsonl")),
+            &scenario,
+            &report,
+            super::trace_file::DEFAULT_MAX_TRACE_BYTES,
+        )?;
+    }
+    Ok(path)
+}

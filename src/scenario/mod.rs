@@ -55,7 +55,7 @@
 //! | `checkpointing` | object, below; absent (or `null`) disables checkpointing | absent |
 //! | `faults` | list of faults to inject, below | `[]`: no fault |
 //! | `heal_at` | one duration since the start of the run, or `null`: when the healed phase begins, below | `null`: once the last fault fired |
-//! | `tie_break` | order of events at the same instant: `"insertion"` or `"shuffled"` (a seeded permutation) | `"insertion"` |
+//! | `tie_break` | order of events at the same instant: `"insertion"`, `"shuffled"` (a seeded permutation) or `{"choices": [..]}` (a choice vector, as `fuzz --strategy pct`/`exhaustive` write it) | `"insertion"` |
 //! | `coordinators` | streaming only (F1.13): `{"<source vertex>": {"splits": N}}`, sources that read N splits their enumerator assigns; such a source's `records` is one number, the records of each split (`splits.rs`) | `{}` |
 //! | `bug` | `null`, or the name of one injected bug (`crate::bug::Bug::ALL`; `flinksim bugs` lists them with the rule each breaks) | `null`: no bug |
 //!

@@ -589,13 +589,18 @@ pub enum FailoverScope {
 }
 
 /// How events scheduled for the same instant are ordered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TieBreak {
     /// In the order they were scheduled.
     Insertion,
     /// In a permutation drawn from the seed, to explore orderings.
     Shuffled,
+    /// A choice vector (`{"choices": [1, 0, 2]}`): at each instant where two or more events are
+    /// due, the index, in scheduling order, of the one handled next; past the list, the first.
+    /// It is how `fuzz --strategy exhaustive` and `pct` write the order a run took, so that
+    /// `flinksim run` replays it (`sim::explore`).
+    Choices(Vec<u32>),
 }
 
 /// What the run must show; only what the author listed is checked (`None` means "not checked"),

@@ -620,6 +620,15 @@ impl Task {
             self.protocol(ctx),
             Some(FinishProtocol::Option1 | FinishProtocol::Option2)
         ) {
+            if ctx.config.bug == Some(Bug::EopNoticeAtAlignmentStart)
+                && alignment.started == ctx.now
+            {
+                // The bug: a notice in the alignment's own instant is taken for the barrier.
+                if self.barriers.deliver(slot) {
+                    self.aligned(ctx);
+                }
+                return;
+            }
             self.insert_barriers(ctx, alignment.checkpoint);
         }
     }

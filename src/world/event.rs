@@ -9,8 +9,10 @@
 use crate::graph::{ChannelId, SubtaskId};
 use crate::net::LinkId;
 
-/// A kernel event. Small and `Copy`: the queue moves these around millions of times.
-#[derive(Clone, Copy, Debug)]
+/// A kernel event. Small and `Copy`: the queue moves these around millions of times. Equal
+/// events are interchangeable: what an event does is in the world's queues (the next RPC of a
+/// link, the next element of a channel), not in the event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     // Both kinds of job.
     /// The JobMaster starts: the job is submitted at time zero.

@@ -31,7 +31,7 @@ use crate::graph::ExecutionGraph;
 use crate::scenario::{Mode, Scenario};
 use crate::status::JobStatus;
 use crate::trace::Retain;
-use sim::{Instant, Model, Scheduler};
+use sim::{Actor, Instant, Model, Scheduler};
 
 /// The one world a run drives: the kernel model for both kinds of job, each half dispatching
 /// kernel events to its own actors.
@@ -83,5 +83,20 @@ impl Model for World {
             World::Streaming(world) => world.is_done(),
             World::Batch(world) => world.is_done(),
         }
+    }
+
+    /// The actor that handles `event` (`exhaustive` and `pct` explore orders by it): in a
+    /// streaming job as its half says; in a batch job every event depends on every other (the
+    /// batch half names no actors yet).
+    fn actor(&self, event: &Event) -> Actor {
+        match self {
+            World::Streaming(world) => world.actor(event),
+            World::Batch(_) => Actor::EVERYONE,
+        }
+    }
+
+    /// Equal events of a streaming job are interchangeable (see [`Event`]).
+    fn interchangeable(&self, a: &Event, b: &Event) -> bool {
+        matches!(self, World::Streaming(_)) && a == b
     }
 }

@@ -20,7 +20,7 @@ use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::taskmanager::{outbox, Outbox, TaskManager};
 use crate::trace::{Address, Call, Retain, Rpc, Trace, TraceEvent};
-use sim::{Duration, Instant, RandomStreams, Scheduler};
+use sim::{Actor, Duration, Instant, RandomStreams, Scheduler};
 
 /// What a newly elected JobMaster is built from.
 struct JobMasterSpec {
@@ -525,6 +525,58 @@ impl Streaming {
             | Event::SpeculationCheck { .. } => {
                 unreachable!("a streaming job schedules no batch event: {event:?}")
             }
+        }
+    }
+
+    /// The actor that handles `event` (`exhaustive` and `pct` explore orders by it): the
+    /// JobMaster is actor 0 and subtask `s` actor `s + 1`; an RPC to a TaskManager belongs to
+    /// the subtask it is for (the oldest on its link, the one the event delivers). A fault, a
+    /// channel's release, a TaskManager's return and its retries touch more than one actor:
+    /// dependent on every event. Tasks share nothing but their channels and their
+    /// TaskManager's link to the JobMaster, so two tasks' RPCs sent in one instant on one link
+    /// are explored in one order only (README, "Exploration strategies").
+    pub(crate) fn actor(&self, event: &Event) -> Actor {
+        const JOBMASTER: Actor = Actor(0);
+        let task = |subtask: SubtaskId| Actor(1 + subtask.0);
+        match *event {
+            Event::Start
+            | Event::CheckpointTick { .. }
+            | Event::CheckpointTriggerAt { .. }
+            | Event::CheckpointExpired { .. }
+            | Event::RestartDelay { .. }
+            | Event::TaskManagerTimeout { .. }
+            | Event::JobMasterElected
+            | Event::ReconcileTimeout { .. } => JOBMASTER,
+            Event::Rpc { link } => match link.to() {
+                Address::JobMaster => JOBMASTER,
+                Address::TaskManager(_) => self
+                    .io
+                    .rpc
+                    .in_flight(link)
+                    .next()
+                    .map_or(Actor::EVERYONE, |envelope| task(envelope.message.subtask)),
+            },
+            Event::TaskInitialized { subtask, .. }
+            | Event::TaskStep { subtask, .. }
+            | Event::AlignmentTimeout { subtask, .. }
+            | Event::SnapshotUploaded { subtask, .. } => task(subtask),
+            Event::Arrive { channel, .. } => task(self.graph.channels[channel.index()].to),
+            Event::Credit { channel } | Event::AllRecordsProcessed { channel, .. } => {
+                task(self.graph.channels[channel.index()].from)
+            }
+            Event::Fault { .. }
+            | Event::RetryParked { .. }
+            | Event::ReleaseChannel { .. }
+            | Event::TaskManagerRestart { .. }
+            | Event::JobMasterTimeout { .. } => Actor::EVERYONE,
+            // A batch job's events never reach the streaming half.
+            Event::FlushTick { .. }
+            | Event::LeaderTimeout { .. }
+            | Event::RegistrationTimeout { .. }
+            | Event::Reconnect { .. }
+            | Event::WorkerTimeout { .. }
+            | Event::JobResultWritten { .. }
+            | Event::SpeculationCheck { .. } => Actor::EVERYONE,
         }
     }
 
