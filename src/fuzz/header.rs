@@ -269,6 +269,29 @@ mod tests {
         );
     }
 
+    /// A random campaign's header names no strategy (it is what it was before strategies);
+    /// a PCT campaign's names it and its depth, so a merge refuses to mix the two, and its
+    /// reproduce flags repeat them.
+    #[test]
+    fn a_pct_header_names_its_strategy_and_a_random_one_does_not() {
+        let random = CampaignHeader::new(&options(None), 4);
+        assert!(!random.parameters.contains_key("strategy"));
+        let mut pct_options = options(None);
+        pct_options.strategy = Strategy::Pct { depth: 2 };
+        let pct = CampaignHeader::new(&pct_options, 4);
+        assert_eq!(pct.parameters["strategy"], "pct");
+        assert_eq!(pct.parameters["depth"], 2);
+        assert_eq!(
+            pct.reproduce_flags(),
+            " --mode streaming --protocol flink --bug eop-not-aligned --strategy pct --depth 2"
+        );
+        assert!(pct.describe().ends_with(", strategy pct depth 2"));
+        assert_eq!(
+            random.differing_parameter(&pct).map(|d| d.0),
+            Some("strategy")
+        );
+    }
+
     #[test]
     fn shards_differ_only_by_the_shard_and_threads_do_not_count() {
         let a = CampaignHeader::new(&options(Some((0, 3))), 4);
