@@ -96,11 +96,6 @@ impl ChoiceLog {
             .map_or(0, |i| i + 1);
         self.choices[..end].to_vec()
     }
-
-    /// Branch points passed.
-    pub fn branch_points(&self) -> usize {
-        self.choices.len()
-    }
 }
 
 /// Follows a choice vector (see the module docs).
@@ -261,7 +256,7 @@ pub struct RunShape {
 }
 
 /// A depth-first search over choice vectors with sleep sets (see the module docs). Call
-/// [`Search::next_run`] for the chooser of each run and [`Search::finish_run`] after it,
+/// [`Search::next_run`] for the chooser of each run and [`SearchRun::finish`] after it,
 /// until `next_run` says the search is over.
 #[derive(Clone, Debug)]
 pub struct Search {
@@ -415,8 +410,8 @@ mod tests {
         log.note(&due(&[1]), 0);
         log.note(&due(&[1, 2]), 1);
         log.note(&due(&[1, 2, 3]), 0);
+        assert_eq!(log.choices, [1, 0], "two branch points");
         assert_eq!(log.vector(), [1]);
-        assert_eq!(log.branch_points(), 2);
     }
 
     #[test]
