@@ -67,7 +67,7 @@ mod tests {
             seed: None,
             retain: Retain::Nothing,
         };
-        let short = run(&scenario(r#""max_time": "1us""#, ""), &options, None);
+        let short = run(&scenario(r#""max_time": "1us""#, ""), &options);
         assert_eq!(short.stop, StopReason::TimeBudget);
         let verdicts: Vec<&str> = short
             .violations
@@ -85,7 +85,7 @@ mod tests {
         );
         // A fault still to come: the budget cut a run that was not healed, so no verdict.
         let fault = r#""faults": [{"at": "10s", "fault": "crash_jobmaster"}],"#;
-        let unhealed = run(&scenario(r#""max_events": 5"#, fault), &options, None);
+        let unhealed = run(&scenario(r#""max_events": 5"#, fault), &options);
         assert_eq!(unhealed.stop, StopReason::EventBudget);
         assert!(unhealed.violations.is_empty(), "{:?}", unhealed.violations);
         // A job that cannot go on (a FAILED report adopted by the bug): stuck, not cut.
@@ -95,7 +95,7 @@ mod tests {
         );
         let mut failed = crate::scenario::load(std::path::Path::new(path)).expect("shipped");
         failed.bug = Some(crate::bug::Bug::ReconcileAdoptsFailed);
-        let stuck = run(&failed, &options, None);
+        let stuck = run(&failed, &options);
         let stuck_verdicts: Vec<&str> = stuck
             .violations
             .iter()
@@ -106,7 +106,7 @@ mod tests {
             stuck_verdicts,
             ["no event is pending but the job is still RUNNING: it is stuck"]
         );
-        let long = run(&scenario(r#""max_time": "60s""#, ""), &options, None);
+        let long = run(&scenario(r#""max_time": "60s""#, ""), &options);
         assert_eq!(long.status, crate::status::JobStatus::Finished);
         assert!(long.violations.is_empty() && long.diagnosis.is_empty());
         let figures = long.batch.as_ref().expect("batch figures");
