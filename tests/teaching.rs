@@ -308,6 +308,24 @@ fn explain_says_whether_a_kept_rpc_was_sent_again() {
     );
 }
 
+/// An alignment told from the facts: under `no-barrier-before-eop` the task aligns while an
+/// enqueued EndOfPartition still has records ahead of it, and the narration names the channel
+/// and the departure from P1.3 step 2; the same scenario without the bug, and a task that
+/// snapshots at once on a trigger RPC with open inputs (F1.4), claim none.
+#[test]
+fn explain_names_an_alignment_that_skipped_a_buffered_end_of_partition() {
+    let scenario = "scenarios/case-barriers-and-eop.json";
+    let broken = stdout_of(&["explain", scenario, "--bug", "no-barrier-before-eop"]);
+    assert!(
+        broken.contains("P1.3 step 2: aligned checkpoint 1 after 0ns and snapshots now, though fast[0]->map[0] had EndOfPartition enqueued with neither barrier 1 nor that EndOfPartition taken"),
+        "{broken}"
+    );
+    for clean in [scenario, "scenarios/trigger-rpc-open-inputs-flink.json"] {
+        let text = stdout_of(&["explain", clean]);
+        assert!(!text.contains("a departure from"), "{clean}: {text}");
+    }
+}
+
 /// `explain --trace FILE` narrates the run a trace file recorded (a reproducer, a shrunk
 /// counterexample) exactly as its scenario and seed would be, and refuses a file whose trace
 /// this version does not reproduce.

@@ -96,6 +96,12 @@ struct TaskContext {
     ended_input: bool,
     /// The aligned checkpoint it is aligning, between its first barrier and its snapshot.
     aligning: Option<u64>,
+    /// Per input channel of the current attempt, the newest checkpoint whose barrier it took.
+    barrier_taken: BTreeMap<ChannelId, u64>,
+    /// The input channels whose EndOfPartition was enqueued, and those whose EndOfPartition the
+    /// current attempt processed.
+    eop_enqueued: std::collections::BTreeSet<ChannelId>,
+    eop_processed: std::collections::BTreeSet<ChannelId>,
 }
 
 /// The narrator: scenario facts plus the context gathered so far.
@@ -432,9 +438,35 @@ impl Narrator<'_> {
                 } else {
                     "every input channel delivered barrier or EndOfPartition (EndOfPartition counts as aligned); blocked channels are released"
                 };
+                let rule = if self.flink() { "P1.4, F1.3" } else { "P1.4" };
+                // From the facts: a channel whose EndOfPartition was enqueued but neither it
+                // nor a barrier of this checkpoint was taken still had records ahead of its
+                // EndOfPartition; aligning without them departs from P1.3 step 2 (a barrier
+                // goes right before that EndOfPartition, so those records stay in the cut).
+                let task = &self.tasks[subtask.index()];
+                let skipped: Vec<String> = task
+                    .eop_enqueued
+                    .iter()
+                    .filter(|c| {
+                        task.barrier_taken.get(c) != Some(&checkpoint)
+                            && !task.eop_processed.contains(c)
+                    })
+                    .map(|&c| self.channel(c))
+                    .collect();
+                if !skipped.is_empty() {
+                    return key(
+                        self.name(subtask),
+                        "P1.3 step 2",
+                        format!(
+                            "aligned checkpoint {checkpoint} after {alignment} and snapshots now, though {} had EndOfPartition enqueued with neither barrier {checkpoint} nor that EndOfPartition taken: the records still ahead of it are outside the cut, a departure from P1.3 step 2 (barrier {checkpoint} goes right before a buffered EndOfPartition)",
+                            skipped.join(", ")
+                        ),
+                        "alignment complete",
+                    );
+                }
                 let told = told(
                     self.name(subtask),
-                    if self.flink() { "P1.4, F1.3" } else { "P1.4" },
+                    rule,
                     format!("aligned checkpoint {checkpoint} after {alignment}; it snapshots now{WHY}: {how}"),
                 );
                 // An alignment that took no time (one input, or every barrier at once) is
@@ -872,7 +904,13 @@ impl Narrator<'_> {
 
     fn task_state(&mut self, subtask: SubtaskId, attempt: u32, to: ExecutionState) -> Told {
         // A new attempt, or a terminal one, aligns nothing.
-        self.tasks[subtask.index()].aligning = None;
+        let task = &mut self.tasks[subtask.index()];
+        task.aligning = None;
+        if to == ExecutionState::Deploying {
+            task.barrier_taken.clear();
+            task.eop_enqueued.clear();
+            task.eop_processed.clear();
+        }
         let name = self.name(subtask);
         let base = format!("attempt {attempt} is {to}");
         if to != ExecutionState::Finished {
@@ -1096,6 +1134,7 @@ impl Narrator<'_> {
         let text = match element {
             Element::EndOfPartition => {
                 self.tasks[to.index()].eop_just_arrived = Some(channel);
+                self.tasks[to.index()].eop_enqueued.insert(channel);
                 return match self.protocol {
                     Some(FinishProtocol::Option1 | FinishProtocol::Option2) => told(
                         self.name(to),
@@ -1115,6 +1154,15 @@ impl Narrator<'_> {
         let ch = self.channel(channel);
         let name = self.name(subtask);
         self.tasks[subtask.index()].eop_just_arrived = None;
+        match element {
+            Element::Barrier(n) | Element::PriorityBarrier(n) => {
+                self.tasks[subtask.index()].barrier_taken.insert(channel, n);
+            }
+            Element::EndOfPartition => {
+                self.tasks[subtask.index()].eop_processed.insert(channel);
+            }
+            _ => {}
+        }
         match element {
             Element::Barrier(n) => {
                 self.tasks[subtask.index()].last_barrier_channel = Some(channel);
