@@ -316,6 +316,21 @@ fn fault_with_both_at_and_when() {
     );
 }
 
+/// F1.14: a bad network buffer setting is named by its path, from the CLI too.
+#[test]
+fn bad_network_buffers() {
+    reject(
+        &with(r#", "network": {"buffer_size": 32768, "record_bytes": 40000}"#),
+        "network.record_bytes",
+        "1 to network.buffer_size (32768)",
+    );
+    reject(
+        &with(r#", "network": {"exclusive_buffers_per_channel": 2}"#),
+        "network.exclusive_buffers_per_channel",
+        "needs network.buffer_size",
+    );
+}
+
 #[test]
 fn unsupported_feature() {
     reject(

@@ -15,6 +15,7 @@
 //! - `legacy`: see [`legacy_finishes_and_loses_only_the_last_transactions`].
 //!
 //! - a failed snapshot (F1.9): see [`a_failed_snapshot_keeps_every_guarantee`].
+//! - network buffers (F1.14): see [`jobs_in_network_buffers_keep_every_guarantee`].
 //!
 //! `PROPTEST_CASES` overrides the number of cases of each property.
 
@@ -387,6 +388,42 @@ proptest! {
             faults.push(json!({"at": format!("{us}us"), "fault": "fail_task", "task": task}));
         }
         doc["faults"] = json!(faults);
+        let text = doc.to_string();
+        let report = run_doc(&text);
+        prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{}", describe(&report), text);
+        prop_assert!(report.violations.is_empty(), "{}\n{}", describe(&report), text);
+        let again = run_doc(&text);
+        prop_assert_eq!(report.trace_hash, again.trace_hash, "determinism\n{}", text);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(96), failure_persistence: None, .. ProptestConfig::default() })]
+
+    /// F1.14: the same jobs with records in network buffers (1 to 8 records a buffer, a buffer
+    /// timeout from 0 to 3 ms, 1 to 3 exclusive buffers a channel and 0 to 4 floating ones a
+    /// gate), with or without a task failing midway: whatever the buffers hold back or carry
+    /// together, the job FINISHES with no violation at all (every oracle still judges
+    /// records), and the run is deterministic.
+    #[test]
+    fn jobs_in_network_buffers_keep_every_guarantee(
+        doc in scenario_doc(&["option1", "option2", "flink"]),
+        (per_buffer, timeout_us, exclusive, floating) in (1u64..=8, 0u64..3000, 1u32..=3, 0u32..=4),
+        failure in prop::option::of((any::<prop::sample::Index>(), 0u64..40_000)),
+    ) {
+        let mut doc = doc;
+        let network = doc["network"].as_object_mut().unwrap();
+        network.remove("channel_capacity");
+        network.insert("buffer_size".into(), json!(per_buffer * 100));
+        network.insert("record_bytes".into(), json!(100));
+        network.insert("buffer_timeout".into(), json!(format!("{timeout_us}us")));
+        network.insert("exclusive_buffers_per_channel".into(), json!(exclusive));
+        network.insert("floating_buffers_per_gate".into(), json!(floating));
+        if let Some((pick, at_us)) = failure {
+            let vertices = doc["job"]["vertices"].as_array().unwrap().clone();
+            let task = format!("{}[0]", pick.get(&vertices)["id"].as_str().unwrap());
+            doc["faults"] = json!([{"fault": "fail_task", "task": task, "at": format!("{at_us}us")}]);
+        }
         let text = doc.to_string();
         let report = run_doc(&text);
         prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{}", describe(&report), text);

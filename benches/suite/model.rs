@@ -21,6 +21,10 @@ pub const JOBS: [(&str, &str); 2] = [
     ),
 ];
 
+/// F1.14: the 100-subtask job at realistic rates with network buffers (1,000 records/s per
+/// source subtask, 32 KB buffers, 100 ms buffer timeout, a checkpoint every second).
+pub const BUFFERS: &str = "scenarios/bench/streaming-100-buffers.json";
+
 /// The batch job with a JobManager crash (P2). Its kernel events are coarse (a task reads a
 /// whole split, or its whole input, in one step), so its rate is given in records too.
 pub const BATCH: &str = "scenarios/bench/batch-100-jobmanager-crash.json";
@@ -111,6 +115,27 @@ pub fn rows(table: &mut Table) {
             ),
         );
     }
+
+    let scenario = load(BUFFERS);
+    let (wall, report) = timed(&scenario);
+    assert!(
+        report.status.is_terminal() && report.violations.is_empty(),
+        "{BUFFERS}: the bench job must finish cleanly"
+    );
+    let factor = report.sim_time.as_nanos() as f64 / 1e9 / wall;
+    table.row(
+        "model",
+        "streaming-100 at 1,000 records/s per source, 32 KB buffers (F1.14): simulated time per wall second",
+        format!("{factor:.1}×"),
+        format!(
+            "target ≥ 100×: {}; {} events, {} trace events, wall {:.3} s, {} events/s",
+            verdict(factor >= 100.0),
+            report.events,
+            report.trace.len(),
+            wall,
+            millions(report.events as f64 / wall)
+        ),
+    );
 
     let scenario = load(BATCH);
     let (wall, report) = timed(&scenario);

@@ -265,6 +265,15 @@ impl CheckpointCoordinator {
             missed: Vec::new(),
             input_state_records: 0,
             output_state_records: 0,
+            input_state_buffers: 0,
+            output_state_buffers: 0,
+            record_bytes: ctx
+                .io
+                .data
+                .buffer_settings()
+                .map_or(crate::checkpoint::stats::RECORD_BYTES, |b| {
+                    u64::from(b.record_bytes)
+                }),
         });
         let call = match savepoint {
             None => Call::TriggerCheckpoint(id),

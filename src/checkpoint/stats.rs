@@ -29,7 +29,17 @@ pub struct CheckpointRecord {
     /// Unaligned (P1.4): records persisted as input and as output channel state.
     pub input_state_records: u64,
     pub output_state_records: u64,
+    /// With network buffers (F1.14): the buffers holding that state, as Flink persists it.
+    pub input_state_buffers: u64,
+    pub output_state_buffers: u64,
+    /// Bytes of one record of channel state: [`RECORD_BYTES`], or with network buffers the
+    /// scenario's `network.record_bytes` (F1.14).
+    pub record_bytes: u64,
 }
+
+/// The size of a record on the wire without network buffers, for channel-state bytes: origin,
+/// key, sequence, value.
+pub const RECORD_BYTES: u64 = std::mem::size_of::<crate::record::Record>() as u64;
 
 /// One failover (P1.8), for the summary.
 #[derive(Clone, Debug)]

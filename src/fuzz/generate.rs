@@ -857,6 +857,10 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     // After that (F1.13), drawn last so every earlier draw of a seed stays what it was: in one
     // streaming seed of four, the first source reads splits (how many, records in each).
     let splits = (0u8..4, 1u32..=12, 0u64..=60);
+    // After that (F1.14), drawn last so every earlier draw of a seed stays what it was: in one
+    // streaming seed of four, records travel in network buffers (records a buffer, the buffer
+    // timeout in µs, exclusive buffers a channel, floating buffers a gate).
+    let buffers = (0u8..4, 1u64..=8, 0u64..3000, 1u32..=3, 0u32..=4);
     (
         shape,
         network,
@@ -875,6 +879,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
         ),
         savepoint,
         splits,
+        buffers,
     )
         .prop_map(
             move |(
@@ -905,6 +910,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 ),
                 savepoint,
                 (split_draw, split_count, split_records),
+                (buffer_draw, per_buffer, buffer_timeout_us, exclusive, floating),
             )| {
                 // A bug's campaign draws the mode of its protocol; a finish protocol implies
                 // streaming.
@@ -1032,6 +1038,29 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     }
                     coordinators[id] = json!({"splits": split_count});
                 }
+                let mut network = json!({
+                    "channel_latency": format!("{}us..{}us", channel.0, channel.0 + channel.1),
+                    "rpc_latency": format!("{}us..{}us", rpc.0, rpc.0 + rpc.1),
+                    "channel_capacity": capacity,
+                    "channels": if own_draw == 0 {
+                        own_channels(&edges, own_edges, own_us)
+                    } else {
+                        Vec::new()
+                    },
+                });
+                // F1.14: like splits, not in a campaign biased for another bug.
+                if buffer_draw == 0 && biasing.is_none() {
+                    let network = network.as_object_mut().expect("an object");
+                    network.remove("channel_capacity");
+                    network.insert("buffer_size".into(), json!(per_buffer * 100));
+                    network.insert("record_bytes".into(), json!(100));
+                    network.insert(
+                        "buffer_timeout".into(),
+                        json!(format!("{buffer_timeout_us}us")),
+                    );
+                    network.insert("exclusive_buffers_per_channel".into(), json!(exclusive));
+                    network.insert("floating_buffers_per_gate".into(), json!(floating));
+                }
                 json!({
                     "name": format!("fuzz-seed-{seed}"),
                     "seed": seed,
@@ -1047,16 +1076,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                             "0us".to_owned()
                         },
                     },
-                    "network": {
-                        "channel_latency": format!("{}us..{}us", channel.0, channel.0 + channel.1),
-                        "rpc_latency": format!("{}us..{}us", rpc.0, rpc.0 + rpc.1),
-                        "channel_capacity": capacity,
-                        "channels": if own_draw == 0 {
-                            own_channels(&edges, own_edges, own_us)
-                        } else {
-                            Vec::new()
-                        },
-                    },
+                    "network": network,
                     "checkpointing": {
                         "interval": interval_us.map(|us| format!("{us}us")),
                         "trigger_at": trigger_at.iter().map(|us| format!("{us}us")).collect::<Vec<_>>(),

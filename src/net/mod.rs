@@ -14,6 +14,11 @@
 //! order. Credit is unchanged, so a producer still fills the channel up to its capacity and then
 //! waits, as behind a stalled connection.
 //!
+//! With **network buffers** (F1.14, `network.buffer_size`) records are serialised into a
+//! current buffer that goes on the wire whole, and credit counts the consumer's buffers, not
+//! records (`buffers.rs`). The queue still holds one element per record: its last `unsent`
+//! elements are the current buffer, not yet on the wire.
+//!
 //! An **RPC link** is the ordered connection between the JobMaster and one TaskManager, one per
 //! direction; an RPC's latency is drawn from `network.rpc`, and like Pekko's actor messaging a
 //! link never reorders.
@@ -22,7 +27,9 @@ use crate::graph::{ChannelId, ExecutionGraph};
 use crate::record::Element;
 use crate::scenario::{DurationRange, Network};
 
+mod buffers;
 mod rpc;
+use buffers::{Buffers, Recycled};
 pub use rpc::{Envelope, LinkId, RpcLinks, RpcPolicy};
 use sim::{Duration, Instant, RandomStreams, Stream};
 use std::collections::{BTreeMap, VecDeque};
@@ -56,7 +63,20 @@ pub struct DataPlane {
     /// Channels a `hold_channel` fault holds, by channel index; empty in most runs, so the
     /// arrival path checks one length.
     held: BTreeMap<u32, Hold>,
+    /// F1.14: network buffers; `None` without `network.buffer_size`, and then no per-buffer
+    /// state exists.
+    buffers: Option<Buffers>,
     rng: Stream,
+}
+
+/// A buffer just put on the wire (F1.14): its records are elements `first..first + records`
+/// of the channel's queue.
+#[derive(Clone, Copy, Debug)]
+pub struct SentBuffer {
+    pub arrival: Instant,
+    pub epoch: u32,
+    pub first: usize,
+    pub records: u32,
 }
 
 /// A held channel: how many holds are in effect (two faults may hold one channel), and how
@@ -98,32 +118,99 @@ impl DataPlane {
             latency: network.channel_latency,
             own_latency,
             held: BTreeMap::new(),
+            buffers: network.buffers.map(|b| Buffers::new(graph, b)),
             rng: streams.stream("network.channel"),
         }
     }
 
-    /// True when a record pushed now would have to wait for credit.
+    /// Records travel in network buffers (F1.14).
     #[inline]
-    pub fn is_full(&self, channel: ChannelId) -> bool {
-        self.channels[channel.index()].records >= self.capacity
+    pub fn uses_buffers(&self) -> bool {
+        self.buffers.is_some()
     }
 
-    /// Remembers that the producer is waiting for credit on `channel`.
-    pub fn wait_for_credit(&mut self, channel: ChannelId) {
-        self.channels[channel.index()].producer_waiting = true;
+    fn buffers(&self) -> &Buffers {
+        self.buffers.as_ref().expect("network buffers are on")
     }
 
-    /// Puts `element` on the wire and returns when it will arrive and the channel's epoch. The
-    /// caller schedules the arrival. Records must have credit (`!is_full`). `extra` is added
-    /// latency (a fault's delay spike).
+    /// F1.14: records in `channel`'s current buffer, not yet sent.
     #[inline]
-    pub fn push(
+    pub fn unsent(&self, channel: ChannelId) -> u32 {
+        self.buffers().channels[channel.index()].unsent
+    }
+
+    /// F1.14: the current buffer of `channel` has no room for another record.
+    #[inline]
+    pub fn current_full(&self, channel: ChannelId) -> bool {
+        let b = self.buffers();
+        b.channels[channel.index()].unsent >= b.per_buffer
+    }
+
+    /// F1.14: serialises a record into `channel`'s current buffer, which has room.
+    #[inline]
+    pub fn write(&mut self, channel: ChannelId, element: Element) {
+        debug_assert!(element.needs_credit() && !self.current_full(channel));
+        self.channels[channel.index()].queue.push_back(element);
+        let b = self.buffers.as_mut().expect("network buffers are on");
+        b.channels[channel.index()].unsent += 1;
+    }
+
+    /// F1.14: puts `channel`'s current buffer (not empty) on the wire if the consumer has a
+    /// buffer for it; `None`: no credit, it stays. The caller schedules one arrival for all
+    /// its records and records their pushes.
+    pub fn send_buffer(
         &mut self,
         now: Instant,
         channel: ChannelId,
-        element: Element,
         extra: Duration,
-    ) -> (Instant, u32) {
+    ) -> Option<SentBuffer> {
+        let b = self.buffers.as_mut().expect("network buffers are on");
+        let records = b.channels[channel.index()].unsent;
+        debug_assert!(records > 0, "sent an empty buffer");
+        if !b.has_credit(channel) {
+            return None;
+        }
+        b.send(channel, records);
+        let latency = self.draw_latency(channel) + extra;
+        let c = &mut self.channels[channel.index()];
+        let arrival = (now + latency).max(c.last_arrival);
+        c.last_arrival = arrival;
+        Some(SentBuffer {
+            arrival,
+            epoch: c.epoch,
+            first: c.queue.len() - records as usize,
+            records,
+        })
+    }
+
+    /// Elements in `channel`'s queue: buffered, on the wire and (F1.14) in the current buffer.
+    pub fn queued(&self, channel: ChannelId) -> usize {
+        self.channels[channel.index()].queue.len()
+    }
+
+    /// Element `index` of `channel`'s queue (oldest first).
+    #[inline]
+    pub fn element(&self, channel: ChannelId, index: usize) -> Element {
+        self.channels[channel.index()].queue[index]
+    }
+
+    /// F1.14: data buffers in the consumer's queue of `channel` holding its first `records`
+    /// records, and data buffers it finished on the channel so far (channel state is
+    /// counted in buffers).
+    pub fn buffers_holding(&self, channel: ChannelId, records: u32) -> u32 {
+        self.buffers().buffers_holding(channel, records)
+    }
+
+    pub fn buffers_consumed(&self, channel: ChannelId) -> u64 {
+        self.buffers().channels[channel.index()].consumed
+    }
+
+    /// F1.14: records of one full buffer.
+    pub fn records_per_buffer(&self) -> u32 {
+        self.buffers().per_buffer
+    }
+
+    fn draw_latency(&mut self, channel: ChannelId) -> Duration {
         let range = if self.own_latency.is_empty() {
             self.latency
         } else {
@@ -132,13 +219,55 @@ impl DataPlane {
                 .copied()
                 .unwrap_or(self.latency)
         };
-        let latency = draw(&mut self.rng, range) + extra;
+        draw(&mut self.rng, range)
+    }
+
+    /// True when a record pushed now would have to wait for credit.
+    #[inline]
+    pub fn is_full(&self, channel: ChannelId) -> bool {
+        self.channels[channel.index()].records >= self.capacity
+    }
+
+    /// Remembers that the producer is waiting for credit on `channel` (with buffers, for a
+    /// buffer of the channel's own or of its gate's).
+    pub fn wait_for_credit(&mut self, channel: ChannelId) {
+        self.channels[channel.index()].producer_waiting = true;
+        if let Some(b) = &mut self.buffers {
+            b.wait(channel);
+        }
+    }
+
+    /// Puts `element` on the wire and returns when it will arrive and the channel's epoch. The
+    /// caller schedules the arrival. Records must have credit (`!is_full`). `extra` is added
+    /// latency (a fault's delay spike). With buffers (F1.14) only events are pushed, the
+    /// current buffer sent before them; an unaligned barrier overtakes the current buffer.
+    #[inline]
+    pub fn push(
+        &mut self,
+        now: Instant,
+        channel: ChannelId,
+        element: Element,
+        extra: Duration,
+    ) -> (Instant, u32) {
+        let latency = self.draw_latency(channel) + extra;
+        let unsent = self
+            .buffers
+            .as_ref()
+            .map_or(0, |b| b.channels[channel.index()].unsent);
         let c = &mut self.channels[channel.index()];
         if element.needs_credit() {
             assert!(c.records < self.capacity, "pushed a record without credit");
             c.records += 1;
         }
-        c.queue.push_back(element);
+        if unsent > 0 {
+            assert!(
+                matches!(element, Element::PriorityBarrier(_)),
+                "only an unaligned barrier overtakes the current buffer"
+            );
+            c.queue.insert(c.queue.len() - unsent as usize, element);
+        } else {
+            c.queue.push_back(element);
+        }
         let arrival = (now + latency).max(c.last_arrival);
         c.last_arrival = arrival;
         (arrival, c.epoch)
@@ -164,16 +293,16 @@ impl DataPlane {
         self.held.remove(&channel.0).map(|h| h.deferred)
     }
 
-    /// An arrival on `channel` is due now. If the channel is held it waits for the release
-    /// (and this returns true); otherwise the caller lets it arrive.
+    /// An arrival of `elements` elements on `channel` is due now. If the channel is held they
+    /// wait for the release (and this returns true); otherwise the caller lets them arrive.
     #[inline]
-    pub fn defer_if_held(&mut self, channel: ChannelId) -> bool {
+    pub fn defer_if_held(&mut self, channel: ChannelId, elements: u32) -> bool {
         if self.held.is_empty() {
             return false;
         }
         match self.held.get_mut(&channel.0) {
             Some(hold) => {
-                hold.deferred += 1;
+                hold.deferred += elements;
                 true
             }
             None => false,
@@ -195,6 +324,9 @@ impl DataPlane {
         c.producer_waiting = false;
         c.last_arrival = now;
         c.epoch += 1;
+        if let Some(b) = &mut self.buffers {
+            b.reset(channel);
+        }
         // What waited for a hold's release vanished with the partition; the hold goes on.
         if let Some(hold) = self.held.get_mut(&channel.0) {
             hold.deferred = 0;
@@ -263,20 +395,34 @@ impl DataPlane {
         c.arrived += 1;
     }
 
-    /// Takes the oldest buffered element, returning its credit. The flag says the producer was
-    /// waiting for that credit and must be woken.
+    /// Takes the oldest buffered element, returning its credit (with buffers, F1.14: when it
+    /// was its buffer's last record). The channel returned is one whose producer was waiting
+    /// for that credit and must be woken.
     #[inline]
-    pub fn take(&mut self, channel: ChannelId) -> (Element, bool) {
+    pub fn take(&mut self, channel: ChannelId) -> (Element, Option<ChannelId>) {
         let c = &mut self.channels[channel.index()];
         assert!(c.arrived > 0, "took from a channel with nothing buffered");
         let element = c.queue.pop_front().expect("arrived elements are queued");
         c.arrived -= 1;
-        let mut wake_producer = false;
-        if element.needs_credit() {
-            c.records -= 1;
-            wake_producer = std::mem::take(&mut c.producer_waiting);
+        if !element.needs_credit() {
+            return (element, None);
         }
-        (element, wake_producer)
+        let Some(buffers) = &mut self.buffers else {
+            c.records -= 1;
+            let wake = std::mem::take(&mut c.producer_waiting);
+            return (element, wake.then_some(channel));
+        };
+        let wake = match buffers.took_record(channel) {
+            None => None,
+            Some(Recycled::Own) => std::mem::take(&mut c.producer_waiting).then_some(channel),
+            Some(Recycled::Gate) => {
+                let channels = &mut self.channels;
+                buffers.next_waiting(channel, |w| {
+                    std::mem::take(&mut channels[w as usize].producer_waiting)
+                })
+            }
+        };
+        (element, wake)
     }
 
     /// Records and events on the wire or buffered, for diagnostics.
@@ -287,6 +433,11 @@ impl DataPlane {
 
     pub fn capacity(&self) -> u32 {
         self.capacity
+    }
+
+    /// F1.14: the buffer settings, if records travel in buffers.
+    pub fn buffer_settings(&self) -> Option<crate::scenario::NetworkBuffers> {
+        self.buffers.as_ref().map(|b| b.settings)
     }
 }
 
@@ -323,12 +474,105 @@ mod tests {
 
     const C: ChannelId = ChannelId(0);
 
+    /// Two sources feeding one sink (two channels, one input gate) in buffers of two records,
+    /// one exclusive buffer per channel and one floating buffer for the gate (F1.14).
+    fn buffered_plane() -> DataPlane {
+        let scenario = crate::scenario::parse(
+            r#"{"name": "t", "mode": "streaming", "job": {"vertices": [
+                {"id": "src", "operator": "source", "parallelism": 2},
+                {"id": "sink", "operator": "sink", "parallelism": 1}],
+                "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]},
+                "network": {"buffer_size": 200, "record_bytes": 100,
+                    "exclusive_buffers_per_channel": 1, "floating_buffers_per_gate": 1}}"#,
+            "t.json",
+        )
+        .expect("valid");
+        let graph = ExecutionGraph::build(&scenario.job);
+        DataPlane::new(&graph, &scenario.network, &RandomStreams::new(0))
+    }
+
+    fn record(seq: u64) -> Element {
+        Element::Record(crate::record::source_record(
+            crate::graph::SubtaskId(0),
+            seq,
+        ))
+    }
+
+    /// F1.14 steps 1, 2 and 5: records fill the current buffer; a full one goes whole while a
+    /// consumer buffer is free (the channel's exclusive one, then the gate's floating one),
+    /// and a recycled floating buffer goes to the producer that waited longest on the gate.
+    #[test]
+    fn buffers_carry_records_whole_and_credit_counts_buffers() {
+        let mut p = buffered_plane();
+        let other = ChannelId(1);
+        let now = Instant::ZERO;
+        p.write(C, record(0));
+        assert!(!p.current_full(C));
+        p.write(C, record(1));
+        assert!(p.current_full(C), "two records of 100 bytes fill 200 bytes");
+        let first = p
+            .send_buffer(now, C, Duration::ZERO)
+            .expect("the exclusive buffer");
+        assert_eq!((first.first, first.records), (0, 2));
+        assert_eq!(p.unsent(C), 0);
+        p.write(C, record(2));
+        p.send_buffer(now, C, Duration::ZERO)
+            .expect("the gate's floating buffer");
+        p.write(C, record(3));
+        assert!(
+            p.send_buffer(now, C, Duration::ZERO).is_none(),
+            "no credit left"
+        );
+        assert_eq!(p.unsent(C), 1, "the buffer stays current");
+        // The other channel of the gate still has its exclusive buffer, but not the floating.
+        p.write(other, record(4));
+        p.send_buffer(now, other, Duration::ZERO)
+            .expect("its own exclusive buffer");
+        p.write(other, record(5));
+        assert!(p.send_buffer(now, other, Duration::ZERO).is_none());
+        p.wait_for_credit(other);
+        p.wait_for_credit(C);
+        // The consumer takes the first buffer's records: credit only at its last.
+        for _ in 0..3 {
+            p.arrive(C);
+        }
+        assert_eq!(p.take(C), (record(0), None), "the buffer is half taken");
+        // Its last record recycles a buffer; a channel gives back a floating one first, and
+        // the gate lends it to the producer that waited longest.
+        assert_eq!(p.take(C), (record(1), Some(other)));
+        assert_eq!(p.take(C), (record(2), Some(C)), "then its exclusive one");
+        assert_eq!(p.buffers_consumed(C), 2);
+        assert!(p.send_buffer(now, other, Duration::ZERO).is_some());
+    }
+
+    /// F1.14 step 6: an unaligned barrier overtakes the current buffer, not what is on the
+    /// wire; the buffer follows it when sent.
+    #[test]
+    fn an_unaligned_barrier_overtakes_the_current_buffer() {
+        let mut p = buffered_plane();
+        let now = Instant::ZERO;
+        p.write(C, record(0));
+        p.write(C, record(1));
+        p.send_buffer(now, C, Duration::ZERO).expect("credit");
+        p.write(C, record(2));
+        p.push(now, C, Element::PriorityBarrier(1), Duration::ZERO);
+        let sent = p.send_buffer(now, C, Duration::ZERO).expect("credit");
+        assert_eq!((sent.first, sent.records), (3, 1));
+        let order: Vec<Element> = (0..4).map(|i| p.element(C, i)).collect();
+        assert_eq!(
+            order,
+            [record(0), record(1), Element::PriorityBarrier(1), record(2)]
+        );
+        assert_eq!(p.buffers_holding(C, 2), 1, "two records, one buffer");
+        assert_eq!(p.buffers_holding(C, 3), 2);
+    }
+
     /// A held channel keeps its arrivals for the release, in order; credit still counts what
     /// waits on the wire, so the producer is back-pressured as behind a stalled connection.
     #[test]
     fn a_hold_defers_arrivals_until_its_release() {
         let mut p = plane();
-        assert!(!p.defer_if_held(C), "nothing is held");
+        assert!(!p.defer_if_held(C, 1), "nothing is held");
         p.hold(C);
         p.push(
             Instant::ZERO,
@@ -337,11 +581,11 @@ mod tests {
             Duration::ZERO,
         );
         p.push(Instant::ZERO, C, Element::EndOfPartition, Duration::ZERO);
-        assert!(p.defer_if_held(C));
-        assert!(p.defer_if_held(C));
+        assert!(p.defer_if_held(C, 1));
+        assert!(p.defer_if_held(C, 1));
         assert_eq!(p.buffered(C), 0, "nothing reached the consumer");
         assert_eq!(p.release(C), Some(2), "both arrivals waited");
-        assert!(!p.defer_if_held(C), "released");
+        assert!(!p.defer_if_held(C, 1), "released");
         assert_eq!(
             p.arrive(C).0,
             Element::EndOfData(StopMode::Drain),
@@ -357,9 +601,9 @@ mod tests {
         let mut p = plane();
         p.hold(C);
         p.hold(C);
-        assert!(p.defer_if_held(C));
+        assert!(p.defer_if_held(C, 1));
         assert_eq!(p.release(C), None, "one hold is left");
-        assert!(p.defer_if_held(C), "still held");
+        assert!(p.defer_if_held(C, 1), "still held");
         assert_eq!(p.release(C), Some(2));
     }
 
@@ -375,9 +619,9 @@ mod tests {
             Element::EndOfData(StopMode::Drain),
             Duration::ZERO,
         );
-        assert!(p.defer_if_held(C));
+        assert!(p.defer_if_held(C, 1));
         p.reset(C, Instant::ZERO);
-        assert!(p.defer_if_held(C), "the hold outlives the reset");
+        assert!(p.defer_if_held(C, 1), "the hold outlives the reset");
         assert_eq!(
             p.release(C),
             Some(1),

@@ -73,14 +73,26 @@ pub fn summary_json(name: &str, report: &RunReport, failures: &[String]) -> Valu
     })
 }
 
-/// The size of a record on the wire, for channel-state bytes: origin, key, sequence, value.
-const RECORD_BYTES: u64 = std::mem::size_of::<crate::record::Record>() as u64;
-
 fn names(graph: &ExecutionGraph, subtasks: &[SubtaskId]) -> Vec<String> {
     subtasks
         .iter()
         .map(|&s| graph.subtask_name(s).to_string())
         .collect()
+}
+
+/// What an unaligned checkpoint persisted as channel state; with network buffers (F1.14) also
+/// the buffers holding it, as Flink counts it.
+fn channel_state_json(c: &CheckpointRecord) -> Value {
+    let mut state = json!({
+        "input_records": c.input_state_records,
+        "output_records": c.output_state_records,
+        "bytes": (c.input_state_records + c.output_state_records) * c.record_bytes,
+    });
+    if c.input_state_buffers + c.output_state_buffers > 0 {
+        state["input_buffers"] = json!(c.input_state_buffers);
+        state["output_buffers"] = json!(c.output_state_buffers);
+    }
+    state
 }
 
 fn checkpoint_json(graph: &ExecutionGraph, c: &CheckpointRecord) -> Value {
@@ -92,11 +104,7 @@ fn checkpoint_json(graph: &ExecutionGraph, c: &CheckpointRecord) -> Value {
         "finished": names(graph, &c.plan.finished),
         "fully_finished": c.plan.fully_finished.iter().map(|v| graph.vertices[v.index()].name.clone()).collect::<Vec<_>>(),
         "missed": names(graph, &c.missed),
-        "channel_state": {
-            "input_records": c.input_state_records,
-            "output_records": c.output_state_records,
-            "bytes": (c.input_state_records + c.output_state_records) * RECORD_BYTES,
-        },
+        "channel_state": channel_state_json(c),
         "retrigger_rpcs": c.retriggers,
         "alignment": c.alignments.iter().map(|(s, d)| (graph.subtask_name(*s).to_string(), json!(d.to_string()))).collect::<serde_json::Map<_, _>>(),
     });
@@ -157,12 +165,22 @@ fn checkpoints_text(report: &RunReport) -> String {
             Outcome::Aborted(at, reason) => format!("aborted at {at}: {}", reason.id()),
         };
         let state = c.input_state_records + c.output_state_records;
-        let state_text = if state > 0 {
+        let buffers = c.input_state_buffers + c.output_state_buffers;
+        let state_text = if state > 0 && buffers > 0 {
+            format!(
+                "; channel state {} in + {} out records ({} bytes) in {} + {} buffers",
+                c.input_state_records,
+                c.output_state_records,
+                state * c.record_bytes,
+                c.input_state_buffers,
+                c.output_state_buffers
+            )
+        } else if state > 0 {
             format!(
                 "; channel state {} in + {} out records ({} bytes)",
                 c.input_state_records,
                 c.output_state_records,
-                state * RECORD_BYTES
+                state * c.record_bytes
             )
         } else {
             String::new()

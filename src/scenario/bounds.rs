@@ -20,6 +20,11 @@ pub const MAX_SUBTASKS: u64 = 1_000_000;
 pub const MAX_CHANNELS: u64 = 4_000_000;
 /// `network.channel_capacity`: buffers one channel may hold.
 pub const MAX_CHANNEL_CAPACITY: u32 = 1_000_000;
+/// F1.14: `network.buffer_size` (bytes; Flink's segments are kilobytes, 1 GiB is far past any),
+/// and the buffers a channel owns or a gate lends (each is credit a producer may use).
+pub const MAX_BUFFER_SIZE: u64 = 1 << 30;
+pub const MAX_EXCLUSIVE_BUFFERS: u32 = 1_000;
+pub const MAX_FLOATING_BUFFERS: u32 = 10_000;
 /// `checkpointing.trigger_at` entries, and `faults` entries.
 pub const MAX_LIST_LEN: usize = 100_000;
 /// Splits of one batch source: the enumerator keeps each one's assignment.

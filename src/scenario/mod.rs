@@ -100,8 +100,13 @@
 //! | --- | --- | --- |
 //! | `channel_latency` | duration or range: delay of a buffer on a data channel | `"50us..500us"` |
 //! | `rpc_latency` | duration or range: delay of an RPC | `"200us..2ms"` |
-//! | `channel_capacity` | buffers per channel before back-pressure, at least 1 | `8` |
+//! | `channel_capacity` | records per channel before back-pressure, at least 1; not with `buffer_size` | `8` |
 //! | `channels` | list of `{"from": "a[0]", "to": "b[1]", "latency": "3ms"}`: a channel an edge makes between those subtasks, with a latency of its own; each pair once; streaming jobs only | `[]` |
+//! | `buffer_size` | integer, bytes: records travel in network buffers of this size, with credit per buffer (F1.14); streaming jobs only; absent: one record per element | absent |
+//! | `record_bytes` | integer, bytes one serialised record takes, 1 to `buffer_size` (needs `buffer_size`) | `100` |
+//! | `buffer_timeout` | duration: the output flusher sends partly filled buffers this often; `"0"`: after every record (needs `buffer_size`) | `"100ms"` |
+//! | `exclusive_buffers_per_channel` | buffers each input channel owns, 1 to 1000 (needs `buffer_size`) | `2` |
+//! | `floating_buffers_per_gate` | buffers an input gate lends its channels, 0 to 10000 (needs `buffer_size`) | `8` |
 //!
 //! `checkpointing` (P1 of `docs/rules.md`; every duration here is one duration, not a range):
 //!
@@ -286,9 +291,9 @@ pub use types::{
     Budget, Chain, ChainedOperator, ChannelLatency, CheckpointMode, CheckpointOutcome,
     Checkpointing, Cluster, Delivery, DurationRange, Edge, Exchange, Expect, ExpectedCheckpoint,
     ExpectedRestore, Failover, FailoverScope, Fault, FaultKind, FaultTrigger, FinishProtocol, Job,
-    JobMasterConfig, Mode, Network, Operator, Partitioner, Pattern, Predicate, Records, Release,
-    RestartStrategy, RestoreScope, Scenario, SnapshotPhase, SpikeTarget, SubtaskRef, TieBreak,
-    Vertex,
+    JobMasterConfig, Mode, Network, NetworkBuffers, Operator, Partitioner, Pattern, Predicate,
+    Records, Release, RestartStrategy, RestoreScope, Scenario, SnapshotPhase, SpikeTarget,
+    SubtaskRef, TieBreak, Vertex,
 };
 
 use std::path::Path;

@@ -38,6 +38,12 @@ pub(super) const DEFAULT_RPC_LATENCY: DurationRange = DurationRange {
     max: Duration::from_millis(2),
 };
 pub(super) const DEFAULT_CHANNEL_CAPACITY: u32 = 8;
+/// F1.14: Flink's defaults (`execution.buffer-timeout`, `buffers-per-channel`,
+/// `floating-buffers-per-gate`), and the record size batch jobs assume too.
+pub(super) const DEFAULT_BUFFER_TIMEOUT: Duration = Duration::from_millis(100);
+pub(super) const DEFAULT_EXCLUSIVE_BUFFERS: u32 = 2;
+pub(super) const DEFAULT_FLOATING_BUFFERS: u32 = 8;
+pub(super) const DEFAULT_RECORD_BYTES: u64 = 100;
 pub(super) const DEFAULT_MAX_EVENTS: u64 = 10_000_000;
 /// Ten million pending events, well under a gigabyte: far above what any shipped scenario
 /// needs (the million-channel bench peaks at about two million), low enough that a world
@@ -297,10 +303,22 @@ pub(super) struct RawNetwork {
     pub channel_latency: DurationRange,
     #[serde(default = "default_rpc_latency")]
     pub rpc_latency: DurationRange,
-    #[serde(default = "default_channel_capacity")]
-    pub channel_capacity: u32,
+    /// Absent: the default; with `buffer_size` it must be absent (credit counts buffers).
+    #[serde(default)]
+    pub channel_capacity: Option<u32>,
     #[serde(default)]
     pub channels: Vec<RawChannelLatency>,
+    /// F1.14: network buffers; absent, the model moves one record per element.
+    #[serde(default)]
+    pub buffer_size: Option<u64>,
+    #[serde(default)]
+    pub buffer_timeout: Option<SingleDuration>,
+    #[serde(default)]
+    pub record_bytes: Option<u64>,
+    #[serde(default)]
+    pub exclusive_buffers_per_channel: Option<u32>,
+    #[serde(default)]
+    pub floating_buffers_per_gate: Option<u32>,
 }
 
 /// One entry of `network.channels`: the latency of the channel from one subtask to another.
@@ -317,8 +335,13 @@ impl Default for RawNetwork {
         RawNetwork {
             channel_latency: DEFAULT_CHANNEL_LATENCY,
             rpc_latency: DEFAULT_RPC_LATENCY,
-            channel_capacity: DEFAULT_CHANNEL_CAPACITY,
+            channel_capacity: None,
             channels: Vec::new(),
+            buffer_size: None,
+            buffer_timeout: None,
+            record_bytes: None,
+            exclusive_buffers_per_channel: None,
+            floating_buffers_per_gate: None,
         }
     }
 }
@@ -629,9 +652,6 @@ fn default_channel_latency() -> DurationRange {
 }
 fn default_rpc_latency() -> DurationRange {
     DEFAULT_RPC_LATENCY
-}
-fn default_channel_capacity() -> u32 {
-    DEFAULT_CHANNEL_CAPACITY
 }
 fn default_max_events() -> u64 {
     DEFAULT_MAX_EVENTS

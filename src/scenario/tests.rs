@@ -159,6 +159,7 @@ fn full_example_reads_into_the_expected_values() {
             rpc_latency: range(Duration::from_micros(200), Duration::from_millis(2)),
             channel_capacity: 8,
             channels: vec![],
+            buffers: None,
         }
     );
     assert_eq!(
@@ -232,6 +233,7 @@ fn every_field_but_name_mode_and_job_has_a_default() {
             rpc_latency: range(Duration::from_micros(200), Duration::from_millis(2)),
             channel_capacity: 8,
             channels: vec![],
+            buffers: None,
         }
     );
     assert_eq!(
@@ -821,6 +823,75 @@ fn rejects_zero_capacities_and_budgets() {
         "budget.max_time",
         "must be longer than 0",
     );
+}
+
+/// F1.14: the buffer settings, each with its own path; all but `buffer_size` need it.
+#[test]
+fn network_buffers_are_checked_field_by_field() {
+    let s = ok(&with(r#""network": {"buffer_size": 32768}"#));
+    let b = s.network.buffers.expect("buffers are on");
+    assert_eq!(
+        (b.size_bytes, b.record_bytes, b.records_per_buffer()),
+        (32768, 100, 327)
+    );
+    assert_eq!(b.timeout, Duration::from_millis(100), "Flink's default");
+    assert_eq!((b.exclusive_per_channel, b.floating_per_gate), (2, 8));
+    assert_eq!(ok(&with("")).network.buffers, None, "off by default");
+    let cases = [
+        (
+            r#"{"buffer_timeout": "5ms"}"#,
+            "network.buffer_timeout",
+            "needs network.buffer_size",
+        ),
+        (
+            r#"{"record_bytes": 10}"#,
+            "network.record_bytes",
+            "needs network.buffer_size",
+        ),
+        (
+            r#"{"floating_buffers_per_gate": 1}"#,
+            "network.floating_buffers_per_gate",
+            "needs network.buffer_size",
+        ),
+        (
+            r#"{"buffer_size": 0}"#,
+            "network.buffer_size",
+            "1 to 1073741824",
+        ),
+        (
+            r#"{"buffer_size": -1}"#,
+            "network.buffer_size",
+            "invalid value",
+        ),
+        (
+            r#"{"buffer_size": 64, "record_bytes": 100}"#,
+            "network.record_bytes",
+            "1 to network.buffer_size (64)",
+        ),
+        (
+            r#"{"buffer_size": 640, "exclusive_buffers_per_channel": 0}"#,
+            "network.exclusive_buffers_per_channel",
+            "1 to 1000",
+        ),
+        (
+            r#"{"buffer_size": 640, "floating_buffers_per_gate": 10001}"#,
+            "network.floating_buffers_per_gate",
+            "at most 10000",
+        ),
+        (
+            r#"{"buffer_size": 640, "buffer_timeout": "soon"}"#,
+            "network.buffer_timeout",
+            "soon",
+        ),
+        (
+            r#"{"buffer_size": 640, "channel_capacity": 4}"#,
+            "network.channel_capacity",
+            "credit is per buffer",
+        ),
+    ];
+    for (network, path, phrase) in cases {
+        reject(&with(&format!(r#""network": {network}"#)), path, phrase);
+    }
 }
 
 #[test]

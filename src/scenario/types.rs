@@ -311,6 +311,32 @@ pub struct Network {
     pub channel_capacity: u32,
     /// Channels with a latency of their own instead of `channel_latency`.
     pub channels: Vec<ChannelLatency>,
+    /// F1.14: records travel in network buffers, with credit per buffer; `None`: one record
+    /// per element, credit per record (`channel_capacity`).
+    pub buffers: Option<NetworkBuffers>,
+}
+
+/// Flink's network buffers (F1.14), as a scenario sets them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkBuffers {
+    /// `network.buffer_size`: bytes of one buffer (Flink's memory segment, 32 KB by default).
+    pub size_bytes: u32,
+    /// `network.record_bytes`: bytes one serialised record takes.
+    pub record_bytes: u32,
+    /// `network.buffer_timeout`: how often the output flusher sends partly filled buffers
+    /// (Flink's `execution.buffer-timeout`); zero: after every record.
+    pub timeout: Duration,
+    /// Buffers each input channel owns (Flink's `buffers-per-channel`), at least 1.
+    pub exclusive_per_channel: u32,
+    /// Buffers an input gate shares among its channels (Flink's `floating-buffers-per-gate`).
+    pub floating_per_gate: u32,
+}
+
+impl NetworkBuffers {
+    /// Records that fill one buffer, at least 1.
+    pub fn records_per_buffer(&self) -> u32 {
+        self.size_bytes / self.record_bytes
+    }
 }
 
 /// The latency of the channel (or channels, one per edge) from one subtask to another.

@@ -10,11 +10,13 @@ use super::error::ScenarioError;
 use super::raw::{
     self, OperatorKind, RawBudget, RawCheckpointing, RawCluster, RawEdge, RawExpect,
     RawExpectedCheckpoint, RawJob, RawJobMaster, RawNetwork, RawScenario, RawVertex,
+    DEFAULT_BUFFER_TIMEOUT, DEFAULT_CHANNEL_CAPACITY, DEFAULT_EXCLUSIVE_BUFFERS,
+    DEFAULT_FLOATING_BUFFERS, DEFAULT_RECORD_BYTES,
 };
 use super::types::{
     Budget, ChannelLatency, CheckpointMode, CheckpointOutcome, Checkpointing, Cluster, Delivery,
     Edge, Exchange, Expect, ExpectedCheckpoint, Failover, Job, JobMasterConfig, Mode, Network,
-    Partitioner, Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
+    NetworkBuffers, Partitioner, Pattern, RestartStrategy, Scenario, SubtaskRef, Vertex,
 };
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, VecDeque};
@@ -534,19 +536,112 @@ fn check_cluster(raw: RawCluster, job: &Job) -> Result<Cluster, Problem> {
 }
 
 fn check_network(raw: RawNetwork, job: &Job, mode: Mode) -> Result<Network, Problem> {
-    if raw.channel_capacity == 0 {
+    let buffers = check_buffers(&raw, mode)?;
+    let channel_capacity = raw.channel_capacity.unwrap_or(DEFAULT_CHANNEL_CAPACITY);
+    if channel_capacity == 0 {
         return Err(problem(
             "network.channel_capacity",
             "must be at least 1: a channel without a buffer could never carry a record",
         ));
     }
-    bounds::check_channel_capacity(raw.channel_capacity)?;
+    bounds::check_channel_capacity(channel_capacity)?;
     Ok(Network {
         channel_latency: raw.channel_latency,
         rpc_latency: raw.rpc_latency,
-        channel_capacity: raw.channel_capacity,
+        channel_capacity,
         channels: check_channel_latencies(raw.channels, job, mode)?,
+        buffers,
     })
+}
+
+/// F1.14: the network buffer settings, all or nothing: each needs `buffer_size`.
+fn check_buffers(raw: &RawNetwork, mode: Mode) -> Result<Option<NetworkBuffers>, Problem> {
+    let Some(size) = raw.buffer_size else {
+        let given = [
+            ("record_bytes", raw.record_bytes.is_some()),
+            ("buffer_timeout", raw.buffer_timeout.is_some()),
+            (
+                "exclusive_buffers_per_channel",
+                raw.exclusive_buffers_per_channel.is_some(),
+            ),
+            (
+                "floating_buffers_per_gate",
+                raw.floating_buffers_per_gate.is_some(),
+            ),
+        ];
+        if let Some((field, _)) = given.iter().find(|(_, set)| *set) {
+            return Err(problem(
+                format!("network.{field}"),
+                "needs network.buffer_size: without it records are not sent in buffers",
+            ));
+        }
+        return Ok(None);
+    };
+    if mode == Mode::Batch {
+        return Err(problem(
+            "network.buffer_size",
+            "network buffers are modelled for streaming jobs only (a batch job's exchanges are \
+             partitions read whole, P2)",
+        ));
+    }
+    if raw.channel_capacity.is_some() {
+        return Err(problem(
+            "network.channel_capacity",
+            "counts records of a channel without buffers; with network.buffer_size, credit is \
+             per buffer: set exclusive_buffers_per_channel and floating_buffers_per_gate",
+        ));
+    }
+    if size == 0 || size > bounds::MAX_BUFFER_SIZE {
+        return Err(problem(
+            "network.buffer_size",
+            format!(
+                "bytes of one buffer, 1 to {} (Flink's default is 32768), not {size}",
+                bounds::MAX_BUFFER_SIZE
+            ),
+        ));
+    }
+    let record_bytes = raw.record_bytes.unwrap_or(DEFAULT_RECORD_BYTES);
+    if record_bytes == 0 || record_bytes > size {
+        return Err(problem(
+            "network.record_bytes",
+            format!(
+                "bytes of one serialised record, 1 to network.buffer_size ({size}), not \
+                 {record_bytes}: a record fits in one buffer here"
+            ),
+        ));
+    }
+    let exclusive = raw
+        .exclusive_buffers_per_channel
+        .unwrap_or(DEFAULT_EXCLUSIVE_BUFFERS);
+    if exclusive == 0 || exclusive > bounds::MAX_EXCLUSIVE_BUFFERS {
+        return Err(problem(
+            "network.exclusive_buffers_per_channel",
+            format!(
+                "1 to {}, not {exclusive}: a channel without a buffer of its own could wait for \
+                 floating buffers that aligned channels hold",
+                bounds::MAX_EXCLUSIVE_BUFFERS
+            ),
+        ));
+    }
+    let floating = raw
+        .floating_buffers_per_gate
+        .unwrap_or(DEFAULT_FLOATING_BUFFERS);
+    if floating > bounds::MAX_FLOATING_BUFFERS {
+        return Err(problem(
+            "network.floating_buffers_per_gate",
+            format!("at most {}, not {floating}", bounds::MAX_FLOATING_BUFFERS),
+        ));
+    }
+    Ok(Some(NetworkBuffers {
+        size_bytes: size as u32,
+        record_bytes: record_bytes as u32,
+        timeout: raw
+            .buffer_timeout
+            .as_ref()
+            .map_or(DEFAULT_BUFFER_TIMEOUT, |t| t.0),
+        exclusive_per_channel: exclusive,
+        floating_per_gate: floating,
+    }))
 }
 
 /// The channels of a job as a scenario names them: which (producer, consumer) subtask pairs

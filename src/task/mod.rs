@@ -97,6 +97,8 @@ pub struct Task {
     round_robin: Vec<u32>,
     /// A `TaskStep` event is in the queue for this attempt.
     step_scheduled: bool,
+    /// F1.14: an `OutputFlush` event is in the queue for this attempt.
+    flusher_armed: bool,
     /// Waiting for credit on this channel before pushing more.
     blocked_on: Option<ChannelId>,
     /// The highest checkpoint id this task has learned of.
@@ -211,6 +213,7 @@ impl Task {
             pending_out,
             round_robin: vec![0; subtask.outputs.len()],
             step_scheduled: false,
+            flusher_armed: false,
             blocked_on: None,
             latest_checkpoint: 0,
             aborted_ahead: BTreeSet::new(),
@@ -318,6 +321,7 @@ impl Task {
         let restored = self.chain.take_restored_transactions();
         self.commit(ctx, restored);
         self.set_state(ctx, ExecutionState::Running);
+        self.arm_output_flush(ctx);
         // Input may have arrived before the task existed: pick it up now.
         let inputs = &ctx.graph.subtasks[self.id.index()].inputs;
         for (slot, &channel) in inputs.iter().enumerate() {
@@ -481,7 +485,7 @@ impl Task {
                 continue;
             }
             let (element, wake_producer) = ctx.io.data.take(channel);
-            if wake_producer {
+            if let Some(channel) = wake_producer {
                 ctx.sched
                     .after(sim::Duration::ZERO, Event::Credit { channel });
             }
@@ -582,20 +586,114 @@ impl Task {
     /// Pushes pending outputs until one needs credit its channel does not have. Returns false
     /// when blocked.
     fn flush(&mut self, ctx: &mut Ctx<'_, '_>) -> bool {
+        if ctx.io.data.uses_buffers() {
+            return self.flush_into_buffers(ctx);
+        }
         while let Some(&(channel, element)) = self.pending_out.front() {
             if element.needs_credit() && ctx.io.data.is_full(channel) {
-                ctx.io.data.wait_for_credit(channel);
-                self.blocked_on = Some(channel);
-                ctx.record(TraceEvent::Blocked {
-                    subtask: self.id,
-                    channel,
-                });
+                self.block(ctx, channel);
                 return false;
             }
             self.pending_out.pop_front();
             ctx.push(channel, element);
         }
         true
+    }
+
+    /// F1.14 step 1-3: serialises pending records into their channels' current buffers,
+    /// sending a buffer when it is full (or at once, with a zero buffer timeout) and before an
+    /// event. A buffer that must go and has no credit blocks the task. Returns false when
+    /// blocked.
+    fn flush_into_buffers(&mut self, ctx: &mut Ctx<'_, '_>) -> bool {
+        let after_every_record = ctx
+            .io
+            .data
+            .buffer_settings()
+            .is_some_and(|b| b.timeout == sim::Duration::ZERO);
+        while let Some(&(channel, element)) = self.pending_out.front() {
+            if element.needs_credit() {
+                // F1.14 step 2: a full buffer goes before the record can be written.
+                if ctx.io.data.current_full(channel) && !ctx.send_buffer(channel) {
+                    self.block(ctx, channel);
+                    return false;
+                }
+                self.pending_out.pop_front();
+                ctx.io.data.write(channel, element);
+                if ctx.io.data.current_full(channel) || after_every_record {
+                    ctx.send_buffer(channel); // without credit it waits (full: the next write blocks)
+                }
+                if ctx.io.data.unsent(channel) > 0 {
+                    self.arm_output_flush(ctx);
+                }
+            } else {
+                // F1.14 step 3: an event follows the data before it, in a buffer of its own.
+                if ctx.io.data.unsent(channel) > 0 && !ctx.send_buffer(channel) {
+                    self.block(ctx, channel);
+                    return false;
+                }
+                self.pending_out.pop_front();
+                ctx.push(channel, element);
+            }
+        }
+        true
+    }
+
+    /// Waits for credit on `channel` (back-pressure).
+    fn block(&mut self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) {
+        ctx.io.data.wait_for_credit(channel);
+        self.blocked_on = Some(channel);
+        ctx.record(TraceEvent::Blocked {
+            subtask: self.id,
+            channel,
+        });
+    }
+
+    /// F1.14 step 4: the output flusher fired. Every partly filled buffer that has credit goes
+    /// on the wire; one without stays current (it goes when full, before an event, or at the
+    /// next flush). The flusher runs until the task has nothing left to send.
+    pub fn on_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+        for gate in &ctx.graph.subtasks[self.id.index()].outputs {
+            for &channel in &gate.channels {
+                if ctx.io.data.unsent(channel) > 0 {
+                    ctx.send_buffer(channel);
+                }
+            }
+        }
+        self.flusher_armed = false;
+        // A task blocked on a buffer it now sent is woken by that buffer's credit, as before:
+        // waking it here would also wake an attempt whose partition a failover released.
+        let unsent = ctx.graph.subtasks[self.id.index()]
+            .outputs
+            .iter()
+            .flat_map(|g| &g.channels)
+            .any(|&c| ctx.io.data.unsent(c) > 0);
+        if self.phase != Phase::Finished || unsent {
+            self.arm_output_flush(ctx);
+        }
+    }
+
+    /// F1.14: the next firing of the output flusher, one buffer timeout from now, unless one
+    /// is due already (none with a zero timeout, which sends after every record, or without
+    /// outputs). A finished task's flusher stops once nothing is left in a current buffer;
+    /// writing into one arms it again.
+    fn arm_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let Some(settings) = ctx.io.data.buffer_settings() else {
+            return;
+        };
+        if self.flusher_armed
+            || settings.timeout == sim::Duration::ZERO
+            || ctx.graph.subtasks[self.id.index()].outputs.is_empty()
+        {
+            return;
+        }
+        self.flusher_armed = true;
+        ctx.sched.after(
+            settings.timeout,
+            Event::OutputFlush {
+                subtask: self.id,
+                attempt: self.attempt,
+            },
+        );
     }
 
     fn protocol(&self, ctx: &Ctx<'_, '_>) -> Option<FinishProtocol> {
@@ -853,6 +951,25 @@ impl Task {
         });
         let drop_state = ctx.config.bug == Some(Bug::UnalignedDropChannelState);
         let mut output_state: Vec<(ChannelId, Vec<Record>)> = Vec::new();
+        if ctx.io.data.uses_buffers() && !drop_state {
+            // F1.14 step 6: the current buffers, not yet sent, are overtaken too.
+            for gate in &ctx.graph.subtasks[self.id.index()].outputs {
+                for &channel in &gate.channels {
+                    let unsent = ctx.io.data.unsent(channel) as usize;
+                    if unsent == 0 {
+                        continue;
+                    }
+                    let queued = ctx.io.data.queued(channel);
+                    let records = (queued - unsent..queued)
+                        .filter_map(|i| match ctx.io.data.element(channel, i) {
+                            Element::Record(r) => Some(r),
+                            _ => None,
+                        })
+                        .collect();
+                    output_state.push((channel, records));
+                }
+            }
+        }
         for &(channel, element) in &self.pending_out {
             if let (Element::Record(r), false) = (element, drop_state) {
                 match output_state.iter_mut().find(|(c, _)| *c == channel) {
@@ -869,8 +986,17 @@ impl Task {
                 records: records.len() as u32,
                 output: true,
             });
+            // F1.14 step 6: in buffers, the partly filled current one and full ones after it.
+            let buffers = if ctx.io.data.uses_buffers() {
+                let unsent = ctx.io.data.unsent(*channel) as u64;
+                let later = records.len() as u64 - unsent;
+                u64::from(unsent > 0) + later.div_ceil(u64::from(ctx.io.data.records_per_buffer()))
+            } else {
+                0
+            };
             if let Some(stats) = ctx.io.stats.get_mut(n) {
                 stats.output_state_records += records.len() as u64;
+                stats.output_state_buffers += buffers;
             }
         }
         // The barrier goes on the wire at once, ahead of the queued output.
@@ -901,6 +1027,9 @@ impl Task {
                 .map(|(_, r)| *r)
                 .collect();
             checkpoint.spill(slot, replaying, skip);
+            if ctx.io.data.uses_buffers() {
+                checkpoint.note_consumed(slot, ctx.io.data.buffers_consumed(channel));
+            }
             if self.barriers.is_eop_enqueued(slot) {
                 ready_now.push(slot);
             }
@@ -927,6 +1056,14 @@ impl Task {
             return;
         };
         let checkpoint = u.checkpoint;
+        // F1.14 step 6: the buffers holding the state: those finished while spilling, and
+        // those still queued (a partly taken one counts whole).
+        let buffers = if ctx.io.data.uses_buffers() {
+            u.consumed_since_spill(slot, ctx.io.data.buffers_consumed(channel))
+                + u64::from(ctx.io.data.buffers_holding(channel, queued.len() as u32))
+        } else {
+            0
+        };
         let Some(records) = u.finalize(
             slot,
             if drop_state { Vec::new() } else { queued },
@@ -944,6 +1081,7 @@ impl Task {
             });
             if let Some(stats) = ctx.io.stats.get_mut(checkpoint) {
                 stats.input_state_records += records as u64;
+                stats.input_state_buffers += buffers;
             }
         }
         self.maybe_acknowledge_unaligned(ctx);

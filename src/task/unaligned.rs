@@ -26,6 +26,9 @@ pub struct UnalignedCheckpoint {
     /// `unaligned-spill-after-barrier` sets these).
     late: Vec<bool>,
     pub input_state: Vec<(u32, Vec<Record>)>,
+    /// Per input slot, with network buffers (F1.14): the data buffers its consumer had
+    /// finished when it began spilling, to count the state in buffers.
+    consumed_at_spill: Vec<u64>,
 }
 
 impl UnalignedCheckpoint {
@@ -45,6 +48,7 @@ impl UnalignedCheckpoint {
             skip: vec![0; inputs],
             late: vec![false; inputs],
             input_state: Vec::new(),
+            consumed_at_spill: vec![0; inputs],
         }
     }
 
@@ -54,6 +58,16 @@ impl UnalignedCheckpoint {
     pub fn spill(&mut self, slot: u32, replaying: Vec<Record>, skip: u32) {
         self.spill[slot as usize] = Some(replaying);
         self.skip[slot as usize] = skip;
+    }
+
+    /// F1.14: `slot` began spilling when `consumed` of its channel's buffers were finished.
+    pub fn note_consumed(&mut self, slot: u32, consumed: u64) {
+        self.consumed_at_spill[slot as usize] = consumed;
+    }
+
+    /// F1.14: the buffers `slot`'s channel finished since it began spilling.
+    pub fn consumed_since_spill(&self, slot: u32, consumed: u64) -> u64 {
+        consumed - self.consumed_at_spill[slot as usize]
     }
 
     pub fn is_spilling(&self, slot: u32) -> bool {

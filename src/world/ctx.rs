@@ -203,8 +203,38 @@ impl Ctx<'_, '_> {
     pub fn push(&mut self, channel: ChannelId, element: Element) {
         let extra = self.io.faults.channel_delay(self.now);
         let (at, epoch) = self.io.data.push(self.now, channel, element, extra);
-        self.sched.at(at, Event::Arrive { channel, epoch });
+        self.sched.at(
+            at,
+            Event::Arrive {
+                channel,
+                epoch,
+                elements: 1,
+            },
+        );
         self.record(TraceEvent::Push { channel, element });
+    }
+
+    /// F1.14: puts `channel`'s current buffer on the wire if the consumer has a buffer for it
+    /// (false: no credit, it stays). Its records arrive together; each is recorded as pushed
+    /// now.
+    pub fn send_buffer(&mut self, channel: ChannelId) -> bool {
+        let extra = self.io.faults.channel_delay(self.now);
+        let Some(sent) = self.io.data.send_buffer(self.now, channel, extra) else {
+            return false;
+        };
+        self.sched.at(
+            sent.arrival,
+            Event::Arrive {
+                channel,
+                epoch: sent.epoch,
+                elements: sent.records,
+            },
+        );
+        for index in sent.first..sent.first + sent.records as usize {
+            let element = self.io.data.element(channel, index);
+            self.record(TraceEvent::Push { channel, element });
+        }
+        true
     }
 
     /// Schedules the task's next step after `delay`.

@@ -49,11 +49,20 @@ pub enum Event {
     // Streaming jobs: pipelined channels and checkpoints.
     /// The attempt finished initializing (restoring its state): it is RUNNING now.
     TaskInitialized { subtask: SubtaskId, attempt: u32 },
-    /// The oldest in-flight element of `channel` reaches its consumer's input buffer, unless
-    /// the channel was reset since (`epoch`).
-    Arrive { channel: ChannelId, epoch: u32 },
-    /// The consumer of `channel` dequeued a record: the producer may push again.
+    /// The oldest `elements` in-flight elements of `channel` reach its consumer's input
+    /// buffer, unless the channel was reset since (`epoch`): one element, or a network
+    /// buffer's records (F1.14).
+    Arrive {
+        channel: ChannelId,
+        epoch: u32,
+        elements: u32,
+    },
+    /// The consumer of `channel` dequeued a record (with buffers: recycled a buffer): the
+    /// producer may push again.
     Credit { channel: ChannelId },
+    /// F1.14: the task's output flusher fires (Flink's `OutputFlusher`): partly filled
+    /// buffers go on the wire.
+    OutputFlush { subtask: SubtaskId, attempt: u32 },
     /// `flink` (F1.5): the consumer of `channel` tells its producer that every record was
     /// processed (it dequeued EndOfData).
     AllRecordsProcessed { channel: ChannelId, epoch: u32 },

@@ -183,7 +183,14 @@ pub(super) fn release_channel(ctx: &mut Ctx<'_, '_>, index: u32) {
     if let Some(arrivals) = ctx.io.data.release(channel) {
         let epoch = ctx.io.data.epoch(channel);
         for _ in 0..arrivals {
-            ctx.sched.at(ctx.now, Event::Arrive { channel, epoch });
+            ctx.sched.at(
+                ctx.now,
+                Event::Arrive {
+                    channel,
+                    epoch,
+                    elements: 1,
+                },
+            );
         }
         ctx.record(TraceEvent::ChannelReleased { channel, arrivals });
     }

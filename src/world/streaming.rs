@@ -320,19 +320,36 @@ impl Streaming {
                     },
                 }
             }
-            Event::Arrive { channel, epoch } => {
+            Event::Arrive {
+                channel,
+                epoch,
+                elements,
+            } => {
                 if ctx.io.data.epoch(channel) != epoch {
                     return; // sent into a partition that has since been released
                 }
-                if ctx.io.data.defer_if_held(channel) {
+                if ctx.io.data.defer_if_held(channel, elements) {
                     return; // arrives when the hold ends
                 }
-                let (element, was_empty) = ctx.io.data.arrive(channel);
-                ctx.record(TraceEvent::Arrive { channel, element });
                 let consumer = ctx.graph.channels[channel.index()].to;
-                if let Some(task) = &mut tasks[consumer.index()] {
-                    task.on_input(&mut ctx, channel, element, was_empty);
-                    drop_if_failed(&mut tasks[consumer.index()], task_managers, now);
+                // A buffer's records arrive one after the other at the same instant (F1.14).
+                for _ in 0..elements {
+                    if ctx.io.data.epoch(channel) != epoch {
+                        break; // a consumer's failure released the partition meanwhile
+                    }
+                    let (element, was_empty) = ctx.io.data.arrive(channel);
+                    ctx.record(TraceEvent::Arrive { channel, element });
+                    if let Some(task) = &mut tasks[consumer.index()] {
+                        task.on_input(&mut ctx, channel, element, was_empty);
+                        drop_if_failed(&mut tasks[consumer.index()], task_managers, now);
+                    }
+                }
+            }
+            Event::OutputFlush { subtask, attempt } => {
+                if let Some(task) = &mut tasks[subtask.index()] {
+                    if task.attempt() == attempt {
+                        task.on_output_flush(&mut ctx);
+                    }
                 }
             }
             Event::Credit { channel } => {

@@ -482,6 +482,7 @@ impl Batch {
             Event::TaskInitialized { .. }
             | Event::Arrive { .. }
             | Event::Credit { .. }
+            | Event::OutputFlush { .. }
             | Event::AllRecordsProcessed { .. }
             | Event::CheckpointTick { .. }
             | Event::CheckpointTriggerAt { .. }
