@@ -652,22 +652,18 @@ impl Task {
     /// on the wire; one without stays current (it goes when full, before an event, or at the
     /// next flush). The flusher runs until the task has nothing left to send.
     pub fn on_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let mut left = false;
         for gate in &ctx.graph.subtasks[self.id.index()].outputs {
             for &channel in &gate.channels {
-                if ctx.io.data.unsent(channel) > 0 {
-                    ctx.send_buffer(channel);
+                if ctx.io.data.unsent(channel) > 0 && !ctx.send_buffer(channel) {
+                    left = true;
                 }
             }
         }
         self.flusher_armed = false;
         // A task blocked on a buffer it now sent is woken by that buffer's credit, as before:
         // waking it here would also wake an attempt whose partition a failover released.
-        let unsent = ctx.graph.subtasks[self.id.index()]
-            .outputs
-            .iter()
-            .flat_map(|g| &g.channels)
-            .any(|&c| ctx.io.data.unsent(c) > 0);
-        if self.phase != Phase::Finished || unsent {
+        if self.phase != Phase::Finished || left {
             self.arm_output_flush(ctx);
         }
     }
