@@ -576,7 +576,8 @@ impl Streaming {
             Event::TaskInitialized { subtask, .. }
             | Event::TaskStep { subtask, .. }
             | Event::AlignmentTimeout { subtask, .. }
-            | Event::SnapshotUploaded { subtask, .. } => task(subtask),
+            | Event::SnapshotUploaded { subtask, .. }
+            | Event::OutputFlush { subtask, .. } => task(subtask),
             Event::Arrive { channel, .. } => task(self.graph.channels[channel.index()].to),
             Event::Credit { channel } | Event::AllRecordsProcessed { channel, .. } => {
                 task(self.graph.channels[channel.index()].from)
