@@ -9,12 +9,14 @@ use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::exhaustive::{explore, Bounds};
 use flinksim::fuzz::generate::generate;
 use flinksim::fuzz::generate::GenerateOptions;
+use flinksim::fuzz::guided::{run_guided, Corpus};
 use flinksim::fuzz::header::CampaignHeader;
+use flinksim::fuzz::hunt::{hunt, versus_random, Cell, Target as HuntTarget};
 use flinksim::fuzz::replay::{replay, Replay};
 use flinksim::fuzz::shrink::{
     shrink, write_found, write_reproducer, Size, Target, MAX_SHRINK_RUNS,
 };
-use flinksim::fuzz::strategy::Strategy;
+use flinksim::fuzz::strategy::{Strategy, DEFAULT_PCT_DEPTH};
 use flinksim::fuzz::{mutants, parallel_map, Outcome};
 use flinksim::oracle::invariant::Invariant;
 use flinksim::scenario::FinishProtocol;
@@ -62,11 +64,12 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "N", default_value_t = 10)]
     shrink: usize,
     /// How to explore: `random` seeds, `pct` (a priority scheduler on each seed's scenario,
-    /// streaming jobs only) or `exhaustive` (every class of orders of one --scenario).
+    /// streaming jobs only), `exhaustive` (every class of orders of one --scenario) or
+    /// `guided` (a corpus of inputs that reached new coverage, kept in DIR/corpus, mutated).
     #[arg(long, value_enum, default_value_t = StrategyArg::Random)]
     strategy: StrategyArg,
     /// `pct`: the bug depth targeted (depth − 1 priority change points per run).
-    #[arg(long, value_name = "D", default_value_t = 3,
+    #[arg(long, value_name = "D", default_value_t = DEFAULT_PCT_DEPTH,
           value_parser = clap::value_parser!(u32).range(1..=100))]
     depth: u32,
     /// `exhaustive`: the scenario file to explore.
@@ -86,6 +89,26 @@ enum StrategyArg {
     Random,
     Pct,
     Exhaustive,
+    Guided,
+}
+
+#[derive(Args)]
+pub struct HuntArgs {
+    /// The most runs per trial.
+    #[arg(long, value_name = "N", default_value_t = 2000)]
+    budget: u64,
+    /// Trials per strategy and target; each cell is their median.
+    #[arg(long, value_name = "T", default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    trials: u64,
+    /// Worker threads. Runs to a failure do not depend on it; wall times do.
+    #[arg(long, default_value_t = default_threads())]
+    threads: usize,
+    /// Hunt only these targets (injected bugs or source mutants), by name.
+    #[arg(long, value_name = "NAME")]
+    only: Vec<String>,
+    /// Print the table as Markdown (the README's).
+    #[arg(long)]
+    markdown: bool,
 }
 
 #[derive(Args)]
@@ -221,6 +244,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         StrategyArg::Random => Strategy::Random,
         StrategyArg::Pct => Strategy::Pct { depth: args.depth },
         StrategyArg::Exhaustive => Strategy::Exhaustive,
+        StrategyArg::Guided => Strategy::Guided,
     };
     match (strategy, &args.scenario) {
         (Strategy::Exhaustive, Some(path)) => return cmd_exhaustive(&args, path),
@@ -229,7 +253,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
                 "--strategy exhaustive explores one scenario: give it with --scenario FILE".into(),
             ))
         }
-        (Strategy::Random | Strategy::Pct { .. }, Some(_)) => {
+        (Strategy::Random | Strategy::Pct { .. } | Strategy::Guided, Some(_)) => {
             return Err(usage(format!(
                 "--scenario is for --strategy exhaustive; {} draws a scenario per seed",
                 strategy.name()
@@ -241,7 +265,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
                     .into(),
             ))
         }
-        (Strategy::Random | Strategy::Pct { .. }, None) => {}
+        (Strategy::Random | Strategy::Pct { .. } | Strategy::Guided, None) => {}
     }
     let options = CampaignOptions {
         seeds: args.seeds.clone(),
@@ -261,6 +285,9 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         recheck: args.recheck,
         strategy,
     };
+    if strategy == Strategy::Guided {
+        return cmd_fuzz_guided(&args, &options);
+    }
     let total = seeds(&options).len() as u64;
     let header = CampaignHeader::new(&options, args.shrink);
     let mut out = io::stdout().lock();
@@ -314,7 +341,7 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
         Ok(())
     })
     .map_err(|e| with_path(&results_path, e))?;
-    print_table(&mut out, &campaign.results, &header.reproduce_flags())?;
+    print_table(&mut out, &campaign.results, Some(&header.reproduce_flags()))?;
     write_coverage(&mut out, &coverage(&campaign.results))?;
 
     if let Strategy::Pct { depth } = strategy {
@@ -580,8 +607,13 @@ pub fn describe_size(size: Size) -> String {
 
 /// The outcome counts, then one row per violated invariant: how many seeds, and the first.
 /// `merge` prints the same table for the merged shards, so it takes seed results, not a run.
-/// `flags` are the `fuzz` options that reproduce a seed (`CampaignHeader::reproduce_flags`).
-pub fn print_table(out: &mut impl Write, results: &[SeedResult], flags: &str) -> io::Result<()> {
+/// `flags` are the `fuzz` options that reproduce a seed (`CampaignHeader::reproduce_flags`);
+/// `None` for a guided campaign, whose inputs are not seeds (it writes them as files instead).
+pub fn print_table(
+    out: &mut impl Write,
+    results: &[SeedResult],
+    flags: Option<&str>,
+) -> io::Result<()> {
     let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
     writeln!(
         out,
@@ -618,10 +650,15 @@ pub fn print_table(out: &mut impl Write, results: &[SeedResult], flags: &str) ->
     for (location, (seeds, first, message)) in &by_location {
         writeln!(
             out,
-            "panic at {location}: {seeds} seeds, first {first}: {message}\n    reproduce: \
-             flinksim fuzz --seeds {first}..{}{flags}",
-            first + 1
+            "panic at {location}: {seeds} seeds, first {first}: {message}"
         )?;
+        if let Some(flags) = flags {
+            writeln!(
+                out,
+                "    reproduce: flinksim fuzz --seeds {first}..{}{flags}",
+                first + 1
+            )?;
+        }
     }
     let mut by_invariant: BTreeMap<Invariant, (u64, u64)> = BTreeMap::new();
     for r in results.iter().filter(|r| r.outcome == Outcome::Violation) {
@@ -802,4 +839,277 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `fuzz --strategy guided` (`flinksim::fuzz::guided`): the corpus in `OUT/corpus` is loaded,
+/// grown and saved; each failing input (up to `--shrink` of them) is written as a scenario
+/// file, unshrunk (a mutated input is a document, not a seed the shrinker can walk).
+fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<ExitCode> {
+    if args.shard.is_some() {
+        eprintln!(
+            "error: --shard splits a random campaign's seeds; a guided campaign's inputs depend \
+             on the corpus the earlier ones grew, so it runs on one machine"
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let corpus_dir = args.out.join("corpus");
+    let mut corpus = match Corpus::load(&corpus_dir, options) {
+        Ok(corpus) => corpus,
+        Err(e) => {
+            eprintln!("error: corpus: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let mut header = CampaignHeader::new(options, args.shrink);
+    header
+        .parameters
+        .insert("corpus".into(), serde_json::json!(corpus.loaded));
+    let total = args.seeds.end - args.seeds.start;
+    let mut out = io::stdout().lock();
+    writeln!(
+        out,
+        "flinksim {} fuzz --strategy guided: inputs {}..{}, {} threads, {}",
+        header.version,
+        args.seeds.start,
+        args.seeds.end,
+        options.threads,
+        header.describe(),
+    )?;
+    writeln!(
+        out,
+        "corpus: {} entries from {} ({} features)",
+        corpus.loaded,
+        corpus_dir.display(),
+        corpus.features()
+    )?;
+    out.flush()?;
+    std::fs::create_dir_all(&args.out).map_err(|e| with_path(&args.out, e))?;
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    let campaign = run_guided(options, &mut corpus, false, |_| bar.inc(1));
+    bar.finish_and_clear();
+    let results_path = args.out.join("results.jsonl");
+    flinksim::report::write_atomically(&results_path, |w| {
+        serde_json::to_writer(&mut *w, &header.to_json())?;
+        writeln!(w)?;
+        for run in &campaign.runs {
+            serde_json::to_writer(&mut *w, &run.to_json())?;
+            writeln!(w)?;
+        }
+        Ok(())
+    })
+    .map_err(|e| with_path(&results_path, e))?;
+    let results: Vec<SeedResult> = campaign.runs.iter().map(|r| r.result.clone()).collect();
+    print_table(&mut out, &results, None)?;
+    write_coverage(&mut out, &coverage(&results))?;
+    for run in campaign
+        .runs
+        .iter()
+        .filter(|r| r.failed())
+        .take(args.shrink)
+    {
+        let Some(document) = &run.document else {
+            continue;
+        };
+        let target = match (&run.result.panic, run.result.violated.first()) {
+            (Some(p), _) => Target::Panic {
+                location: p.location.clone(),
+            },
+            (None, Some(&invariant)) => Target::Invariant(invariant),
+            (None, None) => continue,
+        };
+        let path = write_reproducer(&args.out, document, run.result.seed, &target)?;
+        writeln!(
+            out,
+            "input {} ({target}): {}\n    reproduce: flinksim run {}",
+            run.result.seed,
+            serde_json::to_string(&run.origin.to_json()).unwrap_or_default(),
+            path.display()
+        )?;
+    }
+    let saved = corpus
+        .save(&corpus_dir)
+        .map_err(|e| with_path(&corpus_dir, e))?;
+    writeln!(
+        out,
+        "corpus: {saved} new entries, {} in all ({} features), in {}",
+        corpus.entries.len(),
+        corpus.features(),
+        corpus_dir.display()
+    )?;
+    writeln!(
+        out,
+        "throughput: {:.1} runs/s per thread ({} runs in {:.2}s on {} threads)",
+        campaign.runs.len() as f64 / campaign.wall.as_secs_f64().max(1e-9) / options.threads as f64,
+        campaign.runs.len(),
+        campaign.wall.as_secs_f64(),
+        options.threads
+    )?;
+    if campaign.skipped > 0 {
+        writeln!(
+            out,
+            "time limit reached: {} of {total} inputs were not run",
+            campaign.skipped
+        )?;
+    }
+    writeln!(out, "results: {}", results_path.display())?;
+    let outcome = |o: Outcome| campaign.runs.iter().any(|r| r.result.outcome == o);
+    Ok(if outcome(Outcome::Panic) {
+        ExitCode::from(3)
+    } else if outcome(Outcome::Violation) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn wall(d: std::time::Duration) -> String {
+    if d.as_secs_f64() < 1.0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// `flinksim hunt`: runs to the first failure, per target and strategy (`flinksim::fuzz::hunt`).
+pub fn cmd_hunt(args: HuntArgs) -> io::Result<ExitCode> {
+    let mut targets = HuntTarget::all();
+    if !args.only.is_empty() {
+        for name in &args.only {
+            if !targets.iter().any(|t| t.name() == name) {
+                let known: Vec<&str> = targets.iter().map(|t| t.name()).collect();
+                eprintln!(
+                    "error: --only {name:?}: no such target in this build; the targets are: {}{}",
+                    known.join(", "),
+                    if flinksim::source_mutant::ENABLED {
+                        ""
+                    } else {
+                        " (source mutants need a build with --features source-mutants)"
+                    }
+                );
+                return Ok(ExitCode::from(2));
+            }
+        }
+        targets.retain(|t| args.only.iter().any(|n| n == t.name()));
+    }
+    let threads = args.threads.max(1);
+    let mut out = io::stdout().lock();
+    let strategies = Strategy::HUNTED;
+    writeln!(
+        out,
+        "hunt: median runs to the first failure over {} trials of up to {} runs, {threads} \
+         threads, the plain generator; a run fails on any unexpected violation or a panic{}",
+        args.trials,
+        args.budget,
+        if flinksim::source_mutant::ENABLED {
+            ""
+        } else {
+            " (no source mutants: build with --features source-mutants)"
+        }
+    )?;
+    let width = targets.iter().map(|t| t.name().len()).max().unwrap_or(6);
+    let names: Vec<&str> = strategies.iter().map(|s| s.name()).collect();
+    if args.markdown {
+        writeln!(
+            out,
+            "| target | kind | {} | fewest runs | {} |",
+            names
+                .iter()
+                .map(|n| format!("{n} runs"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            names
+                .iter()
+                .map(|n| format!("{n} wall"))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        )?;
+        writeln!(out, "|{}", " --- |".repeat(3 + 2 * strategies.len()))?;
+    } else {
+        write!(out, "{:<width$} {:<8}", "target", "kind")?;
+        for name in &names {
+            write!(out, " {name:>12}")?;
+        }
+        write!(out, "  {:<12}", "fewest runs")?;
+        for name in &names {
+            write!(out, " {:>8}", format!("{name} s"))?;
+        }
+        writeln!(out)?;
+    }
+    let mut cells: Vec<Vec<Cell>> = Vec::new();
+    for &target in &targets {
+        let row: Vec<Cell> = strategies
+            .iter()
+            .map(|&s| hunt(s, target, args.budget, args.trials, threads))
+            .collect();
+        let kind = match target {
+            HuntTarget::Injected(_) => "injected",
+            HuntTarget::Source(_) => "source",
+        };
+        // The median, and in how many trials a run failed when not in all.
+        let runs = |c: &Cell| {
+            let median = c.median().map_or("-".to_owned(), |r| r.to_string());
+            if c.found() == c.trials.len() {
+                median
+            } else {
+                format!("{median} ({}/{})", c.found(), c.trials.len())
+            }
+        };
+        let best = row.iter().filter_map(Cell::median).min();
+        let fewest = match best {
+            None => "none found".to_owned(),
+            Some(b) => strategies
+                .iter()
+                .zip(&row)
+                .filter(|(_, c)| c.median() == Some(b))
+                .map(|(s, _)| s.name())
+                .collect::<Vec<_>>()
+                .join(" = "),
+        };
+        if args.markdown {
+            writeln!(
+                out,
+                "| {} | {kind} | {} | {fewest} | {} |",
+                target.name(),
+                row.iter().map(runs).collect::<Vec<_>>().join(" | "),
+                row.iter()
+                    .map(|c| wall(c.wall))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            )?;
+        } else {
+            write!(out, "{:<width$} {kind:<8}", target.name())?;
+            for c in &row {
+                write!(out, " {:>12}", runs(c))?;
+            }
+            write!(out, "  {fewest:<12}")?;
+            for c in &row {
+                write!(out, " {:>8}", wall(c.wall))?;
+            }
+            writeln!(out)?;
+        }
+        out.flush()?;
+        cells.push(row);
+    }
+    // Each strategy against random, over the rows.
+    for (k, strategy) in strategies.iter().enumerate().skip(1) {
+        let mut tally: BTreeMap<&str, u64> = BTreeMap::new();
+        for row in &cells {
+            *tally.entry(versus_random(&row[0], &row[k])).or_default() += 1;
+        }
+        let found = |k: usize| cells.iter().filter(|r| r[k].median().is_some()).count();
+        writeln!(
+            out,
+            "{} against random over {} targets: {}; found {} (random {})",
+            strategy.name(),
+            cells.len(),
+            tally
+                .iter()
+                .map(|(verdict, n)| format!("{verdict} {n}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            found(k),
+            found(0)
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

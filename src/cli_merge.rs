@@ -142,7 +142,7 @@ fn print_summary(
         header.describe()
     )?;
     let results = merged.results();
-    print_table(out, &results, &header.reproduce_flags())?;
+    print_table(out, &results, Some(&header.reproduce_flags()))?;
     if merged.has_probes() {
         write_coverage(out, &coverage(&results))?;
     }

@@ -19,6 +19,8 @@
 //! - [`report`]: what people read: timeline, JSON Lines, summary, expectations.
 //! - [`status`]: Flink's job and execution status names.
 //! - [`bug`]: the catalogue of injected bugs (`--bug NAME`).
+//! - [`source_mutant`]: one-line bugs in the model, compiled in only with the
+//!   `source-mutants` feature, that `flinksim hunt` measures strategies against.
 //! - [`fuzz`]: campaigns: generated scenarios, shrinking, replay, the mutation score.
 
 pub mod batch;
@@ -38,6 +40,7 @@ pub mod record;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod source_mutant;
 pub mod status;
 pub mod task;
 pub mod taskmanager;

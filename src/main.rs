@@ -84,6 +84,9 @@ enum Command {
     CheckDeterminism(cli_fuzz::CheckDeterminismArgs),
     /// Score the oracles: how soon a campaign catches each injectable bug.
     Mutants(cli_fuzz::MutantsArgs),
+    /// Measure the exploration strategies: runs and wall time to the first failure, per
+    /// injected bug and source mutant.
+    Hunt(cli_fuzz::HuntArgs),
     /// Run one scenario under several designs over the same seeds and compare the
     /// distributions of checkpoint, recovery and commit figures
     Compare(cli_compare::CompareArgs),
@@ -134,6 +137,31 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?}: write a size like 500MB or 2GiB"))
 }
 
+/// `FLINKSIM_SOURCE_MUTANT=NAME` switches a source mutant on for this process
+/// (`flinksim::source_mutant`); only a build with the `source-mutants` feature has them.
+fn source_mutant_from_env() -> Result<(), String> {
+    use flinksim::source_mutant::{activate, SourceMutant};
+    let Some(name) = std::env::var_os("FLINKSIM_SOURCE_MUTANT") else {
+        return Ok(());
+    };
+    let name = name.to_string_lossy();
+    let mutant = SourceMutant::from_name(&name).ok_or_else(|| {
+        let known: Vec<&str> = SourceMutant::ALL.iter().map(|m| m.name()).collect();
+        format!(
+            "FLINKSIM_SOURCE_MUTANT={name:?}: unknown; the source mutants are: {}",
+            known.join(", ")
+        )
+    })?;
+    if activate(Some(mutant)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "FLINKSIM_SOURCE_MUTANT={name}: this build has no source mutants; build it with \
+             --features source-mutants"
+        ))
+    }
+}
+
 fn parse_bug(name: &str) -> Result<Bug, String> {
     Bug::from_name(name).ok_or_else(|| {
         let known: Vec<&str> = Bug::ALL.iter().map(|b| b.name()).collect();
@@ -144,6 +172,10 @@ fn parse_bug(name: &str) -> Result<Bug, String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     report::install_interrupt_cleanup();
+    if let Err(e) = source_mutant_from_env() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Run {
             scenario,
@@ -177,6 +209,7 @@ fn main() -> ExitCode {
         Command::Replay(args) => cli_fuzz::cmd_replay(args),
         Command::CheckDeterminism(args) => cli_fuzz::cmd_check_determinism(args),
         Command::Mutants(args) => cli_fuzz::cmd_mutants(args),
+        Command::Hunt(args) => cli_fuzz::cmd_hunt(args),
         Command::Compare(args) => cli_compare::cmd_compare(args),
         Command::Explain(args) => report::cli::cmd_explain(args),
         Command::Export(args) => report::cli::cmd_export(args),

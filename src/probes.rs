@@ -366,6 +366,72 @@ impl ProbeSet {
     }
 }
 
+/// Which abstract protocol states a run went through, and which transitions between them: the
+/// coverage `fuzz --strategy guided` steers by besides the probes (`src/fuzz/guided.rs`).
+///
+/// An abstract state is (checkpoint phase × finished set × fault phase), four values each
+/// ([`AbstractState`]): coarse on purpose, so that a new one means a new kind of situation, not a
+/// new subtask count. 64 states fit in one word and their 4,096 ordered pairs in 64 words; a run
+/// sets a bit per state it entered and per change of state it made.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct StateCoverage {
+    states: u64,
+    transitions: [u64; 64],
+}
+
+impl Default for StateCoverage {
+    fn default() -> StateCoverage {
+        StateCoverage {
+            states: 0,
+            transitions: [0; 64],
+        }
+    }
+}
+
+impl StateCoverage {
+    /// Records that the run is in `to`, having been in `from`.
+    fn enter(&mut self, from: AbstractState, to: AbstractState) {
+        self.states |= 1 << to.index();
+        if from != to {
+            self.transitions[from.index()] |= 1 << to.index();
+        }
+    }
+
+    /// The states entered, as indices 0..64 ([`AbstractState::index`]).
+    pub fn states(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..64).filter(move |i| self.states & (1 << i) != 0)
+    }
+
+    /// The transitions made, as `from * 64 + to`.
+    pub fn transitions(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..64u32).flat_map(move |from| {
+            (0..64u32)
+                .filter(move |to| self.transitions[from as usize] & (1 << to) != 0)
+                .map(move |to| from * 64 + to)
+        })
+    }
+}
+
+/// One abstract protocol state of a streaming run, each part in 0..4:
+/// - `checkpoint`: 0 none pending, 1 one pending, 2 one pending that holds a snapshot taken
+///   after end of input (a final checkpoint, P1.5), 3 two or more pending;
+/// - `finished`: 0 no subtask FINISHED (as the JobMaster sees it), 1 only sources, 2 some
+///   non-source too but not all, 3 all;
+/// - `fault`: 0 no fault fired yet, 1 a fault fired and no restore since, 2 restored (or a new
+///   JobMaster elected) after a fault, 3 a second fault fired.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct AbstractState {
+    pub checkpoint: u8,
+    pub finished: u8,
+    pub fault: u8,
+}
+
+impl AbstractState {
+    pub fn index(self) -> usize {
+        usize::from(self.checkpoint) * 16 + usize::from(self.finished) * 4 + usize::from(self.fault)
+    }
+}
+
 /// Per subtask, what the probes need to know about its current attempt.
 #[derive(Clone, Copy, Default)]
 struct Attempt {
@@ -410,6 +476,15 @@ pub struct Probes {
     /// Per subtask, its vertex; and the (vertex, split) pairs assigned so far (F1.13).
     vertex: Vec<u32>,
     splits_assigned: BTreeSet<(u32, u32)>,
+    /// The abstract state's inputs ([`AbstractState`]): checkpoints pending, FINISHED
+    /// subtasks (sources, others), faults fired and whether a restore followed the last.
+    pending: BTreeSet<u64>,
+    finished_sources: u32,
+    finished_others: u32,
+    faults_fired: u32,
+    restored_since_fault: bool,
+    state: AbstractState,
+    states: StateCoverage,
 }
 
 impl Probes {
@@ -446,6 +521,46 @@ impl Probes {
             savepoints: Vec::new(),
             vertex: graph.subtasks.iter().map(|s| s.vertex.0).collect(),
             splits_assigned: BTreeSet::new(),
+            pending: BTreeSet::new(),
+            finished_sources: 0,
+            finished_others: 0,
+            faults_fired: 0,
+            restored_since_fault: false,
+            state: AbstractState::default(),
+            states: StateCoverage {
+                states: 1,
+                ..StateCoverage::default()
+            },
+        }
+    }
+
+    /// The abstract states entered so far, and the transitions between them.
+    pub fn states(&self) -> StateCoverage {
+        self.states
+    }
+
+    /// The abstract state now, from the counters `observe_protocol` keeps.
+    fn abstract_state(&self) -> AbstractState {
+        let total = self.is_source.len() as u32;
+        AbstractState {
+            checkpoint: match self.pending.len() {
+                0 => 0,
+                1 if self.final_snapshots.is_empty() => 1,
+                1 => 2,
+                _ => 3,
+            },
+            finished: match (self.finished_sources, self.finished_others) {
+                (0, 0) => 0,
+                (s, o) if s + o == total => 3,
+                (_, 0) => 1,
+                _ => 2,
+            },
+            fault: match (self.faults_fired, self.restored_since_fault) {
+                (0, _) => 0,
+                (1, false) => 1,
+                (1, true) => 2,
+                _ => 3,
+            },
         }
     }
 
@@ -489,6 +604,51 @@ impl Probes {
 
     /// Everything but the data plane: rare enough to branch freely.
     fn observe_protocol(&mut self, event: &TraceEvent) {
+        self.count_for_state(event);
+        self.observe_situation(event);
+        let now = self.abstract_state();
+        if now != self.state {
+            self.states.enter(self.state, now);
+            self.state = now;
+        }
+    }
+
+    /// Keeps the counters [`AbstractState`] is made of. Runs before `observe_situation`, which
+    /// overwrites the JobMaster's view of a subtask this compares with.
+    fn count_for_state(&mut self, event: &TraceEvent) {
+        match *event {
+            TraceEvent::CheckpointTriggered { checkpoint } => {
+                self.pending.insert(checkpoint);
+            }
+            TraceEvent::CheckpointCompleted { checkpoint }
+            | TraceEvent::CheckpointAborted { checkpoint, .. } => {
+                self.pending.remove(&checkpoint);
+            }
+            TraceEvent::ExecutionState { subtask, to, .. } => {
+                let i = subtask.index();
+                let now = to == ExecutionState::Finished;
+                if now != self.finished_view[i] {
+                    let count = if self.is_source[i] {
+                        &mut self.finished_sources
+                    } else {
+                        &mut self.finished_others
+                    };
+                    *count = if now { *count + 1 } else { *count - 1 };
+                }
+            }
+            TraceEvent::FaultFired { .. } => {
+                self.faults_fired += 1;
+                self.restored_since_fault = false;
+            }
+            TraceEvent::Restore { .. } | TraceEvent::JobMasterElected { .. } => {
+                self.restored_since_fault = self.faults_fired > 0;
+            }
+            _ => {}
+        }
+    }
+
+    /// The probes' own situations.
+    fn observe_situation(&mut self, event: &TraceEvent) {
         match *event {
             // A new attempt starts afresh, and a terminal one waits for nothing. Where it was
             // restored from stays: `SubmitTask` sets it before the slot's previous attempt is

@@ -5,7 +5,7 @@ use crate::checkpoint::stats::{CheckpointRecord, FailoverRecord, Outcome, Reconc
 use crate::graph::ExecutionGraph;
 use crate::oracle::invariant::Invariant;
 use crate::oracle::Violation;
-use crate::probes::ProbeSet;
+use crate::probes::{ProbeSet, StateCoverage};
 use crate::scenario::{Delivery, Scenario, TieBreak};
 use crate::status::JobStatus;
 use crate::trace::{Retain, Trace};
@@ -53,6 +53,9 @@ pub struct RunReport {
     pub committed_records: u64,
     /// The coverage probes the run hit (`crate::probes`).
     pub probes: ProbeSet,
+    /// The abstract protocol states and transitions the run went through (streaming runs;
+    /// empty for batch ones), what `fuzz --strategy guided` steers by.
+    pub states: StateCoverage,
     pub trace: Trace,
     pub graph: ExecutionGraph,
     /// Batch runs (P2): parallelism, recoveries and their figures.
@@ -247,6 +250,7 @@ fn streaming_report(scenario: &Scenario, world: Streaming, ended: Ended) -> RunR
         checkpoints: io.stats.checkpoints,
         committed_records,
         probes: io.probes.hits(),
+        states: io.probes.states(),
         trace: io.trace,
         graph,
         batch: None,
@@ -336,6 +340,7 @@ fn batch_report(world: crate::world::batch::Batch, ended: Ended) -> RunReport {
         saved_checkpoint: None,
         committed_records: 0,
         probes,
+        states: StateCoverage::default(),
         trace,
         graph,
         batch: Some(figures),

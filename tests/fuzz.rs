@@ -579,3 +579,138 @@ fn replay_of_a_run_that_panics_reports_the_panic() {
     assert_eq!(output.status.code(), Some(3), "{}", stdout(&output));
     assert!(stdout(&output).contains("the replayed run panicked at src/task/barrier.rs:"));
 }
+
+/// `fuzz --strategy guided` end to end: a first campaign saves its corpus as scenario files
+/// `flinksim run` takes, a second one with the same `--out` starts from them, and every line of
+/// `results.jsonl` says where its input came from. A guided campaign cannot be sharded.
+#[test]
+fn a_guided_campaign_saves_its_corpus_and_the_next_resumes_from_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let first = flinksim(&[
+        "fuzz",
+        "--strategy",
+        "guided",
+        "--seeds",
+        "0..40",
+        "--out",
+        out,
+    ]);
+    assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
+    assert!(
+        stdout(&first).contains("corpus: 0 entries from"),
+        "{}",
+        stdout(&first)
+    );
+    let corpus = dir.path().join("corpus");
+    let saved = std::fs::read_dir(&corpus).unwrap().count();
+    assert!(saved > 5, "{saved} corpus entries");
+    let entry = corpus.join("000000.json");
+    let run = flinksim(&["run", entry.to_str().unwrap(), "--quiet"]);
+    assert!(matches!(run.status.code(), Some(0 | 1)), "{}", stdout(&run));
+
+    let second = flinksim(&[
+        "fuzz",
+        "--strategy",
+        "guided",
+        "--seeds",
+        "40..80",
+        "--out",
+        out,
+    ]);
+    assert_eq!(second.status.code(), Some(0), "{}", stdout(&second));
+    assert!(
+        stdout(&second).contains(&format!("corpus: {saved} entries from")),
+        "{}",
+        stdout(&second)
+    );
+    let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
+    let lines: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["strategy"], "guided");
+    assert_eq!(lines[0]["corpus"], saved);
+    assert_eq!(lines.len(), 41);
+    assert!(lines[1..].iter().all(|l| l["origin"].is_object()));
+    // With a corpus from the start, the first generation is mostly mutants.
+    assert!(lines[1..].iter().any(|l| l["origin"]["parent"].is_number()));
+
+    let sharded = flinksim(&[
+        "fuzz",
+        "--strategy",
+        "guided",
+        "--seeds",
+        "0..4",
+        "--shard",
+        "0/2",
+        "--out",
+        out,
+    ]);
+    assert_eq!(sharded.status.code(), Some(2));
+}
+
+/// `flinksim hunt`: one row per target with each strategy's runs to a failure (random, pct,
+/// guided); an unknown target, or a source mutant asked of a build without them, is bad input
+/// (exit 2).
+#[test]
+fn hunt_measures_each_strategy_and_refuses_unknown_targets() {
+    let hunt = flinksim(&[
+        "hunt",
+        "--only",
+        "cancel-pending-on-finish",
+        "--budget",
+        "20",
+        "--trials",
+        "1",
+    ]);
+    assert_eq!(hunt.status.code(), Some(0));
+    let text = stdout(&hunt);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("cancel-pending-on-finish"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[1..5], ["injected", "1", "1", "1"], "{row}");
+    assert!(
+        text.contains("guided against random over 1 targets: tie 1"),
+        "{text}"
+    );
+
+    let unknown = flinksim(&["hunt", "--only", "no-such-bug"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    if !flinksim::source_mutant::ENABLED {
+        let source = flinksim(&["hunt", "--only", "ack-ignores-attempt"]);
+        assert_eq!(source.status.code(), Some(2));
+        let env = Command::new(env!("CARGO_BIN_EXE_flinksim"))
+            .args(["bugs"])
+            .env("FLINKSIM_SOURCE_MUTANT", "ack-ignores-attempt")
+            .output()
+            .unwrap();
+        assert_eq!(env.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&env.stderr).contains("--features source-mutants"));
+    }
+}
+
+/// The abstract protocol states guided campaigns steer by: a run with a task failure and a
+/// restore goes through fault phases 1 and 2 and checkpoint phases beyond idle.
+#[test]
+fn a_failover_run_goes_through_fault_and_checkpoint_states() {
+    let text =
+        std::fs::read_to_string(scenario_path("abort-overtakes-barrier-after-failover")).unwrap();
+    let scenario = scenario::parse(&text, "t").unwrap();
+    let report = flinksim::run::run(
+        &scenario,
+        &flinksim::run::RunOptions {
+            seed: None,
+            retain: Retain::Nothing,
+        },
+    );
+    let states: Vec<u32> = report.states.states().collect();
+    let fault = |s: &u32| s % 4;
+    let checkpoint = |s: &u32| s / 16;
+    assert!(states.iter().any(|s| fault(s) == 1), "{states:?}");
+    assert!(states.iter().any(|s| fault(s) == 2), "{states:?}");
+    assert!(states.iter().any(|s| checkpoint(s) >= 1), "{states:?}");
+    assert!(report.states.transitions().count() >= states.len() - 1);
+}

@@ -19,6 +19,7 @@ use crate::bug::Bug;
 use crate::graph::SubtaskId;
 use crate::jobmaster::Execution;
 use crate::scenario::{Checkpointing, FinishProtocol};
+use crate::source_mutant::{on, SourceMutant};
 use crate::trace::{
     AbortReason, Address, Call, CheckpointSet, DeclineReason, Rpc, TraceEvent, TriggerFailure,
 };
@@ -319,14 +320,17 @@ impl CheckpointCoordinator {
         let Some(i) = self.find(checkpoint) else {
             return; // late: already completed or aborted
         };
-        if view[rpc.subtask.index()].attempt != rpc.attempt {
+        // source mutant ack-ignores-attempt
+        if view[rpc.subtask.index()].attempt != rpc.attempt && !on(SourceMutant::AckIgnoresAttempt)
+        {
             return;
         }
         let p = &mut self.pending[i];
         if std::mem::take(&mut p.waiting[rpc.subtask.index()]) {
             p.remaining -= 1;
         }
-        if p.remaining == 0 {
+        // source mutant ack-count-off-by-one
+        if p.remaining == 0 || (on(SourceMutant::AckCountOffByOne) && p.remaining == 1) {
             self.complete(ctx, view, placement, i);
         }
     }

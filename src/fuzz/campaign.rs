@@ -6,7 +6,7 @@ use super::isolate::{isolated, Panic};
 use super::strategy::{Strategy, PCT_STREAM};
 use super::{judge, parallel_map, run_document, scenario_hash, Outcome};
 use crate::oracle::invariant::Invariant;
-use crate::probes::{Probe, ProbeSet};
+use crate::probes::{Probe, ProbeSet, StateCoverage};
 use crate::run::{RunOptions, RunReport};
 use crate::scenario::{Scenario, TieBreak};
 use crate::trace::Retain;
@@ -275,7 +275,7 @@ pub fn seeds(options: &CampaignOptions) -> Vec<u64> {
 
 /// Whether `seed` is among the `fraction` of seeds rechecked: its FNV-1a hash, as a fraction
 /// of the hash space, is below `fraction`.
-fn rechecked(seed: u64, fraction: f64) -> bool {
+pub(crate) fn rechecked(seed: u64, fraction: f64) -> bool {
     fraction > 0.0 && (super::fnv1a(&seed.to_le_bytes()) as f64 / u64::MAX as f64) < fraction
 }
 
@@ -283,41 +283,66 @@ fn rechecked(seed: u64, fraction: f64) -> bool {
 /// any of them is this seed's result (`outcome: "panic"`), never the campaign's end.
 pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
     let recheck = rechecked(seed, options.recheck);
+    let pct = match options.strategy {
+        Strategy::Random | Strategy::Guided => None,
+        Strategy::Pct { depth } => Some(depth),
+        Strategy::Exhaustive => {
+            unreachable!("an exhaustive exploration runs one scenario, not seeds")
+        }
+    };
+    run_judged(seed, recheck, pct, || generate(seed, &options.generate)).0
+}
+
+/// Runs and judges the scenario document `make` returns, recorded as `seed`'s result (a
+/// guided campaign's inputs are documents, not seeds); with `recheck`, twice, comparing trace
+/// hashes. Also returns the abstract protocol states the run went through, which a guided
+/// campaign steers by and `results.jsonl` does not hold.
+pub fn run_input(
+    seed: u64,
+    recheck: bool,
+    make: impl FnOnce() -> Value,
+) -> (SeedResult, StateCoverage) {
+    run_judged(seed, recheck, None, make)
+}
+
+/// [`run_input`], under the PCT scheduler of depth `pct_depth` when it is given (seeded by `seed`).
+fn run_judged(
+    seed: u64,
+    recheck: bool,
+    pct_depth: Option<u32>,
+    make: impl FnOnce() -> Value,
+) -> (SeedResult, StateCoverage) {
     let mut document = Value::Null;
     let run = isolated(|| {
-        document = generate(seed, &options.generate);
-        let (scenario, report, pct) = match options.strategy {
-            Strategy::Random => {
+        document = make();
+        let (scenario, report, pct) = match pct_depth {
+            None => {
                 let (scenario, report) =
                     run_document(&document, Retain::Nothing).unwrap_or_else(|e| {
                         panic!("seed {seed} generated an invalid scenario: {e}\n{document}")
                     });
                 (scenario, report, None)
             }
-            Strategy::Pct { depth } => {
+            Some(depth) => {
                 let scenario = crate::scenario::parse(&document.to_string(), "generated")
                     .unwrap_or_else(|e| {
                         panic!("seed {seed} generated an invalid scenario: {e}\n{document}")
                     });
-                let (report, pct) = run_pct(&scenario, seed, depth);
-                (scenario, report, Some(pct))
-            }
-            Strategy::Exhaustive => {
-                unreachable!("an exhaustive exploration runs one scenario, not seeds")
+                let (report, run) = run_pct(&scenario, seed, depth);
+                (scenario, report, Some(run))
             }
         };
         let mut verdict = judge(&scenario, &report);
         if recheck {
-            let again = match options.strategy {
-                Strategy::Random => crate::run::run(
+            let again = match pct_depth {
+                None => crate::run::run(
                     &scenario,
                     &crate::run::RunOptions {
                         seed: None,
                         retain: Retain::Nothing,
                     },
                 ),
-                Strategy::Pct { depth } => run_pct(&scenario, seed, depth).0,
-                Strategy::Exhaustive => unreachable!("no seeds to recheck"),
+                Some(depth) => run_pct(&scenario, seed, depth).0,
             };
             if again.trace_hash != report.trace_hash {
                 verdict.violated.push(Invariant::Determinism);
@@ -329,34 +354,40 @@ pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
     });
     let scenario_hash = scenario_hash(&document);
     match run {
-        Ok((verdict, report, pct)) => SeedResult {
-            seed,
-            scenario_hash,
-            outcome: verdict.outcome,
-            violated: verdict.violated,
-            events: report.events,
-            sim_time: report.sim_time,
-            trace_hash: report.trace_hash,
-            rechecked: recheck,
-            probes: report.probes,
-            stop: Some(report.stop),
-            panic: None,
-            pct,
-        },
-        Err(panic) => SeedResult {
-            seed,
-            scenario_hash,
-            outcome: Outcome::Panic,
-            violated: Vec::new(),
-            events: 0,
-            sim_time: Instant::ZERO,
-            trace_hash: 0,
-            rechecked: recheck,
-            probes: ProbeSet::default(),
-            stop: None,
-            panic: Some(panic),
-            pct: None,
-        },
+        Ok((verdict, report, pct)) => (
+            SeedResult {
+                seed,
+                scenario_hash,
+                outcome: verdict.outcome,
+                violated: verdict.violated,
+                events: report.events,
+                sim_time: report.sim_time,
+                trace_hash: report.trace_hash,
+                rechecked: recheck,
+                probes: report.probes,
+                stop: Some(report.stop),
+                panic: None,
+                pct,
+            },
+            report.states,
+        ),
+        Err(panic) => (
+            SeedResult {
+                seed,
+                scenario_hash,
+                outcome: Outcome::Panic,
+                violated: Vec::new(),
+                events: 0,
+                sim_time: Instant::ZERO,
+                trace_hash: 0,
+                rechecked: recheck,
+                probes: ProbeSet::default(),
+                stop: None,
+                panic: Some(panic),
+                pct: None,
+            },
+            StateCoverage::default(),
+        ),
     }
 }
 
@@ -378,6 +409,24 @@ pub fn run_pct(scenario: &Scenario, seed: u64, depth: u32) -> (RunReport, PctRun
         choices: pct.log().vector(),
     };
     (report, run)
+}
+
+/// The first seed of the campaign whose result `fails`. Seeds go in batches of `threads`, and
+/// the answer is the lowest failing seed of the first batch with one, so it does not depend on
+/// `threads`. No time limit or shard applies.
+pub fn first_failure(
+    options: &CampaignOptions,
+    fails: impl Fn(&SeedResult) -> bool + Sync,
+) -> Option<u64> {
+    let batch = options.threads.max(1);
+    let seeds: Vec<u64> = options.seeds.clone().collect();
+    seeds.chunks(batch).find_map(|chunk| {
+        parallel_map(chunk, options.threads, || true, |&s| run_seed(s, options))
+            .into_iter()
+            .flatten()
+            .find(&fails)
+            .map(|r| r.seed)
+    })
 }
 
 /// Runs the campaign; `on_result` sees each result as it comes (in completion order, for a

@@ -80,6 +80,9 @@ impl CampaignHeader {
             Strategy::Exhaustive => {
                 unreachable!("an exhaustive exploration writes no campaign header")
             }
+            Strategy::Guided => {
+                parameters.insert("strategy".into(), "guided".into());
+            }
         }
         CampaignHeader {
             version: VERSION.to_owned(),

@@ -11,14 +11,16 @@
 //! - [`batch_gen`]: the batch part of it (P2), shared with the batch property test.
 //! - [`campaign`]: a range of seeds across threads, their verdicts and JSON Lines records.
 //! - [`coverage`]: which coverage probes (`crate::probes`) a campaign's runs hit.
+//! - [`guided`]: the feedback strategy: a corpus of inputs that reached new coverage, mutated.
 //! - [`header`]: the first line of `results.jsonl`, the build and parameters of the campaign.
 //! - [`merge`]: the shards of a campaign joined into the whole campaign's `results.jsonl`.
 //! - [`strategy`]: how a campaign explores: `random`, `pct` (a priority scheduler with a
-//!   probability bound per run) or `exhaustive` ([`exhaustive`]).
+//!   probability bound per run), `exhaustive` ([`exhaustive`]) or `guided` ([`guided`]).
 //! - [`exhaustive`]: every class of same-instant orders of one small scenario, under a few
 //!   fixed latencies: a certificate, or the first counterexample.
 //! - [`shrink`]: a violating seed to a minimal scenario still violating the same invariant.
 //! - [`trace_file`]: the JSON Lines trace `flinksim run --trace` writes, and [`replay`] of one.
+//! - [`hunt`]: runs to the first failure per strategy, injected bug and source mutant.
 //! - [`mutants`]: the mutation score: how soon a campaign catches each injected bug.
 //! - [`isolate`]: every run behind `catch_unwind`, so a model panic is a result, not a crash.
 
@@ -27,7 +29,9 @@ pub mod campaign;
 pub mod coverage;
 pub mod exhaustive;
 pub mod generate;
+pub mod guided;
 pub mod header;
+pub mod hunt;
 pub mod isolate;
 pub mod merge;
 pub mod mutants;

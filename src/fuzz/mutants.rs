@@ -8,9 +8,8 @@
 //! biased figure says an oracle *can* catch the bug; the plain one how soon an ordinary
 //! campaign does, which is what a bug nobody planted meets.
 
-use super::campaign::{run_seed, CampaignOptions};
+use super::campaign::{first_failure, CampaignOptions};
 use super::generate::GenerateOptions;
-use super::parallel_map;
 use super::shrink::{shrink, Shrunk, Size, Target, MAX_SHRINK_RUNS};
 use crate::bug::Bug;
 
@@ -50,19 +49,11 @@ fn options(bug: Bug, seeds: u64, threads: usize, unbiased: bool) -> CampaignOpti
     }
 }
 
-/// The first seed of `0..seeds` whose run, with `bug` injected, violates the bug's invariant.
-/// Seeds go in batches of `threads`, and the answer is the lowest detecting seed of the first
-/// batch with one, so it does not depend on `threads`.
+/// The first seed of `0..seeds` whose run, with `bug` injected, violates the bug's invariant,
+/// whatever the thread count ([`first_failure`]).
 pub fn first_detection(bug: Bug, seeds: u64, threads: usize, unbiased: bool) -> Option<u64> {
-    let options = options(bug, seeds, threads, unbiased);
-    let batch = threads.max(1) as u64;
-    (0..seeds).step_by(batch as usize).find_map(|start| {
-        let batch_seeds: Vec<u64> = (start..seeds.min(start + batch)).collect();
-        parallel_map(&batch_seeds, threads, || true, |&s| run_seed(s, &options))
-            .into_iter()
-            .flatten()
-            .find(|r| r.violated.contains(&bug.caught_by()))
-            .map(|r| r.seed)
+    first_failure(&options(bug, seeds, threads, unbiased), |r| {
+        r.violated.contains(&bug.caught_by())
     })
 }
 

@@ -1,4 +1,6 @@
-//! How a campaign explores (issue 17): which runs it makes of what.
+//! How a campaign explores (issue 17): which runs it makes of what. Each strategy is a pure
+//! function of the campaign's parameters (and, for `guided`, of the corpus it starts from):
+//! the same runs on any thread count.
 //!
 //! - [`Strategy::Random`]: each seed draws a scenario (`generate`) and runs it under that
 //!   scenario's own tie-break, insertion or shuffled. Uniform sampling: no guarantee, the
@@ -15,6 +17,13 @@
 //! - [`Strategy::Exhaustive`]: no seeds: one scenario file, every class of same-instant orders
 //!   (events of different actors commute) under each of a few fixed latencies
 //!   ([`super::exhaustive`]).
+//! - [`Strategy::Guided`]: feedback: inputs that reached new coverage (probes and abstract
+//!   protocol states) join a corpus, and most new inputs are mutations of corpus entries
+//!   ([`super::guided`]).
+//!
+//! `flinksim hunt` measures the strategies that run seeds side by side ([`super::hunt`]); a
+//! new such strategy is a variant here, one in [`Strategy::HUNTED`] and one arm in
+//! `hunt::trial`.
 
 /// A campaign's exploration strategy (`flinksim fuzz --strategy`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,15 +34,31 @@ pub enum Strategy {
         depth: u32,
     },
     Exhaustive,
+    Guided,
 }
 
+/// The depth `fuzz --strategy pct` targets by default, and the one `flinksim hunt` runs.
+pub const DEFAULT_PCT_DEPTH: u32 = 3;
+
 impl Strategy {
-    /// The name `--strategy` takes and `results.jsonl`'s header records.
+    /// The strategies `flinksim hunt` measures, in the order of its columns: those that run
+    /// generated seeds (`exhaustive` explores one scenario file).
+    pub const HUNTED: [Strategy; 3] = [
+        Strategy::Random,
+        Strategy::Pct {
+            depth: DEFAULT_PCT_DEPTH,
+        },
+        Strategy::Guided,
+    ];
+
+    /// The name `--strategy` takes, `results.jsonl`'s header records and the hunt table's
+    /// column heading.
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Random => "random",
             Strategy::Pct { .. } => "pct",
             Strategy::Exhaustive => "exhaustive",
+            Strategy::Guided => "guided",
         }
     }
 }

@@ -24,6 +24,7 @@ use crate::checkpoint::stats::FailoverRecord;
 use crate::checkpoint::CheckpointCoordinator;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{Checkpointing, Cluster, FailoverScope, JobMasterConfig};
+use crate::source_mutant::{on, SourceMutant};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{AbortReason, Address, Call, Restore, Rpc, SavepointRefusal, TraceEvent};
 use crate::world::{Ctx, Event};
@@ -296,7 +297,9 @@ impl JobMaster {
         state: ExecutionState,
     ) {
         let execution = self.executions[subtask.index()];
-        if execution.attempt != attempt || execution.state.is_terminal() {
+        // source mutant state-report-ignores-attempt
+        let replaced = execution.attempt != attempt && !on(SourceMutant::StateReportIgnoresAttempt);
+        if replaced || execution.state.is_terminal() {
             return; // about an attempt that has been replaced, or already settled
         }
         // P3.3: a retried update older than what a reconciliation report already told.

@@ -7,6 +7,7 @@
 //! every channel delivered barrier *n* or EndOfPartition. It does not touch channels or send
 //! anything itself; the task acts on what it returns.
 
+use crate::source_mutant::{on, SourceMutant};
 use sim::Instant;
 
 #[derive(Clone, Copy, Default, Debug)]
@@ -109,6 +110,10 @@ impl BarrierHandler {
             .expect("delivering into an alignment");
         if !std::mem::replace(&mut s.delivered, true) {
             a.remaining -= 1;
+        }
+        // source mutant barrier-count-off-by-one
+        if on(SourceMutant::BarrierCountOffByOne) {
+            return a.remaining <= 1;
         }
         a.remaining == 0
     }

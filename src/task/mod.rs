@@ -30,6 +30,7 @@ use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::draw;
 use crate::record::{source_record, Element, Record, StopMode};
 use crate::scenario::{DurationRange, FinishProtocol, SnapshotPhase};
+use crate::source_mutant::{on, SourceMutant};
 use crate::status::ExecutionState;
 use crate::trace::{
     Address, Call, CheckpointSet, DeclineReason, FaultEvent, Restore, Rpc, TraceEvent,
@@ -833,7 +834,13 @@ impl Task {
     /// A barrier or trigger of checkpoint `n` comes too late: the task has learned of `n` or a
     /// newer checkpoint already, or `n` was aborted before it arrived.
     fn is_stale(&self, n: u64) -> bool {
-        n <= self.latest_checkpoint || self.aborted_ahead.contains(&n)
+        // source mutant stale-barrier-exclusive
+        let performed = if on(SourceMutant::StaleBarrierExclusive) {
+            n < self.latest_checkpoint
+        } else {
+            n <= self.latest_checkpoint
+        };
+        performed || self.aborted_ahead.contains(&n)
     }
 
     /// A barrier that blocks nothing (a stale one, or any under at-least-once): put its

@@ -5,6 +5,7 @@ use crate::checkpoint::storage::OperatorState;
 use crate::graph::SubtaskId;
 use crate::record::{map_value, Record};
 use crate::scenario::{self, Delivery, DurationRange, Records};
+use crate::source_mutant::{on, SourceMutant};
 use std::collections::BTreeMap;
 
 pub enum Operator {
@@ -72,7 +73,10 @@ impl Operator {
     /// Restores the state written for a checkpoint (P1.8).
     pub fn restore(&mut self, state: &OperatorState) {
         match (self, state) {
-            (Operator::Source { next, .. }, OperatorState::Source { offset }) => *next = *offset,
+            (Operator::Source { next, .. }, OperatorState::Source { offset }) => {
+                // source mutant restore-offset-plus-one
+                *next = *offset + u64::from(on(SourceMutant::RestoreOffsetPlusOne));
+            }
             (
                 Operator::Source {
                     splits: Some(reader),
@@ -215,7 +219,8 @@ impl Operator {
             Operator::TwoPhaseCommitSink { precommitted, .. } => {
                 let keep = precommitted
                     .iter()
-                    .position(|(c, _)| *c > n)
+                    // source mutant commit-one-ahead
+                    .position(|(c, _)| *c > n + u64::from(on(SourceMutant::CommitOneAhead)))
                     .unwrap_or(precommitted.len());
                 precommitted.drain(..keep).collect()
             }

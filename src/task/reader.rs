@@ -5,6 +5,7 @@
 
 use crate::checkpoint::storage::OperatorState;
 use crate::record::split_seq;
+use crate::source_mutant::{on, SourceMutant};
 use std::collections::VecDeque;
 
 pub struct SplitReader {
@@ -43,7 +44,8 @@ impl SplitReader {
     /// The sequence number of the next record (`split_seq`), if it holds a split.
     pub fn next_seq(&mut self) -> Option<u64> {
         while let Some((split, offset)) = self.splits.front_mut() {
-            if *offset < self.records {
+            // source mutant split-ends-early
+            if *offset + u64::from(on(SourceMutant::SplitEndsEarly)) < self.records {
                 let seq = split_seq(*split, *offset);
                 *offset += 1;
                 if *offset == self.records {

@@ -11,6 +11,7 @@
 //! a newer checkpoint completes). Like the aligned handler it does not touch channels or send
 //! anything itself; the task acts on what it returns.
 
+use crate::source_mutant::{on, SourceMutant};
 use sim::Instant;
 use std::collections::VecDeque;
 
@@ -138,7 +139,9 @@ impl BarrierTracker {
     pub fn cancel_up_to(&mut self, checkpoint: u64) -> Vec<u64> {
         let mut aborted = Vec::new();
         self.pending.retain(|p| {
-            let cancel = p.checkpoint <= checkpoint;
+            // source mutant cancel-marker-exclusive
+            let cancel = p.checkpoint < checkpoint
+                || (p.checkpoint == checkpoint && !on(SourceMutant::CancelMarkerExclusive));
             if cancel {
                 aborted.push(p.checkpoint);
             }

@@ -9,6 +9,7 @@
 use crate::checkpoint::storage::ChainState;
 use crate::graph::ChannelId;
 use crate::record::Record;
+use crate::source_mutant::{on, SourceMutant};
 
 pub struct UnalignedCheckpoint {
     pub checkpoint: u64,
@@ -57,7 +58,8 @@ impl UnalignedCheckpoint {
     /// records it delivers are (wrongly) left out.
     pub fn spill(&mut self, slot: u32, replaying: Vec<Record>, skip: u32) {
         self.spill[slot as usize] = Some(replaying);
-        self.skip[slot as usize] = skip;
+        // source mutant spill-skips-one-more
+        self.skip[slot as usize] = skip + u32::from(on(SourceMutant::SpillSkipsOneMore));
     }
 
     /// F1.14: `slot` began spilling when `consumed` of its channel's buffers were finished.

@@ -16,6 +16,7 @@ use crate::probes::Probes;
 use crate::scenario::{
     CheckpointMode, Checkpointing, Cluster, Failover, FaultKind, JobMasterConfig, Scenario,
 };
+use crate::source_mutant::{on, SourceMutant};
 use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::taskmanager::{outbox, Outbox, TaskManager};
@@ -527,7 +528,16 @@ impl Streaming {
                     return;
                 }
                 let leader = ctx.io.membership.incarnation(Address::JobMaster);
-                for (seq, rpc) in outbox.take() {
+                let mut kept = outbox.take();
+                // source mutant resend-newest-first
+                let next = |kept: &mut std::collections::BTreeMap<_, _>| {
+                    if on(SourceMutant::ResendNewestFirst) {
+                        kept.pop_last()
+                    } else {
+                        kept.pop_first()
+                    }
+                };
+                while let Some((seq, rpc)) = next(&mut kept) {
                     ctx.io.stats.rpcs_resent += 1;
                     let from = Address::TaskManager(task_manager);
                     ctx.send_numbered(from, Address::JobMaster, leader, seq, rpc);
