@@ -8,10 +8,11 @@ use crate::oracle::Violation;
 use crate::probes::{ProbeSet, StateCoverage};
 use crate::scenario::{Delivery, Scenario, TieBreak};
 use crate::status::JobStatus;
-use crate::trace::{Retain, Trace};
+use crate::trace::{EventWorkExceeded, Retain, Trace};
 use crate::world::{Event, Streaming, World};
 use sim::explore::Replay;
 use sim::{Budget, Chooser, Instant, Model, RunOutcome, Simulation, StopReason};
+use std::panic::{self, AssertUnwindSafe};
 
 /// How to run a scenario, beyond what the scenario says.
 #[derive(Clone, Copy, Debug)]
@@ -205,10 +206,18 @@ fn streaming_report(scenario: &Scenario, world: Streaming, ended: Ended) -> RunR
         seed,
         status,
         outcome,
-        diagnosis,
+        mut diagnosis,
     } = ended;
     let Streaming { graph, mut io, .. } = world;
     let trace_len = io.trace.len();
+    if io.oracles.unkept() > 0 {
+        diagnosis.push(format!(
+            "{} more violations were found and not kept: a run keeps the first {} of each \
+             invariant",
+            io.oracles.unkept(),
+            crate::oracle::MAX_KEPT_PER_INVARIANT
+        ));
+    }
     let sinks = io.oracles.sink_counts(&graph);
     let committed_records = sinks
         .iter()
@@ -375,10 +384,15 @@ pub(crate) fn drive<M: Model>(
     let mut simulation: Simulation<M::Event> = Simulation::new(tie_break);
     simulation.schedule(Instant::ZERO, start);
     match (chooser, &scenario.tie_break) {
-        (Some(chooser), _) => (simulation.run_chosen(model, budget, chooser), None),
+        (Some(chooser), _) => (
+            within_work_budget(&mut simulation, |s| s.run_chosen(model, budget, chooser)),
+            None,
+        ),
         (None, TieBreak::Choices(choices)) => {
             let mut replay = Replay::new(choices.clone());
-            let outcome = simulation.run_chosen(model, budget, &mut replay);
+            let outcome = within_work_budget(&mut simulation, |s| {
+                s.run_chosen(model, budget, &mut replay)
+            });
             let note = replay.out_of_range.map(|point| {
                 format!(
                     "tie_break choice {point} ({}) is beyond the events due there; the run took \
@@ -388,6 +402,89 @@ pub(crate) fn drive<M: Model>(
             });
             (outcome, note)
         }
-        (None, TieBreak::Insertion | TieBreak::Shuffled) => (simulation.run(model, budget), None),
+        (None, TieBreak::Insertion | TieBreak::Shuffled) => (
+            within_work_budget(&mut simulation, |s| s.run(model, budget)),
+            None,
+        ),
+    }
+}
+
+/// Runs `run` on `simulation`; an event abandoned for exceeding its work budget
+/// ([`EventWorkExceeded`], unwound out of `Trace::record`) ends the run with
+/// [`StopReason::WorkBudget`] instead of unwinding further. Any other panic goes on unwinding:
+/// it is a bug, isolated (or not) by the caller. The model is left as the abandoned event left
+/// it, which the report then describes like any run stopped by a budget.
+fn within_work_budget<E>(
+    simulation: &mut Simulation<E>,
+    run: impl FnOnce(&mut Simulation<E>) -> RunOutcome,
+) -> RunOutcome {
+    match panic::catch_unwind(AssertUnwindSafe(|| run(simulation))) {
+        Ok(outcome) => outcome,
+        Err(payload) => match payload.downcast::<EventWorkExceeded>() {
+            Ok(_) => simulation.stopped(StopReason::WorkBudget),
+            Err(other) => panic::resume_unwind(other),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::TraceEvent;
+    use sim::{Duration, Scheduler};
+
+    /// Event 0 records two trace events and schedules event 1 a nanosecond later; event 1
+    /// records forever (the shape of a model bug that loops inside one handler).
+    struct Looping {
+        trace: Trace,
+    }
+
+    impl Model for Looping {
+        type Event = u32;
+
+        fn handle(&mut self, now: Instant, event: u32, sched: &mut Scheduler<'_, u32>) {
+            self.trace.begin_event();
+            let record = |trace: &mut Trace| trace.record(now, TraceEvent::JobResultWritten);
+            if event == 0 {
+                record(&mut self.trace);
+                record(&mut self.trace);
+                sched.after(Duration::from_nanos(1), 1);
+            } else {
+                loop {
+                    record(&mut self.trace);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_event_that_loops_ends_the_run_on_the_work_budget_not_the_process() {
+        let mut model = Looping {
+            trace: Trace::new(Retain::Nothing),
+        };
+        model.trace.limit_work_per_event(1_000);
+        let mut simulation = Simulation::new(sim::TieBreak::Insertion);
+        simulation.schedule(Instant::ZERO, 0);
+        let budget = Budget {
+            max_events: 10,
+            max_time: Instant::from_nanos(100),
+            max_pending: 10,
+        };
+        let outcome = within_work_budget(&mut simulation, |s| s.run(&mut model, budget));
+        assert_eq!(outcome.reason, StopReason::WorkBudget);
+        assert!(outcome.reason.is_budget());
+        assert_eq!(outcome.events, 2, "the looping event is the second handled");
+        assert_eq!(outcome.now, Instant::from_nanos(1));
+        assert_eq!(model.trace.len(), 2 + 1_000);
+    }
+
+    #[test]
+    fn any_other_panic_goes_on_unwinding() {
+        let mut simulation: Simulation<u32> = Simulation::new(sim::TieBreak::Insertion);
+        let caught = crate::fuzz::isolate::isolated(|| {
+            within_work_budget(&mut simulation, |_| panic!("a broken invariant"))
+        })
+        .expect_err("not a budget");
+        assert_eq!(caught.message, "a broken invariant");
     }
 }

@@ -114,13 +114,21 @@ pub enum StopReason {
     TimeBudget,
     /// More than `max_pending` events are pending.
     PendingBudget,
+    /// The model abandoned the event it was handling because that one event did more work than
+    /// the model allows itself (a handler that loops). The kernel never decides this: a model
+    /// unwinds out of [`Simulation::run`] with a payload of its own, its caller catches it and
+    /// reports this reason through [`Simulation::stopped`].
+    WorkBudget,
 }
 
 impl StopReason {
     /// Whether a budget, rather than the model, ended the run.
     pub fn is_budget(self) -> bool {
         match self {
-            StopReason::EventBudget | StopReason::TimeBudget | StopReason::PendingBudget => true,
+            StopReason::EventBudget
+            | StopReason::TimeBudget
+            | StopReason::PendingBudget
+            | StopReason::WorkBudget => true,
             StopReason::Done | StopReason::Quiescent => false,
         }
     }
@@ -136,6 +144,10 @@ impl fmt::Display for StopReason {
             StopReason::PendingBudget => {
                 "more events are pending than the pending budget allows (the run's future grows \
                  without bound)"
+            }
+            StopReason::WorkBudget => {
+                "one event did more work than the work budget allows (the model looped inside an \
+                 event)"
             }
         })
     }
@@ -181,6 +193,18 @@ impl<E> Simulation<E> {
             self.now
         );
         self.queue.push(at, event);
+    }
+
+    /// How the run stands, ended for `reason`: for a caller that stopped it from outside the
+    /// loop (see [`StopReason::WorkBudget`]).
+    pub fn stopped(&self, reason: StopReason) -> RunOutcome {
+        RunOutcome {
+            reason,
+            events: self.events,
+            now: self.now,
+            pending: self.queue.len(),
+            next_pending_at: self.queue.peek_time(),
+        }
     }
 
     /// Handles events in order until the model is done, the queue is empty, or the next event

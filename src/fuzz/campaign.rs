@@ -167,6 +167,7 @@ impl SeedResult {
                     StopReason::EventBudget,
                     StopReason::TimeBudget,
                     StopReason::PendingBudget,
+                    StopReason::WorkBudget,
                 ]
                 .into_iter()
                 .find(|s| stop.as_str() == Some(crate::report::stop_id(*s)))

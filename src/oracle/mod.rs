@@ -145,7 +145,16 @@ pub struct Oracles {
     min_pause: sim::Duration,
     last_completed_at: Option<Instant>,
     violations: Vec<Violation>,
+    /// How many violations of each invariant are kept, and how many more were found past
+    /// [`MAX_KEPT_PER_INVARIANT`] and only counted.
+    kept_per_invariant: BTreeMap<Invariant, usize>,
+    unkept: u64,
 }
+
+/// The most violations of one invariant a run keeps. A bug that breaks a rule on every event
+/// would otherwise grow the list (and memory) without bound; the first ones are the useful ones,
+/// and a cap per invariant rather than in all keeps every invariant that broke.
+pub const MAX_KEPT_PER_INVARIANT: usize = 1_000;
 
 impl Oracles {
     pub fn new(graph: &ExecutionGraph, config: Config) -> Oracles {
@@ -219,6 +228,8 @@ impl Oracles {
             min_pause: config.min_pause,
             last_completed_at: None,
             violations: Vec::new(),
+            kept_per_invariant: BTreeMap::new(),
+            unkept: 0,
         }
     }
 
@@ -981,7 +992,21 @@ impl Oracles {
     }
 
     fn violate(&mut self, violation: Violation) {
+        let kept = self
+            .kept_per_invariant
+            .entry(violation.invariant)
+            .or_default();
+        if *kept >= MAX_KEPT_PER_INVARIANT {
+            self.unkept += 1;
+            return;
+        }
+        *kept += 1;
         self.violations.push(violation);
+    }
+
+    /// Violations found and not kept ([`MAX_KEPT_PER_INVARIANT`]).
+    pub fn unkept(&self) -> u64 {
+        self.unkept
     }
 
     /// Records source subtask `s` has emitted so far (its high-water mark).

@@ -222,6 +222,35 @@ fn a_notice_that_contradicts_the_checkpoints_outcome_is_a_violation() {
     assert!(m[1].contains("checkpoint 1 completed"), "{}", m[1]);
 }
 
+/// A bug that breaks a rule on every event must not grow the violations without bound: each
+/// invariant keeps its first [`MAX_KEPT_PER_INVARIANT`], the rest are counted, and another
+/// invariant that breaks later is still kept.
+#[test]
+fn violations_past_the_cap_of_their_invariant_are_counted_not_kept() {
+    let mut run = Run::new(SOURCE_TO_SINK, "");
+    let violation = |invariant, event_index| Violation {
+        invariant,
+        time: Instant::ZERO,
+        actors: Vec::new(),
+        event_index,
+        message: String::new(),
+    };
+    let extra = 5;
+    let oracles = &mut run.world.io.oracles;
+    for i in 0..(MAX_KEPT_PER_INVARIANT + extra) as u64 {
+        oracles.violate(violation(Invariant::CheckpointProgress, i));
+    }
+    oracles.violate(violation(Invariant::LegalTransition, 99_999));
+    assert_eq!(run.violations().len(), MAX_KEPT_PER_INVARIANT + 1);
+    assert_eq!(run.world.io.oracles.unkept(), extra as u64);
+    assert_eq!(run.violations()[0], (Invariant::CheckpointProgress, 0));
+    assert_eq!(
+        run.violations().last(),
+        Some(&(Invariant::LegalTransition, 99_999)),
+        "another invariant's violation is kept past the first one's cap"
+    );
+}
+
 /// P1.1: the coordinator triggers no sooner than `min_pause` after its last completion; at
 /// exactly `min_pause` it may. A new JobMaster's coordinator has completed nothing yet.
 #[test]

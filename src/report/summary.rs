@@ -14,6 +14,7 @@ pub fn stop_id(stop: StopReason) -> &'static str {
         StopReason::EventBudget => "event_budget",
         StopReason::TimeBudget => "time_budget",
         StopReason::PendingBudget => "pending_budget",
+        StopReason::WorkBudget => "work_budget",
     }
 }
 

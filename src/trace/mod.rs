@@ -9,10 +9,12 @@
 //! events, batch runs the job-event log, partition and recovery events (P2), and both the job,
 //! execution, task, fault and reconciliation events.
 
+mod budget;
 mod hash;
 mod reasons;
 mod rpc;
 
+pub use budget::{per_event_budget, EventWorkExceeded};
 pub use reasons::{
     AbortReason, DeclineReason, FaultEvent, FlushReason, Logged, ReconcileOutcome, RerunReason,
     SavepointRefusal, TriggerFailure,
@@ -600,6 +602,10 @@ pub struct Trace {
     count: u64,
     retain: Retain,
     kept: Vec<(u64, Instant, TraceEvent)>,
+    /// Trace events one kernel event may record ([`budget`]); unbounded unless a world sets it.
+    per_event: u64,
+    /// The count past which the event being handled is abandoned.
+    event_limit: u64,
 }
 
 impl Trace {
@@ -609,12 +615,28 @@ impl Trace {
             count: 0,
             retain,
             kept: Vec::new(),
+            per_event: u64::MAX,
+            event_limit: u64::MAX,
         }
+    }
+
+    /// Bounds the trace events each kernel event may record ([`budget`]).
+    pub fn limit_work_per_event(&mut self, per_event: u64) {
+        self.per_event = per_event;
+    }
+
+    /// A kernel event begins: it may record [`Trace::limit_work_per_event`]'s number of events.
+    #[inline]
+    pub fn begin_event(&mut self) {
+        self.event_limit = self.count.saturating_add(self.per_event);
     }
 
     /// Appends an event and returns its index (the `event_index` violations refer to).
     #[inline]
     pub fn record(&mut self, now: Instant, event: TraceEvent) -> u64 {
+        if self.count >= self.event_limit {
+            budget::exceeded(self.per_event);
+        }
         let index = self.count;
         self.count += 1;
         self.hasher.write_u64(now.as_nanos());

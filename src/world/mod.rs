@@ -30,7 +30,7 @@ pub use streaming::Streaming;
 use crate::graph::ExecutionGraph;
 use crate::scenario::{Mode, Scenario};
 use crate::status::JobStatus;
-use crate::trace::Retain;
+use crate::trace::{per_event_budget, Retain};
 use sim::{Actor, Instant, Model, Scheduler};
 
 /// The one world a run drives: the kernel model for both kinds of job, each half dispatching
@@ -45,10 +45,17 @@ pub enum World {
 
 impl World {
     pub fn new(scenario: &Scenario, seed: u64, retain: Retain) -> World {
-        match scenario.mode {
+        let mut world = match scenario.mode {
             Mode::Streaming => World::Streaming(Streaming::new(scenario, seed, retain)),
             Mode::Batch => World::Batch(Batch::new(scenario, seed, retain)),
+        };
+        let graph = world.graph();
+        let per_event = per_event_budget(graph.channels.len(), graph.subtasks.len());
+        match &mut world {
+            World::Streaming(world) => world.io.trace.limit_work_per_event(per_event),
+            World::Batch(world) => world.trace.limit_work_per_event(per_event),
         }
+        world
     }
 
     pub fn graph(&self) -> &ExecutionGraph {
@@ -73,8 +80,14 @@ impl Model for World {
     #[inline]
     fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
         match self {
-            World::Streaming(world) => world.handle(now, event, sched),
-            World::Batch(world) => world.handle(now, event, sched),
+            World::Streaming(world) => {
+                world.io.trace.begin_event();
+                world.handle(now, event, sched);
+            }
+            World::Batch(world) => {
+                world.trace.begin_event();
+                world.handle(now, event, sched);
+            }
         }
     }
 
