@@ -359,6 +359,64 @@ fn replay_reports_identical_or_the_first_divergent_event() {
     assert!(stdout(&replay).contains("recorded: (the trace has ended)"));
 }
 
+/// Format 3 added the violation lines; a format 2 file (none, or a few builds' worth written
+/// under 2 with them) still replays, compared on everything else; any other format is refused
+/// with exit 2 and a pointer to the version that wrote it.
+#[test]
+fn replay_reads_format_2_traces_and_refuses_unknown_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = traced(dir.path(), "final-transaction-legacy");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["format"], 3);
+    assert!(
+        lines.iter().any(|l| l["type"] == "violation"),
+        "the scenario expects a violation, so its trace records one"
+    );
+    let write = |name: &str, format: u64, keep_violations: bool| {
+        let mut out = String::new();
+        for (i, line) in lines.iter().enumerate() {
+            if line["type"] == "violation" && !keep_violations {
+                continue;
+            }
+            let mut line = line.clone();
+            if i == 0 {
+                line["format"] = format.into();
+            }
+            out.push_str(&line.to_string());
+            out.push('\n');
+        }
+        let path = dir.path().join(name);
+        std::fs::write(&path, out).unwrap();
+        path
+    };
+    for (name, format, keep) in [
+        ("current.jsonl", 3, true),
+        ("format-2.jsonl", 2, false),
+        ("format-2-with-violations.jsonl", 2, true),
+    ] {
+        let replay = flinksim(&["replay", write(name, format, keep).to_str().unwrap()]);
+        assert_eq!(replay.status.code(), Some(0), "{name}: {}", stdout(&replay));
+        assert!(stdout(&replay).starts_with("identical: "), "{name}");
+    }
+    // Format 3 without its violation lines is a divergence: the run found a violation there.
+    let replay = flinksim(&["replay", write("missing.jsonl", 3, false).to_str().unwrap()]);
+    assert_eq!(replay.status.code(), Some(1), "{}", stdout(&replay));
+    for format in [1, 4] {
+        let name = format!("format-{format}.jsonl");
+        let replay = flinksim(&["replay", write(&name, format, true).to_str().unwrap()]);
+        assert_eq!(replay.status.code(), Some(2), "{}", stdout(&replay));
+        let err = String::from_utf8_lossy(&replay.stderr);
+        assert!(
+            err.contains(&format!("written in trace format {format}")),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn check_determinism_compares_separate_processes() {
     let output = flinksim(&[

@@ -7,7 +7,7 @@ use super::trace_file::{body, end, header};
 use crate::bug::Bug;
 use crate::run::{run, RunOptions};
 use crate::scenario;
-use crate::trace::Retain;
+use crate::trace::{Retain, FORMAT_VERSION, OLDEST_REPLAYABLE_FORMAT};
 use serde_json::Value;
 use std::io;
 use std::path::Path;
@@ -99,6 +99,28 @@ pub fn replay(path: &Path) -> io::Result<Replay> {
         scenario,
         seed,
     } = read(path)?;
+    let format = recorded[0]["format"].as_u64().unwrap_or(0);
+    if format < u64::from(OLDEST_REPLAYABLE_FORMAT) || format > u64::from(FORMAT_VERSION) {
+        return Err(invalid(
+            path,
+            format_args!(
+                "written in trace format {format}; this flinksim replays formats \
+                 {OLDEST_REPLAYABLE_FORMAT} to {FORMAT_VERSION}: replay it with the flinksim \
+                 that wrote it (the header's \"flinksim\" field)"
+            ),
+        ));
+    }
+    // Format 2 is format 3 without the violation lines (a few builds wrote them under 2):
+    // compare such a file on everything else.
+    let without_violations = format < 3;
+    let recorded: Vec<Value> = if without_violations {
+        recorded
+            .into_iter()
+            .filter(|line| line["type"] != "violation")
+            .collect()
+    } else {
+        recorded
+    };
     let head = &recorded[0];
     let options = RunOptions {
         seed: Some(seed),
@@ -133,7 +155,9 @@ pub fn replay(path: &Path) -> io::Result<Replay> {
         max_bytes,
         |events| events >= kept,
         |line| {
-            replayed.push(line.clone());
+            if !(without_violations && line["type"] == "violation") {
+                replayed.push(line.clone());
+            }
             Ok(())
         },
     )?;
@@ -143,6 +167,7 @@ pub fn replay(path: &Path) -> io::Result<Replay> {
         let mut v = v.clone();
         if let Some(o) = v.as_object_mut() {
             o.remove("flinksim");
+            o.remove("format");
         }
         v
     };

@@ -627,6 +627,14 @@ impl Task {
                     self.arm_output_flush(ctx);
                 }
             } else {
+                // P1.5 with buffers: a draining task sends EndOfPartition on no channel before
+                // its data is on the wire on every channel.
+                if element == Element::EndOfPartition && self.draining(ctx) {
+                    if let Some(waiting) = self.send_every_buffer(ctx) {
+                        self.block(ctx, waiting);
+                        return false;
+                    }
+                }
                 // F1.14 step 3: an event follows the data before it, in a buffer of its own.
                 if ctx.io.data.unsent(channel) > 0 && !ctx.send_buffer(channel) {
                     self.block(ctx, channel);
@@ -637,6 +645,42 @@ impl Task {
             }
         }
         true
+    }
+
+    /// Whether the task is closing and still running while its result partition drains
+    /// (P1.5, `flush_before_finish` with unaligned checkpoints): it takes part in checkpoints
+    /// until everything is on the wire, and its unaligned barrier overtakes what is queued.
+    fn draining(&self, ctx: &Ctx<'_, '_>) -> bool {
+        self.phase == Phase::Closing && ctx.config.unaligned && ctx.config.flush_before_finish
+    }
+
+    /// P1.5 with buffers: sends every output channel's unsent buffer; returns the first
+    /// channel whose buffer waits for credit, if any.
+    ///
+    /// *Why:* without buffers every EndOfPartition goes on the wire at once, after the last
+    /// record, and the task finishes in the same step, so a draining task never has a channel
+    /// that already carries EndOfPartition. With buffers each channel's EndOfPartition waits
+    /// behind that channel's unsent data, so EndOfPartition could leave on one channel while
+    /// another still waits for credit. A checkpoint triggered in that window would send the
+    /// task's unaligned barrier behind EndOfPartition there; the consumer would finish
+    /// without it while the coordinator's plan waits for its acknowledgement (the stall of
+    /// fuzz seed 18880, `checkpoint-progress`). Holding every EndOfPartition until all data is
+    /// sent keeps P1.5's premise: while the task runs, its barrier can overtake everything it
+    /// has not yet sent, EndOfPartition included. Flink adds EndOfPartition to every
+    /// subpartition at once and lets them drain apart; its own finish protocol (F1.5) sends it
+    /// only after the final checkpoint, when no barrier can follow.
+    fn send_every_buffer(&self, ctx: &mut Ctx<'_, '_>) -> Option<ChannelId> {
+        let outputs = &ctx.graph.subtasks[self.id.index()].outputs;
+        let mut waiting = None;
+        for channel in outputs
+            .iter()
+            .flat_map(|gate| gate.channels.iter().copied())
+        {
+            if ctx.io.data.unsent(channel) > 0 && !ctx.send_buffer(channel) && waiting.is_none() {
+                waiting = Some(channel);
+            }
+        }
+        waiting
     }
 
     /// Waits for credit on `channel` (back-pressure).
@@ -1141,8 +1185,7 @@ impl Task {
             // in every protocol, so that no new upload keeps it waiting.
             return self.decline(ctx, n, DeclineReason::TaskClosing);
         }
-        let draining =
-            self.phase == Phase::Closing && ctx.config.unaligned && ctx.config.flush_before_finish;
+        let draining = self.draining(ctx);
         match self.phase {
             Phase::Closing if draining => {}
             Phase::Closing | Phase::Finished => {

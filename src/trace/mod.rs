@@ -579,8 +579,14 @@ impl TraceEvent {
 }
 
 /// Version of the trace format: the JSON Lines layout and the hash input. Bumped whenever either
-/// changes, so an old trace is never compared against a new run as if they matched.
-pub const FORMAT_VERSION: u32 = 2;
+/// changes, so an old trace is never compared against a new run as if they matched. 3 added the
+/// violation lines (`{"type":"violation",…}` after the event where an oracle saw one); the
+/// events and the hash input are those of 2, so `replay` still reads format 2 files.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The oldest trace format `replay` compares against a run of this version: format 2 differs
+/// from 3 only in having no violation lines.
+pub const OLDEST_REPLAYABLE_FORMAT: u32 = 2;
 
 /// Which events a run keeps in memory for rendering after it ends. Hashing and the oracles see
 /// every event regardless.
