@@ -11,7 +11,7 @@
 //! starts from durable storage alone ([`JobMaster::recover`]).
 
 pub mod batch;
-mod reconcile;
+pub(crate) mod reconcile;
 pub(crate) mod restorable;
 mod splits;
 mod state_assignment;

@@ -10,19 +10,18 @@
 
 use super::*;
 use crate::batch::recovery;
+use crate::jobmaster::reconcile::window::{Judged, Window};
 use crate::taskmanager::outbox;
 use crate::trace::{Address, ReconcileOutcome};
 
 #[cfg(test)]
 mod tests;
 
-/// The JobMaster's reconcile window (P3).
+/// The JobMaster's reconcile window (P3) and what the reports in it said.
 pub(crate) struct Reconciling {
-    pub(crate) started: Instant,
-    /// Per TaskManager: the process expected to report (a replacement process is another
+    /// Which TaskManager processes it waits for (a replacement process is another
     /// TaskManager: the one the job used missed the window).
-    pub(crate) expected: Vec<Option<u32>>,
-    pub(crate) done: Vec<bool>,
+    pub(crate) window: Window,
     /// Per subtask: the reported execution (attempt, state, TaskManager).
     pub(crate) reports: Vec<Option<(u32, ExecutionState, u32)>>,
     /// Per subtask: the splits its reported attempt was assigned.
@@ -33,7 +32,6 @@ pub(crate) struct Reconciling {
     pub(crate) partitions: Vec<Vec<(u32, Location, u64)>>,
     /// The job events, for the parallelism and, if this ends FAILING, for P2.4.
     pub(crate) replayed: Replayed,
-    pub(crate) record: usize,
     /// Two reports contradict each other (two attempts of one subtask, or one split held
     /// by two readers): executions an earlier JobMaster had superseded still run, and no
     /// rebuilt view can be consistent, so the window ends FAILING.
@@ -44,20 +42,18 @@ impl Reconciling {
     /// TaskManager `tm` registered as `process`: the window waits for its report. What an
     /// earlier process of it reported is void: that process is gone, with its tasks.
     pub(crate) fn expect(&mut self, tm: u32, process: u32) {
-        if self.expected[tm as usize] != Some(process) {
+        if self.window.expected(tm) != Some(process) {
             self.forget(tm);
-            self.expected[tm as usize] = Some(process);
         }
         // A registration (again, after a reconnection) is followed by a whole new report.
-        self.done[tm as usize] = false;
+        self.window.expect(tm, process);
     }
 
     /// TaskManager `tm` is gone: the executions it reported are void, and the window no
     /// longer waits for it (P3.4). Its reported partitions stay known, as in P2.4: a consumer
     /// that then misses one fails over (`PartitionNotFound`).
     pub(crate) fn forget(&mut self, tm: u32) {
-        self.expected[tm as usize] = None;
-        self.done[tm as usize] = false;
+        self.window.forget(tm);
         {
             for ((report, splits), inputs) in self
                 .reports
@@ -269,28 +265,19 @@ impl Batch {
         }
         let n = self.graph.subtasks.len();
         let tms = self.tms.len();
-        let record = self.reconciliations.len();
-        self.reconciliations
-            .push(crate::checkpoint::stats::ReconcileRecord {
-                started: now,
-                ended: None,
-                outcome: None,
-                reports: 0,
-                late_reports: 0,
-                kept_running: 0,
-                kept_finished: 0,
-            });
+        let window = Window::open(
+            now,
+            self.expected_task_managers.clone(),
+            &mut self.reconciliations,
+        );
         let jm = self.jm.as_mut().expect("elected");
         jm.reconciling = Some(Reconciling {
-            started: now,
-            expected: self.expected_task_managers.clone(),
-            done: vec![false; tms],
+            window,
             reports: vec![None; n],
             splits: vec![Vec::new(); n],
             inputs: vec![Vec::new(); n],
             partitions: vec![Vec::new(); n],
             replayed,
-            record,
             conflict: false,
         });
         let incarnation = jm.incarnation;
@@ -344,7 +331,7 @@ impl Batch {
         rec.reports[subtask.index()] = Some((attempt, state, tm));
         rec.splits[subtask.index()].clear();
         rec.inputs[subtask.index()].clear();
-        let record = rec.record;
+        let record = rec.window.record;
         self.reconciliations[record].reports += 1;
         // P3.2: rebuild first: a vertex the job events did not show is known from its
         // executions' deployment descriptors.
@@ -413,7 +400,7 @@ impl Batch {
         let Some(rec) = self.jm.as_mut().and_then(|jm| jm.reconciling.as_mut()) else {
             return;
         };
-        if rec.expected[tm as usize] == Some(process) {
+        if rec.window.expected(tm) == Some(process) {
             rec.forget(tm);
         }
         self.maybe_end_reconcile(sched);
@@ -429,10 +416,9 @@ impl Batch {
         }
         match jm.reconciling.as_mut() {
             Some(rec) => {
-                if rec.expected[tm as usize] == Some(process) {
-                    rec.done[tm as usize] = true;
+                if rec.window.report_done(tm, process) {
+                    self.end_reconcile(sched);
                 }
-                self.maybe_end_reconcile(sched);
             }
             None => self.schedule(sched),
         }
@@ -443,12 +429,7 @@ impl Batch {
             .jm
             .as_ref()
             .and_then(|jm| jm.reconciling.as_ref())
-            .is_some_and(|r| {
-                r.expected
-                    .iter()
-                    .zip(&r.done)
-                    .all(|(e, &d)| e.is_none() || d)
-            });
+            .is_some_and(|r| r.window.complete());
         if complete {
             self.end_reconcile(sched);
         }
@@ -460,19 +441,13 @@ impl Batch {
         let now = sched.now();
         let jm = self.jm.as_mut().expect("alive");
         let rec = jm.reconciling.take().expect("the window is open");
-        let missing = rec
-            .expected
-            .iter()
-            .zip(&rec.done)
-            .filter(|&(e, &d)| e.is_some() && !d)
-            .count() as u32;
         // A reported execution that read another attempt of a producer than the one reported
         // belongs to a graph an earlier JobMaster replaced: no consistent view exists.
         let stale_inputs =
             rec.inputs.iter().flatten().any(|&(p, a)| {
                 rec.reports[p.index()].is_some_and(|(reported, _, _)| reported != a)
             });
-        let mut failing = missing > 0 || rec.conflict || stale_inputs;
+        let mut failing = rec.conflict || stale_inputs;
         // A known vertex whose input vertex nobody reported ran on outputs the JobMaster
         // cannot account for (P3.4: as unknown as a missing TaskManager's).
         for v in 0..self.graph.vertices.len() {
@@ -563,27 +538,16 @@ impl Batch {
                 }
             }
         }
-        let outcome = if failing {
-            ReconcileOutcome::Failing
-        } else if all_finished {
-            ReconcileOutcome::Finished
-        } else {
-            ReconcileOutcome::Running
+        let judged = Judged {
+            failing,
+            all_finished,
+            missing_counts: true,
+            reported: rec.reports.iter().flatten().count() as u32,
+            running,
+            finished,
         };
-        let reported = rec.reports.iter().flatten().count() as u32;
-        self.record(
-            now,
-            TraceEvent::ReconcileEnded {
-                outcome,
-                reported,
-                missing,
-            },
-        );
-        let r = &mut self.reconciliations[rec.record];
-        r.ended = Some(now);
-        r.outcome = Some(outcome);
-        r.kept_running = running;
-        r.kept_finished = finished;
+        let (outcome, event) = rec.window.end(now, &judged, &mut self.reconciliations);
+        self.record(now, event);
         match outcome {
             ReconcileOutcome::Running => {
                 self.set_job_status(now, JobStatus::Running);
@@ -685,7 +649,7 @@ impl Batch {
         *jm = fresh;
         self.recoveries.push(RecoveryRecord {
             crashed_at: self.crashed_at,
-            elected_at: rec.started,
+            elected_at: rec.window.started,
             ..RecoveryRecord::default()
         });
         let r = self.recoveries.len() - 1;
@@ -755,7 +719,7 @@ impl Batch {
             replayed: rec.replayed,
             awaited,
         });
-        let deadline = rec.started + self.batch.previous_worker_timeout;
+        let deadline = rec.window.started + self.batch.previous_worker_timeout;
         sched.at(deadline.max(now), Event::WorkerTimeout { incarnation });
         self.maybe_end_recovery(sched);
     }

@@ -139,10 +139,8 @@ fn before_last_report_done(w: &Batch, event: &Event) -> bool {
     let Some(rec) = w.jm.as_ref().and_then(|jm| jm.reconciling.as_ref()) else {
         return false;
     };
-    let awaited: Vec<usize> = (0..rec.expected.len())
-        .filter(|&t| rec.expected[t].is_some() && !rec.done[t])
-        .collect();
-    awaited == [tm as usize]
+    let w = &rec.window;
+    w.missing() == 1 && w.expected(tm).is_some() && !w.reported_in_full(tm)
 }
 
 /// Just after the (only) reconcile window closed with the job RUNNING.

@@ -10,22 +10,22 @@
 //! election; executions nobody reported stay RECONCILING until their TaskManager's late report
 //! says where they are, so no old attempt can run beside its replacement.
 
+pub(crate) mod window;
+
 use super::{JobMaster, PendingRestart};
 use crate::bug::Bug;
-use crate::checkpoint::stats::{FailoverRecord, ReconcileRecord};
+use crate::checkpoint::stats::FailoverRecord;
 use crate::graph::SubtaskId;
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{Call, ReconcileOutcome, Rpc, TraceEvent};
+use crate::trace::{Call, ReconcileOutcome, Rpc};
 use crate::world::{Ctx, Event};
+use window::{Judged, Window};
 
 /// The state of an open reconcile window.
 pub(super) struct Reconciliation {
+    window: Window,
     /// Per subtask: the attempt and state its TaskManager reported.
     reports: Vec<Option<(u32, ExecutionState)>>,
-    /// Per TaskManager: it hosted the job before the crash (P3.1: the JobMaster expects its
-    /// report), and its report is complete.
-    expected: Vec<bool>,
-    done: Vec<bool>,
 }
 
 impl JobMaster {
@@ -34,28 +34,21 @@ impl JobMaster {
     pub fn reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.set_status(ctx, JobStatus::Created);
         self.set_status(ctx, JobStatus::Reconciling);
-        let mut expected = vec![false; self.task_managers.len()];
+        // P3.1: every TaskManager that hosts the job is expected, as the process it runs now
+        // (alive or not: one that died before the election misses the window).
+        let mut expected = vec![None; self.task_managers.len()];
         for &tm in &self.placement {
-            expected[tm as usize] = true;
+            expected[tm as usize] = Some(ctx.io.membership.task_manager[tm as usize]);
         }
         for i in 0..self.executions.len() {
             self.deployed_on[i] = self.task_managers[self.placement[i] as usize];
             self.set_execution(ctx, SubtaskId(i as u32), ExecutionState::Reconciling);
         }
-        self.reconcile_record = Some(ctx.io.stats.reconciliations.len());
-        ctx.io.stats.reconciliations.push(ReconcileRecord {
-            started: ctx.now,
-            ended: None,
-            outcome: None,
-            reports: 0,
-            late_reports: 0,
-            kept_running: 0,
-            kept_finished: 0,
-        });
+        let window = Window::open(ctx.now, expected, &mut ctx.io.stats.reconciliations);
+        self.reconcile_record = Some(window.record);
         self.reconciling = Some(Reconciliation {
+            window,
             reports: vec![None; self.executions.len()],
-            done: vec![false; expected.len()],
-            expected,
         });
         let incarnation = self.incarnation;
         ctx.sched.after(
@@ -107,9 +100,10 @@ impl JobMaster {
     /// P3.2: TaskManager `task_manager` reported every execution it hosts.
     pub(super) fn on_report_done(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32) {
         if let Some(r) = &mut self.reconciling {
-            r.done[task_manager as usize] = true;
-            let all = r.expected.iter().zip(&r.done).all(|(&e, &d)| !e || d);
-            if all {
+            // The sender is the TaskManager's process now: a report of a process that died
+            // since it sent it never arrives (the world drops it).
+            let process = ctx.io.membership.task_manager[task_manager as usize];
+            if r.window.report_done(task_manager, process) {
                 self.end_reconcile(ctx);
             }
             return;
@@ -131,7 +125,7 @@ impl JobMaster {
         let Some(r) = &mut self.reconciling else {
             return false;
         };
-        r.done[task_manager as usize] = false;
+        r.window.lose(task_manager);
         for (i, report) in r.reports.iter_mut().enumerate() {
             if self.placement[i] == task_manager {
                 *report = None;
@@ -151,12 +145,6 @@ impl JobMaster {
     fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
         let r = self.reconciling.take().expect("the window is open");
         let ignore_missing = self.bug == Some(Bug::ReconcileIgnoresMissingTm);
-        let missing = r
-            .expected
-            .iter()
-            .zip(&r.done)
-            .filter(|&(&e, &d)| e && !d)
-            .count() as u32;
         // P3.2: rebuild everything but the states first ...
         if self.bug != Some(Bug::ApplyStateBeforeRebuild) {
             for (execution, report) in self.executions.iter_mut().zip(&r.reports) {
@@ -183,7 +171,7 @@ impl JobMaster {
                     }
                     all_finished &= state == ExecutionState::Finished;
                 }
-                None if ignore_missing && !r.done[self.placement[i] as usize] => {
+                None if ignore_missing && !r.window.reported_in_full(self.placement[i]) => {
                     // The bug: taken for running, though nobody said so.
                     self.apply(ctx, subtask, ExecutionState::Running);
                     all_finished = false;
@@ -194,25 +182,18 @@ impl JobMaster {
                 }
             }
         }
-        let missing_counts = if ignore_missing { 0 } else { missing };
-        let outcome = if missing_counts > 0 || unknown || failed {
-            ReconcileOutcome::Failing
-        } else if all_finished {
-            ReconcileOutcome::Finished
-        } else {
-            ReconcileOutcome::Running
-        };
-        ctx.record(TraceEvent::ReconcileEnded {
-            outcome,
+        let judged = Judged {
+            failing: unknown || failed,
+            all_finished,
+            missing_counts: !ignore_missing,
             reported: r.reports.iter().flatten().count() as u32,
-            missing,
-        });
-        let record = self.reconcile_record.expect("set with the window");
-        let stats = &mut ctx.io.stats.reconciliations[record];
-        stats.ended = Some(ctx.now);
-        stats.outcome = Some(outcome);
-        stats.kept_running = running;
-        stats.kept_finished = finished;
+            running,
+            finished,
+        };
+        let (outcome, event) = r
+            .window
+            .end(ctx.now, &judged, &mut ctx.io.stats.reconciliations);
+        ctx.record(event);
         match outcome {
             ReconcileOutcome::Running => {
                 self.set_status(ctx, JobStatus::Running);
@@ -222,7 +203,10 @@ impl JobMaster {
                 }
             }
             ReconcileOutcome::Finished => self.set_status(ctx, JobStatus::Finished),
-            ReconcileOutcome::Failing => self.restart_after_reconcile(ctx, &r, missing),
+            ReconcileOutcome::Failing => {
+                let missing = r.window.missing();
+                self.restart_after_reconcile(ctx, &r, missing)
+            }
         }
     }
 
@@ -248,7 +232,7 @@ impl JobMaster {
                     // Nobody reported it. If its TaskManager reported in full, or the process
                     // the window expected is gone, so is the attempt; otherwise its late report
                     // settles it (`on_report`, `on_report_done`).
-                    let gone = r.done[tm as usize]
+                    let gone = r.window.reported_in_full(tm)
                         || self.deployed_on[i].is_none()
                         || self.task_managers[tm as usize] != self.deployed_on[i];
                     if gone {
