@@ -11,7 +11,7 @@ use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
 use crate::taskmanager::Outbox;
-use crate::trace::TraceEvent;
+use crate::trace::{Address, TraceEvent};
 use crate::world::batch::{Batch, Msg};
 use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
@@ -156,6 +156,41 @@ impl Batch {
             | Msg::ReportSplit { .. }
             | Msg::ReportInput { .. }
             | Msg::ReportDone => unreachable!("a JobMaster message"),
+        }
+    }
+
+    /// A message of TaskManager `tm` to the JobMaster: under reconciliation a task's RPC waits
+    /// behind those no JobMaster took yet (P3.3); without a leader other messages are not sent.
+    pub(crate) fn send_to_jobmaster(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        msg: Msg,
+    ) {
+        if let Some(rpc) = msg.task_rpc() {
+            let process = self.tms[tm as usize].process;
+            self.oracles.rpc_sent(tm, process, rpc);
+        }
+        if self.reconcile.is_some() && msg.is_task_rpc() {
+            // P3.3: a task's RPC waits behind those no JobMaster took yet.
+            let t = &mut self.tms[tm as usize];
+            let seq = t.outbox.number();
+            if t.leader.is_none() || t.outbox.is_holding() {
+                t.outbox.keep(seq, msg);
+                self.rpcs_kept += 1;
+                return;
+            }
+            self.send_numbered(
+                sched,
+                Address::TaskManager(tm),
+                Address::JobMaster,
+                msg,
+                seq,
+            );
+            return;
+        }
+        if self.tms[tm as usize].leader.is_some() {
+            self.send(sched, Address::TaskManager(tm), Address::JobMaster, msg);
         }
     }
 

@@ -7,6 +7,7 @@
 
 pub mod batch;
 pub mod outbox;
+pub(crate) mod reconcile;
 pub use outbox::Outbox;
 
 use crate::graph::SubtaskId;

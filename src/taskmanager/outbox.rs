@@ -18,7 +18,8 @@
 //! message), so the outbox is generic over what it keeps.
 
 use crate::trace::Call;
-use sim::Duration;
+use crate::world::Event;
+use sim::{Duration, Scheduler};
 use std::collections::BTreeMap;
 
 /// How long a TaskManager waits before it sends kept RPCs again. Fixed, not exponential: a
@@ -79,6 +80,25 @@ impl<M: Copy> Outbox<M> {
     /// True when RPCs are kept and no retry is scheduled yet; the caller schedules one.
     pub fn claim_retry(&mut self) -> bool {
         self.is_holding() && !std::mem::replace(&mut self.retry_scheduled, true)
+    }
+
+    /// Schedules the retry of TaskManager `task_manager`'s outbox (its process `process`: the
+    /// retry dies with it), unless nothing is kept or a retry is scheduled already.
+    pub fn schedule_retry(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        task_manager: u32,
+        process: u32,
+    ) {
+        if self.claim_retry() {
+            sched.after(
+                RETRY,
+                Event::RetryParked {
+                    task_manager,
+                    process,
+                },
+            );
+        }
     }
 
     /// The retry is due: hands over every kept RPC with its send number, oldest first, to be

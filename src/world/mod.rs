@@ -19,7 +19,6 @@ pub mod batch;
 mod ctx;
 mod event;
 mod faults;
-mod reconcile;
 mod streaming;
 
 pub use batch::Batch;

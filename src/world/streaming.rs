@@ -2,7 +2,6 @@
 //! the dispatch of kernel events among them.
 
 use super::faults::{fire, release_channel};
-use super::reconcile::{keep, report, schedule_retry};
 use super::{Config, Ctx, Event, Io, Membership};
 use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
@@ -19,6 +18,7 @@ use crate::scenario::{
 use crate::source_mutant::{on, SourceMutant};
 use crate::status::ExecutionState;
 use crate::task::Task;
+use crate::taskmanager::reconcile::{keep, report, schedule_retry};
 use crate::taskmanager::{outbox, Outbox, TaskManager};
 use crate::trace::{Address, Call, Retain, Rpc, Trace, TraceEvent};
 use sim::{Actor, Duration, Instant, RandomStreams, Scheduler};

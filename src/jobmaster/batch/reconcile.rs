@@ -11,8 +11,7 @@
 use super::*;
 use crate::batch::recovery;
 use crate::jobmaster::reconcile::window::{Judged, Window};
-use crate::taskmanager::outbox;
-use crate::trace::{Address, ReconcileOutcome};
+use crate::trace::ReconcileOutcome;
 
 #[cfg(test)]
 mod tests;
@@ -72,130 +71,6 @@ impl Reconciling {
 }
 
 impl Batch {
-    // ---- TaskManager side ----------------------------------------------------------------
-
-    /// P3.2: every execution this TaskManager hosts (running, or ended within the retention
-    /// of P3.1), a source's splits, every partition it holds; then that the report is done.
-    pub(crate) fn send_reports(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        let now = sched.now();
-        let (_, retention) = self.reconcile.expect("reconciling");
-        let process = self.tms[tm as usize].process;
-        let mut reports = Vec::new();
-        for (i, task) in self.tasks.iter().enumerate() {
-            let Some(t) = task else { continue };
-            let forgotten = t
-                .ended
-                .is_some_and(|ended| now.saturating_duration_since(ended) > retention);
-            if t.task_manager != tm || t.process != process || forgotten {
-                continue;
-            }
-            let subtask = SubtaskId(i as u32);
-            reports.push(Msg::ReportExecution {
-                subtask,
-                attempt: t.attempt,
-                state: t.state,
-                parallelism: t.parallelism,
-            });
-            for &split in &t.splits {
-                reports.push(Msg::ReportSplit {
-                    subtask,
-                    attempt: t.attempt,
-                    split,
-                });
-            }
-            for &(producer, producer_attempt) in &t.inputs {
-                reports.push(Msg::ReportInput {
-                    subtask,
-                    attempt: t.attempt,
-                    producer,
-                    producer_attempt,
-                });
-            }
-        }
-        let record_bytes = self.batch.record_bytes;
-        for p in &self.tms[tm as usize].partitions {
-            reports.push(Msg::Report {
-                subtask: p.producer,
-                attempt: p.attempt,
-                bytes: data::total_records(&p.fragments) * record_bytes,
-            });
-        }
-        reports.push(Msg::ReportDone);
-        // A split request the old JobMaster answered too late (fenced) is asked again: the
-        // new JobMaster's enumerator answers it once rebuilt. One that is kept, or still on
-        // the wire (it will be refused and kept, or applied), is not: it would be answered
-        // twice.
-        let link = &self.tms[tm as usize];
-        for (i, task) in self.tasks.iter().enumerate() {
-            let Some(t) = task else { continue };
-            let kept = link
-                .outbox
-                .kept()
-                .chain(link.wire.values().copied())
-                .any(|m| {
-                    matches!(m, Msg::RequestSplit { subtask, attempt }
-                    if subtask.index() == i && attempt == t.attempt)
-                });
-            if t.task_manager == tm
-                && t.process == process
-                && t.awaiting_split
-                && t.state == ExecutionState::Running
-                && !kept
-            {
-                reports.push(Msg::RequestSplit {
-                    subtask: SubtaskId(i as u32),
-                    attempt: t.attempt,
-                });
-            }
-        }
-        for msg in reports {
-            self.send_to_jobmaster(sched, tm, msg);
-        }
-        self.schedule_retry(sched, tm);
-    }
-
-    pub(crate) fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        let t = &mut self.tms[tm as usize];
-        if !t.outbox.claim_retry() {
-            return;
-        }
-        let process = t.process;
-        sched.after(
-            outbox::RETRY,
-            Event::RetryParked {
-                task_manager: tm,
-                process,
-            },
-        );
-    }
-
-    /// P3.3: send the kept RPCs again, in their original order, once none of this
-    /// TaskManager's RPCs is on the wire (so a resent one never overtakes an older one).
-    pub(crate) fn retry_parked(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, process: u32) {
-        let t = &mut self.tms[tm as usize];
-        if t.process != process {
-            return;
-        }
-        t.outbox.retry_later();
-        if !t.alive || !t.connected || t.leader.is_none() || !t.outbox.is_holding() {
-            return;
-        }
-        if t.in_flight > 0 {
-            self.schedule_retry(sched, tm);
-            return;
-        }
-        for (seq, msg) in t.outbox.take() {
-            self.rpcs_resent += 1;
-            self.send_numbered(
-                sched,
-                Address::TaskManager(tm),
-                Address::JobMaster,
-                msg,
-                seq,
-            );
-        }
-    }
-
     /// A task RPC reaches the JobMaster side: applied, refused while reconciling (P3.3), or
     /// kept because no JobMaster took it.
     pub(crate) fn deliver_task_rpc(

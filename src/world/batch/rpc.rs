@@ -1,6 +1,7 @@
 //! The batch world's RPC layer: messages with latency, FIFO per link, lost on a cut link, asked
-//! about network faults; the P3.3 outbox of a TaskManager's task RPCs while a JobMaster reconciles;
-//! delivery with its checks (connection epoch, sender alive, leader, fencing).
+//! about network faults; delivery with its checks (connection epoch, sender alive, leader,
+//! fencing). What a TaskManager keeps for a retry (P3.3) it decides itself
+//! (`crate::taskmanager::batch`, `crate::taskmanager::reconcile`).
 
 use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
@@ -83,39 +84,6 @@ impl Batch {
         }
     }
 
-    pub(crate) fn send_to_jobmaster(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        msg: Msg,
-    ) {
-        if let Some(rpc) = msg.task_rpc() {
-            let process = self.tms[tm as usize].process;
-            self.oracles.rpc_sent(tm, process, rpc);
-        }
-        if self.reconcile.is_some() && msg.is_task_rpc() {
-            // P3.3: a task's RPC waits behind those no JobMaster took yet.
-            let t = &mut self.tms[tm as usize];
-            let seq = t.outbox.number();
-            if t.leader.is_none() || t.outbox.is_holding() {
-                t.outbox.keep(seq, msg);
-                self.rpcs_kept += 1;
-                return;
-            }
-            self.send_numbered(
-                sched,
-                Address::TaskManager(tm),
-                Address::JobMaster,
-                msg,
-                seq,
-            );
-            return;
-        }
-        if self.tms[tm as usize].leader.is_some() {
-            self.send(sched, Address::TaskManager(tm), Address::JobMaster, msg);
-        }
-    }
-
     pub(crate) fn send_to_task_manager(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
@@ -156,18 +124,9 @@ impl Batch {
             }
         }
         if self.tms[tm as usize].link_epoch != epoch {
-            // P3.3: the sender learns that the connection reset under its RPC and keeps it.
-            let t = &self.tms[tm as usize];
-            let keep = self.reconcile.is_some()
-                && matches!(from, Address::TaskManager(_))
-                && msg.is_task_rpc()
-                && t.alive
-                && t.process == from_process;
-            if keep {
-                self.tms[tm as usize].outbox.keep(seq, msg);
-                self.rpcs_kept += 1;
-                self.schedule_retry(sched, tm);
-            }
+            // The connection reset under it: what was on the wire is gone (P3.3: a sender
+            // that keeps it learns so).
+            self.keep_after_reset(sched, link, (seq, from_process), msg);
             return;
         }
         match to {

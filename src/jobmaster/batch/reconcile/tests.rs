@@ -13,7 +13,7 @@ use super::*;
 use crate::net::LinkId;
 use crate::oracle::invariant::Invariant;
 use crate::taskmanager::batch::Partition;
-use crate::trace::Retain;
+use crate::trace::{Address, Retain};
 use sim::{Budget, Model, Simulation};
 
 const SCENARIO: &str = "batch-reconcile-all-in-time.json";

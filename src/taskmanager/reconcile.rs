@@ -1,0 +1,247 @@
+//! The TaskManager side of reconciliation (P3), for both kinds of job: the report to a newly
+//! elected JobMaster (P3.2) and the RPCs kept while no JobMaster takes them, retried in send
+//! order (P3.3, with the [`Outbox`](super::Outbox) of both modes).
+//!
+//! A streaming TaskManager acts through [`Ctx`] (its outbox is in `Io`); a batch one is, for
+//! now, methods of the world's batch half, which holds its state (ARCHITECTURE.md, "Where the
+//! code and the intended design differ").
+
+use super::TaskManager;
+use crate::batch::data;
+use crate::bug::Bug;
+use crate::graph::SubtaskId;
+use crate::net::LinkId;
+use crate::status::ExecutionState;
+use crate::task::Task;
+use crate::trace::{Address, Call, Rpc, TraceEvent};
+use crate::world::batch::{Batch, Msg};
+use crate::world::{Ctx, Event};
+use sim::{Duration, Scheduler};
+
+// ---- streaming jobs ----------------------------------------------------------------------
+
+/// P3.3: TaskManager `tm` keeps an RPC no JobMaster accepted, and retries it soon if a
+/// JobMaster is there to take it (or else once one is elected).
+pub(crate) fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, seq: u64, rpc: Rpc) {
+    let from = Address::TaskManager(tm);
+    ctx.record(TraceEvent::RpcRefused { from, rpc });
+    ctx.io.stats.rpcs_kept += 1;
+    if ctx.config.bug == Some(Bug::DropRefusedRpc) {
+        return; // the bug: the TaskManager forgets it
+    }
+    ctx.io.outboxes[tm as usize].keep(seq, rpc);
+    if ctx.io.membership.jobmaster_alive {
+        schedule_retry(ctx, tm);
+    }
+}
+
+/// P3.3: schedules the retry of TaskManager `task_manager`'s outbox (`Outbox::schedule_retry`).
+pub(crate) fn schedule_retry(ctx: &mut Ctx<'_, '_>, task_manager: u32) {
+    let process = ctx.io.membership.task_manager[task_manager as usize];
+    ctx.io.outboxes[task_manager as usize].schedule_retry(ctx.sched, task_manager, process);
+}
+
+/// P3.2: TaskManager `tm` reports to a newly elected JobMaster every execution it hosts, and
+/// every one that ended within `retention` (P3.1), then says its report is complete.
+pub(crate) fn report(
+    ctx: &mut Ctx<'_, '_>,
+    tm: &TaskManager,
+    tasks: &[Option<Task>],
+    retention: Duration,
+) {
+    let from = Address::TaskManager(tm.index());
+    for &subtask in tm.hosted() {
+        let (attempt, state, ended_at) = match &tasks[subtask.index()] {
+            Some(t) if t.task_manager() == tm.index() => (t.attempt(), t.state(), t.ended_at()),
+            _ => match tm.ended(subtask) {
+                Some(e) => (e.attempt, e.state, Some(e.at)),
+                None => continue,
+            },
+        };
+        if let Some(at) = ended_at {
+            if ctx.config.bug == Some(Bug::NoTerminalRetention) || at + retention < ctx.now {
+                continue; // forgotten
+            }
+        }
+        let call = Call::ReportExecution(state);
+        ctx.send(
+            from,
+            Address::JobMaster,
+            Rpc {
+                subtask,
+                attempt,
+                call,
+            },
+        );
+    }
+    let done = Rpc {
+        subtask: SubtaskId(0),
+        attempt: 0,
+        call: Call::ReportDone,
+    };
+    ctx.send(from, Address::JobMaster, done);
+    // A question the previous JobMaster took but never answered is asked again of its
+    // successor: an `option2` "finishing" report (P1.2) whose answer died with the old leader
+    // would leave its task waiting forever.
+    for &subtask in tm.hosted() {
+        if let Some(t) = tasks[subtask.index()]
+            .as_ref()
+            .filter(|t| t.task_manager() == tm.index() && t.awaits_finishing_answer())
+        {
+            let rpc = Rpc {
+                subtask,
+                attempt: t.attempt(),
+                call: Call::Finishing,
+            };
+            // Unless the question itself is still kept or on its way: then it is not lost.
+            let pending = ctx.io.outboxes[tm.index() as usize]
+                .kept()
+                .chain(ctx.io.rpc.in_flight_from(tm.index()))
+                .any(|r| r == rpc);
+            if !pending {
+                ctx.send(from, Address::JobMaster, rpc);
+            }
+        }
+    }
+}
+
+// ---- batch jobs --------------------------------------------------------------------------
+
+impl Batch {
+    /// P3.2: every execution this TaskManager hosts (running, or ended within the retention
+    /// of P3.1), a source's splits, every partition it holds; then that the report is done.
+    pub(crate) fn send_reports(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        let now = sched.now();
+        let (_, retention) = self.reconcile.expect("reconciling");
+        let process = self.tms[tm as usize].process;
+        let mut reports = Vec::new();
+        for (i, task) in self.tasks.iter().enumerate() {
+            let Some(t) = task else { continue };
+            let forgotten = t
+                .ended
+                .is_some_and(|ended| now.saturating_duration_since(ended) > retention);
+            if t.task_manager != tm || t.process != process || forgotten {
+                continue;
+            }
+            let subtask = SubtaskId(i as u32);
+            reports.push(Msg::ReportExecution {
+                subtask,
+                attempt: t.attempt,
+                state: t.state,
+                parallelism: t.parallelism,
+            });
+            for &split in &t.splits {
+                reports.push(Msg::ReportSplit {
+                    subtask,
+                    attempt: t.attempt,
+                    split,
+                });
+            }
+            for &(producer, producer_attempt) in &t.inputs {
+                reports.push(Msg::ReportInput {
+                    subtask,
+                    attempt: t.attempt,
+                    producer,
+                    producer_attempt,
+                });
+            }
+        }
+        let record_bytes = self.batch.record_bytes;
+        for p in &self.tms[tm as usize].partitions {
+            reports.push(Msg::Report {
+                subtask: p.producer,
+                attempt: p.attempt,
+                bytes: data::total_records(&p.fragments) * record_bytes,
+            });
+        }
+        reports.push(Msg::ReportDone);
+        // A split request the old JobMaster answered too late (fenced) is asked again: the
+        // new JobMaster's enumerator answers it once rebuilt. One that is kept, or still on
+        // the wire (it will be refused and kept, or applied), is not: it would be answered
+        // twice.
+        let link = &self.tms[tm as usize];
+        for (i, task) in self.tasks.iter().enumerate() {
+            let Some(t) = task else { continue };
+            let kept = link
+                .outbox
+                .kept()
+                .chain(link.wire.values().copied())
+                .any(|m| {
+                    matches!(m, Msg::RequestSplit { subtask, attempt }
+                    if subtask.index() == i && attempt == t.attempt)
+                });
+            if t.task_manager == tm
+                && t.process == process
+                && t.awaiting_split
+                && t.state == ExecutionState::Running
+                && !kept
+            {
+                reports.push(Msg::RequestSplit {
+                    subtask: SubtaskId(i as u32),
+                    attempt: t.attempt,
+                });
+            }
+        }
+        for msg in reports {
+            self.send_to_jobmaster(sched, tm, msg);
+        }
+        self.schedule_retry(sched, tm);
+    }
+
+    /// P3.3: schedules the retry of TaskManager `tm`'s outbox (`Outbox::schedule_retry`).
+    pub(crate) fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        let t = &mut self.tms[tm as usize];
+        t.outbox.schedule_retry(sched, tm, t.process);
+    }
+
+    /// P3.3: send the kept RPCs again, in their original order, once none of this
+    /// TaskManager's RPCs is on the wire (so a resent one never overtakes an older one).
+    pub(crate) fn retry_parked(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, process: u32) {
+        let t = &mut self.tms[tm as usize];
+        if t.process != process {
+            return;
+        }
+        t.outbox.retry_later();
+        if !t.alive || !t.connected || t.leader.is_none() || !t.outbox.is_holding() {
+            return;
+        }
+        if t.in_flight > 0 {
+            self.schedule_retry(sched, tm);
+            return;
+        }
+        for (seq, msg) in t.outbox.take() {
+            self.rpcs_resent += 1;
+            self.send_numbered(
+                sched,
+                Address::TaskManager(tm),
+                Address::JobMaster,
+                msg,
+                seq,
+            );
+        }
+    }
+
+    /// P3.3: an RPC of TaskManager `tm` (its process `from_process`) came back from a
+    /// connection that reset under it: the sender learns so and keeps a task's RPC, unless it
+    /// died since.
+    pub(crate) fn keep_after_reset(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        link: LinkId,
+        (seq, from_process): (u64, u32),
+        msg: Msg,
+    ) {
+        let tm = link.task_manager();
+        let t = &self.tms[tm as usize];
+        let keep = self.reconcile.is_some()
+            && matches!(link.from(), Address::TaskManager(_))
+            && msg.is_task_rpc()
+            && t.alive
+            && t.process == from_process;
+        if keep {
+            self.tms[tm as usize].outbox.keep(seq, msg);
+            self.rpcs_kept += 1;
+            self.schedule_retry(sched, tm);
+        }
+    }
+}
