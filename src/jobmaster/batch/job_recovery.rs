@@ -13,8 +13,93 @@ use crate::trace::{RerunReason, TraceEvent};
 use crate::world::batch::{Batch, Msg};
 use crate::world::Event;
 use sim::{Instant, Scheduler};
+use std::collections::BTreeSet;
 
 impl Batch {
+    /// P2.3: a newly elected JobMaster takes the job over: under `failover: reconcile` from
+    /// the TaskManagers' reports (P3); otherwise by FLIP-383 recovery from the durable job
+    /// events (P2.4), or from scratch when there is nothing to recover from or recovery is off
+    /// (P2.6), or by a global failover when the log cannot be read.
+    pub(crate) fn take_over(&mut self, sched: &mut Scheduler<'_, Event>) {
+        let now = sched.now();
+        let incarnation = self.jm.as_ref().expect("elected").incarnation;
+        self.set_job_status(now, JobStatus::Created);
+        if self.reconcile.is_some() {
+            self.start_reconcile(sched);
+            return;
+        }
+        let r = self.recoveries.len() - 1;
+        self.recoveries[r].elected_at = now;
+        if !self.batch.recovery_enabled() || self.store.durable().is_empty() {
+            self.restart_from_scratch(sched, r);
+            for tm in 0..self.tms.len() as u32 {
+                self.register(sched, tm);
+            }
+            self.schedule(sched);
+            return;
+        }
+        // P2.4: RECONCILING while replaying and waiting for the previous TaskManagers.
+        self.set_job_status(now, JobStatus::Reconciling);
+        if !self.store.readable() && self.bug != Some(Bug::ReplayUnreadableLog) {
+            self.replay_failed(sched, r);
+            for tm in 0..self.tms.len() as u32 {
+                self.register(sched, tm);
+            }
+            self.schedule(sched);
+            return;
+        }
+        let replayed = self.replay_log();
+        self.recoveries[r].discarded = replayed.discarded.len() as u32;
+        self.record(
+            now,
+            TraceEvent::RecoveryStarted {
+                replayed: replayed.applied as u32,
+                discarded: replayed.discarded.len() as u32,
+                full_restart: false,
+            },
+        );
+        // Step 1: vertices with a logged parallelism are initialized again.
+        for v in 0..self.graph.vertices.len() {
+            if let Some(p) = replayed.parallelism[v] {
+                self.jm.as_mut().expect("elected").parallelism[v] = Some(p);
+            }
+        }
+        // The shuffle master's snapshot knows the remote partitions (P2.3).
+        let mut awaited = BTreeSet::new();
+        let reserve = recovery::reserved(&self.graph, &replayed);
+        for (s, finished) in replayed.finished.iter().enumerate() {
+            let Some((attempt, location, bytes)) = *finished else {
+                continue;
+            };
+            match location {
+                Location::Remote => {
+                    let held = self
+                        .remote
+                        .iter()
+                        .any(|p| p.producer.index() == s && p.attempt == attempt);
+                    if held {
+                        self.jm.as_mut().expect("elected").tracker[s] =
+                            Some((attempt, location, bytes));
+                    }
+                }
+                Location::TaskManager { .. } => {
+                    if reserve[s] {
+                        awaited.insert(SubtaskId(s as u32));
+                    }
+                }
+            }
+        }
+        self.jm.as_mut().expect("elected").recovering = Some(Recovering { replayed, awaited });
+        sched.after(
+            self.batch.previous_worker_timeout,
+            Event::WorkerTimeout { incarnation },
+        );
+        for tm in 0..self.tms.len() as u32 {
+            self.register(sched, tm);
+        }
+        self.maybe_end_recovery(sched);
+    }
+
     /// The durable job events, replayed (F2.3).
     pub(crate) fn replay_log(&self) -> Replayed {
         let vertex_of: Vec<VertexId> = self.graph.subtasks.iter().map(|s| s.vertex).collect();

@@ -432,3 +432,138 @@ impl Batch {
         (first..first + p).all(|s| jm.exec[s as usize].state == ExecutionState::Finished)
     }
 }
+
+impl Batch {
+    /// A JobMaster as a newly elected leader starts: nothing known, nothing registered, its
+    /// executions under the next attempt ids.
+    pub(crate) fn new_jobmaster(&self, incarnation: u32, now: Instant) -> JobMaster {
+        let n = self.graph.subtasks.len();
+        let v = self.graph.vertices.len();
+        let tms = self.tms.len();
+        JobMaster {
+            incarnation,
+            status: JobStatus::Initializing,
+            exec: (0..n)
+                .map(|i| Execution {
+                    state: ExecutionState::Created,
+                    attempt: self.next_attempt[i],
+                    placed: None,
+                    hold_until: Instant::ZERO,
+                    deployed_at: None,
+                })
+                .collect(),
+            parallelism: vec![None; v],
+            tracker: vec![None; n],
+            enumerators: vec![None; v],
+            remembered: vec![false; v],
+            registered: vec![None; tms],
+            accounted: vec![self.reconcile.is_none(); tms],
+            slots_used: vec![0; tms],
+            last_snapshot: None,
+            events_failed: false,
+            started: now,
+            restarts: 0,
+            recovering: None,
+            reconciling: None,
+            recovered_once: false,
+            flush_pending: false,
+            spec: vec![None; n],
+            ran: vec![None; n],
+            blocked_until: vec![Instant::ZERO; tms],
+            check_pending: false,
+            orphans: BTreeSet::new(),
+        }
+    }
+
+    /// The JobMaster noticed that TaskManager `tm` (process `process`) is gone or unreachable.
+    pub(crate) fn lose_task_manager(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        process: u32,
+    ) {
+        let now = sched.now();
+        let Some(jm) = self.jm.as_mut() else { return };
+        if jm.registered[tm as usize] != Some(process) {
+            return;
+        }
+        jm.registered[tm as usize] = None;
+        jm.slots_used[tm as usize] = 0;
+        if self.expected_task_managers[tm as usize] == Some(process) {
+            self.expected_task_managers[tm as usize] = None;
+        }
+        self.record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
+        self.forget_task_manager(sched, tm, process);
+        let jm = self.jm.as_ref().expect("alive");
+        if jm.recovering.is_some() || jm.status.is_terminal() {
+            return;
+        }
+        let lost = Location::TaskManager {
+            task_manager: tm,
+            process,
+        };
+        let mut seeds = Vec::new();
+        for s in (0..self.graph.subtasks.len() as u32).map(SubtaskId) {
+            let jm = self.jm.as_ref().expect("alive");
+            // P2.8: a speculative attempt on the lost TaskManager fails alone; an original
+            // there whose speculative attempt runs elsewhere hands over to it.
+            if jm.spec[s.index()].is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal()) {
+                self.spec_state(now, s, ExecutionState::Failed);
+                self.free_spec_slot(s);
+                self.jm.as_mut().expect("alive").spec[s.index()] = None;
+            }
+            let jm = self.jm.as_ref().expect("alive");
+            let e = jm.exec[s.index()];
+            if e.placed == Some(tm)
+                && !e.state.is_terminal()
+                && e.state != ExecutionState::Created
+                && self.spec_live(s)
+            {
+                self.exec_state(now, s, ExecutionState::Failed);
+                self.free_slot(s);
+                self.promote_spec(s);
+                self.jm.as_mut().expect("alive").spec[s.index()] = None;
+                continue;
+            }
+            let jm = self.jm.as_ref().expect("alive");
+            let e = jm.exec[s.index()];
+            if e.placed == Some(tm)
+                && matches!(
+                    e.state,
+                    ExecutionState::Deploying
+                        | ExecutionState::Initializing
+                        | ExecutionState::Running
+                )
+            {
+                self.exec_state(now, s, ExecutionState::Failed);
+                self.free_slot(s);
+                seeds.push((s, RerunReason::Failover));
+                continue;
+            }
+            if jm.tracker[s.index()].is_some_and(|(_, l, _)| l == lost) {
+                let needed = self.partition_needed(s);
+                self.jm.as_mut().expect("alive").tracker[s.index()] = None;
+                if needed {
+                    seeds.push((s, RerunReason::PartitionMissing));
+                }
+            }
+        }
+        if !seeds.is_empty() {
+            self.failover(sched, seeds);
+        }
+    }
+
+    /// Some consumer of `s` has yet to finish (or is not even initialized).
+    pub(crate) fn partition_needed(&self, s: SubtaskId) -> bool {
+        let jm = self.jm.as_ref().expect("alive");
+        let v = self.graph.subtasks[s.index()].vertex;
+        let uninitialized = self.graph.vertices[v.index()]
+            .outputs
+            .iter()
+            .any(|&e| jm.parallelism[self.graph.edges[e].to.index()].is_none());
+        uninitialized
+            || data::consumers(&self.graph, &jm.parallelism, s)
+                .iter()
+                .any(|c| jm.exec[c.index()].state != ExecutionState::Finished)
+    }
+}
