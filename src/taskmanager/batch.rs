@@ -180,13 +180,7 @@ impl Batch {
                 self.rpcs_kept += 1;
                 return;
             }
-            self.send_numbered(
-                sched,
-                Address::TaskManager(tm),
-                Address::JobMaster,
-                msg,
-                seq,
-            );
+            self.send_numbered_to_jobmaster(sched, tm, msg, seq);
             return;
         }
         if self.tms[tm as usize].leader.is_some() {

@@ -211,13 +211,7 @@ impl Batch {
         }
         for (seq, msg) in t.outbox.take() {
             self.rpcs_resent += 1;
-            self.send_numbered(
-                sched,
-                Address::TaskManager(tm),
-                Address::JobMaster,
-                msg,
-                seq,
-            );
+            self.send_numbered_to_jobmaster(sched, tm, msg, seq);
         }
     }
 

@@ -200,26 +200,26 @@ mod tests {
         let mut w = Window::open(Instant::ZERO, vec![Some(0), Some(0)], &mut stats);
         w.report_done(0, 0);
         let now = Instant::ZERO;
-        let outcome =
-            |w: &Window, j: Judged, stats: &mut Vec<ReconcileRecord>| w.end(now, &j, stats).0;
-        // TaskManager 1 missed the window.
-        assert_eq!(
-            outcome(&w, judged(false, true, true), &mut stats),
-            ReconcileOutcome::Failing
-        );
-        assert_eq!(
-            outcome(&w, judged(false, true, false), &mut stats),
-            ReconcileOutcome::Finished
-        );
-        w.report_done(1, 0);
-        assert_eq!(
-            outcome(&w, judged(true, false, true), &mut stats),
-            ReconcileOutcome::Failing
-        );
-        assert_eq!(
-            outcome(&w, judged(false, false, true), &mut stats),
-            ReconcileOutcome::Running
-        );
+        use ReconcileOutcome::{Failing, Finished, Running};
+        // (failing, all finished, missing counts) -> outcome; TaskManager 1 missed the window.
+        let missed = [
+            ((false, true, true), Failing),
+            ((false, true, false), Finished),
+        ];
+        // Every TaskManager reported.
+        let all_in = [
+            ((true, false, true), Failing),
+            ((false, false, true), Running),
+        ];
+        for (cases, reported) in [(missed, false), (all_in, true)] {
+            if reported {
+                w.report_done(1, 0);
+            }
+            for ((failing, all_finished, counts), expected) in cases {
+                let j = judged(failing, all_finished, counts);
+                assert_eq!(w.end(now, &j, &mut stats).0, expected);
+            }
+        }
         let (_, event) = w.end(now, &judged(false, true, true), &mut stats);
         assert!(matches!(
             event,

@@ -84,6 +84,19 @@ impl Batch {
         }
     }
 
+    /// Sends message number `seq` of TaskManager `tm` to the JobMaster (P3.3: a resent one
+    /// keeps its number).
+    pub(crate) fn send_numbered_to_jobmaster(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        msg: Msg,
+        seq: u64,
+    ) {
+        let from = Address::TaskManager(tm);
+        self.send_numbered(sched, from, Address::JobMaster, msg, seq);
+    }
+
     pub(crate) fn send_to_task_manager(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
