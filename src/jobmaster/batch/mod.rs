@@ -5,8 +5,9 @@
 //! JobMaster's state (`Batch::jm`) beside the TaskManagers': `scheduler` (the adaptive batch
 //! scheduler, failover, resets and releases), `job_events` (the job event log's write buffer),
 //! `job_recovery` (FLIP-383 recovery on a new JobMaster, P2.4), `speculation` (P2.8) and
-//! `reconcile` (P3 for batch jobs, both its JobMaster and its TaskManager side). The streaming
-//! JobMaster is [`super::JobMaster`].
+//! `reconcile` (P3 for batch jobs, the JobMaster's side, with the window both modes share,
+//! `super::reconcile::window`; the TaskManager's side is `crate::taskmanager::reconcile`). The
+//! streaming JobMaster is [`super::JobMaster`].
 
 mod job_events;
 mod job_recovery;

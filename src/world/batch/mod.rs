@@ -12,9 +12,11 @@
 //! its actor's module: the JobMaster's in `crate::jobmaster::batch` (what it receives and its
 //! views; `scheduler`, the adaptive batch scheduler, failover and resets; `job_events`, the
 //! event log; `job_recovery`, FLIP-383 on a new JobMaster; `speculation`, P2.8; `reconcile`,
-//! P3 for batch jobs), the TaskManager's in `crate::taskmanager::batch` (tasks and
-//! partitions). What belongs to no one actor is here: `rpc` (links, the P3.3 outbox,
-//! delivery), `processes` (crashes, elections, lost TaskManagers) and `faults`.
+//! P3 for batch jobs, beside the window both modes share), the TaskManager's in
+//! `crate::taskmanager::batch` (tasks and partitions) and `crate::taskmanager::reconcile`
+//! (its P3 reports and kept RPCs). What belongs to no one actor is here: `rpc` (links,
+//! delivery, fencing), `processes` (crashes and elections; what a new JobMaster then does is
+//! its own `take_over`) and `faults`.
 
 mod faults;
 mod processes;
