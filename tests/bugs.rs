@@ -141,7 +141,7 @@ fn skipping_the_coordinator_reset_is_caught_on_a_vertex_that_is_no_source() {
 /// inline, as a key moment naming the oracle, right after the event where it was first visible
 /// (issue 16): the narration says where the run departed from the rule, not only the summary.
 #[test]
-fn explain_shows_each_bugs_violation_inline_at_its_event() {
+fn explain_shows_each_bugs_violation_inline_at_its_event_and_names_the_departure() {
     for bug in Bug::ALL {
         let path = format!("scenarios/{}.json", scenario_for(bug));
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_flinksim"))
@@ -173,9 +173,12 @@ fn explain_shows_each_bugs_violation_inline_at_its_event() {
             .and_then(|rest| rest.split_whitespace().next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{bug}: no event number on {line:?}"));
-        assert!(
-            line.ends_with(&format!("(violation first visible at event {number})")),
-            "{bug}: {line}"
+        // And names the departure: the rule the bug breaks and how.
+        let departure = format!(
+            "(violation first visible at event {number}); the injected bug {bug} departs from {}: {}",
+            bug.rule(),
+            bug.description()
         );
+        assert!(line.ends_with(&departure), "{bug}: {line}");
     }
 }

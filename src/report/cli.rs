@@ -177,7 +177,11 @@ pub fn cmd_explain(args: ExplainArgs) -> io::Result<ExitCode> {
     let narrations = narrate(&scenario, &report);
     // Each violation is told right after the event where it was first visible (or, when that
     // was a record-level event nobody narrates, before the next narrated one).
-    let violations: Vec<_> = report.violations.iter().map(violation_narration).collect();
+    let violations: Vec<_> = report
+        .violations
+        .iter()
+        .map(|v| violation_narration(v, scenario.bug))
+        .collect();
     let shown = |n: &super::explain::Narration| {
         let t = n.time.as_nanos();
         args.from.is_none_or(|from| t >= from)

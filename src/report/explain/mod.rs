@@ -12,6 +12,7 @@
 //! failover, a restore, the job ending) are flagged so the renderer can set them apart and
 //! `--step` can pause after them.
 
+use crate::bug::Bug;
 use crate::checkpoint::stats::Outcome;
 use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::record::{Element, StopMode};
@@ -148,7 +149,11 @@ pub struct ExplainStyle {
 
 /// A violation as a narration, to be told right after the event where it was first visible
 /// (its own index): a key moment naming the invariant and the event.
-pub fn violation_narration(v: &crate::oracle::Violation) -> Narration {
+///
+/// With a bug injected (`--bug`), the line also names the rule the run departs from and how,
+/// from the bug's own description: the oracle says what went wrong, the bug says which step of
+/// the protocol was skipped or changed.
+pub fn violation_narration(v: &crate::oracle::Violation, bug: Option<Bug>) -> Narration {
     Narration {
         index: v.event_index,
         time: v.time,
@@ -158,10 +163,21 @@ pub fn violation_narration(v: &crate::oracle::Violation) -> Narration {
             v.actors.join(",")
         },
         rule: Some(v.invariant.to_string()),
-        text: format!(
-            "{} (violation first visible at event {})",
-            v.message, v.event_index
-        ),
+        text: match bug {
+            None => format!(
+                "{} (violation first visible at event {})",
+                v.message, v.event_index
+            ),
+            Some(bug) => format!(
+                "{} (violation first visible at event {}); the injected bug {} departs from {}: \
+                 {}",
+                v.message,
+                v.event_index,
+                bug.name(),
+                bug.rule(),
+                bug.description()
+            ),
+        },
         key: Some("violation"),
         why: None,
     }
