@@ -1,0 +1,192 @@
+//! The task's output side (Flink's `RecordWriter` and `ResultSubpartition`s): records routed
+//! to their output channels, the queue of outputs not yet on the wire, back-pressure when a
+//! channel has no credit, and with network buffers (`docs/rules.md` F1.14) the subpartitions'
+//! current buffers and the output flusher that sends partly filled ones on the buffer timeout.
+//!
+//! Outputs leave in emission order: a full channel at the head of the queue blocks everything
+//! behind it, as Flink's record writer waits for a buffer, until the consumer returns credit.
+
+use super::{Phase, Task};
+use crate::bug::Bug;
+use crate::graph::ChannelId;
+use crate::record::{Element, Record};
+use crate::trace::TraceEvent;
+use crate::world::{Ctx, Event};
+
+impl Task {
+    /// Routes a record to one channel of every output gate.
+    pub(super) fn emit(&mut self, ctx: &mut Ctx<'_, '_>, record: Record) {
+        let gates = &ctx.graph.subtasks[self.id.index()].outputs;
+        let misroute = ctx.config.bug == Some(Bug::MisrouteKeyGroup);
+        for (g, gate) in gates.iter().enumerate() {
+            let channel = ctx
+                .graph
+                .route(gate, &record, &mut self.round_robin[g], misroute);
+            self.pending_out
+                .push_back((channel, Element::Record(record)));
+        }
+    }
+
+    /// Queues an event (barrier, EndOfData, EndOfPartition) on every output channel, behind
+    /// everything emitted before it.
+    pub(super) fn broadcast(&mut self, ctx: &Ctx<'_, '_>, element: Element) {
+        for gate in &ctx.graph.subtasks[self.id.index()].outputs {
+            for &channel in &gate.channels {
+                self.pending_out.push_back((channel, element));
+            }
+        }
+    }
+
+    /// Pushes pending outputs until one needs credit its channel does not have. Returns false
+    /// when blocked.
+    pub(super) fn flush(&mut self, ctx: &mut Ctx<'_, '_>) -> bool {
+        if ctx.io.data.uses_buffers() {
+            return self.flush_into_buffers(ctx);
+        }
+        while let Some(&(channel, element)) = self.pending_out.front() {
+            if element.needs_credit() && ctx.io.data.is_full(channel) {
+                self.block(ctx, channel);
+                return false;
+            }
+            self.pending_out.pop_front();
+            ctx.push(channel, element);
+        }
+        true
+    }
+
+    /// F1.14 step 1-3: serialises pending records into their channels' current buffers,
+    /// sending a buffer when it is full (or at once, with a zero buffer timeout) and before an
+    /// event. A buffer that must go and has no credit blocks the task. Returns false when
+    /// blocked.
+    fn flush_into_buffers(&mut self, ctx: &mut Ctx<'_, '_>) -> bool {
+        let after_every_record = ctx
+            .io
+            .data
+            .buffer_settings()
+            .is_some_and(|b| b.timeout == sim::Duration::ZERO);
+        while let Some(&(channel, element)) = self.pending_out.front() {
+            if element.needs_credit() {
+                // F1.14 step 2: a full buffer goes before the record can be written.
+                if ctx.io.data.current_full(channel) && !ctx.send_buffer(channel) {
+                    self.block(ctx, channel);
+                    return false;
+                }
+                self.pending_out.pop_front();
+                ctx.io.data.write(channel, element);
+                if ctx.io.data.current_full(channel) || after_every_record {
+                    ctx.send_buffer(channel); // without credit it waits (full: the next write blocks)
+                }
+                if ctx.io.data.unsent(channel) > 0 {
+                    self.arm_output_flush(ctx);
+                }
+            } else {
+                // P1.5 with buffers: a draining task sends EndOfPartition on no channel before
+                // its data is on the wire on every channel.
+                if element == Element::EndOfPartition && self.draining(ctx) {
+                    if let Some(waiting) = self.send_every_buffer(ctx) {
+                        self.block(ctx, waiting);
+                        return false;
+                    }
+                }
+                // F1.14 step 3: an event follows the data before it, in a buffer of its own.
+                if ctx.io.data.unsent(channel) > 0 && !ctx.send_buffer(channel) {
+                    self.block(ctx, channel);
+                    return false;
+                }
+                self.pending_out.pop_front();
+                ctx.push(channel, element);
+            }
+        }
+        true
+    }
+
+    /// Whether the task is closing and still running while its result partition drains
+    /// (P1.5, `flush_before_finish` with unaligned checkpoints): it takes part in checkpoints
+    /// until everything is on the wire, and its unaligned barrier overtakes what is queued.
+    pub(super) fn draining(&self, ctx: &Ctx<'_, '_>) -> bool {
+        self.phase == Phase::Closing && ctx.config.unaligned && ctx.config.flush_before_finish
+    }
+
+    /// P1.5 with buffers: sends every output channel's unsent buffer; returns the first
+    /// channel whose buffer waits for credit, if any.
+    ///
+    /// *Why:* without buffers every EndOfPartition goes on the wire at once, after the last
+    /// record, and the task finishes in the same step, so a draining task never has a channel
+    /// that already carries EndOfPartition. With buffers each channel's EndOfPartition waits
+    /// behind that channel's unsent data, so EndOfPartition could leave on one channel while
+    /// another still waits for credit. A checkpoint triggered in that window would send the
+    /// task's unaligned barrier behind EndOfPartition there; the consumer would finish
+    /// without it while the coordinator's plan waits for its acknowledgement (the stall of
+    /// fuzz seed 18880, `checkpoint-progress`). Holding every EndOfPartition until all data is
+    /// sent keeps P1.5's premise: while the task runs, its barrier can overtake everything it
+    /// has not yet sent, EndOfPartition included. Flink adds EndOfPartition to every
+    /// subpartition at once and lets them drain apart; its own finish protocol (F1.5) sends it
+    /// only after the final checkpoint, when no barrier can follow.
+    fn send_every_buffer(&self, ctx: &mut Ctx<'_, '_>) -> Option<ChannelId> {
+        let outputs = &ctx.graph.subtasks[self.id.index()].outputs;
+        let mut waiting = None;
+        for channel in outputs
+            .iter()
+            .flat_map(|gate| gate.channels.iter().copied())
+        {
+            if ctx.io.data.unsent(channel) > 0 && !ctx.send_buffer(channel) && waiting.is_none() {
+                waiting = Some(channel);
+            }
+        }
+        waiting
+    }
+
+    /// Waits for credit on `channel` (back-pressure).
+    fn block(&mut self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) {
+        ctx.io.data.wait_for_credit(channel);
+        self.blocked_on = Some(channel);
+        ctx.record(TraceEvent::Blocked {
+            subtask: self.id,
+            channel,
+        });
+    }
+
+    /// F1.14 step 4: the output flusher fired. Every partly filled buffer that has credit goes
+    /// on the wire; one without stays current (it goes when full, before an event, or at the
+    /// next flush). The flusher runs until the task has nothing left to send.
+    pub fn on_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let mut left = false;
+        for gate in &ctx.graph.subtasks[self.id.index()].outputs {
+            for &channel in &gate.channels {
+                if ctx.io.data.unsent(channel) > 0 && !ctx.send_buffer(channel) {
+                    left = true;
+                }
+            }
+        }
+        self.flusher_armed = false;
+        // A task blocked on a buffer it now sent is woken by that buffer's credit, as before:
+        // waking it here would also wake an attempt whose partition a failover released.
+        if self.phase != Phase::Finished || left {
+            self.arm_output_flush(ctx);
+        }
+    }
+
+    /// F1.14: the next firing of the output flusher, one buffer timeout from now, unless one
+    /// is due already (none with a zero timeout, which sends after every record, or without
+    /// outputs). A finished task's flusher stops once nothing is left in a current buffer;
+    /// writing into one arms it again.
+    pub(super) fn arm_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let Some(settings) = ctx.io.data.buffer_settings() else {
+            return;
+        };
+        if self.flusher_armed
+            || settings.timeout == sim::Duration::ZERO
+            || ctx.graph.subtasks[self.id.index()].outputs.is_empty()
+        {
+            return;
+        }
+        self.flusher_armed = true;
+        ctx.sched.after(
+            settings.timeout,
+            Event::OutputFlush {
+                subtask: self.id,
+                attempt: self.attempt,
+            },
+        );
+    }
+}
