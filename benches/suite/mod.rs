@@ -79,6 +79,23 @@ pub fn machine() -> String {
 
 /// A file of the repository, from the bench's working directory (cargo runs benches in the
 /// package root).
+/// CPU time of this process so far (user and system), in seconds, from /proc/self/stat (Linux,
+/// clock ticks of 10 ms): on a machine shared with other builds it is the steadier figure, as
+/// wall time includes waiting for a core.
+pub fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces, so split after its ')'): utime and
+    // stime are the 12th and 13th.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse::<u64>().ok())
+        .sum();
+    ticks as f64 / 100.0
+}
+
 pub fn repo_path(relative: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(relative)
 }

@@ -1,7 +1,7 @@
 //! The full model: world, actors, trace hash and oracles (always on), on the 100-subtask jobs
 //! of scenarios/bench/, and its allocations per event in steady state.
 
-use super::{alloc, best_of, millions, repo_path, verdict, Table};
+use super::{alloc, best_of, cpu_seconds, millions, repo_path, verdict, Table};
 use flinksim::run::{run, RunOptions, RunReport};
 use flinksim::scenario::{self, Scenario};
 use flinksim::trace::Retain;
@@ -116,24 +116,36 @@ pub fn rows(table: &mut Table) {
         );
     }
 
+    // CPU time, not wall time, decides the verdict: on a machine shared with other builds the
+    // wall clock includes waiting for a core. Best of the repeats, like the wall time.
     let scenario = load(BUFFERS);
-    let (wall, report) = timed(&scenario);
+    let mut cpu = f64::INFINITY;
+    let mut measured = None;
+    for _ in 0..REPEATS {
+        let before = cpu_seconds();
+        let start = WallClock::now();
+        let report = run_quiet(&scenario);
+        let wall = start.elapsed().as_secs_f64();
+        cpu = cpu.min(cpu_seconds() - before);
+        measured = Some((wall, report));
+    }
+    let (wall, report) = measured.expect("REPEATS is not zero");
     assert!(
         report.status.is_terminal() && report.violations.is_empty(),
         "{BUFFERS}: the bench job must finish cleanly"
     );
-    let factor = report.sim_time.as_nanos() as f64 / 1e9 / wall;
+    let sim_seconds = report.sim_time.as_nanos() as f64 / 1e9;
+    let factor = sim_seconds / cpu;
     table.row(
         "model",
-        "streaming-100 at 1,000 records/s per source, 32 KB buffers (F1.14): simulated time per wall second",
+        "streaming-100 at 1,000 records/s per source, 32 KB buffers (F1.14): simulated time per CPU second",
         format!("{factor:.1}×"),
         format!(
-            "target ≥ 100×: {}; {} events, {} trace events, wall {:.3} s, {} events/s",
+            "target ≥ 100×: {}; {:.2} s of CPU for {sim_seconds:.1} s simulated (wall {wall:.2} s), {} events, {} trace events",
             verdict(factor >= 100.0),
+            cpu,
             report.events,
             report.trace.len(),
-            wall,
-            millions(report.events as f64 / wall)
         ),
     );
 

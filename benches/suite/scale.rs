@@ -8,7 +8,7 @@
 //! 10^6 channels) and prints events/s for each: the cost of one event should stay flat as the
 //! job grows (issue 18: at p = 1000 at least 0.7× the rate at p = 100).
 
-use super::{millions, repo_path, verdict, Table};
+use super::{cpu_seconds, millions, repo_path, verdict, Table};
 use flinksim::trace::Retain;
 use flinksim::world::World;
 use std::process::Command;
@@ -42,7 +42,9 @@ fn proc_status_kib(field: &str) -> u64 {
 }
 
 /// The child: builds the world once alone (to see what the setup costs), then runs the job and
-/// prints one `key=value` line for the parent.
+/// prints one `key=value` line for the parent. A run of less than a second of CPU is repeated
+/// until the runs add up to one (runs are deterministic, so each does the same work), so that
+/// the 10 ms ticks of CPU time do not blur the small sizes of the sweep.
 pub fn child() {
     let path = std::env::var(CHILD).expect("set by the parent");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -58,10 +60,17 @@ pub fn child() {
     let channels = world.graph().channels.len();
     drop(world);
     let start = WallClock::now();
-    let report = super::model::run_quiet(&scenario);
+    let cpu_start = cpu_seconds();
+    let mut report = super::model::run_quiet(&scenario);
     let wall = start.elapsed().as_secs_f64();
+    let mut runs = 1u32;
+    while cpu_seconds() - cpu_start < 1.0 {
+        report = super::model::run_quiet(&scenario);
+        runs += 1;
+    }
+    let cpu = (cpu_seconds() - cpu_start) / f64::from(runs);
     println!(
-        "scale-result channels={channels} build={build} world_kib={world_kib} wall={wall} events={} trace={} sim_ns={} status={} violations={} completed={} hwm_kib={}",
+        "scale-result channels={channels} build={build} world_kib={world_kib} wall={wall} cpu={cpu} runs={runs} events={} trace={} sim_ns={} status={} violations={} completed={} hwm_kib={}",
         report.events,
         report.trace.len(),
         report.sim_time.as_nanos(),
@@ -118,14 +127,15 @@ fn field(line: &str, key: &str) -> String {
         .to_owned()
 }
 
-/// Events/s of the job shape at each parallelism of [`SWEEP`], one child each.
+/// Events per second of CPU time of the job shape at each parallelism of [`SWEEP`], one child
+/// each.
 pub fn sweep(table: &mut Table) {
     let scenario = repo_path(SCENARIO);
     let mut rates = Vec::new();
     for p in SWEEP {
         let line = run_child(&scenario, Some(p));
         let num = |key: &str| -> f64 { field(&line, key).parse().expect("a number") };
-        let rate = num("events") / num("wall");
+        let rate = num("events") / num("cpu");
         rates.push((p, rate));
         let note = match rates.iter().find(|(q, _)| *q == 100) {
             Some((_, at_100)) if p == 1000 => format!(
@@ -133,12 +143,17 @@ pub fn sweep(table: &mut Table) {
                 rate / at_100,
                 verdict(rate / at_100 >= 0.7)
             ),
-            _ => format!("{} events in {:.2} s", field(&line, "events"), num("wall")),
+            _ => format!(
+                "{} events, {:.3} s of CPU a run ({} runs)",
+                field(&line, "events"),
+                num("cpu"),
+                field(&line, "runs")
+            ),
         };
         table.row(
             "scale",
             format!(
-                "p = {p} ({} channels, to {}): events/s",
+                "p = {p} ({} channels, to {}): events per CPU second",
                 field(&line, "channels"),
                 field(&line, "status")
             ),
@@ -157,7 +172,7 @@ pub fn rows(table: &mut Table) {
     let line = run_child(&scenario, None);
     let field = |key: &str| -> String { field(&line, key) };
     let num = |key: &str| -> f64 { field(key).parse().expect("a number") };
-    let (wall, hwm_gib) = (num("wall"), num("hwm_kib") / (1024.0 * 1024.0));
+    let (wall, cpu, hwm_gib) = (num("wall"), num("cpu"), num("hwm_kib") / (1024.0 * 1024.0));
     let name = format!(
         "{} channels, to {} ({} checkpoints completed, {} violations)",
         field("channels"),
@@ -167,25 +182,25 @@ pub fn rows(table: &mut Table) {
     );
     table.row(
         "scale",
-        format!("{name}: wall time"),
-        format!("{wall:.2} s"),
-        format!("target ≤ 60 s: {}", verdict(wall <= 60.0)),
+        format!("{name}: CPU time (wall time)"),
+        format!("{cpu:.2} s ({wall:.2} s)"),
+        format!("target < 5 s: {}", verdict(cpu < 5.0)),
     );
     table.row(
         "scale",
         format!("{name}: peak memory (VmHWM)"),
         format!("{hwm_gib:.2} GiB"),
         format!(
-            "target ≤ 4 GB: {}; world alone: {:.0} MiB, built in {:.2} s",
-            verdict(num("hwm_kib") * 1024.0 <= 4e9),
+            "target < 1 GB: {}; world alone: {:.0} MiB, built in {:.2} s",
+            verdict(num("hwm_kib") * 1024.0 < 1e9),
             num("world_kib") / 1024.0,
             num("build")
         ),
     );
     table.row(
         "scale",
-        format!("{name}: events/s"),
-        millions(num("events") / wall),
+        format!("{name}: events per CPU second"),
+        millions(num("events") / cpu),
         format!(
             "{} events, {} trace events, {:.1} ms simulated",
             field("events"),
