@@ -91,7 +91,7 @@ pub fn run(scenario: &Scenario, options: &RunOptions) -> RunReport {
 ///
 /// Both kinds of job run through here on the one [`World`]: the same kernel, budget,
 /// diagnosis and `job-terminates` verdict; what each mode's actors and oracles leave behind is
-/// gathered by [`streaming_report`] or [`batch_report`].
+/// gathered by `streaming_report` or `batch_report`.
 pub fn run_keeping(scenario: &Scenario, options: &RunOptions, keep: Option<u64>) -> RunReport {
     run_ordered(scenario, options, keep, None)
 }

@@ -18,7 +18,7 @@
 //! boxing, no allocation per push or pop once it has grown), and the order key is two words,
 //! `(time, tie)`. While few events are pending it is a plain [`BinaryHeap`], the fastest thing
 //! at that size; past [`RADIX_ABOVE`] pending events it turns into a radix heap
-//! ([`radix`]), whose cost per event stays flat where a binary heap's grows with the cache
+//! (`radix`), whose cost per event stays flat where a binary heap's grows with the cache
 //! misses of its deeper walks, and back below [`HEAP_BELOW`]. Both pop in exactly the same
 //! order, so which one served a run never shows in its trace. A third word for the sequence number would
 //! cost about 10% of the kernel's throughput (measured with `benches/kernel.rs`), so under

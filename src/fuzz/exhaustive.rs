@@ -87,7 +87,7 @@ fn points(range: DurationRange) -> Vec<Duration> {
 /// One combination of fixed latencies.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variant {
-    /// `(path, latency)` for every range, in the order of [`ranges`].
+    /// `(path, latency)` for every range, in the order of `ranges`.
     pub latencies: Vec<(String, Duration)>,
 }
 

@@ -8,7 +8,7 @@
 //! pace). When an output channel is full the task stops until the consumer returns credit; when
 //! no input is available it sleeps until some arrives.
 //!
-//! Lifecycle: CREATED → DEPLOYING → INITIALIZING → RUNNING; then the [`Phase`]s
+//! Lifecycle: CREATED → DEPLOYING → INITIALIZING → RUNNING; then the `Phase`s
 //! *processing* → *end of input* → *closing* → FINISHED. "End of input" is when a source ran
 //! out, or every input delivered EndOfPartition (EndOfData in `flink`); what the task waits
 //! for before *closing* (emitting EndOfPartition) is what the finish protocols differ in.

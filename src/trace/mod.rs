@@ -608,7 +608,7 @@ pub struct Trace {
     count: u64,
     retain: Retain,
     kept: Vec<(u64, Instant, TraceEvent)>,
-    /// Trace events one kernel event may record ([`budget`]); unbounded unless a world sets it.
+    /// Trace events one kernel event may record (`trace::budget`); unbounded unless a world sets it.
     per_event: u64,
     /// The count past which the event being handled is abandoned.
     event_limit: u64,
@@ -626,7 +626,7 @@ impl Trace {
         }
     }
 
-    /// Bounds the trace events each kernel event may record ([`budget`]).
+    /// Bounds the trace events each kernel event may record (`trace::budget`).
     pub fn limit_work_per_event(&mut self, per_event: u64) {
         self.per_event = per_event;
     }
