@@ -7,14 +7,14 @@ use flinksim::bug::Bug;
 use flinksim::fuzz::campaign::{run_campaign, seeds, CampaignOptions, CampaignResult, SeedResult};
 use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::exhaustive::{explore, Bounds};
-use flinksim::fuzz::generate::generate;
 use flinksim::fuzz::generate::GenerateOptions;
-use flinksim::fuzz::guided::{run_guided, Corpus};
+use flinksim::fuzz::guided::{run_guided, Corpus, GuidedRun, Origin};
 use flinksim::fuzz::header::CampaignHeader;
 use flinksim::fuzz::hunt::{hunt, versus_random, Cell, Target as HuntTarget};
 use flinksim::fuzz::replay::{replay, Replay};
 use flinksim::fuzz::shrink::{
-    shrink, write_found, write_reproducer, Size, Target, MAX_SHRINK_RUNS,
+    shrink_document, shrink_seed, with_pct_schedule, write_found, write_reproducer, Runner, Shrunk,
+    Size, Target, MAX_SHRINK_RUNS,
 };
 use flinksim::fuzz::strategy::{Strategy, DEFAULT_PCT_DEPTH};
 use flinksim::fuzz::{mutants, parallel_map, Outcome};
@@ -59,12 +59,12 @@ pub struct FuzzArgs {
     /// Run this fraction of the seeds twice and compare trace hashes (`determinism`).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_fraction)]
     recheck: f64,
-    /// Shrink at most this many violating seeds (the lowest ones); under `pct`, write this
-    /// many replayable runs instead (a PCT run is replayed by its choices, not shrunk).
+    /// Shrink at most this many violating seeds (the lowest ones); under `pct` each candidate
+    /// runs under the seed's PCT scheduler, under `guided` a mutant shrinks by document edits.
     #[arg(long, value_name = "N", default_value_t = 10)]
     shrink: usize,
-    /// How to explore: `random` seeds, `pct` (a priority scheduler on each seed's scenario,
-    /// streaming jobs only), `exhaustive` (every class of orders of one --scenario) or
+    /// How to explore: `random` seeds, `pct` (a priority scheduler on each seed's scenario
+    /// that also postpones RPC arrivals), `exhaustive` (every class of orders of one --scenario) or
     /// `guided` (a corpus of inputs that reached new coverage, kept in DIR/corpus, mutated).
     #[arg(long, value_enum, default_value_t = StrategyArg::Random)]
     strategy: StrategyArg,
@@ -259,12 +259,6 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
                 strategy.name()
             )))
         }
-        (Strategy::Pct { .. }, None) if args.mode != ModeArg::Streaming => {
-            return Err(usage(
-                "--strategy pct schedules the actors of streaming jobs: add --mode streaming"
-                    .into(),
-            ))
-        }
         (Strategy::Random | Strategy::Pct { .. } | Strategy::Guided, None) => {}
     }
     let options = CampaignOptions {
@@ -346,10 +340,8 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
 
     if let Strategy::Pct { depth } = strategy {
         print_pct_bound(&mut out, &campaign.results, depth)?;
-        write_pct_runs(&mut out, &args, &options, &campaign.results)?;
-    } else {
-        shrink_violations(&mut out, &args, &options, &campaign)?;
     }
+    shrink_violations(&mut out, &args, &options, &campaign)?;
     if campaign.violations().count() > args.shrink {
         writeln!(
             out,
@@ -385,13 +377,19 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
 }
 
 /// Shrinks the lowest violating seeds, one shrink per (seed, invariant), and the lowest seed
-/// of each panic location, across threads, and writes their reproducers.
+/// of each panic location, across threads, and writes their reproducers. Under `pct` every
+/// candidate runs under the seed's PCT scheduler, and the reproducer's `tie_break` replays
+/// the order (and the postponed RPCs) of the shrunk scenario's PCT run.
 fn shrink_violations(
     out: &mut impl Write,
     args: &FuzzArgs,
     options: &CampaignOptions,
     campaign: &CampaignResult,
 ) -> io::Result<()> {
+    let runner = |seed| match options.strategy {
+        Strategy::Pct { depth } => Runner::Pct { seed, depth },
+        Strategy::Random | Strategy::Guided | Strategy::Exhaustive => Runner::Plain,
+    };
     let mut targets: Vec<(u64, Target)> = campaign
         .violations()
         .take(args.shrink)
@@ -423,12 +421,20 @@ fn shrink_violations(
         &targets,
         options.threads,
         || true,
-        |(seed, target)| shrink(*seed, &options.generate, target, MAX_SHRINK_RUNS),
+        |(seed, target)| {
+            let runner = runner(*seed);
+            let shrunk = shrink_seed(*seed, &options.generate, target, MAX_SHRINK_RUNS, runner)?;
+            let document = with_pct_schedule(&shrunk.document, runner).ok()?;
+            Some((shrunk.runs, document))
+        },
     );
     for ((seed, target), shrunk) in targets.iter().zip(shrunk.into_iter().flatten()) {
         // A seed that fails only as part of a whole campaign would be a determinism bug; the
         // recheck reports those, so here the seed always fails again.
-        let Some(shrunk) = shrunk else { continue };
+        let Some((runs, document)) = shrunk else {
+            continue;
+        };
+        let shrunk = Shrunk { document, runs };
         let path = write_reproducer(&args.out, &shrunk.document, *seed, target)?;
         let size = Size::of(&shrunk.document);
         writeln!(
@@ -455,46 +461,16 @@ fn print_pct_bound(out: &mut impl Write, results: &[SeedResult], depth: u32) -> 
          finds a bug of depth <= {depth} with probability >= 1/(n*k^{}) = {:.3e}",
         depth - 1,
         pct_bound(n, k, depth)
+    )?;
+    let runs = results.iter().filter_map(|r| r.pct.as_ref());
+    let postponed = runs.clone().map(|p| p.delays.len()).sum::<usize>();
+    writeln!(
+        out,
+        "pct delays: the change points postponed {postponed} RPC arrivals in {} of {} runs, \
+         within their latency ranges (not covered by the bound)",
+        runs.clone().filter(|p| !p.delays.is_empty()).count(),
+        runs.count()
     )
-}
-
-/// Writes each of the lowest violating (or panicking) PCT seeds, up to `--shrink`, as its
-/// scenario with the run's choice vector, which `flinksim run` replays.
-fn write_pct_runs(
-    out: &mut impl Write,
-    args: &FuzzArgs,
-    options: &CampaignOptions,
-    results: &[SeedResult],
-) -> io::Result<()> {
-    let found = results
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Violation | Outcome::Panic))
-        .take(args.shrink);
-    for r in found {
-        let Some(pct) = &r.pct else { continue };
-        let mut document = generate(r.seed, &options.generate);
-        document["tie_break"] = serde_json::json!({ "choices": pct.choices });
-        let target = r
-            .violated
-            .iter()
-            .copied()
-            .find(|&i| i != Invariant::Determinism);
-        let stem = format!("seed-{}-pct-{}", r.seed, target.map_or("panic", |i| i.id()));
-        let description = format!(
-            "Found by `flinksim fuzz --strategy pct` at seed {}: the seed's scenario, run in \
-             the order the PCT scheduler chose (tie_break choices). `flinksim run` on this \
-             file replays that run.",
-            r.seed
-        );
-        let path = write_found(&args.out, &stem, &document, target, &description)?;
-        writeln!(
-            out,
-            "pct seed {}: reproduce: flinksim run {}",
-            r.seed,
-            path.display()
-        )?;
-    }
-    Ok(())
 }
 
 /// `fuzz --strategy exhaustive --scenario FILE`: the certificate or the first counterexample.
@@ -842,8 +818,8 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
 }
 
 /// `fuzz --strategy guided` (`flinksim::fuzz::guided`): the corpus in `OUT/corpus` is loaded,
-/// grown and saved; each failing input (up to `--shrink` of them) is written as a scenario
-/// file, unshrunk (a mutated input is a document, not a seed the shrinker can walk).
+/// grown and saved; each failing input (up to `--shrink` of them) is shrunk and written as a
+/// reproducer.
 fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<ExitCode> {
     if args.shard.is_some() {
         eprintln!(
@@ -901,28 +877,65 @@ fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<Exi
     let results: Vec<SeedResult> = campaign.runs.iter().map(|r| r.result.clone()).collect();
     print_table(&mut out, &results, None)?;
     write_coverage(&mut out, &coverage(&results))?;
-    for run in campaign
+    // Each failing input (up to --shrink) is shrunk like a random campaign's seed: a fresh
+    // seed through its value tree, a mutant or corpus file by the document edits alone.
+    let failing: Vec<(&GuidedRun, Target)> = campaign
         .runs
         .iter()
-        .filter(|r| r.failed())
+        .filter(|r| r.failed() && r.document.is_some())
+        .filter_map(|run| {
+            let target = match (&run.result.panic, run.result.violated.first()) {
+                (Some(p), _) => Target::Panic {
+                    location: p.location.clone(),
+                },
+                (None, Some(&invariant)) => Target::Invariant(invariant),
+                (None, None) => return None,
+            };
+            Some((run, target))
+        })
         .take(args.shrink)
-    {
-        let Some(document) = &run.document else {
-            continue;
+        .collect();
+    let shrunk = parallel_map(
+        &failing,
+        options.threads,
+        || true,
+        |(run, target)| match (&run.origin, &run.document) {
+            (Origin::Seed(seed), _) => shrink_seed(
+                *seed,
+                &options.generate,
+                target,
+                MAX_SHRINK_RUNS,
+                Runner::Plain,
+            ),
+            (_, Some(document)) => {
+                shrink_document(document, target, MAX_SHRINK_RUNS, Runner::Plain)
+            }
+            (_, None) => None,
+        },
+    );
+    for ((run, target), shrunk) in failing.iter().zip(shrunk.into_iter().flatten()) {
+        let input = run.result.seed;
+        let origin = serde_json::to_string(&run.origin.to_json()).unwrap_or_default();
+        let (document, how) = match &shrunk {
+            Some(shrunk) => (
+                &shrunk.document,
+                format!(
+                    "shrunk in {} runs: {}",
+                    shrunk.runs,
+                    describe_size(Size::of(&shrunk.document))
+                ),
+            ),
+            // Kept as it ran if it no longer fails alone (a determinism bug: the recheck
+            // says so).
+            None => (
+                run.document.as_ref().expect("kept"),
+                "not shrunk".to_owned(),
+            ),
         };
-        let target = match (&run.result.panic, run.result.violated.first()) {
-            (Some(p), _) => Target::Panic {
-                location: p.location.clone(),
-            },
-            (None, Some(&invariant)) => Target::Invariant(invariant),
-            (None, None) => continue,
-        };
-        let path = write_reproducer(&args.out, document, run.result.seed, &target)?;
+        let path = write_reproducer(&args.out, document, input, target)?;
         writeln!(
             out,
-            "input {} ({target}): {}\n    reproduce: flinksim run {}",
-            run.result.seed,
-            serde_json::to_string(&run.origin.to_json()).unwrap_or_default(),
+            "input {input} ({target}): {origin}, {how}\n    reproduce: flinksim run {}",
             path.display()
         )?;
     }

@@ -10,7 +10,7 @@ use crate::scenario::{Delivery, Scenario, TieBreak};
 use crate::status::JobStatus;
 use crate::trace::{EventWorkExceeded, Retain, Trace};
 use crate::world::{Event, Streaming, World};
-use sim::explore::Replay;
+use sim::explore::{Delay, Replay};
 use sim::{Budget, Chooser, Instant, Model, RunOutcome, Simulation, StopReason};
 use std::panic::{self, AssertUnwindSafe};
 
@@ -377,7 +377,8 @@ pub(crate) fn drive<M: Model>(
         (None, TieBreak::Shuffled) => sim::TieBreak::Shuffled {
             seed: sim::RandomStreams::new(seed).stream("tie-break").next_u64(),
         },
-        (Some(_), _) | (None, TieBreak::Insertion | TieBreak::Choices(_)) => {
+        (Some(_), _)
+        | (None, TieBreak::Insertion | TieBreak::Choices(_) | TieBreak::Schedule { .. }) => {
             sim::TieBreak::Insertion
         }
     };
@@ -401,6 +402,31 @@ pub(crate) fn drive<M: Model>(
                 )
             });
             (outcome, note)
+        }
+        (None, TieBreak::Schedule { choices, delays }) => {
+            let delays = delays
+                .iter()
+                .map(|&(call, nanos)| Delay { call, nanos })
+                .collect();
+            let mut replay = Replay::with_delays(choices.clone(), delays);
+            let outcome = within_work_budget(&mut simulation, |s| {
+                s.run_chosen(model, budget, &mut replay)
+            });
+            let choice = replay.out_of_range.map(|point| {
+                format!(
+                    "tie_break choice {point} ({}) is beyond the events due there; the run took \
+                     the first",
+                    choices[point]
+                )
+            });
+            let delay = replay.delay_out_of_range.map(|d| {
+                format!(
+                    "tie_break delay [{}, {}] does not fit the run (no RPC due at that step, or \
+                     beyond its latency range); the event was handled when due",
+                    d.call, d.nanos
+                )
+            });
+            (outcome, choice.or(delay))
         }
         (None, TieBreak::Insertion | TieBreak::Shuffled) => (
             within_work_budget(&mut simulation, |s| s.run(model, budget)),

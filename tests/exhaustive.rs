@@ -149,9 +149,19 @@ fn a_pct_campaign_is_deterministic_and_its_runs_replay() {
     // Generated scenarios draw latencies to the nanosecond, so ties between processes are
     // rarer than in a small hand-made scenario; PCT still reorders some.
     assert!(reordered > 0, "PCT changed the order in none of 12 seeds");
+    let postponed = one
+        .iter()
+        .filter(|r| r.pct.as_ref().is_some_and(|p| !p.delays.is_empty()))
+        .count();
+    // A change point that falls on an RPC's arrival postpones it within the RPC latency range.
+    assert!(
+        postponed > 0,
+        "PCT moved an RPC in time in none of 12 seeds"
+    );
     for r in &one {
         let pct = r.pct.as_ref().expect("a pct run");
-        assert!(pct.actors >= 2 && pct.steps == r.events, "{pct:?}");
+        let steps = r.events + pct.delays.len() as u64;
+        assert!(pct.actors >= 2 && pct.steps == steps, "{pct:?}");
         let mut document = flinksim::fuzz::generate::generate(
             r.seed,
             &GenerateOptions {
@@ -159,7 +169,7 @@ fn a_pct_campaign_is_deterministic_and_its_runs_replay() {
                 ..GenerateOptions::default()
             },
         );
-        document["tie_break"] = serde_json::json!({ "choices": pct.choices });
+        document["tie_break"] = pct.tie_break();
         let scenario = scenario::parse(&document.to_string(), "pct").unwrap();
         let report = run(
             &scenario,
@@ -214,7 +224,7 @@ fn the_cli_writes_a_counterexample_that_run_and_replay_reproduce() {
 fn bad_strategy_arguments_are_usage_errors() {
     for args in [
         &["fuzz", "--strategy", "exhaustive"][..],
-        &["fuzz", "--strategy", "pct", "--seeds", "0..1"][..],
+        &["fuzz", "--strategy", "pct", "--depth", "0"][..],
         &["fuzz", "--strategy", "random", "--scenario", SCENARIO][..],
     ] {
         let output = flinksim(args);

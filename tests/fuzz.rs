@@ -788,3 +788,80 @@ fn guided_finds_a_rare_bug_that_random_needs_five_times_the_runs_for() {
     let longer = hunt(Strategy::Random, target, 500, 1, 2);
     assert_eq!(longer.trials, [Some(465)]);
 }
+
+/// A `pct` campaign's violation is shrunk like a random one's, each candidate run under the
+/// seed's PCT scheduler, and the reproducer's `tie_break` replays the shrunk run's order (and
+/// any RPC arrivals its change points postponed): `flinksim run` on it meets its expectations.
+#[test]
+fn a_pct_violation_shrinks_and_its_schedule_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let found = flinksim(&[
+        "fuzz",
+        "--strategy",
+        "pct",
+        "--seeds",
+        "0..6",
+        "--bug",
+        "cancel-pending-on-finish",
+        "--shrink",
+        "1",
+        "--out",
+        out,
+    ]);
+    let text = stdout(&found);
+    assert_eq!(found.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("shrunk seed 4 (checkpoint-progress) in"),
+        "{text}"
+    );
+    let file = dir.path().join("seed-4-checkpoint-progress.json");
+    let document: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let tie_break = &document["tie_break"];
+    assert!(
+        tie_break.get("choices").is_some() || tie_break.get("schedule").is_some(),
+        "{tie_break}"
+    );
+    let original = generate(
+        4,
+        &GenerateOptions {
+            bug: Some(Bug::CancelPendingOnFinish),
+            ..GenerateOptions::default()
+        },
+    );
+    assert!(Size::of(&document).subtasks < Size::of(&original).subtasks);
+    let run = flinksim(&["run", file.to_str().unwrap(), "--quiet"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+}
+
+/// A guided campaign's mutant is a document, not a seed: it shrinks by the document edits
+/// alone, to a smaller scenario that still violates the same invariant.
+#[test]
+fn a_document_shrinks_by_edits_while_it_still_fails() {
+    use flinksim::fuzz::shrink::{shrink_document, Runner};
+    use flinksim::oracle::invariant::Invariant;
+    let document = generate(
+        4,
+        &GenerateOptions {
+            bug: Some(Bug::CancelPendingOnFinish),
+            ..GenerateOptions::default()
+        },
+    );
+    let target = Target::Invariant(Invariant::CheckpointProgress);
+    let violated = |document: &Value| {
+        let (scenario, report) = run_document(document, Retain::Nothing).unwrap();
+        judge(&scenario, &report).violated
+    };
+    assert!(violated(&document).contains(&Invariant::CheckpointProgress));
+    let shrunk = shrink_document(&document, &target, MAX_SHRINK_RUNS, Runner::Plain).unwrap();
+    assert!(shrunk.runs > 1 && shrunk.runs <= MAX_SHRINK_RUNS);
+    assert!(
+        Size::of(&shrunk.document).subtasks < Size::of(&document).subtasks,
+        "{:?} from {:?}",
+        Size::of(&shrunk.document),
+        Size::of(&document)
+    );
+    assert!(violated(&shrunk.document).contains(&Invariant::CheckpointProgress));
+    let clean = Target::Invariant(Invariant::Determinism);
+    assert!(shrink_document(&document, &clean, 10, Runner::Plain).is_none());
+}

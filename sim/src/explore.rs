@@ -23,7 +23,10 @@
 //!   steps drawn uniformly from `1..=steps`, the actor about to run drops below every initial
 //!   priority (to `depth − j` at the `j`-th point). For a bug that needs `d` ordering constraints
 //!   between `n` actors over `k` steps, one run finds it with probability at least
-//!   `1 / (n · k^(d−1))` ([`pct_bound`]).
+//!   `1 / (n · k^(d−1))` ([`pct_bound`]). Each change point also postpones one message: the
+//!   first event due with [`Due::slack`] at it or after it, by a delay drawn up to that slack
+//!   ([`Chooser::delay`]). That extends PCT from orders at an instant to messages moved in
+//!   time, which the bound does not cover.
 //! - [`Search`]: a stateless depth-first search over choice vectors with sleep sets (Godefroid,
 //!   "Partial-Order Methods for the Verification of Concurrent Systems", 1996): every run is a
 //!   re-execution from the start, following the current path of choices; after a choice has
@@ -38,7 +41,7 @@
 //! [`Model::actor`]: crate::Model::actor
 
 use crate::rng::Stream;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 
 /// What an event is addressed to, for a chooser: events of different actors commute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,6 +67,10 @@ pub struct Due {
     /// An earlier due event is interchangeable with this one ([`crate::Model::interchangeable`]):
     /// handling either first makes the same run, so a search only ever takes the earlier.
     pub repeat: bool,
+    /// How much later the event may happen instead ([`crate::Model::slack`]): zero for all but
+    /// messages whose link allows a longer latency than this one took. A chooser may postpone
+    /// it by up to this much ([`Chooser::delay`]).
+    pub slack: Duration,
 }
 
 /// Picks the next event among those due now.
@@ -71,20 +78,53 @@ pub trait Chooser {
     /// `due` holds every event due at `now`, in push order, at least one. Returns an index into
     /// it. Called before every event a controlled run handles.
     fn choose(&mut self, now: Instant, due: &[Due]) -> usize;
+
+    /// Called right after [`Chooser::choose`] picked `chosen`, when its `slack` is not zero:
+    /// how much later than now the event is to happen instead, at most its slack. Zero (the
+    /// default) handles it now; otherwise it goes back into the queue at `now + delay` and
+    /// the next call of `choose` picks among the events left due.
+    fn delay(&mut self, _now: Instant, _chosen: &Due) -> Duration {
+        Duration::ZERO
+    }
 }
 
-/// The choices a run made at its branch points, trailing zeros dropped: what [`Replay`] needs
-/// to make the same run.
+/// The choices a run made at its branch points, trailing zeros dropped, and the events it
+/// postponed: what [`Replay`] needs to make the same run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChoiceLog {
     choices: Vec<u32>,
+    /// Calls of [`Chooser::choose`] so far (every step, a postponement included).
+    calls: u64,
+    delays: Vec<Delay>,
+}
+
+/// One postponed event: at the `call`-th call of [`Chooser::choose`] (from 1), the event
+/// chosen went back into the queue `nanos` later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Delay {
+    pub call: u64,
+    pub nanos: u64,
 }
 
 impl ChoiceLog {
     fn note(&mut self, due: &[Due], index: usize) {
+        self.calls += 1;
         if due.len() >= 2 {
             self.choices.push(index as u32);
         }
+    }
+
+    /// Records that the event chosen at the last call was postponed by `delay`.
+    fn note_delay(&mut self, delay: Duration) {
+        self.delays.push(Delay {
+            call: self.calls,
+            nanos: delay.as_nanos(),
+        });
+    }
+
+    /// The postponements, in call order.
+    pub fn delays(&self) -> &[Delay] {
+        &self.delays
     }
 
     /// The choice vector, without trailing zeros (index 0 is the default past its end).
@@ -98,28 +138,46 @@ impl ChoiceLog {
     }
 }
 
-/// Follows a choice vector (see the module docs).
+/// Follows a choice vector and a list of postponements (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Replay {
     choices: Vec<u32>,
     next: usize,
+    /// The postponements, in call order, and how many have been made.
+    delays: Vec<Delay>,
+    next_delay: usize,
+    calls: u64,
     /// The first branch point whose choice was out of range (it took index 0 instead), if any:
     /// the vector was not made for this run.
     pub out_of_range: Option<usize>,
+    /// The first postponement longer than its event's slack (the event was handled when due
+    /// instead), if any: the delays were not made for this run.
+    pub delay_out_of_range: Option<Delay>,
 }
 
 impl Replay {
     pub fn new(choices: Vec<u32>) -> Replay {
+        Replay::with_delays(choices, Vec::new())
+    }
+
+    /// A replay that also postpones the events chosen at the calls `delays` name.
+    pub fn with_delays(choices: Vec<u32>, mut delays: Vec<Delay>) -> Replay {
+        delays.sort_unstable();
         Replay {
             choices,
             next: 0,
+            delays,
+            next_delay: 0,
+            calls: 0,
             out_of_range: None,
+            delay_out_of_range: None,
         }
     }
 }
 
 impl Chooser for Replay {
     fn choose(&mut self, _: Instant, due: &[Due]) -> usize {
+        self.calls += 1;
         if due.len() < 2 {
             return 0;
         }
@@ -132,6 +190,21 @@ impl Chooser for Replay {
             self.out_of_range.get_or_insert(point);
             0
         }
+    }
+
+    fn delay(&mut self, _: Instant, chosen: &Due) -> Duration {
+        // A postponement of a call already past (its event had no slack) did not fit the run.
+        while let Some(&delay) = self.delays.get(self.next_delay) {
+            if delay.call > self.calls {
+                break;
+            }
+            self.next_delay += 1;
+            if delay.call == self.calls && delay.nanos <= chosen.slack.as_nanos() {
+                return Duration::from_nanos(delay.nanos);
+            }
+            self.delay_out_of_range.get_or_insert(delay);
+        }
+        Duration::ZERO
     }
 }
 
@@ -152,6 +225,11 @@ pub struct Pct {
     step: u64,
     stream: Stream,
     log: ChoiceLog,
+    /// Change points whose message postponement is still to come (no event with slack was
+    /// due yet).
+    armed: u32,
+    /// The event (by push number) chosen to be postponed, and by how much.
+    postpone: Option<(u64, Duration)>,
 }
 
 impl Pct {
@@ -170,6 +248,8 @@ impl Pct {
             step: 0,
             stream,
             log: ChoiceLog::default(),
+            armed: 0,
+            postpone: None,
         }
     }
 
@@ -178,7 +258,7 @@ impl Pct {
         self.priorities.len() as u64
     }
 
-    /// Steps taken (PCT's `k` for this run).
+    /// Steps taken (PCT's `k` for this run): every call of `choose`, an event handled or postponed.
     pub fn steps(&self) -> u64 {
         self.step
     }
@@ -218,7 +298,8 @@ impl Chooser for Pct {
         self.step += 1;
         let mut index = self.highest(due);
         while let Some(&(step, j)) = self.change_points.first() {
-            if step != self.step {
+            // `<`: a change point left over from a step that postponed an event.
+            if step > self.step {
                 break;
             }
             self.change_points.remove(0);
@@ -227,10 +308,32 @@ impl Chooser for Pct {
             if let Ok(i) = self.priorities.binary_search_by_key(&actor, |&(a, _)| a) {
                 self.priorities[i].1 = low;
             }
+            self.armed += 1;
             index = self.highest(due);
+        }
+        // Each change point also moves a message later in time: the first due with slack, at
+        // the change point or after it, by a draw within what its link allows. This step
+        // postpones it; the next picks again.
+        if self.armed > 0 {
+            if let Some(i) = due.iter().position(|d| d.slack > Duration::ZERO) {
+                self.armed -= 1;
+                let delay = self.stream.between(1, due[i].slack.as_nanos());
+                self.postpone = Some((due[i].seq, Duration::from_nanos(delay)));
+                index = i;
+            }
         }
         self.log.note(due, index);
         index
+    }
+
+    fn delay(&mut self, _: Instant, chosen: &Due) -> Duration {
+        match self.postpone.take() {
+            Some((seq, delay)) if seq == chosen.seq => {
+                self.log.note_delay(delay);
+                delay
+            }
+            _ => Duration::ZERO,
+        }
     }
 }
 
@@ -392,6 +495,7 @@ mod tests {
                 seq: i as u64,
                 actor: Actor(a),
                 repeat: false,
+                slack: Duration::ZERO,
             })
             .collect()
     }
@@ -444,6 +548,97 @@ mod tests {
             let picks = order(seed, 3);
             picks.iter().any(|&p| p != picks[0])
         }));
+    }
+
+    /// A toy kernel: events `(at, seq, actor)`, each with `slack` ns of slack; handles them in
+    /// time order, the chooser picking among those due and postponing as it says. Returns the
+    /// handled events as `(at, seq)`.
+    fn drive(chooser: &mut impl Chooser, events: &[(u64, u32)], slack: u64) -> Vec<(u64, u64)> {
+        let mut pending: Vec<(u64, Due)> = events
+            .iter()
+            .enumerate()
+            .map(|(i, &(at, actor))| {
+                let due = Due {
+                    seq: i as u64,
+                    actor: Actor(actor),
+                    repeat: false,
+                    slack: Duration::from_nanos(slack),
+                };
+                (at, due)
+            })
+            .collect();
+        let mut handled = Vec::new();
+        while let Some(now) = pending.iter().map(|&(at, _)| at).min() {
+            let mut due: Vec<Due> = pending
+                .iter()
+                .filter(|&&(at, _)| at == now)
+                .map(|&(_, d)| d)
+                .collect();
+            due.sort_by_key(|d| d.seq);
+            let chosen = due[chooser.choose(Instant::from_nanos(now), &due)];
+            let delay = chooser.delay(Instant::from_nanos(now), &chosen).as_nanos();
+            assert!(delay <= slack);
+            let i = pending
+                .iter()
+                .position(|&(_, d)| d.seq == chosen.seq)
+                .unwrap();
+            if delay > 0 {
+                pending[i].0 += delay;
+            } else {
+                pending.remove(i);
+                handled.push((now, chosen.seq));
+            }
+        }
+        handled
+    }
+
+    #[test]
+    fn pct_postpones_the_message_a_change_point_falls_on_and_replay_repeats_it() {
+        let events: Vec<(u64, u32)> = (0..12).map(|i| (i / 3 * 10, i as u32 % 4)).collect();
+        let pct_run = |seed: u64| {
+            let stream = crate::RandomStreams::new(seed).stream("pct");
+            let mut pct = Pct::new(3, events.len() as u64, stream);
+            let handled = drive(&mut pct, &events, 25);
+            (handled, pct.log().clone())
+        };
+        let mut postponed = 0;
+        for seed in 0..20 {
+            let (handled, log) = pct_run(seed);
+            assert_eq!((handled.clone(), log.clone()), pct_run(seed), "seeded");
+            assert_eq!(handled.len(), events.len(), "every event is handled once");
+            assert!(log.delays().len() <= 2, "at most depth - 1 postponements");
+            for delay in log.delays() {
+                assert!((1..=25).contains(&delay.nanos));
+            }
+            postponed += log.delays().len();
+            // Replaying the choices and the postponements makes the same run.
+            let mut replay = Replay::with_delays(log.vector(), log.delays().to_vec());
+            assert_eq!(drive(&mut replay, &events, 25), handled, "seed {seed}");
+            assert_eq!(
+                (replay.out_of_range, replay.delay_out_of_range),
+                (None, None)
+            );
+            // Without slack nothing moves in time: every event at its own instant.
+            let stream = crate::RandomStreams::new(seed).stream("pct");
+            let mut pct = Pct::new(3, events.len() as u64, stream);
+            let still = drive(&mut pct, &events, 0);
+            assert!(still.iter().all(|&(at, seq)| at == events[seq as usize].0));
+            assert!(pct.log().delays().is_empty());
+        }
+        assert!(
+            postponed > 10,
+            "change points fall on messages: {postponed}"
+        );
+    }
+
+    #[test]
+    fn a_replay_says_when_a_postponement_does_not_fit() {
+        let events = [(0, 1), (0, 2)];
+        let delay = Delay { call: 1, nanos: 30 };
+        let mut replay = Replay::with_delays(Vec::new(), vec![delay]);
+        let handled = drive(&mut replay, &events, 25);
+        assert_eq!(handled, [(0, 0), (0, 1)], "handled when due");
+        assert_eq!(replay.delay_out_of_range, Some(delay));
     }
 
     #[test]

@@ -41,6 +41,14 @@ pub trait Model {
     fn interchangeable(&self, _a: &Self::Event, _b: &Self::Event) -> bool {
         false
     }
+
+    /// How much later than `now` the due `event` may happen instead, for a controlled run
+    /// that moves messages in time ([`crate::explore::Pct`]): for a message, what its link's
+    /// latency range allows beyond the latency it took, within the link's order. The
+    /// default: zero, every event happens when it is due.
+    fn slack(&self, _now: Instant, _event: &Self::Event) -> Duration {
+        Duration::ZERO
+    }
 }
 
 /// What a handler may do to the future: schedule events, never in the past.
@@ -289,6 +297,7 @@ impl<E> Simulation<E> {
                     repeat: due[..i]
                         .iter()
                         .any(|(_, e)| model.interchangeable(e, event)),
+                    slack: model.slack(instant, event),
                 });
             }
             let index = chooser.choose(instant, &seen);
@@ -297,6 +306,20 @@ impl<E> Simulation<E> {
                 "the chooser picked event {index} of {} due",
                 due.len()
             );
+            let chosen = seen[index];
+            if chosen.slack > Duration::ZERO {
+                let delay = chooser.delay(instant, &chosen);
+                assert!(
+                    delay <= chosen.slack,
+                    "the chooser postponed an event by {delay}, beyond its slack {}",
+                    chosen.slack
+                );
+                if delay > Duration::ZERO {
+                    let (seq, event) = due.remove(index);
+                    self.queue.push_numbered(instant + delay, seq, event);
+                    continue;
+                }
+            }
             let (_, event) = due.remove(index);
             self.now = instant;
             self.events += 1;

@@ -40,11 +40,25 @@ pub struct CampaignOptions {
 pub struct PctRun {
     /// Processes that had an event (PCT's `n`).
     pub actors: u64,
-    /// Events handled (PCT's `k`).
+    /// Steps (PCT's `k`): events handled, and RPC arrivals postponed.
     pub steps: u64,
-    /// The choice vector (`sim::explore::ChoiceLog`): the scenario with `"tie_break":
-    /// {"choices": …}` replays the run.
+    /// The choice vector (`sim::explore::ChoiceLog`) and the RPC arrivals the change points
+    /// postponed, `(step, nanoseconds)`: the scenario with [`PctRun::tie_break`] replays the
+    /// run.
     pub choices: Vec<u32>,
+    pub delays: Vec<(u64, u64)>,
+}
+
+impl PctRun {
+    /// The scenario's `tie_break` that replays this run: `{"choices": …}`, or with postponed
+    /// RPCs `{"schedule": {"choices": …, "delays": …}}`.
+    pub fn tie_break(&self) -> Value {
+        if self.delays.is_empty() {
+            json!({ "choices": self.choices })
+        } else {
+            json!({ "schedule": { "choices": self.choices, "delays": self.delays } })
+        }
+    }
 }
 
 /// One seed's result: everything here is a function of the seed and the options.
@@ -97,6 +111,9 @@ impl SeedResult {
                 "steps": pct.steps,
                 "choices": pct.choices,
             });
+            if !pct.delays.is_empty() {
+                line["pct"]["delays"] = json!(pct.delays);
+            }
         }
         line
     }
@@ -209,10 +226,16 @@ impl SeedResult {
                             .ok_or("\"pct\" has a choice that is not a small number")
                     })
                     .collect::<Result<Vec<u32>, _>>()?;
+                let delays = match pct.get("delays") {
+                    None => Vec::new(),
+                    Some(delays) => serde_json::from_value::<Vec<(u64, u64)>>(delays.clone())
+                        .map_err(|_| "\"pct\" has \"delays\" that are not [step, ns] pairs")?,
+                };
                 Some(PctRun {
                     actors: count("actors")?,
                     steps: count("steps")?,
                     choices,
+                    delays,
                 })
             }
         };
@@ -408,6 +431,12 @@ pub fn run_pct(scenario: &Scenario, seed: u64, depth: u32) -> (RunReport, PctRun
         actors: pct.actors(),
         steps: pct.steps(),
         choices: pct.log().vector(),
+        delays: pct
+            .log()
+            .delays()
+            .iter()
+            .map(|d| (d.call, d.nanos))
+            .collect(),
     };
     (report, run)
 }

@@ -74,11 +74,49 @@ impl std::fmt::Display for Target {
     }
 }
 
-/// Does `document` still fail as `target`? An invalid document does not, and neither does
-/// one that panics at another location.
-fn violates(document: &Value, target: &Target) -> bool {
+/// How a candidate runs: as its scenario says, or under the PCT scheduler a `pct` campaign
+/// ran its seed with (`run_pct`: the same seed's priorities and change points on the smaller
+/// scenario; the reproducer then records the order that run took, [`with_pct_schedule`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runner {
+    Plain,
+    Pct { seed: u64, depth: u32 },
+}
+
+impl Runner {
+    fn run(self, document: &Value) -> Result<(Scenario, RunReport), String> {
+        match self {
+            Runner::Plain => run_document(document, Retain::Nothing).map_err(|e| e.to_string()),
+            Runner::Pct { seed, depth } => {
+                let scenario = crate::scenario::parse(&document.to_string(), "generated")
+                    .map_err(|e| e.to_string())?;
+                let (report, _) = super::campaign::run_pct(&scenario, seed, depth);
+                Ok((scenario, report))
+            }
+        }
+    }
+}
+
+/// `document` with the `tie_break` that replays its run under `runner` (a PCT run's choices
+/// and postponed RPCs); unchanged for [`Runner::Plain`].
+pub fn with_pct_schedule(document: &Value, runner: Runner) -> Result<Value, String> {
+    let Runner::Pct { seed, depth } = runner else {
+        return Ok(document.clone());
+    };
+    let scenario =
+        crate::scenario::parse(&document.to_string(), "generated").map_err(|e| e.to_string())?;
+    let (_, pct) = super::campaign::run_pct(&scenario, seed, depth);
+    let mut document = document.clone();
+    document["tie_break"] = pct.tie_break();
+    Ok(document)
+}
+
+/// Does `document` still fail as `target` when `runner` runs it? An invalid document does
+/// not, and neither does one that panics at another location.
+fn violates(document: &Value, target: &Target, runner: Runner) -> bool {
     let run = isolated(|| {
-        run_document(document, Retain::Nothing)
+        runner
+            .run(document)
             .map(|(scenario, report)| judge(&scenario, &report).violated)
     });
     match (run, target) {
@@ -98,10 +136,21 @@ pub fn shrink(
     target: &Target,
     max_runs: u32,
 ) -> Option<Shrunk> {
+    shrink_seed(seed, options, target, max_runs, Runner::Plain)
+}
+
+/// [`shrink`], each candidate run by `runner`.
+pub fn shrink_seed(
+    seed: u64,
+    options: &GenerateOptions,
+    target: &Target,
+    max_runs: u32,
+    runner: Runner,
+) -> Option<Shrunk> {
     let mut runs = 1;
     let mut tree = value_tree(seed, options);
     let mut best = tree.current();
-    if !violates(&best, target) {
+    if !violates(&best, target, runner) {
         return None;
     }
     // Stage 1: proptest's loop (`TestRunner::shrink`), with our bound instead of its own.
@@ -109,7 +158,7 @@ pub fn shrink(
         while runs < max_runs {
             runs += 1;
             let candidate = tree.current();
-            let moved = if violates(&candidate, target) {
+            let moved = if violates(&candidate, target, runner) {
                 best = candidate;
                 tree.simplify()
             } else {
@@ -120,24 +169,55 @@ pub fn shrink(
             }
         }
     }
-    // Stage 2: edits, from the cheapest to explain, until none helps.
+    Some(edit_while_failing(best, target, runs, max_runs, runner))
+}
+
+/// Shrinks a scenario document that is no generated seed (a guided campaign's mutant) while
+/// it fails as `target`: stage 2 alone, in at most `max_runs` runs; `None` if it does not fail
+/// that way at all.
+pub fn shrink_document(
+    document: &Value,
+    target: &Target,
+    max_runs: u32,
+    runner: Runner,
+) -> Option<Shrunk> {
+    if !violates(document, target, runner) {
+        return None;
+    }
+    Some(edit_while_failing(
+        document.clone(),
+        target,
+        1,
+        max_runs,
+        runner,
+    ))
+}
+
+/// Stage 2: edits, from the cheapest to explain, until none helps.
+fn edit_while_failing(
+    mut best: Value,
+    target: &Target,
+    mut runs: u32,
+    max_runs: u32,
+    runner: Runner,
+) -> Shrunk {
     'improve: while runs < max_runs {
         for candidate in edits(&best) {
             if runs >= max_runs {
                 break 'improve;
             }
             runs += 1;
-            if violates(&candidate, target) {
+            if violates(&candidate, target, runner) {
                 best = candidate;
                 continue 'improve;
             }
         }
         break;
     }
-    Some(Shrunk {
+    Shrunk {
         document: best,
         runs,
-    })
+    }
 }
 
 fn array<'a>(document: &'a Value, pointer: &str) -> &'a [Value] {

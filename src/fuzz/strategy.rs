@@ -9,11 +9,12 @@
 //!   the PCT scheduler (`sim::explore::Pct`), seeded by the seed. The "threads" are the actors
 //!   an event is addressed to (the JobMaster and each task, `World::actor`), a "step" is one
 //!   kernel event, and a priority change point moves the actor about to run below every
-//!   other, so its events due at an instant wait behind everyone else's (its messages are
-//!   delayed to the end of their instant) until a later change point. Each run finds a bug of
-//!   depth `d` (one needing `d` orderings between actors) with probability at least
-//!   `1/(n·k^(d−1))`, `n` actors and `k` steps. Streaming jobs only (batch jobs name no
-//!   actors).
+//!   other, so its events due at an instant wait behind everyone else's until a later change
+//!   point. Each run finds a bug of depth `d` (one needing `d` orderings between actors) with
+//!   probability at least `1/(n·k^(d−1))`, `n` actors and `k` steps. Each change point also
+//!   postpones the next RPC arrival within its link's latency range (`Model::slack`), which
+//!   the bound does not cover; in a batch job, whose events are all one actor's, that is
+//!   all PCT changes.
 //! - [`Strategy::Exhaustive`]: no seeds: one scenario file, every class of same-instant orders
 //!   (events of different actors commute) under each of a few fixed latencies
 //!   ([`super::exhaustive`]).

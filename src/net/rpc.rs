@@ -166,6 +166,23 @@ impl<M: Copy> RpcLinks<M> {
         arrival
     }
 
+    /// How much later than `now` the oldest RPC on `link`, due now, could arrive within the
+    /// latency range: a controlled run may postpone its arrival by up to this much
+    /// (`fuzz --strategy pct`). The link's order stays: an arrival event delivers whichever
+    /// RPC is oldest on the link when it happens, so postponing one arrival past the next
+    /// delivers the older RPC at the earlier instant, both within their ranges. Zero with
+    /// none on the link, or past the range already (a delay spike).
+    pub fn slack(&self, now: Instant, link: LinkId) -> Duration {
+        self.in_flight(link)
+            .next()
+            .map_or(Duration::ZERO, |oldest| {
+                oldest
+                    .sent_at
+                    .saturating_add(self.latency.max)
+                    .saturating_duration_since(now)
+            })
+    }
+
     /// The oldest in-flight RPC on `link` arrives.
     pub fn deliver(&mut self, link: LinkId) -> Envelope<M> {
         self.links[link.0 as usize]

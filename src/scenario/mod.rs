@@ -55,7 +55,7 @@
 //! | `checkpointing` | object, below; absent (or `null`) disables checkpointing | absent |
 //! | `faults` | list of faults to inject, below | `[]`: no fault |
 //! | `heal_at` | one duration since the start of the run, or `null`: when the healed phase begins, below | `null`: once the last fault fired |
-//! | `tie_break` | order of events at the same instant: `"insertion"`, `"shuffled"` (a seeded permutation) or `{"choices": [..]}` (a choice vector, as `fuzz --strategy pct`/`exhaustive` write it) | `"insertion"` |
+//! | `tie_break` | order of events at the same instant: `"insertion"`, `"shuffled"` (a seeded permutation) `{"choices": [..]}` (a choice vector, as `fuzz --strategy pct`/`exhaustive` write it) or `{"schedule": {"choices": [..], "delays": [[step, ns], ..]}}` (a choice vector and postponed RPC arrivals, as `pct` writes a run whose change points moved RPCs) | `"insertion"` |
 //! | `coordinators` | streaming only (F1.13): `{"<source vertex>": {"splits": N}}`, sources that read N splits their enumerator assigns; such a source's `records` is one number, the records of each split (`splits.rs`) | `{}` |
 //! | `bug` | `null`, or the name of one injected bug (`crate::bug::Bug::ALL`; `flinksim bugs` lists them with the rule each breaks) | `null`: no bug |
 //!

@@ -616,7 +616,7 @@ pub enum FailoverScope {
 
 /// How events scheduled for the same instant are ordered.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum TieBreak {
     /// In the order they were scheduled.
     Insertion,
@@ -627,6 +627,15 @@ pub enum TieBreak {
     /// It is how `fuzz --strategy exhaustive` and `pct` write the order a run took, so that
     /// `flinksim run` replays it (`sim::explore`).
     Choices(Vec<u32>),
+    /// A choice vector and postponed RPC arrivals (`{"schedule": {"choices": [1, 0], "delays":
+    /// [[812, 1500]]}}`): each delay `[step, ns]` says that at the `step`-th step of the run
+    /// (from 1; every event handled, and every postponement, is a step) the event chosen
+    /// happens `ns` nanoseconds later instead. It is how `fuzz --strategy pct` writes a run in
+    /// which a change point moved an RPC in time (`sim::explore`).
+    Schedule {
+        choices: Vec<u32>,
+        delays: Vec<(u64, u64)>,
+    },
 }
 
 /// What the run must show; only what the author listed is checked (`None` means "not checked"),

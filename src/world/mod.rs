@@ -30,7 +30,7 @@ use crate::graph::ExecutionGraph;
 use crate::scenario::{Mode, Scenario};
 use crate::status::JobStatus;
 use crate::trace::{per_event_budget, Retain};
-use sim::{Actor, Instant, Model, Scheduler};
+use sim::{Actor, Duration, Instant, Model, Scheduler};
 
 /// The one world a run drives: the kernel model for both kinds of job, each half dispatching
 /// kernel events to its own actors.
@@ -104,6 +104,18 @@ impl Model for World {
         match self {
             World::Streaming(world) => world.actor(event),
             World::Batch(_) => Actor::EVERYONE,
+        }
+    }
+
+    /// An RPC's arrival may come later, within its link's latency range (`RpcLinks::slack`);
+    /// every other event happens when it is due. Data-channel arrivals stay: a channel keeps
+    /// no send time per element (it must stay small), and one arrival may carry a network
+    /// buffer of several records, which a later arrival must not split.
+    fn slack(&self, now: Instant, event: &Event) -> Duration {
+        match (self, event) {
+            (World::Streaming(world), Event::Rpc { link }) => world.io.rpc.slack(now, *link),
+            (World::Batch(world), Event::Rpc { link }) => world.rpc.slack(now, *link),
+            _ => Duration::ZERO,
         }
     }
 
