@@ -3,7 +3,8 @@
 //! how much wall time each [`Strategy`] that runs generated seeds ([`Strategy::HUNTED`]:
 //! `random`, `pct` at its default depth, `guided`) needs before its first failing run, side by
 //! side. Under `pct` each seed's scenario runs under the PCT scheduler (`run_seed`), a batch
-//! job's too, whose events are all one actor's (`World::actor`), so PCT leaves them in order.
+//! job's too, whose events are all one actor's (`World::actor`): PCT leaves them in order and
+//! only postpones RPC arrivals.
 //!
 //! Every strategy uses the plain generator (no `Bias` toward the bug's shapes: what a campaign
 //! meets for a bug nobody planted), starts from nothing (no corpus), and counts a run as failing
