@@ -244,13 +244,7 @@ impl<E> Simulation<E> {
                 break StopReason::PendingBudget;
             }
         };
-        RunOutcome {
-            reason,
-            events: self.events,
-            now: self.now,
-            pending: self.queue.len(),
-            next_pending_at: self.queue.peek_time(),
-        }
+        self.stopped(reason)
     }
 
     /// [`Simulation::run`], with `chooser` picking which of the events due at the current
@@ -335,13 +329,7 @@ impl<E> Simulation<E> {
         for (seq, event) in due {
             self.queue.push_numbered(instant, seq, event);
         }
-        RunOutcome {
-            reason,
-            events: self.events,
-            now: self.now,
-            pending: self.queue.len(),
-            next_pending_at: self.queue.peek_time(),
-        }
+        self.stopped(reason)
     }
 
     /// The time of the last event handled (zero before the first).
