@@ -231,6 +231,25 @@ fn parse_wall_duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{text:?}: write a duration like 90s, 10m or 1h"))
 }
 
+/// Writes a campaign's `results.jsonl` at `path` (atomically: a complete file or none): the
+/// campaign header, then one line per seed or input.
+fn write_results(
+    path: &Path,
+    header: &CampaignHeader,
+    lines: impl Iterator<Item = serde_json::Value>,
+) -> io::Result<()> {
+    flinksim::report::write_atomically(path, |w| {
+        serde_json::to_writer(&mut *w, &header.to_json())?;
+        writeln!(w)?;
+        for line in lines {
+            serde_json::to_writer(&mut *w, &line)?;
+            writeln!(w)?;
+        }
+        Ok(())
+    })
+    .map_err(|e| with_path(path, e))
+}
+
 pub fn with_path(path: &Path, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
@@ -325,16 +344,11 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
     bar.finish_and_clear();
 
     let results_path = args.out.join("results.jsonl");
-    flinksim::report::write_atomically(&results_path, |w| {
-        serde_json::to_writer(&mut *w, &header.to_json())?;
-        writeln!(w)?;
-        for r in &campaign.results {
-            serde_json::to_writer(&mut *w, &r.to_json())?;
-            writeln!(w)?;
-        }
-        Ok(())
-    })
-    .map_err(|e| with_path(&results_path, e))?;
+    write_results(
+        &results_path,
+        &header,
+        campaign.results.iter().map(SeedResult::to_json),
+    )?;
     print_table(&mut out, &campaign.results, Some(&header.reproduce_flags()))?;
     write_coverage(&mut out, &coverage(&campaign.results))?;
 
@@ -864,16 +878,11 @@ fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<Exi
     let campaign = run_guided(options, &mut corpus, false, |_| bar.inc(1));
     bar.finish_and_clear();
     let results_path = args.out.join("results.jsonl");
-    flinksim::report::write_atomically(&results_path, |w| {
-        serde_json::to_writer(&mut *w, &header.to_json())?;
-        writeln!(w)?;
-        for run in &campaign.runs {
-            serde_json::to_writer(&mut *w, &run.to_json())?;
-            writeln!(w)?;
-        }
-        Ok(())
-    })
-    .map_err(|e| with_path(&results_path, e))?;
+    write_results(
+        &results_path,
+        &header,
+        campaign.runs.iter().map(|run| run.to_json()),
+    )?;
     let results: Vec<SeedResult> = campaign.runs.iter().map(|r| r.result.clone()).collect();
     print_table(&mut out, &results, None)?;
     write_coverage(&mut out, &coverage(&results))?;

@@ -64,18 +64,7 @@ fn arrow_class(receipt: &Value, id: u64) -> &'static str {
 fn lanes(trace: &TraceFile, used: &[String]) -> Vec<String> {
     let rank = export::host_rank(trace);
     let mut tasks_of: Vec<(u64, Vec<String>)> = Vec::new();
-    for event in &trace.events {
-        let (task, tm) = match kind(event) {
-            "rpc" if str_field(event, "method") == "submitTask" => (
-                str_field(event, "task"),
-                str_field(event, "to")
-                    .trim_start_matches("TaskManager")
-                    .parse::<u64>()
-                    .unwrap_or(0),
-            ),
-            "deployed" => (str_field(event, "task"), u64_field(event, "task_manager")),
-            _ => continue,
-        };
+    for (task, tm) in trace.events.iter().filter_map(export::deployment) {
         if tasks_of.iter().any(|(_, ts)| ts.iter().any(|t| t == task)) {
             continue;
         }

@@ -80,8 +80,8 @@ impl Task {
                     self.arm_output_flush(ctx);
                 }
             } else {
-                // P1.5 with buffers: a draining task sends EndOfPartition on no channel before
-                // its data is on the wire on every channel.
+                // P1.5 with buffers (F1.14 step 8): a draining task sends EndOfPartition on no
+                // channel before its data is on the wire on every channel.
                 if element == Element::EndOfPartition && self.draining(ctx) {
                     if let Some(waiting) = self.send_every_buffer(ctx) {
                         self.block(ctx, waiting);
@@ -107,8 +107,8 @@ impl Task {
         self.phase == Phase::Closing && ctx.config.unaligned && ctx.config.flush_before_finish
     }
 
-    /// P1.5 with buffers: sends every output channel's unsent buffer; returns the first
-    /// channel whose buffer waits for credit, if any.
+    /// P1.5 with buffers (F1.14 step 8): sends every output channel's unsent buffer; returns
+    /// the first channel whose buffer waits for credit, if any.
     ///
     /// *Why:* without buffers every EndOfPartition goes on the wire at once, after the last
     /// record, and the task finishes in the same step, so a draining task never has a channel

@@ -24,7 +24,7 @@ use crate::trace::{
 };
 use anstyle::{AnsiColor, Style};
 use sim::Instant;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 mod checkpoint;
@@ -243,7 +243,7 @@ pub fn write_narration(
 
 /// Counts narrations per rule cited, for a closing "rules seen" line.
 pub fn rules_cited(narrations: &[Narration]) -> Vec<(String, usize)> {
-    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for n in narrations {
         if let Some(rule) = &n.rule {
             for part in rule.split(", ") {
@@ -251,7 +251,6 @@ pub fn rules_cited(narrations: &[Narration]) -> Vec<(String, usize)> {
             }
         }
     }
-    let mut v: Vec<(String, usize)> = counts.into_iter().map(|(r, n)| (r.to_owned(), n)).collect();
-    v.sort();
-    v
+    // A BTreeMap iterates in rule order already.
+    counts.into_iter().map(|(r, n)| (r.to_owned(), n)).collect()
 }

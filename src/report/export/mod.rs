@@ -126,6 +126,23 @@ pub(crate) fn u64_field(event: &Value, key: &str) -> u64 {
     event.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// The deployment an event records, `(task, TaskManager index)`: a streaming job's
+/// `submitTask` RPC or a batch job's `deployed` event; `None` for any other event. Every lane
+/// layout (the viewer, Perfetto) places a task by it.
+pub(crate) fn deployment(event: &Value) -> Option<(&str, u64)> {
+    match kind(event) {
+        "rpc" if str_field(event, "method") == "submitTask" => Some((
+            str_field(event, "task"),
+            str_field(event, "to")
+                .trim_start_matches("TaskManager")
+                .parse::<u64>()
+                .unwrap_or(0),
+        )),
+        "deployed" => Some((str_field(event, "task"), u64_field(event, "task_manager"))),
+        _ => None,
+    }
+}
+
 pub(crate) fn kind(event: &Value) -> &str {
     str_field(event, "type")
 }

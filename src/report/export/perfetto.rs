@@ -45,18 +45,7 @@ impl Lanes {
         // A task lives in the process of the TaskManager it was (last) deployed to.
         let mut task_manager_of = HashMap::new();
         // Streaming jobs say so with the submitTask RPC, batch jobs with a `deployed` event.
-        for event in &trace.events {
-            let (task, tm) = match kind(event) {
-                "rpc" if str_field(event, "method") == "submitTask" => (
-                    str_field(event, "task"),
-                    str_field(event, "to")
-                        .trim_start_matches("TaskManager")
-                        .parse::<u64>()
-                        .unwrap_or(0),
-                ),
-                "deployed" => (str_field(event, "task"), u64_field(event, "task_manager")),
-                _ => continue,
-            };
+        for (task, tm) in trace.events.iter().filter_map(super::deployment) {
             task_manager_of.entry(task.to_owned()).or_insert(tm);
         }
         Lanes {
