@@ -12,11 +12,13 @@
 //!   with our own, documented range reductions.
 //! - [`explore`]: controlled runs: a [`Chooser`] picks among same-instant events by the
 //!   [`Actor`] each is addressed to (choice vectors, PCT, a sleep-set search).
+//! - [`prefetch`]: a cache hint a model gives for the event likely to come next.
 //! - [`run`]: the run loop ([`Simulation`]) driving a [`Model`] within a [`Budget`], and why it
 //!   stopped ([`RunOutcome`], [`StopReason`]).
 //! - [`trace`]: the stable running hash of a trace ([`TraceHasher`]).
 
 pub mod explore;
+pub mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod run;

@@ -223,6 +223,17 @@ impl<E> EventQueue<E> {
         .map(Instant::from_nanos)
     }
 
+    /// The event due next, or (in a radix heap) one due at the same time as the next, without
+    /// removing it: a hint for [`crate::Model::prefetch`], which may be wrong when events share
+    /// an instant or the handler schedules an earlier one.
+    #[inline]
+    pub fn peek_hint(&self) -> Option<&E> {
+        match &self.store {
+            Store::Heap(heap) => heap.peek().map(|entry| &entry.event),
+            Store::Radix(radix) => radix.peek_hint(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match &self.store {
             Store::Heap(heap) => heap.len(),
@@ -450,6 +461,19 @@ mod tests {
                         id += 1;
                     }
                     if !grow || next() % 3 == 0 {
+                        // The hint is an event due at the next time; a binary heap's is the
+                        // very next one.
+                        let hinted = queue.peek_hint().copied();
+                        let next_at = reference.first_key_value().map(|(&(at, _), _)| at);
+                        let due: Vec<u64> = reference
+                            .iter()
+                            .filter(|&(&(at, _), _)| Some(at) == next_at)
+                            .map(|(_, &id)| id)
+                            .collect();
+                        match hinted {
+                            Some(hint) if queue.is_radix() => assert!(due.contains(&hint)),
+                            hint => assert_eq!(hint, due.first().copied()),
+                        }
                         let expected = reference.pop_first().map(|((at, _), id)| (at, id));
                         let popped = queue.pop().map(|(at, id)| (at.as_nanos(), id));
                         assert_eq!(popped, expected, "{tie_break:?}, round {round}");

@@ -49,6 +49,13 @@ pub trait Model {
     fn slack(&self, _now: Instant, _event: &Self::Event) -> Duration {
         Duration::ZERO
     }
+
+    /// A hint, before an event is handled, about the event likely to come next: a model whose
+    /// state is too big for the cache asks the processor to start loading what `next` will
+    /// touch, so the load overlaps the handling of the current event instead of stalling the
+    /// next one. It must not change the model (the hint may be wrong). The default: nothing.
+    #[inline]
+    fn prefetch(&self, _next: &Self::Event) {}
 }
 
 /// What a handler may do to the future: schedule events, never in the past.
@@ -233,6 +240,9 @@ impl<E> Simulation<E> {
             }
             let (at, event) = self.queue.pop().expect("the queue was just peeked");
             debug_assert!(at >= self.now, "time went backwards: {at} < {}", self.now);
+            if let Some(next) = self.queue.peek_hint() {
+                model.prefetch(next);
+            }
             self.now = at;
             self.events += 1;
             let mut sched = Scheduler {

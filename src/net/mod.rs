@@ -316,6 +316,14 @@ impl DataPlane {
         }
     }
 
+    /// Starts loading the channel's state into the cache (see `sim::prefetch`).
+    #[inline]
+    pub fn prefetch(&self, channel: ChannelId) {
+        if let Some(c) = self.channels.get(channel.index()) {
+            sim::prefetch::read(c);
+        }
+    }
+
     /// The channel's current epoch.
     pub fn epoch(&self, channel: ChannelId) -> u32 {
         self.channels[channel.index()].epoch

@@ -8,18 +8,8 @@
 //! anything itself; the task acts on what it returns.
 
 use crate::source_mutant::{on, SourceMutant};
+use bit_set::BitSet;
 use sim::Instant;
-
-#[derive(Clone, Copy, Default, Debug)]
-struct Slot {
-    /// EndOfPartition is buffered on this channel (P1.3 step 1).
-    eop_enqueued: bool,
-    /// EndOfPartition was processed: the channel is no longer watched (P1.3 step 4).
-    ended: bool,
-    /// Delivered the barrier (or, by the rules of the variant, counts as aligned) for the
-    /// checkpoint being aligned.
-    delivered: bool,
-}
 
 #[derive(Clone, Copy, Debug)]
 pub struct Alignment {
@@ -29,15 +19,28 @@ pub struct Alignment {
     remaining: u32,
 }
 
+/// Per input channel (its slot), three flags, each a bit set: an arrival reads one bit of a
+/// task's set, and with a thousand inputs a set is 2 cache lines where a struct per slot was 48,
+/// so the sets of every task of a large job stay in cache (issue 18).
 pub struct BarrierHandler {
-    slots: Vec<Slot>,
+    inputs: usize,
+    /// EndOfPartition is buffered on this channel (P1.3 step 1).
+    eop_enqueued: BitSet,
+    /// EndOfPartition was processed: the channel is no longer watched (P1.3 step 4).
+    ended: BitSet,
+    /// Delivered the barrier (or, by the rules of the variant, counts as aligned) for the
+    /// checkpoint being aligned.
+    delivered: BitSet,
     alignment: Option<Alignment>,
 }
 
 impl BarrierHandler {
     pub fn new(inputs: usize) -> BarrierHandler {
         BarrierHandler {
-            slots: vec![Slot::default(); inputs],
+            inputs,
+            eop_enqueued: BitSet::with_capacity(inputs),
+            ended: BitSet::with_capacity(inputs),
+            delivered: BitSet::with_capacity(inputs),
             alignment: None,
         }
     }
@@ -49,66 +52,58 @@ impl BarrierHandler {
     /// A channel that delivered the barrier being aligned is blocked until alignment ends.
     #[inline]
     pub fn is_blocked(&self, slot: u32) -> bool {
-        self.alignment.is_some() && self.slots[slot as usize].delivered
+        self.alignment.is_some() && self.delivered.contains(slot as usize)
     }
 
     /// EndOfPartition was processed on `slot`.
     pub fn is_ended(&self, slot: u32) -> bool {
-        self.slots[slot as usize].ended
+        self.ended.contains(slot as usize)
     }
 
     /// EndOfPartition is buffered on `slot` (possibly already processed).
     pub fn is_eop_enqueued(&self, slot: u32) -> bool {
-        self.slots[slot as usize].eop_enqueued
+        self.eop_enqueued.contains(slot as usize)
     }
 
     pub fn all_ended(&self) -> bool {
-        self.slots.iter().all(|s| s.ended)
+        self.ended.count() == self.inputs
     }
 
     /// P1.3 step 1: EndOfPartition was enqueued on `slot`.
     pub fn note_eop_enqueued(&mut self, slot: u32) {
-        self.slots[slot as usize].eop_enqueued = true;
+        self.eop_enqueued.insert(slot as usize);
     }
 
     /// Slots with EndOfPartition buffered but not processed and no barrier yet for the
     /// checkpoint being aligned: where P1.3 steps 2 and 3 insert a barrier.
     pub fn slots_awaiting_insertion(&self) -> impl Iterator<Item = u32> + '_ {
         let aligning = self.alignment.is_some();
-        self.slots
+        self.eop_enqueued
             .iter()
-            .enumerate()
-            .filter(move |(_, s)| aligning && s.eop_enqueued && !s.ended && !s.delivered)
-            .map(|(i, _)| i as u32)
+            .filter(move |&i| aligning && !self.ended.contains(i) && !self.delivered.contains(i))
+            .map(|i| i as u32)
     }
 
     /// Starts aligning `checkpoint`: every channel not yet ended owes a barrier.
     pub fn start(&mut self, checkpoint: u64, now: Instant) {
         debug_assert!(self.alignment.is_none());
-        let mut remaining = 0;
-        for s in &mut self.slots {
-            // A channel that ended before is done already: delivering it again counts nothing.
-            s.delivered = s.ended;
-            if !s.ended {
-                remaining += 1;
-            }
-        }
+        // A channel that ended before is done already: delivering it again counts nothing.
+        self.delivered.clone_from(&self.ended);
         self.alignment = Some(Alignment {
             checkpoint,
             started: now,
-            remaining,
+            remaining: (self.inputs - self.ended.count()) as u32,
         });
     }
 
     /// `slot` delivered the barrier being aligned, or counts as if it had (its EndOfPartition
     /// was processed: P1.3 step 4, F1.3). Returns true when that completes the alignment.
     pub fn deliver(&mut self, slot: u32) -> bool {
-        let s = &mut self.slots[slot as usize];
         let a = self
             .alignment
             .as_mut()
             .expect("delivering into an alignment");
-        if !std::mem::replace(&mut s.delivered, true) {
+        if self.delivered.insert(slot as usize) {
             a.remaining -= 1;
         }
         // source mutant barrier-count-off-by-one
@@ -121,18 +116,15 @@ impl BarrierHandler {
     /// P1.3 step 4: EndOfPartition was processed on `slot`; the channel is no longer watched.
     /// Returns whether it had not yet delivered the barrier of the checkpoint being aligned.
     pub fn note_eop_processed(&mut self, slot: u32) -> bool {
-        let s = &mut self.slots[slot as usize];
-        s.ended = true;
-        self.alignment.is_some() && !s.delivered
+        self.ended.insert(slot as usize);
+        self.alignment.is_some() && !self.delivered.contains(slot as usize)
     }
 
     /// Ends the alignment (snapshot taken, or checkpoint abandoned) and returns the slots to
-    /// unblock.
+    /// unblock, in slot order. `delivered` keeps its bits: nothing reads them outside an
+    /// alignment, and the next [`BarrierHandler::start`] overwrites them.
     pub fn finish(&mut self) -> impl Iterator<Item = u32> + '_ {
         self.alignment = None;
-        self.slots
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, s)| std::mem::take(&mut s.delivered).then_some(i as u32))
+        self.delivered.iter().map(|i| i as u32)
     }
 }

@@ -90,6 +90,13 @@ impl Model for World {
         }
     }
 
+    #[inline]
+    fn prefetch(&self, next: &Event) {
+        if let World::Streaming(world) = self {
+            world.prefetch(next);
+        }
+    }
+
     fn is_done(&self) -> bool {
         match self {
             World::Streaming(world) => world.is_done(),
