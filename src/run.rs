@@ -142,7 +142,7 @@ fn run_ordered(
     }
     let faults = match &world {
         World::Streaming(streaming) => &streaming.io.faults,
-        World::Batch(batch) => &batch.faults,
+        World::Batch(batch) => &batch.cluster.faults,
     };
     for fault in faults.unfired() {
         diagnosis.push(format!("fault {fault} never fired"));
@@ -274,17 +274,18 @@ fn batch_report(world: crate::world::batch::Batch, ended: Ended) -> RunReport {
         outcome,
         diagnosis,
     } = ended;
-    let trace_len = world.trace.len();
+    let trace_len = world.cluster.trace.len();
     let finished_at = (status == JobStatus::Finished).then_some(outcome.now);
     let current = world.who_is_current();
     let parallelism = world
+        .cluster
         .graph
         .vertices
         .iter()
         .enumerate()
         .map(|(v, vertex)| (vertex.name.clone(), world.decided_parallelism(v)))
         .collect();
-    let crate::world::batch::Batch {
+    let crate::world::batch::Cluster {
         graph,
         reconciliations,
         rpcs_kept,
@@ -297,7 +298,7 @@ fn batch_report(world: crate::world::batch::Batch, ended: Ended) -> RunReport {
         probes,
         speculations,
         ..
-    } = world;
+    } = world.cluster;
     let sinks: Vec<(String, u64)> = graph
         .vertices
         .iter()

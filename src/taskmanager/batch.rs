@@ -1,8 +1,9 @@
 //! A TaskManager of a batch job: the tasks it runs and the result partitions it hosts
 //! (blocking exchanges, internal shuffle), losing and re-registering with a leader (P2.3, F2.5).
 //!
-//! These are methods of the world's batch half ([`Batch`]), which holds every TaskManager's
-//! state; the streaming TaskManager is [`super::TaskManager`].
+//! These are methods of the batch cluster ([`Cluster`]), which holds every TaskManager's
+//! state beside the links and the shuffle service; the streaming TaskManager is
+//! [`super::TaskManager`].
 
 use crate::batch::data::{self, Fragment};
 use crate::batch::events::Location;
@@ -11,8 +12,8 @@ use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
 use crate::taskmanager::Outbox;
-use crate::trace::{Address, TraceEvent};
-use crate::world::batch::{Batch, Msg};
+use crate::trace::TraceEvent;
+use crate::world::batch::{Cluster, Msg};
 use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 
@@ -75,7 +76,7 @@ pub(crate) struct Task {
     pub(crate) inputs: Vec<(SubtaskId, u32)>,
 }
 
-impl Batch {
+impl Cluster {
     pub(crate) fn tm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
         let now = sched.now();
         match msg {
@@ -184,7 +185,7 @@ impl Batch {
             return;
         }
         if self.tms[tm as usize].leader.is_some() {
-            self.send(sched, Address::TaskManager(tm), Address::JobMaster, msg);
+            self.send_numbered_to_jobmaster(sched, tm, msg, 0);
         }
     }
 
@@ -564,11 +565,9 @@ impl Batch {
         self.drop_partitions(now, tm);
     }
 
-    /// The TaskManager learns of the current leader (HA) and registers with it.
-    pub(crate) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        let Some(incarnation) = self.jm.as_ref().map(|jm| jm.incarnation) else {
-            return;
-        };
+    /// The TaskManager learns of the current leader, JobMaster `incarnation` (HA), and
+    /// registers with it.
+    pub(crate) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, incarnation: u32) {
         let t = &self.tms[tm as usize];
         if !t.alive || !t.connected || t.leader == Some(incarnation) {
             return;

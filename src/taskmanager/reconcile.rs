@@ -14,7 +14,7 @@ use crate::net::LinkId;
 use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::trace::{Address, Call, Rpc, TraceEvent};
-use crate::world::batch::{Batch, Msg};
+use crate::world::batch::{Cluster, Msg};
 use crate::world::{Ctx, Event};
 use sim::{Duration, Scheduler};
 
@@ -107,7 +107,7 @@ pub(crate) fn report(
 
 // ---- batch jobs --------------------------------------------------------------------------
 
-impl Batch {
+impl Cluster {
     /// P3.2: every execution this TaskManager hosts (running, or ended within the retention
     /// of P3.1), a source's splits, every partition it holds; then that the report is done.
     pub(crate) fn send_reports(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
@@ -233,9 +233,20 @@ impl Batch {
             && t.alive
             && t.process == from_process;
         if keep {
-            self.tms[tm as usize].outbox.keep(seq, msg);
-            self.rpcs_kept += 1;
-            self.schedule_retry(sched, tm);
+            self.keep_task_rpc(sched, tm, seq, msg);
         }
+    }
+
+    /// P3.3: TaskManager `tm` keeps its task RPC number `seq` for a retry.
+    pub(crate) fn keep_task_rpc(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        seq: u64,
+        msg: Msg,
+    ) {
+        self.tms[tm as usize].outbox.keep(seq, msg);
+        self.rpcs_kept += 1;
+        self.schedule_retry(sched, tm);
     }
 }

@@ -52,7 +52,7 @@ impl World {
         let per_event = per_event_budget(graph.channels.len(), graph.subtasks.len());
         match &mut world {
             World::Streaming(world) => world.io.trace.limit_work_per_event(per_event),
-            World::Batch(world) => world.trace.limit_work_per_event(per_event),
+            World::Batch(world) => world.cluster.trace.limit_work_per_event(per_event),
         }
         world
     }
@@ -60,7 +60,7 @@ impl World {
     pub fn graph(&self) -> &ExecutionGraph {
         match self {
             World::Streaming(world) => &world.graph,
-            World::Batch(world) => &world.graph,
+            World::Batch(world) => &world.cluster.graph,
         }
     }
 
@@ -84,7 +84,7 @@ impl Model for World {
                 world.handle(now, event, sched);
             }
             World::Batch(world) => {
-                world.trace.begin_event();
+                world.cluster.trace.begin_event();
                 world.handle(now, event, sched);
             }
         }
@@ -121,7 +121,7 @@ impl Model for World {
     fn slack(&self, now: Instant, event: &Event) -> Duration {
         match (self, event) {
             (World::Streaming(world), Event::Rpc { link }) => world.io.rpc.slack(now, *link),
-            (World::Batch(world), Event::Rpc { link }) => world.rpc.slack(now, *link),
+            (World::Batch(world), Event::Rpc { link }) => world.cluster.rpc.slack(now, *link),
             _ => Duration::ZERO,
         }
     }

@@ -3,22 +3,23 @@
 
 use crate::batch::events::JobEvent;
 use crate::bug::Bug;
+use crate::jobmaster::batch::JobMaster;
 use crate::status::JobStatus;
 use crate::trace::{FlushReason, Logged, TraceEvent};
-use crate::world::batch::Batch;
+use crate::world::batch::Ctx;
 use crate::world::Event;
-use sim::{Duration, Instant, Scheduler};
+use sim::Duration;
 
-impl Batch {
+impl JobMaster {
     /// Appends to the job event store, unless RECONCILING (F2.3); flushes a full buffer.
-    pub(crate) fn log(&mut self, sched: &mut Scheduler<'_, Event>, event: JobEvent) {
-        let now = sched.now();
-        if self.job_status() == JobStatus::Reconciling {
+    pub(crate) fn log(&mut self, ctx: &mut Ctx<'_, '_>, event: JobEvent) {
+        let now = ctx.now();
+        if self.status == JobStatus::Reconciling {
             return;
         }
         // F2.3: after a failed write this JobMaster logs nothing more.
-        let failed = self.jm.as_ref().is_some_and(|jm| jm.events_failed);
-        if failed && self.bug != Some(Bug::LogAfterWriteFailure) {
+        let failed = self.events_failed;
+        if failed && ctx.cluster.bug != Some(Bug::LogAfterWriteFailure) {
             return;
         }
         let what = match &event {
@@ -33,30 +34,35 @@ impl Batch {
                 ..
             }
         );
-        self.oracles.logged(&event);
-        let full = self.store.append(event, self.batch.job_events.buffer_size);
+        ctx.cluster.oracles.logged(&event);
+        let full = ctx
+            .cluster
+            .store
+            .append(event, ctx.cluster.batch.job_events.buffer_size);
         // The flush timer runs while something is buffered (so an idle run can quiesce).
-        let jm = self.jm.as_mut().expect("alive");
-        if !jm.flush_pending {
+        if !self.flush_pending {
             // The next tick of a timer with period `flush_interval` started with the
             // JobMaster; ticks that would find the buffer empty are never scheduled.
-            jm.flush_pending = true;
-            let period = self.batch.job_events.flush_interval.as_nanos();
-            let elapsed = now.saturating_duration_since(jm.started).as_nanos();
-            let next = jm.started + Duration::from_nanos((elapsed / period + 1) * period);
-            let incarnation = jm.incarnation;
-            sched.at(next, Event::FlushTick { incarnation });
+            self.flush_pending = true;
+            let period = ctx.cluster.batch.job_events.flush_interval.as_nanos();
+            let elapsed = now.saturating_duration_since(self.started).as_nanos();
+            let next = self.started + Duration::from_nanos((elapsed / period + 1) * period);
+            let incarnation = self.incarnation;
+            ctx.sched.at(next, Event::FlushTick { incarnation });
         }
-        self.record(now, TraceEvent::JobEventLogged { what, snapshot });
+        ctx.cluster
+            .record(now, TraceEvent::JobEventLogged { what, snapshot });
         if full {
-            self.flush(now, FlushReason::BufferFull);
+            self.flush(ctx, FlushReason::BufferFull);
         }
     }
 
-    pub(crate) fn flush(&mut self, now: Instant, reason: FlushReason) {
-        let events = self.store.flush() as u32;
+    pub(crate) fn flush(&mut self, ctx: &mut Ctx<'_, '_>, reason: FlushReason) {
+        let now = ctx.now();
+        let events = ctx.cluster.store.flush() as u32;
         if events > 0 {
-            self.record(now, TraceEvent::JobEventsFlushed { events, reason });
+            ctx.cluster
+                .record(now, TraceEvent::JobEventsFlushed { events, reason });
         }
     }
 }

@@ -7,50 +7,51 @@ use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;
 use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
+use crate::jobmaster::batch::JobMaster;
 use crate::jobmaster::batch::Recovering;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{RerunReason, TraceEvent};
-use crate::world::batch::{Batch, Msg};
+use crate::world::batch::{Ctx, Msg};
 use crate::world::Event;
-use sim::{Instant, Scheduler};
+
 use std::collections::BTreeSet;
 
-impl Batch {
+impl JobMaster {
     /// P2.3: a newly elected JobMaster takes the job over: under `failover: reconcile` from
     /// the TaskManagers' reports (P3); otherwise by FLIP-383 recovery from the durable job
     /// events (P2.4), or from scratch when there is nothing to recover from or recovery is off
     /// (P2.6), or by a global failover when the log cannot be read.
-    pub(crate) fn take_over(&mut self, sched: &mut Scheduler<'_, Event>) {
-        let now = sched.now();
-        let incarnation = self.jm.as_ref().expect("elected").incarnation;
-        self.set_job_status(now, JobStatus::Created);
-        if self.reconcile.is_some() {
-            self.start_reconcile(sched);
+    pub(crate) fn take_over(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let now = ctx.now();
+        let incarnation = self.incarnation;
+        self.set_job_status(ctx, JobStatus::Created);
+        if ctx.cluster.reconcile.is_some() {
+            self.start_reconcile(ctx);
             return;
         }
-        let r = self.recoveries.len() - 1;
-        self.recoveries[r].elected_at = now;
-        if !self.batch.recovery_enabled() || self.store.durable().is_empty() {
-            self.restart_from_scratch(sched, r);
-            for tm in 0..self.tms.len() as u32 {
-                self.register(sched, tm);
+        let r = ctx.cluster.recoveries.len() - 1;
+        ctx.cluster.recoveries[r].elected_at = now;
+        if !ctx.cluster.batch.recovery_enabled() || ctx.cluster.store.durable().is_empty() {
+            self.restart_from_scratch(ctx, r);
+            for tm in 0..ctx.cluster.tms.len() as u32 {
+                ctx.cluster.register(ctx.sched, tm, self.incarnation);
             }
-            self.schedule(sched);
+            self.schedule(ctx);
             return;
         }
         // P2.4: RECONCILING while replaying and waiting for the previous TaskManagers.
-        self.set_job_status(now, JobStatus::Reconciling);
-        if !self.store.readable() && self.bug != Some(Bug::ReplayUnreadableLog) {
-            self.replay_failed(sched, r);
-            for tm in 0..self.tms.len() as u32 {
-                self.register(sched, tm);
+        self.set_job_status(ctx, JobStatus::Reconciling);
+        if !ctx.cluster.store.readable() && ctx.cluster.bug != Some(Bug::ReplayUnreadableLog) {
+            self.replay_failed(ctx, r);
+            for tm in 0..ctx.cluster.tms.len() as u32 {
+                ctx.cluster.register(ctx.sched, tm, self.incarnation);
             }
-            self.schedule(sched);
+            self.schedule(ctx);
             return;
         }
-        let replayed = self.replay_log();
-        self.recoveries[r].discarded = replayed.discarded.len() as u32;
-        self.record(
+        let replayed = self.replay_log(ctx);
+        ctx.cluster.recoveries[r].discarded = replayed.discarded.len() as u32;
+        ctx.cluster.record(
             now,
             TraceEvent::RecoveryStarted {
                 replayed: replayed.applied as u32,
@@ -59,27 +60,27 @@ impl Batch {
             },
         );
         // Step 1: vertices with a logged parallelism are initialized again.
-        for v in 0..self.graph.vertices.len() {
+        for v in 0..ctx.cluster.graph.vertices.len() {
             if let Some(p) = replayed.parallelism[v] {
-                self.jm.as_mut().expect("elected").parallelism[v] = Some(p);
+                self.parallelism[v] = Some(p);
             }
         }
         // The shuffle master's snapshot knows the remote partitions (P2.3).
         let mut awaited = BTreeSet::new();
-        let reserve = recovery::reserved(&self.graph, &replayed);
+        let reserve = recovery::reserved(&ctx.cluster.graph, &replayed);
         for (s, finished) in replayed.finished.iter().enumerate() {
             let Some((attempt, location, bytes)) = *finished else {
                 continue;
             };
             match location {
                 Location::Remote => {
-                    let held = self
+                    let held = ctx
+                        .cluster
                         .remote
                         .iter()
                         .any(|p| p.producer.index() == s && p.attempt == attempt);
                     if held {
-                        self.jm.as_mut().expect("elected").tracker[s] =
-                            Some((attempt, location, bytes));
+                        self.tracker[s] = Some((attempt, location, bytes));
                     }
                 }
                 Location::TaskManager { .. } => {
@@ -89,33 +90,43 @@ impl Batch {
                 }
             }
         }
-        self.jm.as_mut().expect("elected").recovering = Some(Recovering { replayed, awaited });
-        sched.after(
-            self.batch.previous_worker_timeout,
+        self.recovering = Some(Recovering { replayed, awaited });
+        ctx.sched.after(
+            ctx.cluster.batch.previous_worker_timeout,
             Event::WorkerTimeout { incarnation },
         );
-        for tm in 0..self.tms.len() as u32 {
-            self.register(sched, tm);
+        for tm in 0..ctx.cluster.tms.len() as u32 {
+            ctx.cluster.register(ctx.sched, tm, self.incarnation);
         }
-        self.maybe_end_recovery(sched);
+        self.maybe_end_recovery(ctx);
     }
 
     /// The durable job events, replayed (F2.3).
-    pub(crate) fn replay_log(&self) -> Replayed {
-        let vertex_of: Vec<VertexId> = self.graph.subtasks.iter().map(|s| s.vertex).collect();
-        replay(self.store.durable(), self.graph.vertices.len(), &vertex_of)
+    pub(crate) fn replay_log(&self, ctx: &Ctx<'_, '_>) -> Replayed {
+        let vertex_of: Vec<VertexId> = ctx
+            .cluster
+            .graph
+            .subtasks
+            .iter()
+            .map(|s| s.vertex)
+            .collect();
+        replay(
+            ctx.cluster.store.durable(),
+            ctx.cluster.graph.vertices.len(),
+            &vertex_of,
+        )
     }
 
     /// P2.6 / F2.4 step 5: nothing to recover from, or recovery is off: the job runs again
     /// from scratch, and the log starts over.
-    pub(crate) fn restart_from_scratch(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
-        let now = sched.now();
-        let finished_before: Vec<SubtaskId> = (0..self.done.len() as u32)
+    pub(crate) fn restart_from_scratch(&mut self, ctx: &mut Ctx<'_, '_>, r: usize) {
+        let now = ctx.now();
+        let finished_before: Vec<SubtaskId> = (0..ctx.cluster.done.len() as u32)
             .map(SubtaskId)
-            .filter(|s| self.done[s.index()].is_some())
+            .filter(|s| ctx.cluster.done[s.index()].is_some())
             .collect();
-        self.store.clear();
-        self.record(
+        ctx.cluster.store.clear();
+        ctx.cluster.record(
             now,
             TraceEvent::RecoveryStarted {
                 replayed: 0,
@@ -123,7 +134,7 @@ impl Batch {
                 full_restart: true,
             },
         );
-        let record = &mut self.recoveries[r];
+        let record = &mut ctx.cluster.recoveries[r];
         record.full_restart = true;
         record.running_at = Some(now);
         record.rerun = finished_before
@@ -131,12 +142,12 @@ impl Batch {
             .map(|&s| (s, RerunReason::FullRestart))
             .collect();
         for &s in &finished_before {
-            self.rerun_of[s.index()] = Some(r);
+            ctx.cluster.rerun_of[s.index()] = Some(r);
         }
         let rerun = finished_before.len() as u32;
-        self.jm.as_mut().expect("elected").recovered_once = true;
-        self.set_job_status(now, JobStatus::Running);
-        self.record(
+        self.recovered_once = true;
+        self.set_job_status(ctx, JobStatus::Running);
+        ctx.cluster.record(
             now,
             TraceEvent::RecoveryEnded {
                 recovered: 0,
@@ -144,31 +155,30 @@ impl Batch {
                 timed_out: false,
             },
         );
-        self.schedule(sched);
+        self.schedule(ctx);
     }
 
     /// F2.4 step 5 (Flink's `recoverFailed`): the durable job events could not be read back.
     /// The log is deleted and the job restarts in full as a global failover does, so every
     /// execution takes a new attempt.
-    pub(crate) fn replay_failed(&mut self, sched: &mut Scheduler<'_, Event>, r: usize) {
-        let events = self.store.durable().len() as u32;
-        self.record(sched.now(), TraceEvent::JobEventsUnreadable { events });
-        let jm = self.jm.as_mut().expect("elected");
-        for (e, next) in jm.exec.iter_mut().zip(&mut self.next_attempt) {
+    pub(crate) fn replay_failed(&mut self, ctx: &mut Ctx<'_, '_>, r: usize) {
+        let events = ctx.cluster.store.durable().len() as u32;
+        ctx.cluster
+            .record(ctx.now(), TraceEvent::JobEventsUnreadable { events });
+        for (e, next) in self.exec.iter_mut().zip(&mut ctx.cluster.next_attempt) {
             e.attempt = *next;
             *next += 1;
         }
-        self.restart_from_scratch(sched, r);
+        self.restart_from_scratch(ctx, r);
     }
 
-    pub(crate) fn maybe_end_recovery(&mut self, sched: &mut Scheduler<'_, Event>) {
+    pub(crate) fn maybe_end_recovery(&mut self, ctx: &mut Ctx<'_, '_>) {
         let done = self
-            .jm
+            .recovering
             .as_ref()
-            .and_then(|jm| jm.recovering.as_ref())
             .is_some_and(|r| r.awaited.is_empty());
         if done {
-            self.end_recovery(sched, false);
+            self.end_recovery(ctx, false);
         }
     }
 
@@ -176,37 +186,38 @@ impl Batch {
     /// reported in time). Returns the reporting process.
     pub(crate) fn report_seen(
         &mut self,
-        now: Instant,
+        ctx: &mut Ctx<'_, '_>,
         tm: u32,
         (subtask, attempt): (SubtaskId, u32),
     ) -> u32 {
-        let process = self.tms[tm as usize].process;
-        let index = self.trace.len();
-        self.oracles
+        let now = ctx.now();
+        let process = ctx.cluster.tms[tm as usize].process;
+        let index = ctx.cluster.trace.len();
+        ctx.cluster
+            .oracles
             .report_arrived(subtask, attempt, (tm, process), now, index);
         process
     }
 
     pub(crate) fn on_report(
         &mut self,
-        sched: &mut Scheduler<'_, Event>,
+        ctx: &mut Ctx<'_, '_>,
         tm: u32,
         (subtask, attempt): (SubtaskId, u32),
         bytes: u64,
     ) {
-        let now = sched.now();
-        let process = self.report_seen(now, tm, (subtask, attempt));
-        let jm = self.jm.as_mut().expect("alive");
-        if let Some(rec) = jm.recovering.as_mut() {
+        let now = ctx.now();
+        let process = self.report_seen(ctx, tm, (subtask, attempt));
+        if let Some(rec) = self.recovering.as_mut() {
             let expected = Location::TaskManager {
                 task_manager: tm,
                 process,
             };
             if let Some((a, location, _)) = rec.replayed.finished[subtask.index()] {
                 if a == attempt && location == expected {
-                    jm.tracker[subtask.index()] = Some((attempt, location, bytes));
+                    self.tracker[subtask.index()] = Some((attempt, location, bytes));
                     rec.awaited.remove(&subtask);
-                    self.record(
+                    ctx.cluster.record(
                         now,
                         TraceEvent::PartitionReported {
                             task_manager: tm,
@@ -215,11 +226,11 @@ impl Batch {
                             late: false,
                         },
                     );
-                    self.maybe_end_recovery(sched);
+                    self.maybe_end_recovery(ctx);
                     return;
                 }
             }
-            self.record(
+            ctx.cluster.record(
                 now,
                 TraceEvent::PartitionReported {
                     task_manager: tm,
@@ -228,12 +239,12 @@ impl Batch {
                     late: false,
                 },
             );
-            self.send_to_task_manager(sched, tm, Msg::Release { subtask, attempt });
+            self.send_to_task_manager(ctx, tm, Msg::Release { subtask, attempt });
             return;
         }
         // The JobMaster tracks this very partition already (a report that crossed a
         // registration): nothing to do.
-        if jm.tracker[subtask.index()].is_some_and(|(a, l, _)| {
+        if self.tracker[subtask.index()].is_some_and(|(a, l, _)| {
             a == attempt
                 && l == Location::TaskManager {
                     task_manager: tm,
@@ -243,8 +254,8 @@ impl Batch {
             return;
         }
         // F2.4: after the wait, a report is answered by releasing those partitions.
-        let late = jm.recovered_once;
-        self.record(
+        let late = self.recovered_once;
+        ctx.cluster.record(
             now,
             TraceEvent::PartitionReported {
                 task_manager: tm,
@@ -254,31 +265,37 @@ impl Batch {
             },
         );
         if late {
-            if let Some(r) = self.recoveries.last_mut() {
+            if let Some(r) = ctx.cluster.recoveries.last_mut() {
                 r.late_reports += 1;
             }
-            if self.bug == Some(Bug::KeepLatePartitions) {
+            if ctx.cluster.bug == Some(Bug::KeepLatePartitions) {
                 return;
             }
         }
-        self.send_to_task_manager(sched, tm, Msg::Release { subtask, attempt });
+        self.send_to_task_manager(ctx, tm, Msg::Release { subtask, attempt });
     }
 
     /// P2.4 steps 1-4, then RUNNING.
-    pub(crate) fn end_recovery(&mut self, sched: &mut Scheduler<'_, Event>, timed_out: bool) {
-        let now = sched.now();
-        let r = self.recoveries.len() - 1;
-        let jm = self.jm.as_mut().expect("alive");
-        let Some(Recovering { replayed, .. }) = jm.recovering.take() else {
+    pub(crate) fn end_recovery(&mut self, ctx: &mut Ctx<'_, '_>, timed_out: bool) {
+        let now = ctx.now();
+        let r = ctx.cluster.recoveries.len() - 1;
+        let Some(Recovering { replayed, .. }) = self.recovering.take() else {
             return;
         };
-        jm.recovered_once = true;
-        let tracked: Vec<bool> = jm.tracker.iter().map(Option::is_some).collect();
-        let outcome = recovery::recover(&self.graph, &self.batch, &replayed, &tracked, self.bug);
+        self.recovered_once = true;
+        let tracked: Vec<bool> = self.tracker.iter().map(Option::is_some).collect();
+        let outcome = recovery::recover(
+            &ctx.cluster.graph,
+            &ctx.cluster.batch,
+            &replayed,
+            &tracked,
+            ctx.cluster.bug,
+        );
         // Coordinators: restored from the snapshot when they support batch snapshots (P2.5),
         // fresh otherwise.
-        for v in 0..self.graph.vertices.len() {
-            let (Some(c), Some(p)) = (self.batch.coordinators[v], replayed.parallelism[v]) else {
+        for v in 0..ctx.cluster.graph.vertices.len() {
+            let (Some(c), Some(p)) = (ctx.cluster.batch.coordinators[v], replayed.parallelism[v])
+            else {
                 continue;
             };
             let restored = replayed
@@ -286,9 +303,8 @@ impl Batch {
                 .as_ref()
                 .and_then(|s| s.enumerators[v].clone())
                 .filter(|_| c.supports_batch_snapshot);
-            let jm = self.jm.as_mut().expect("alive");
-            jm.enumerators[v] = Some(restored.unwrap_or_else(|| Enumerator::new(c.splits, p)));
-            jm.remembered[v] = outcome.remembered[v];
+            self.enumerators[v] = Some(restored.unwrap_or_else(|| Enumerator::new(c.splits, p)));
+            self.remembered[v] = outcome.remembered[v];
         }
         // Step 2: recovered subtasks go CREATED → FINISHED with their old attempt.
         let mut recovered = Vec::new();
@@ -297,27 +313,25 @@ impl Batch {
                 continue;
             };
             let id = SubtaskId(s as u32);
-            let jm = self.jm.as_mut().expect("alive");
-            jm.exec[s].attempt = attempt;
+            self.exec[s].attempt = attempt;
             if outcome.finished[s] {
                 // Kept with its partition if one was reported; an OPTIONAL one need not be.
-                self.exec_state(now, id, ExecutionState::Finished);
+                self.exec_state(ctx, id, ExecutionState::Finished);
                 recovered.push(id);
             } else {
                 // Not recovered: the partition (if reported) is released below by the reset.
-                jm.exec[s].state = ExecutionState::Finished;
+                self.exec[s].state = ExecutionState::Finished;
             }
         }
         // Step 3: unfinished subtasks of a vertex with a restored coordinator return their
         // splits (`subtaskReset`).
-        if self.bug != Some(Bug::SkipCoordinatorReset) {
-            for v in 0..self.graph.vertices.len() {
+        if ctx.cluster.bug != Some(Bug::SkipCoordinatorReset) {
+            for v in 0..ctx.cluster.graph.vertices.len() {
                 let Some(p) = replayed.parallelism[v] else {
                     continue;
                 };
-                let first = self.graph.vertices[v].first;
-                let jm = self.jm.as_mut().expect("alive");
-                if let Some(e) = jm.enumerators[v].as_mut() {
+                let first = ctx.cluster.graph.vertices[v].first;
+                if let Some(e) = self.enumerators[v].as_mut() {
                     for i in 0..p {
                         if replayed.finished[(first + i) as usize].is_none() {
                             e.subtask_reset(i);
@@ -329,9 +343,9 @@ impl Batch {
         // Step 4: reset what must run again; the job runs. By default (P2.2) the job is RUNNING
         // first, so the resets are logged; Flink resets while still RECONCILING, when nothing is
         // logged (F2.3), and only then runs.
-        let log_resets = self.batch.job_events.log_recovery_resets;
+        let log_resets = ctx.cluster.batch.job_events.log_recovery_resets;
         if log_resets {
-            self.set_job_status(now, JobStatus::Running);
+            self.set_job_status(ctx, JobStatus::Running);
         }
         let plan = Plan {
             reset: outcome.reset.clone(),
@@ -339,24 +353,26 @@ impl Batch {
             recovery: true,
             recovery_index: Some(r),
         };
-        self.reset(sched, &plan, false);
+        self.reset(ctx, &plan, false);
         // The log must not keep claiming what this recovery undid (discarded or unreported
         // finishes): a later crash would otherwise trust them.
-        let stale: Vec<SubtaskId> =
-            recovery::logged_finished(self.store.durable(), self.graph.subtasks.len())
-                .into_iter()
-                .filter(|s| !outcome.finished[s.index()] && !plan.reset.iter().any(|(r, _)| r == s))
-                .collect();
+        let stale: Vec<SubtaskId> = recovery::logged_finished(
+            ctx.cluster.store.durable(),
+            ctx.cluster.graph.subtasks.len(),
+        )
+        .into_iter()
+        .filter(|s| !outcome.finished[s.index()] && !plan.reset.iter().any(|(r, _)| r == s))
+        .collect();
         if log_resets && !stale.is_empty() {
-            self.log(sched, JobEvent::Reset { subtasks: stale });
+            self.log(ctx, JobEvent::Reset { subtasks: stale });
         }
         if !log_resets {
-            self.set_job_status(now, JobStatus::Running);
+            self.set_job_status(ctx, JobStatus::Running);
         }
         // The figures: which subtasks that had finished before the crash run again, and why.
         let mut rerun = Vec::new();
-        for s in (0..self.done.len() as u32).map(SubtaskId) {
-            if self.done[s.index()].is_none() || outcome.finished[s.index()] {
+        for s in (0..ctx.cluster.done.len() as u32).map(SubtaskId) {
+            if ctx.cluster.done[s.index()].is_none() || outcome.finished[s.index()] {
                 continue;
             }
             let reason = outcome
@@ -369,16 +385,16 @@ impl Batch {
                 } else {
                     RerunReason::EventLost
                 });
-            self.rerun_of[s.index()] = Some(r);
+            ctx.cluster.rerun_of[s.index()] = Some(r);
             rerun.push((s, reason));
         }
-        let record = &mut self.recoveries[r];
+        let record = &mut ctx.cluster.recoveries[r];
         record.recovered = recovered.clone();
         record.rerun = rerun;
         record.running_at = Some(now);
         record.timed_out = timed_out;
         let rerun = record.rerun.len() as u32;
-        self.record(
+        ctx.cluster.record(
             now,
             TraceEvent::RecoveryEnded {
                 recovered: recovered.len() as u32,
@@ -386,6 +402,6 @@ impl Batch {
                 timed_out,
             },
         );
-        self.schedule(sched);
+        self.schedule(ctx);
     }
 }

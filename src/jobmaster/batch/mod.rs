@@ -1,9 +1,11 @@
 //! The JobMaster of a batch job (P2): its view of every execution, the partition tracker, the
 //! split enumerators, and what it does with each message it receives.
 //!
-//! One module per concern, all methods of the world's batch half ([`Batch`]), which holds the
-//! JobMaster's state (`Batch::jm`) beside the TaskManagers': `scheduler` (the adaptive batch
-//! scheduler, failover, resets and releases), `job_events` (the job event log's write buffer),
+//! The JobMaster owns its state ([`JobMaster`], volatile: a crash drops it, the next leader
+//! starts anew) and acts on the rest of the world only through its [`Ctx`]: the cluster's
+//! links, trace and durable storage, and the kernel's scheduler for its timers. One module per
+//! concern, each a part of `impl JobMaster`: `scheduler` (the adaptive batch scheduler,
+//! failover, resets and releases), `job_events` (the job event log's write buffer),
 //! `job_recovery` (FLIP-383 recovery on a new JobMaster, P2.4), `speculation` (P2.8) and
 //! `reconcile` (P3 for batch jobs, the JobMaster's side, with the window both modes share,
 //! `super::reconcile::window`; the TaskManager's side is `crate::taskmanager::reconcile`). The
@@ -23,10 +25,10 @@ use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{FlushReason, RerunReason, TraceEvent};
-use crate::world::batch::{Batch, Msg};
+use crate::trace::{Address, FlushReason, RerunReason, TraceEvent};
+use crate::world::batch::{Cluster, Ctx, Msg};
 use crate::world::Event;
-use sim::{Duration, Instant, Scheduler};
+use sim::{Duration, Instant};
 use std::collections::BTreeSet;
 
 /// The JobMaster's view of one execution vertex.
@@ -117,56 +119,61 @@ pub struct RecoveryRecord {
     pub interrupted: u32,
 }
 
-impl Batch {
-    pub(crate) fn jm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
-        let now = sched.now();
-        let process = self.tms[tm as usize].process;
-        let index = self.trace.len().saturating_sub(1);
+impl JobMaster {
+    pub(crate) fn receive(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Msg) {
+        let now = ctx.now();
+        let process = ctx.cluster.tms[tm as usize].process;
+        let index = ctx.cluster.trace.len().saturating_sub(1);
         if let Some(what) = msg.received() {
-            self.oracles
-                .received(&self.graph, (tm, process), what, (now, index));
+            ctx.cluster
+                .oracles
+                .received(&ctx.cluster.graph, (tm, process), what, (now, index));
         }
         if let Some(rpc) = msg.task_rpc() {
-            self.oracles
-                .rpc_applied(&self.graph, (tm, process), rpc, (now, index));
+            ctx.cluster
+                .oracles
+                .rpc_applied(&ctx.cluster.graph, (tm, process), rpc, (now, index));
         }
         match msg {
             Msg::Register => {
                 // A new process under the same number: the old one is gone for good.
-                let old = self.jm.as_ref().expect("alive").registered[tm as usize];
+                let old = self.registered[tm as usize];
                 if let Some(old) = old.filter(|&old| old != process) {
-                    self.lose_task_manager(sched, tm, old);
+                    self.lose_task_manager(ctx, tm, old);
                 }
-                self.expected_task_managers[tm as usize] = Some(process);
-                let index = self.trace.len().saturating_sub(1);
-                self.oracles
-                    .received(&self.graph, (tm, process), Received::Register, (now, index));
-                let jm = self.jm.as_mut().expect("alive");
-                jm.registered[tm as usize] = Some(process);
-                jm.accounted[tm as usize] = self.reconcile.is_none();
-                jm.slots_used[tm as usize] = 0;
+                ctx.cluster.expected_task_managers[tm as usize] = Some(process);
+                let index = ctx.cluster.trace.len().saturating_sub(1);
+                ctx.cluster.oracles.received(
+                    &ctx.cluster.graph,
+                    (tm, process),
+                    Received::Register,
+                    (now, index),
+                );
+                self.registered[tm as usize] = Some(process);
+                self.accounted[tm as usize] = ctx.cluster.reconcile.is_none();
+                self.slots_used[tm as usize] = 0;
                 // P3.2: a TaskManager that registers in the window reports next (same link):
                 // the window waits for the whole report.
-                if let Some(rec) = jm.reconciling.as_mut() {
+                if let Some(rec) = self.reconciling.as_mut() {
                     rec.expect(tm, process);
                 }
                 // F2.4 step 1: every TaskManager that registers is asked for the partitions
                 // it kept; outside recovery they are all answered by a release. Under
                 // reconciliation it reports them unasked, with its executions (P3.2).
-                if self.reconcile.is_none() {
-                    self.send_to_task_manager(sched, tm, Msg::AskPartitions);
+                if ctx.cluster.reconcile.is_none() {
+                    self.send_to_task_manager(ctx, tm, Msg::AskPartitions);
                 }
-                self.schedule(sched);
+                self.schedule(ctx);
             }
             Msg::Report {
                 subtask,
                 attempt,
                 bytes,
             } => {
-                if self.jm.as_ref().expect("alive").reconciling.is_some() {
-                    self.reconcile_partition(sched, tm, (subtask, attempt), bytes);
+                if self.reconciling.is_some() {
+                    self.reconcile_partition(ctx, tm, (subtask, attempt), bytes);
                 } else {
-                    self.on_report(sched, tm, (subtask, attempt), bytes);
+                    self.on_report(ctx, tm, (subtask, attempt), bytes);
                 }
             }
             Msg::ReportExecution {
@@ -174,42 +181,40 @@ impl Batch {
                 attempt,
                 state,
                 parallelism,
-            } => self.on_report_execution(sched, tm, (subtask, attempt), state, parallelism),
+            } => self.on_report_execution(ctx, tm, (subtask, attempt), state, parallelism),
             Msg::ReportSplit {
                 subtask,
                 attempt,
                 split,
-            } => self.on_report_split(subtask, attempt, split),
+            } => self.on_report_split(ctx, subtask, attempt, split),
             Msg::ReportInput {
                 subtask,
                 attempt,
                 producer,
                 producer_attempt,
             } => self.on_report_input((subtask, attempt), (producer, producer_attempt)),
-            Msg::ReportDone => self.on_report_done(sched, tm),
+            Msg::ReportDone => self.on_report_done(ctx, tm),
             Msg::Running { subtask, attempt } => {
                 if self.current(subtask, attempt, ExecutionState::Deploying) {
-                    self.exec_state(now, subtask, ExecutionState::Initializing);
-                    self.exec_state(now, subtask, ExecutionState::Running);
+                    self.exec_state(ctx, subtask, ExecutionState::Initializing);
+                    self.exec_state(ctx, subtask, ExecutionState::Running);
                 } else if self.is_spec(subtask, attempt, ExecutionState::Deploying) {
-                    self.spec_state(now, subtask, ExecutionState::Initializing);
-                    self.spec_state(now, subtask, ExecutionState::Running);
+                    self.spec_state(ctx, subtask, ExecutionState::Initializing);
+                    self.spec_state(ctx, subtask, ExecutionState::Running);
                 }
             }
             Msg::RequestSplit { subtask, attempt } => {
-                let jm = self.jm.as_ref().expect("alive");
-                let e = jm.exec[subtask.index()];
+                let e = self.exec[subtask.index()];
                 if e.attempt != attempt || e.state.is_terminal() {
                     return;
                 }
-                let vertex = self.graph.subtasks[subtask.index()].vertex;
-                let index = self.graph.subtasks[subtask.index()].index;
-                let jm = self.jm.as_mut().expect("alive");
-                let split = jm.enumerators[vertex.index()]
+                let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
+                let index = ctx.cluster.graph.subtasks[subtask.index()].index;
+                let split = self.enumerators[vertex.index()]
                     .as_mut()
                     .expect("a source has an enumerator")
                     .next_split(index);
-                self.record(
+                ctx.cluster.record(
                     now,
                     TraceEvent::SplitAssigned {
                         subtask,
@@ -218,7 +223,7 @@ impl Batch {
                     },
                 );
                 self.send_to_task_manager(
-                    sched,
+                    ctx,
                     tm,
                     Msg::AssignSplit {
                         subtask,
@@ -230,59 +235,56 @@ impl Batch {
             Msg::Finished { subtask, attempt } => {
                 // P2.8: a speculative attempt that finishes first becomes the current one.
                 if self.is_spec(subtask, attempt, ExecutionState::Running) {
-                    self.spec_won(subtask, attempt);
+                    self.spec_won(ctx, subtask, attempt);
                 }
                 // P2.8: a cancelled attempt that finished before its cancel arrived wrote a
                 // partition nobody reads: release it.
-                let jm = self.jm.as_mut().expect("alive");
-                if jm.orphans.remove(&(subtask, attempt)) {
-                    let location = self.location_of(tm);
-                    self.release(sched, subtask, attempt, location);
+                if self.orphans.remove(&(subtask, attempt)) {
+                    let location = self.location_of(ctx, tm);
+                    self.release(ctx, subtask, attempt, location);
                     return;
                 }
-                self.on_finished(sched, tm, subtask, attempt);
+                self.on_finished(ctx, tm, subtask, attempt);
             }
             Msg::Failed {
                 subtask,
                 attempt,
                 missing,
             } => {
-                let jm = self.jm.as_ref().expect("alive");
-                let spec = jm.spec[subtask.index()].filter(|e| e.attempt == attempt);
+                let spec = self.spec[subtask.index()].filter(|e| e.attempt == attempt);
                 if let Some(e) = spec.filter(|e| !e.state.is_terminal()) {
                     // P2.8: a failed speculative attempt only makes room for another; the
                     // original goes on. A missing partition fails the vertex over as usual.
                     let _ = e;
-                    self.spec_state(now, subtask, ExecutionState::Failed);
+                    self.spec_state(ctx, subtask, ExecutionState::Failed);
                     self.free_spec_slot(subtask);
-                    self.jm.as_mut().expect("alive").spec[subtask.index()] = None;
+                    self.spec[subtask.index()] = None;
                     if missing.is_none() {
                         return;
                     }
                 } else {
-                    let e = jm.exec[subtask.index()];
+                    let e = self.exec[subtask.index()];
                     if e.attempt != attempt || e.state.is_terminal() {
                         return;
                     }
-                    self.exec_state(now, subtask, ExecutionState::Failed);
+                    self.exec_state(ctx, subtask, ExecutionState::Failed);
                     self.free_slot(subtask);
                     if missing.is_none() && self.spec_live(subtask) {
                         // P2.8: the speculative attempt may still finish: it carries on alone.
                         self.promote_spec(subtask);
-                        self.jm.as_mut().expect("alive").spec[subtask.index()] = None;
+                        self.spec[subtask.index()] = None;
                         return;
                     }
                 }
                 let mut seeds = vec![(subtask, RerunReason::Failover)];
                 if let Some(producer) = missing {
                     // The partition is gone: stop tracking it; its producer runs again.
-                    let jm = self.jm.as_mut().expect("alive");
-                    if jm.tracker[producer.index()].is_some() {
-                        jm.tracker[producer.index()] = None;
+                    if self.tracker[producer.index()].is_some() {
+                        self.tracker[producer.index()] = None;
                     }
                     seeds.push((producer, RerunReason::PartitionMissing));
                 }
-                self.failover(sched, seeds);
+                self.failover(ctx, seeds);
             }
             Msg::Deploy { .. }
             | Msg::Cancel { .. }
@@ -292,18 +294,43 @@ impl Batch {
         }
     }
 
+    /// Sends `msg` to TaskManager `tm`: to the process registered with this JobMaster (P0:
+    /// Flink's gateway of one TaskExecutor, by its resource id), so a replacement that has
+    /// started but whose registration has not arrived yet never gets what was meant for the
+    /// dead one.
+    pub(crate) fn send_to_task_manager(&self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Msg) {
+        if let Msg::Release { subtask, attempt } = msg {
+            ctx.cluster.record(
+                ctx.sched.now(),
+                TraceEvent::ReleaseRequested {
+                    task_manager: tm,
+                    subtask,
+                    attempt,
+                },
+            );
+        }
+        let process = self.registered[tm as usize].unwrap_or(ctx.cluster.tms[tm as usize].process);
+        let to = (Address::JobMaster, Address::TaskManager(tm), process);
+        ctx.cluster.send_to(ctx.sched, to, msg, 0);
+    }
+
     pub(crate) fn current(&self, subtask: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
-        let e = self.jm.as_ref().expect("alive").exec[subtask.index()];
+        let e = self.exec[subtask.index()];
         e.attempt == attempt && e.state == state
     }
 
-    pub(crate) fn exec_state(&mut self, now: Instant, subtask: SubtaskId, to: ExecutionState) {
-        let jm = self.jm.as_mut().expect("alive");
-        let e = &mut jm.exec[subtask.index()];
+    pub(crate) fn exec_state(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        subtask: SubtaskId,
+        to: ExecutionState,
+    ) {
+        let now = ctx.now();
+        let e = &mut self.exec[subtask.index()];
         let from = e.state;
         e.state = to;
         let attempt = e.attempt;
-        self.record(
+        ctx.cluster.record(
             now,
             TraceEvent::ExecutionState {
                 subtask,
@@ -314,68 +341,65 @@ impl Batch {
         );
     }
 
-    pub(crate) fn set_job_status(&mut self, now: Instant, to: JobStatus) {
-        let jm = self.jm.as_mut().expect("alive");
-        let from = jm.status;
-        jm.status = to;
-        self.record(now, TraceEvent::JobStatus { from, to });
+    pub(crate) fn set_job_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {
+        let now = ctx.now();
+        let from = self.status;
+        self.status = to;
+        ctx.cluster.record(now, TraceEvent::JobStatus { from, to });
     }
 
     pub(crate) fn free_slot(&mut self, subtask: SubtaskId) {
-        let jm = self.jm.as_mut().expect("alive");
-        if let Some(tm) = jm.exec[subtask.index()].placed.take() {
-            jm.slots_used[tm as usize] = jm.slots_used[tm as usize].saturating_sub(1);
+        if let Some(tm) = self.exec[subtask.index()].placed.take() {
+            self.slots_used[tm as usize] = self.slots_used[tm as usize].saturating_sub(1);
         }
     }
 
-    pub(crate) fn location_of(&self, tm: u32) -> Location {
-        match self.batch.shuffle {
+    pub(crate) fn location_of(&self, ctx: &Ctx<'_, '_>, tm: u32) -> Location {
+        match ctx.cluster.batch.shuffle {
             ShuffleKind::Remote => Location::Remote,
             ShuffleKind::Internal => Location::TaskManager {
                 task_manager: tm,
-                process: self.tms[tm as usize].process,
+                process: ctx.cluster.tms[tm as usize].process,
             },
         }
     }
 
     pub(crate) fn on_finished(
         &mut self,
-        sched: &mut Scheduler<'_, Event>,
+        ctx: &mut Ctx<'_, '_>,
         tm: u32,
         subtask: SubtaskId,
         attempt: u32,
     ) {
-        let now = sched.now();
-        let e = self.jm.as_ref().expect("alive").exec[subtask.index()];
+        let now = ctx.now();
+        let e = self.exec[subtask.index()];
         if e.attempt != attempt || e.state != ExecutionState::Running {
             return;
         }
-        self.exec_state(now, subtask, ExecutionState::Finished);
+        self.exec_state(ctx, subtask, ExecutionState::Finished);
         self.free_slot(subtask);
-        let jm = self.jm.as_mut().expect("alive");
         let ran = e
             .deployed_at
             .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
-        jm.ran[subtask.index()] = Some(ran);
-        self.first_finish_wins(sched, subtask);
-        let vertex = self.graph.subtasks[subtask.index()].vertex;
-        let location = self.location_of(tm);
-        let bytes = self.partition_bytes(subtask, attempt);
-        let jm = self.jm.as_mut().expect("alive");
-        jm.tracker[subtask.index()] = Some((attempt, location, bytes));
-        let vertex_done = self.vertex_finished(vertex);
+        self.ran[subtask.index()] = Some(ran);
+        self.first_finish_wins(ctx, subtask);
+        let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
+        let location = self.location_of(ctx, tm);
+        let bytes = self.partition_bytes(ctx, subtask, attempt);
+        self.tracker[subtask.index()] = Some((attempt, location, bytes));
+        let vertex_done = self.vertex_finished(ctx, vertex);
         // F2.3: snapshots ride on the event when the vertex just finished or min-pause passed.
-        let jm = self.jm.as_ref().expect("alive");
         let with_snapshot = vertex_done
-            || jm.last_snapshot.is_none_or(|last| {
-                now.saturating_duration_since(last) >= self.batch.job_events.snapshot_min_pause
+            || self.last_snapshot.is_none_or(|last| {
+                now.saturating_duration_since(last)
+                    >= ctx.cluster.batch.job_events.snapshot_min_pause
             });
         let snapshot = with_snapshot.then(|| {
             Box::new(Snapshot {
-                enumerators: jm
+                enumerators: self
                     .enumerators
                     .iter()
-                    .zip(&self.batch.coordinators)
+                    .zip(&ctx.cluster.batch.coordinators)
                     .map(|(e, c)| {
                         e.clone()
                             .filter(|_| c.is_some_and(|c| c.supports_batch_snapshot))
@@ -384,10 +408,10 @@ impl Batch {
             })
         });
         if with_snapshot {
-            self.jm.as_mut().expect("alive").last_snapshot = Some(now);
+            self.last_snapshot = Some(now);
         }
         self.log(
-            sched,
+            ctx,
             JobEvent::Finished {
                 subtask,
                 attempt,
@@ -398,56 +422,64 @@ impl Batch {
         );
         // The bug reasons that a finished sink vertex ends the job, so nothing after it needs
         // the log.
-        let sink = self.graph.vertices[vertex.index()].outputs.is_empty();
-        let skip = sink && self.bug == Some(Bug::SkipFinalFlush);
+        let sink = ctx.cluster.graph.vertices[vertex.index()]
+            .outputs
+            .is_empty();
+        let skip = sink && ctx.cluster.bug == Some(Bug::SkipFinalFlush);
         if vertex_done && !skip {
             // P2.2: a finished vertex closes the file: flush. For the last one this is what
             // lets a crash before the job's result is durable (P2.7) recover the job finished.
-            self.flush(now, FlushReason::VertexFinished);
+            self.flush(ctx, FlushReason::VertexFinished);
         }
-        self.schedule(sched);
+        self.schedule(ctx);
     }
 
-    pub(crate) fn partition_bytes(&self, subtask: SubtaskId, attempt: u32) -> u64 {
+    pub(crate) fn partition_bytes(
+        &self,
+        ctx: &Ctx<'_, '_>,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) -> u64 {
         let records = |f: &[Fragment]| data::total_records(f);
-        let held = self
+        let held = ctx
+            .cluster
             .remote
             .iter()
-            .chain(self.tms.iter().flat_map(|t| t.partitions.iter()))
+            .chain(ctx.cluster.tms.iter().flat_map(|t| t.partitions.iter()))
             .find(|p| p.producer == subtask && p.attempt == attempt)
             .map(|p| records(&p.fragments));
-        let staged = self
+        let staged = ctx
+            .cluster
             .staged
             .iter()
             .find(|(s, a, _)| *s == subtask && *a == attempt)
             .map(|(_, _, f)| records(f));
-        held.or(staged).unwrap_or(0) * self.batch.record_bytes
+        held.or(staged).unwrap_or(0) * ctx.cluster.batch.record_bytes
     }
 
-    pub(crate) fn vertex_finished(&self, vertex: VertexId) -> bool {
-        let jm = self.jm.as_ref().expect("alive");
-        let Some(p) = jm.parallelism[vertex.index()] else {
+    pub(crate) fn vertex_finished(&self, ctx: &Ctx<'_, '_>, vertex: VertexId) -> bool {
+        let Some(p) = self.parallelism[vertex.index()] else {
             return false;
         };
-        let first = self.graph.vertices[vertex.index()].first;
-        (first..first + p).all(|s| jm.exec[s as usize].state == ExecutionState::Finished)
+        let first = ctx.cluster.graph.vertices[vertex.index()].first;
+        (first..first + p).all(|s| self.exec[s as usize].state == ExecutionState::Finished)
     }
 }
 
-impl Batch {
+impl JobMaster {
     /// A JobMaster as a newly elected leader starts: nothing known, nothing registered, its
     /// executions under the next attempt ids.
-    pub(crate) fn new_jobmaster(&self, incarnation: u32, now: Instant) -> JobMaster {
-        let n = self.graph.subtasks.len();
-        let v = self.graph.vertices.len();
-        let tms = self.tms.len();
+    pub(crate) fn new(cluster: &Cluster, incarnation: u32, now: Instant) -> JobMaster {
+        let n = cluster.graph.subtasks.len();
+        let v = cluster.graph.vertices.len();
+        let tms = cluster.tms.len();
         JobMaster {
             incarnation,
             status: JobStatus::Initializing,
             exec: (0..n)
                 .map(|i| Execution {
                     state: ExecutionState::Created,
-                    attempt: self.next_attempt[i],
+                    attempt: cluster.next_attempt[i],
                     placed: None,
                     hold_until: Instant::ZERO,
                     deployed_at: None,
@@ -458,7 +490,7 @@ impl Batch {
             enumerators: vec![None; v],
             remembered: vec![false; v],
             registered: vec![None; tms],
-            accounted: vec![self.reconcile.is_none(); tms],
+            accounted: vec![cluster.reconcile.is_none(); tms],
             slots_used: vec![0; tms],
             last_snapshot: None,
             events_failed: false,
@@ -477,26 +509,20 @@ impl Batch {
     }
 
     /// The JobMaster noticed that TaskManager `tm` (process `process`) is gone or unreachable.
-    pub(crate) fn lose_task_manager(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        process: u32,
-    ) {
-        let now = sched.now();
-        let Some(jm) = self.jm.as_mut() else { return };
-        if jm.registered[tm as usize] != Some(process) {
+    pub(crate) fn lose_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
+        let now = ctx.now();
+        if self.registered[tm as usize] != Some(process) {
             return;
         }
-        jm.registered[tm as usize] = None;
-        jm.slots_used[tm as usize] = 0;
-        if self.expected_task_managers[tm as usize] == Some(process) {
-            self.expected_task_managers[tm as usize] = None;
+        self.registered[tm as usize] = None;
+        self.slots_used[tm as usize] = 0;
+        if ctx.cluster.expected_task_managers[tm as usize] == Some(process) {
+            ctx.cluster.expected_task_managers[tm as usize] = None;
         }
-        self.record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
-        self.forget_task_manager(sched, tm, process);
-        let jm = self.jm.as_ref().expect("alive");
-        if jm.recovering.is_some() || jm.status.is_terminal() {
+        ctx.cluster
+            .record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
+        self.forget_task_manager(ctx, tm, process);
+        if self.recovering.is_some() || self.status.is_terminal() {
             return;
         }
         let lost = Location::TaskManager {
@@ -504,30 +530,28 @@ impl Batch {
             process,
         };
         let mut seeds = Vec::new();
-        for s in (0..self.graph.subtasks.len() as u32).map(SubtaskId) {
-            let jm = self.jm.as_ref().expect("alive");
+        for s in (0..ctx.cluster.graph.subtasks.len() as u32).map(SubtaskId) {
             // P2.8: a speculative attempt on the lost TaskManager fails alone; an original
             // there whose speculative attempt runs elsewhere hands over to it.
-            if jm.spec[s.index()].is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal()) {
-                self.spec_state(now, s, ExecutionState::Failed);
+            if self.spec[s.index()].is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal())
+            {
+                self.spec_state(ctx, s, ExecutionState::Failed);
                 self.free_spec_slot(s);
-                self.jm.as_mut().expect("alive").spec[s.index()] = None;
+                self.spec[s.index()] = None;
             }
-            let jm = self.jm.as_ref().expect("alive");
-            let e = jm.exec[s.index()];
+            let e = self.exec[s.index()];
             if e.placed == Some(tm)
                 && !e.state.is_terminal()
                 && e.state != ExecutionState::Created
                 && self.spec_live(s)
             {
-                self.exec_state(now, s, ExecutionState::Failed);
+                self.exec_state(ctx, s, ExecutionState::Failed);
                 self.free_slot(s);
                 self.promote_spec(s);
-                self.jm.as_mut().expect("alive").spec[s.index()] = None;
+                self.spec[s.index()] = None;
                 continue;
             }
-            let jm = self.jm.as_ref().expect("alive");
-            let e = jm.exec[s.index()];
+            let e = self.exec[s.index()];
             if e.placed == Some(tm)
                 && matches!(
                     e.state,
@@ -536,35 +560,34 @@ impl Batch {
                         | ExecutionState::Running
                 )
             {
-                self.exec_state(now, s, ExecutionState::Failed);
+                self.exec_state(ctx, s, ExecutionState::Failed);
                 self.free_slot(s);
                 seeds.push((s, RerunReason::Failover));
                 continue;
             }
-            if jm.tracker[s.index()].is_some_and(|(_, l, _)| l == lost) {
-                let needed = self.partition_needed(s);
-                self.jm.as_mut().expect("alive").tracker[s.index()] = None;
+            if self.tracker[s.index()].is_some_and(|(_, l, _)| l == lost) {
+                let needed = self.partition_needed(ctx, s);
+                self.tracker[s.index()] = None;
                 if needed {
                     seeds.push((s, RerunReason::PartitionMissing));
                 }
             }
         }
         if !seeds.is_empty() {
-            self.failover(sched, seeds);
+            self.failover(ctx, seeds);
         }
     }
 
     /// Some consumer of `s` has yet to finish (or is not even initialized).
-    pub(crate) fn partition_needed(&self, s: SubtaskId) -> bool {
-        let jm = self.jm.as_ref().expect("alive");
-        let v = self.graph.subtasks[s.index()].vertex;
-        let uninitialized = self.graph.vertices[v.index()]
+    pub(crate) fn partition_needed(&self, ctx: &Ctx<'_, '_>, s: SubtaskId) -> bool {
+        let v = ctx.cluster.graph.subtasks[s.index()].vertex;
+        let uninitialized = ctx.cluster.graph.vertices[v.index()]
             .outputs
             .iter()
-            .any(|&e| jm.parallelism[self.graph.edges[e].to.index()].is_none());
+            .any(|&e| self.parallelism[ctx.cluster.graph.edges[e].to.index()].is_none());
         uninitialized
-            || data::consumers(&self.graph, &jm.parallelism, s)
+            || data::consumers(&ctx.cluster.graph, &self.parallelism, s)
                 .iter()
-                .any(|c| jm.exec[c.index()].state != ExecutionState::Finished)
+                .any(|c| self.exec[c.index()].state != ExecutionState::Finished)
     }
 }

@@ -70,83 +70,55 @@ impl Reconciling {
     }
 }
 
-impl Batch {
-    /// A task RPC reaches the JobMaster side: applied, refused while reconciling (P3.3), or
-    /// kept because no JobMaster took it.
-    pub(crate) fn deliver_task_rpc(
+impl JobMaster {
+    /// P3.3: the reconciling JobMaster refuses a task's RPC; its TaskManager keeps it for a
+    /// retry. False: the bug `drop-refused-rpc` drops it instead.
+    pub(crate) fn refuse(
         &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
+        ctx: &mut Ctx<'_, '_>,
+        (tm, process): (u32, u32),
         msg: Msg,
-        (seq, from_process): (u64, u32),
-        reachable: bool,
-    ) {
-        let now = sched.now();
-        let sender_alive = {
-            let t = &self.tms[tm as usize];
-            t.alive && t.process == from_process
-        };
-        let reconciling = reachable
-            && self
-                .jm
-                .as_ref()
-                .is_some_and(|jm| jm.status == JobStatus::Reconciling);
-        // P3.3: while the sender keeps older RPCs, one that arrives from the wire joins them
-        // (in send order) instead of overtaking them.
-        let holding =
-            self.tms[tm as usize].outbox.is_holding() && self.bug != Some(Bug::OvertakeKeptRpcs);
-        if reachable && !reconciling && !holding {
-            self.jm_receives(sched, tm, msg);
-            return;
-        }
-        if reconciling {
-            let rpc = msg.task_rpc().expect("only task RPCs are kept");
-            let (subtask, attempt) = (rpc.subtask, rpc.attempt);
-            self.record(
-                now,
-                TraceEvent::TaskRpcRefused {
-                    task_manager: tm,
-                    subtask,
-                    attempt,
-                },
-            );
-            let index = self.trace.len().saturating_sub(1);
-            self.oracles
-                .rpc_refused(&self.graph, (tm, from_process), rpc, (now, index));
-            if self.bug == Some(Bug::DropRefusedRpc) {
-                return;
-            }
-        }
-        if sender_alive {
-            self.tms[tm as usize].outbox.keep(seq, msg);
-            self.rpcs_kept += 1;
-            self.schedule_retry(sched, tm);
-        }
+    ) -> bool {
+        let now = ctx.now();
+        let rpc = msg.task_rpc().expect("only task RPCs are kept");
+        let (subtask, attempt) = (rpc.subtask, rpc.attempt);
+        ctx.cluster.record(
+            now,
+            TraceEvent::TaskRpcRefused {
+                task_manager: tm,
+                subtask,
+                attempt,
+            },
+        );
+        let index = ctx.cluster.trace.len().saturating_sub(1);
+        ctx.cluster
+            .oracles
+            .rpc_refused(&ctx.cluster.graph, (tm, process), rpc, (now, index));
+        ctx.cluster.bug != Some(Bug::DropRefusedRpc)
     }
 
     // ---- JobMaster side ------------------------------------------------------------------
 
     /// P3.1: the new JobMaster opens the window: the job and every execution it knows of
     /// (the vertices the job events initialized) are RECONCILING.
-    pub(crate) fn start_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
-        let now = sched.now();
-        let (timeout, _) = self.reconcile.expect("reconciling");
-        self.set_job_status(now, JobStatus::Reconciling);
-        let replayed = self.replay_log();
-        for v in 0..self.graph.vertices.len() {
+    pub(crate) fn start_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let now = ctx.now();
+        let (timeout, _) = ctx.cluster.reconcile.expect("reconciling");
+        self.set_job_status(ctx, JobStatus::Reconciling);
+        let replayed = self.replay_log(ctx);
+        for v in 0..ctx.cluster.graph.vertices.len() {
             if let Some(p) = replayed.parallelism[v] {
-                self.reconcile_vertex(now, VertexId(v as u32), p);
+                self.reconcile_vertex(ctx, VertexId(v as u32), p);
             }
         }
-        let n = self.graph.subtasks.len();
-        let tms = self.tms.len();
+        let n = ctx.cluster.graph.subtasks.len();
+        let tms = ctx.cluster.tms.len();
         let window = Window::open(
             now,
-            self.expected_task_managers.clone(),
-            &mut self.reconciliations,
+            ctx.cluster.expected_task_managers.clone(),
+            &mut ctx.cluster.reconciliations,
         );
-        let jm = self.jm.as_mut().expect("elected");
-        jm.reconciling = Some(Reconciling {
+        self.reconciling = Some(Reconciling {
             window,
             reports: vec![None; n],
             splits: vec![Vec::new(); n],
@@ -155,48 +127,46 @@ impl Batch {
             replayed,
             conflict: false,
         });
-        let incarnation = jm.incarnation;
-        sched.after(timeout, Event::ReconcileTimeout { incarnation });
+        let incarnation = self.incarnation;
+        ctx.sched
+            .after(timeout, Event::ReconcileTimeout { incarnation });
         for tm in 0..tms as u32 {
-            self.register(sched, tm);
+            ctx.cluster.register(ctx.sched, tm, self.incarnation);
         }
-        self.maybe_end_reconcile(sched);
+        self.maybe_end_reconcile(ctx);
     }
 
     /// A vertex becomes known to the reconciling JobMaster: its executions are RECONCILING.
-    fn reconcile_vertex(&mut self, now: Instant, v: VertexId, parallelism: u32) {
-        let jm = self.jm.as_mut().expect("alive");
-        if jm.parallelism[v.index()].is_some() {
+    fn reconcile_vertex(&mut self, ctx: &mut Ctx<'_, '_>, v: VertexId, parallelism: u32) {
+        if self.parallelism[v.index()].is_some() {
             return;
         }
-        jm.parallelism[v.index()] = Some(parallelism);
-        let first = self.graph.vertices[v.index()].first;
+        self.parallelism[v.index()] = Some(parallelism);
+        let first = ctx.cluster.graph.vertices[v.index()].first;
         for s in (first..first + parallelism).map(SubtaskId) {
-            self.exec_state(now, s, ExecutionState::Reconciling);
+            self.exec_state(ctx, s, ExecutionState::Reconciling);
         }
     }
 
     pub(crate) fn on_report_execution(
         &mut self,
-        sched: &mut Scheduler<'_, Event>,
+        ctx: &mut Ctx<'_, '_>,
         tm: u32,
         (subtask, attempt): (SubtaskId, u32),
         state: ExecutionState,
         parallelism: u32,
     ) {
-        let now = sched.now();
-        let jm = self.jm.as_mut().expect("alive");
-        let Some(rec) = jm.reconciling.as_mut() else {
+        let Some(rec) = self.reconciling.as_mut() else {
             // After the window: the JobMaster went on without this execution. A running one
             // is cancelled (it may be running again elsewhere); the partition, if any, is
             // answered by a release (`on_report`).
-            if let Some(r) = self.reconciliations.last_mut() {
+            if let Some(r) = ctx.cluster.reconciliations.last_mut() {
                 r.late_reports += 1;
             }
-            let current = jm.exec[subtask.index()];
+            let current = self.exec[subtask.index()];
             let superseded = current.attempt != attempt || current.placed != Some(tm);
             if superseded && !state.is_terminal() {
-                self.send_to_task_manager(sched, tm, Msg::Cancel { subtask, attempt });
+                self.send_to_task_manager(ctx, tm, Msg::Cancel { subtask, attempt });
             }
             return;
         };
@@ -207,19 +177,24 @@ impl Batch {
         rec.splits[subtask.index()].clear();
         rec.inputs[subtask.index()].clear();
         let record = rec.window.record;
-        self.reconciliations[record].reports += 1;
+        ctx.cluster.reconciliations[record].reports += 1;
         // P3.2: rebuild first: a vertex the job events did not show is known from its
         // executions' deployment descriptors.
-        let vertex = self.graph.subtasks[subtask.index()].vertex;
-        self.reconcile_vertex(now, vertex, parallelism);
+        let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
+        self.reconcile_vertex(ctx, vertex, parallelism);
     }
 
-    pub(crate) fn on_report_split(&mut self, subtask: SubtaskId, attempt: u32, split: u32) {
-        let vertex = self.graph.subtasks[subtask.index()].vertex;
-        let first = self.graph.vertices[vertex.index()].first as usize;
-        let p = self.graph.vertices[vertex.index()].parallelism as usize;
-        let jm = self.jm.as_mut().expect("alive");
-        if let Some(rec) = jm.reconciling.as_mut() {
+    pub(crate) fn on_report_split(
+        &mut self,
+        ctx: &Ctx<'_, '_>,
+        subtask: SubtaskId,
+        attempt: u32,
+        split: u32,
+    ) {
+        let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
+        let first = ctx.cluster.graph.vertices[vertex.index()].first as usize;
+        let p = ctx.cluster.graph.vertices[vertex.index()].parallelism as usize;
+        if let Some(rec) = self.reconciling.as_mut() {
             if rec.reports[subtask.index()].is_some_and(|(a, _, _)| a == attempt) {
                 if rec.splits[first..first + p]
                     .iter()
@@ -237,8 +212,7 @@ impl Batch {
         (subtask, attempt): (SubtaskId, u32),
         input: (SubtaskId, u32),
     ) {
-        let jm = self.jm.as_mut().expect("alive");
-        if let Some(rec) = jm.reconciling.as_mut() {
+        if let Some(rec) = self.reconciling.as_mut() {
             if rec.reports[subtask.index()].is_some_and(|(a, _, _)| a == attempt) {
                 rec.inputs[subtask.index()].push(input);
             }
@@ -247,75 +221,63 @@ impl Batch {
 
     pub(crate) fn reconcile_partition(
         &mut self,
-        sched: &mut Scheduler<'_, Event>,
+        ctx: &mut Ctx<'_, '_>,
         tm: u32,
         (subtask, attempt): (SubtaskId, u32),
         bytes: u64,
     ) {
-        let process = self.report_seen(sched.now(), tm, (subtask, attempt));
+        let process = self.report_seen(ctx, tm, (subtask, attempt));
         let location = Location::TaskManager {
             task_manager: tm,
             process,
         };
-        let rec = self
-            .jm
-            .as_mut()
-            .and_then(|jm| jm.reconciling.as_mut())
-            .expect("reconciling");
+        let rec = self.reconciling.as_mut().expect("reconciling");
         rec.partitions[subtask.index()].push((attempt, location, bytes));
     }
 
     /// The reconciling JobMaster noticed that TaskManager process `process` is gone.
-    pub(crate) fn forget_task_manager(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        process: u32,
-    ) {
-        let Some(rec) = self.jm.as_mut().and_then(|jm| jm.reconciling.as_mut()) else {
+    pub(crate) fn forget_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
+        let Some(rec) = self.reconciling.as_mut() else {
             return;
         };
         if rec.window.expected(tm) == Some(process) {
             rec.forget(tm);
         }
-        self.maybe_end_reconcile(sched);
+        self.maybe_end_reconcile(ctx);
     }
 
-    pub(crate) fn on_report_done(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        let process = self.tms[tm as usize].process;
-        let jm = self.jm.as_mut().expect("alive");
+    pub(crate) fn on_report_done(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32) {
+        let process = ctx.cluster.tms[tm as usize].process;
         // What this TaskManager runs is known now (what an earlier JobMaster left there and
         // this one does not keep, it cancelled on the report): its free slots can be used.
-        if jm.registered[tm as usize] == Some(process) {
-            jm.accounted[tm as usize] = true;
+        if self.registered[tm as usize] == Some(process) {
+            self.accounted[tm as usize] = true;
         }
-        match jm.reconciling.as_mut() {
+        match self.reconciling.as_mut() {
             Some(rec) => {
                 if rec.window.report_done(tm, process) {
-                    self.end_reconcile(sched);
+                    self.end_reconcile(ctx);
                 }
             }
-            None => self.schedule(sched),
+            None => self.schedule(ctx),
         }
     }
 
-    fn maybe_end_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
+    fn maybe_end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
         let complete = self
-            .jm
+            .reconciling
             .as_ref()
-            .and_then(|jm| jm.reconciling.as_ref())
             .is_some_and(|r| r.window.complete());
         if complete {
-            self.end_reconcile(sched);
+            self.end_reconcile(ctx);
         }
     }
 
     /// P3.4: the window closes. Apply the reported states (P3.2), then RUNNING, FINISHED, or
     /// FAILING followed by batch recovery (P2.4).
-    pub(crate) fn end_reconcile(&mut self, sched: &mut Scheduler<'_, Event>) {
-        let now = sched.now();
-        let jm = self.jm.as_mut().expect("alive");
-        let rec = jm.reconciling.take().expect("the window is open");
+    pub(crate) fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let now = ctx.now();
+        let rec = self.reconciling.take().expect("the window is open");
         // A reported execution that read another attempt of a producer than the one reported
         // belongs to a graph an earlier JobMaster replaced: no consistent view exists.
         let stale_inputs =
@@ -325,28 +287,27 @@ impl Batch {
         let mut failing = rec.conflict || stale_inputs;
         // A known vertex whose input vertex nobody reported ran on outputs the JobMaster
         // cannot account for (P3.4: as unknown as a missing TaskManager's).
-        for v in 0..self.graph.vertices.len() {
-            let jm = self.jm.as_ref().expect("alive");
-            if jm.parallelism[v].is_some()
-                && self.graph.vertices[v]
+        for v in 0..ctx.cluster.graph.vertices.len() {
+            if self.parallelism[v].is_some()
+                && ctx.cluster.graph.vertices[v]
                     .inputs
                     .iter()
-                    .any(|&e| jm.parallelism[self.graph.edges[e].from.index()].is_none())
+                    .any(|&e| self.parallelism[ctx.cluster.graph.edges[e].from.index()].is_none())
             {
                 failing = true;
             }
         }
         let (mut running, mut finished) = (0u32, 0u32);
         let mut all_finished = true;
-        for v in 0..self.graph.vertices.len() {
-            let Some(p) = self.jm.as_ref().expect("alive").parallelism[v] else {
+        for v in 0..ctx.cluster.graph.vertices.len() {
+            let Some(p) = self.parallelism[v] else {
                 all_finished = false;
                 continue;
             };
-            let vertex = &self.graph.vertices[v];
+            let vertex = &ctx.cluster.graph.vertices[v];
             let consumed = vertex.outputs.iter().any(|&e| {
-                let to = self.graph.edges[e].to;
-                self.jm.as_ref().expect("alive").parallelism[to.index()].is_some()
+                let to = ctx.cluster.graph.edges[e].to;
+                self.parallelism[to.index()].is_some()
             });
             let has_outputs = !vertex.outputs.is_empty();
             for s in (vertex.first..vertex.first + p).map(SubtaskId) {
@@ -359,31 +320,31 @@ impl Batch {
                     } else {
                         // Never deployed, or ended and forgotten before anyone read its
                         // output: it runs (again) under a new attempt.
-                        self.exec_state(now, s, ExecutionState::Canceled);
-                        let fresh = self.next_attempt[s.index()];
-                        self.next_attempt[s.index()] += 1;
-                        let e = &mut self.jm.as_mut().expect("alive").exec[s.index()];
+                        self.exec_state(ctx, s, ExecutionState::Canceled);
+                        let fresh = ctx.cluster.next_attempt[s.index()];
+                        ctx.cluster.next_attempt[s.index()] += 1;
+                        let e = &mut self.exec[s.index()];
                         e.attempt = fresh;
                         e.state = ExecutionState::Created;
                     }
                     continue;
                 };
                 // P3.2: rebuild (attempt, placement) before applying the state.
-                let jm = self.jm.as_mut().expect("alive");
-                jm.exec[s.index()].attempt = attempt;
-                jm.exec[s.index()].placed = Some(tm);
-                self.exec_state(now, s, state);
+                self.exec[s.index()].attempt = attempt;
+                self.exec[s.index()].placed = Some(tm);
+                self.exec_state(ctx, s, state);
                 match state {
                     ExecutionState::Finished => {
                         finished += 1;
-                        let partition = match self.batch.shuffle {
-                            ShuffleKind::Remote => self
+                        let partition = match ctx.cluster.batch.shuffle {
+                            ShuffleKind::Remote => ctx
+                                .cluster
                                 .remote
                                 .iter()
                                 .find(|p| p.producer == s && p.attempt == attempt)
                                 .map(|p| {
-                                    let bytes =
-                                        data::total_records(&p.fragments) * self.batch.record_bytes;
+                                    let bytes = data::total_records(&p.fragments)
+                                        * ctx.cluster.batch.record_bytes;
                                     (attempt, Location::Remote, bytes)
                                 }),
                             ShuffleKind::Internal => rec.partitions[s.index()]
@@ -391,24 +352,22 @@ impl Batch {
                                 .find(|(a, _, _)| *a == attempt)
                                 .copied(),
                         };
-                        let jm = self.jm.as_mut().expect("alive");
-                        jm.exec[s.index()].placed = None;
+                        self.exec[s.index()].placed = None;
                         match partition {
-                            Some(tracked) => jm.tracker[s.index()] = Some(tracked),
+                            Some(tracked) => self.tracker[s.index()] = Some(tracked),
                             None if has_outputs => failing = true,
                             None => {}
                         }
                     }
                     ExecutionState::Failed | ExecutionState::Canceled => {
                         // P3.4: a FAILED or CANCELED execution makes the window FAILING.
-                        failing |= self.bug != Some(Bug::ReconcileAdoptsFailed);
+                        failing |= ctx.cluster.bug != Some(Bug::ReconcileAdoptsFailed);
                         all_finished = false;
                     }
                     _ => {
                         running += 1;
                         all_finished = false;
-                        let jm = self.jm.as_mut().expect("alive");
-                        jm.slots_used[tm as usize] += 1;
+                        self.slots_used[tm as usize] += 1;
                     }
                 }
             }
@@ -421,20 +380,22 @@ impl Batch {
             running,
             finished,
         };
-        let (outcome, event) = rec.window.end(now, &judged, &mut self.reconciliations);
-        self.record(now, event);
+        let (outcome, event) = rec
+            .window
+            .end(now, &judged, &mut ctx.cluster.reconciliations);
+        ctx.cluster.record(now, event);
         match outcome {
             ReconcileOutcome::Running => {
-                self.set_job_status(now, JobStatus::Running);
+                self.set_job_status(ctx, JobStatus::Running);
                 // P2.2: vertices known only from the reports are logged as initialized, so
                 // a later recovery knows their parallelism.
                 // In topological order, as a JobMaster initializes them.
-                for vertex in self.graph.topological_order.clone() {
+                for vertex in ctx.cluster.graph.topological_order.clone() {
                     let v = vertex.index();
-                    let decided = self.jm.as_ref().expect("alive").parallelism[v];
+                    let decided = self.parallelism[v];
                     if let (Some(parallelism), None) = (decided, rec.replayed.parallelism[v]) {
                         self.log(
-                            sched,
+                            ctx,
                             JobEvent::VertexInitialized {
                                 vertex,
                                 parallelism,
@@ -445,24 +406,26 @@ impl Batch {
                 // The log must not keep claiming finishes this reconciliation did not keep
                 // (an execution forgotten and run again, or another attempt adopted): a later
                 // recovery would trust them.
-                let stale: Vec<SubtaskId> =
-                    recovery::logged_finished(self.store.durable(), self.graph.subtasks.len())
-                        .into_iter()
-                        .filter(|s| {
-                            let e = self.jm.as_ref().expect("alive").exec[s.index()];
-                            let logged = rec.replayed.finished[s.index()].map(|(a, _, _)| a);
-                            e.state != ExecutionState::Finished || logged != Some(e.attempt)
-                        })
-                        .collect();
+                let stale: Vec<SubtaskId> = recovery::logged_finished(
+                    ctx.cluster.store.durable(),
+                    ctx.cluster.graph.subtasks.len(),
+                )
+                .into_iter()
+                .filter(|s| {
+                    let e = self.exec[s.index()];
+                    let logged = rec.replayed.finished[s.index()].map(|(a, _, _)| a);
+                    e.state != ExecutionState::Finished || logged != Some(e.attempt)
+                })
+                .collect();
                 if !stale.is_empty() {
-                    self.log(sched, JobEvent::Reset { subtasks: stale });
+                    self.log(ctx, JobEvent::Reset { subtasks: stale });
                 }
-                self.rebuild_enumerators(&rec);
-                self.release_unknown_partitions(sched, &rec);
-                self.schedule(sched);
+                self.rebuild_enumerators(ctx, &rec);
+                self.release_unknown_partitions(ctx, &rec);
+                self.schedule(ctx);
             }
-            ReconcileOutcome::Finished => self.finish_job(sched),
-            ReconcileOutcome::Failing => self.fail_after_reconcile(sched, rec),
+            ReconcileOutcome::Finished => self.finish_job(ctx),
+            ReconcileOutcome::Failing => self.fail_after_reconcile(ctx, rec),
         }
     }
 
@@ -470,27 +433,28 @@ impl Batch {
     /// reported execution holds is unassigned. Only a window that ends RUNNING rebuilds, and it
     /// has adopted every reported attempt, so the splits kept per subtask (those of its
     /// reported attempt, void if its TaskManager was lost) are its current attempt's.
-    fn rebuild_enumerators(&mut self, rec: &Reconciling) {
-        for v in 0..self.graph.vertices.len() {
-            let Some(c) = self.batch.coordinators[v] else {
+    fn rebuild_enumerators(&mut self, ctx: &Ctx<'_, '_>, rec: &Reconciling) {
+        for v in 0..ctx.cluster.graph.vertices.len() {
+            let Some(c) = ctx.cluster.batch.coordinators[v] else {
                 continue;
             };
-            let jm = self.jm.as_mut().expect("alive");
-            let Some(p) = jm.parallelism[v] else { continue };
-            let first = self.graph.vertices[v].first as usize;
+            let Some(p) = self.parallelism[v] else {
+                continue;
+            };
+            let first = ctx.cluster.graph.vertices[v].first as usize;
             let assigned = rec.splits[first..first + p as usize].to_vec();
-            jm.enumerators[v] = Some(Enumerator::rebuild(c.splits, assigned));
+            self.enumerators[v] = Some(Enumerator::rebuild(c.splits, assigned));
         }
     }
 
     /// Reported partitions of attempts the JobMaster does not track are released.
-    fn release_unknown_partitions(&mut self, sched: &mut Scheduler<'_, Event>, rec: &Reconciling) {
+    fn release_unknown_partitions(&mut self, ctx: &mut Ctx<'_, '_>, rec: &Reconciling) {
         for (s, reported) in rec.partitions.iter().enumerate() {
             for &(attempt, location, _) in reported {
-                let tracked = self.jm.as_ref().expect("alive").tracker[s]
-                    .is_some_and(|(a, l, _)| a == attempt && l == location);
+                let tracked =
+                    self.tracker[s].is_some_and(|(a, l, _)| a == attempt && l == location);
                 if !tracked {
-                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                    self.release(ctx, SubtaskId(s as u32), attempt, location);
                 }
             }
         }
@@ -500,54 +464,53 @@ impl Batch {
     /// as a batch job does after a JobManager crash (P2.4), from the job events and the
     /// partitions the TaskManagers reported; a TaskManager that missed the window may still
     /// report until `previous_worker_timeout` (counted from the election).
-    fn fail_after_reconcile(&mut self, sched: &mut Scheduler<'_, Event>, rec: Reconciling) {
-        let now = sched.now();
-        self.set_job_status(now, JobStatus::Failing);
-        for s in (0..self.graph.subtasks.len() as u32).map(SubtaskId) {
-            self.cancel(sched, s);
+    fn fail_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, rec: Reconciling) {
+        let now = ctx.now();
+        self.set_job_status(ctx, JobStatus::Failing);
+        for s in (0..ctx.cluster.graph.subtasks.len() as u32).map(SubtaskId) {
+            self.cancel(ctx, s);
         }
-        self.set_job_status(now, JobStatus::Restarting);
+        self.set_job_status(ctx, JobStatus::Restarting);
         // A fresh execution graph: new attempts, nothing tracked, nothing initialized.
-        let incarnation = self.jm.as_ref().expect("alive").incarnation;
-        let mut fresh = self.new_jobmaster(incarnation, now);
-        for n in &mut self.next_attempt {
+        let incarnation = self.incarnation;
+        let mut fresh = JobMaster::new(ctx.cluster, incarnation, now);
+        for n in &mut ctx.cluster.next_attempt {
             *n += 1;
         }
-        let jm = self.jm.as_mut().expect("alive");
-        fresh.status = jm.status;
-        fresh.registered = jm.registered.clone();
-        fresh.accounted = jm.accounted.clone();
-        fresh.started = jm.started;
-        fresh.flush_pending = jm.flush_pending;
-        fresh.last_snapshot = jm.last_snapshot;
-        fresh.events_failed = jm.events_failed;
-        *jm = fresh;
-        self.recoveries.push(RecoveryRecord {
-            crashed_at: self.crashed_at,
+        fresh.status = self.status;
+        fresh.registered = self.registered.clone();
+        fresh.accounted = self.accounted.clone();
+        fresh.started = self.started;
+        fresh.flush_pending = self.flush_pending;
+        fresh.last_snapshot = self.last_snapshot;
+        fresh.events_failed = self.events_failed;
+        *self = fresh;
+        ctx.cluster.recoveries.push(RecoveryRecord {
+            crashed_at: ctx.cluster.crashed_at,
             elected_at: rec.window.started,
             ..RecoveryRecord::default()
         });
-        let r = self.recoveries.len() - 1;
-        if !self.store.readable() && self.bug != Some(Bug::ReplayUnreadableLog) {
-            self.replay_failed(sched, r);
+        let r = ctx.cluster.recoveries.len() - 1;
+        if !ctx.cluster.store.readable() && ctx.cluster.bug != Some(Bug::ReplayUnreadableLog) {
+            self.replay_failed(ctx, r);
             for (s, reported) in rec.partitions.iter().enumerate() {
                 for &(attempt, location, _) in reported {
-                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                    self.release(ctx, SubtaskId(s as u32), attempt, location);
                 }
             }
             return;
         }
-        if !self.batch.recovery_enabled() || self.store.durable().is_empty() {
-            self.restart_from_scratch(sched, r);
+        if !ctx.cluster.batch.recovery_enabled() || ctx.cluster.store.durable().is_empty() {
+            self.restart_from_scratch(ctx, r);
             for (s, reported) in rec.partitions.iter().enumerate() {
                 for &(attempt, location, _) in reported {
-                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                    self.release(ctx, SubtaskId(s as u32), attempt, location);
                 }
             }
             return;
         }
-        self.recoveries[r].discarded = rec.replayed.discarded.len() as u32;
-        self.record(
+        ctx.cluster.recoveries[r].discarded = rec.replayed.discarded.len() as u32;
+        ctx.cluster.record(
             now,
             TraceEvent::RecoveryStarted {
                 replayed: rec.replayed.applied as u32,
@@ -555,17 +518,18 @@ impl Batch {
                 full_restart: false,
             },
         );
-        for v in 0..self.graph.vertices.len() {
-            self.jm.as_mut().expect("alive").parallelism[v] = rec.replayed.parallelism[v];
+        for v in 0..ctx.cluster.graph.vertices.len() {
+            self.parallelism[v] = rec.replayed.parallelism[v];
         }
-        let reserve = recovery::reserved(&self.graph, &rec.replayed);
+        let reserve = recovery::reserved(&ctx.cluster.graph, &rec.replayed);
         let mut awaited = BTreeSet::new();
         for (s, finished) in rec.replayed.finished.iter().enumerate() {
             let Some((attempt, location, bytes)) = *finished else {
                 continue;
             };
             let available = match location {
-                Location::Remote => self
+                Location::Remote => ctx
+                    .cluster
                     .remote
                     .iter()
                     .any(|p| p.producer.index() == s && p.attempt == attempt),
@@ -574,7 +538,7 @@ impl Batch {
                     .any(|&(a, l, _)| a == attempt && l == location),
             };
             if available {
-                self.jm.as_mut().expect("alive").tracker[s] = Some((attempt, location, bytes));
+                self.tracker[s] = Some((attempt, location, bytes));
             } else if reserve[s] && matches!(location, Location::TaskManager { .. }) {
                 awaited.insert(SubtaskId(s as u32));
             }
@@ -585,17 +549,17 @@ impl Batch {
                 let used =
                     rec.replayed.finished[s].is_some_and(|(a, l, _)| a == attempt && l == location);
                 if !used {
-                    self.release(sched, SubtaskId(s as u32), attempt, location);
+                    self.release(ctx, SubtaskId(s as u32), attempt, location);
                 }
             }
         }
-        let jm = self.jm.as_mut().expect("alive");
-        jm.recovering = Some(Recovering {
+        self.recovering = Some(Recovering {
             replayed: rec.replayed,
             awaited,
         });
-        let deadline = rec.window.started + self.batch.previous_worker_timeout;
-        sched.at(deadline.max(now), Event::WorkerTimeout { incarnation });
-        self.maybe_end_recovery(sched);
+        let deadline = rec.window.started + ctx.cluster.batch.previous_worker_timeout;
+        ctx.sched
+            .at(deadline.max(now), Event::WorkerTimeout { incarnation });
+        self.maybe_end_recovery(ctx);
     }
 }

@@ -13,11 +13,12 @@
 use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
 use crate::jobmaster::batch::Execution;
+use crate::jobmaster::batch::JobMaster;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::TraceEvent;
-use crate::world::batch::{Batch, Msg};
+use crate::world::batch::{Ctx, Msg};
 use crate::world::Event;
-use sim::{Duration, Instant, Scheduler};
+use sim::{Duration, Instant};
 
 /// An attempt the JobMaster deployed that may still finish (not CREATED, CANCELING or ended).
 pub(crate) fn may_finish(state: ExecutionState) -> bool {
@@ -27,56 +28,57 @@ pub(crate) fn may_finish(state: ExecutionState) -> bool {
     )
 }
 
-impl Batch {
+impl JobMaster {
     /// Starts the detector's timer if speculation is on and it is not running.
-    pub(crate) fn arm_speculation_check(&mut self, sched: &mut Scheduler<'_, Event>) {
-        let Some(spec) = self.batch.speculative else {
+    pub(crate) fn arm_speculation_check(&mut self, ctx: &mut Ctx<'_, '_>) {
+        let Some(spec) = ctx.cluster.batch.speculative else {
             return;
         };
-        let jm = self.jm.as_mut().expect("alive");
-        if !jm.check_pending {
-            jm.check_pending = true;
-            let incarnation = jm.incarnation;
-            sched.after(spec.check_interval, Event::SpeculationCheck { incarnation });
+        if !self.check_pending {
+            self.check_pending = true;
+            let incarnation = self.incarnation;
+            ctx.sched
+                .after(spec.check_interval, Event::SpeculationCheck { incarnation });
         }
     }
 
     /// The detector looks (P2.8), then runs again while some attempt may still finish.
-    pub(crate) fn speculation_check(&mut self, sched: &mut Scheduler<'_, Event>, incarnation: u32) {
-        let Some(jm) = self.jm.as_mut().filter(|jm| jm.incarnation == incarnation) else {
-            return;
-        };
-        jm.check_pending = false;
-        if jm.status != JobStatus::Running || jm.recovering.is_some() {
+    pub(crate) fn speculation_check(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.check_pending = false;
+        if self.status != JobStatus::Running || self.recovering.is_some() {
             return;
         }
         // As Flink's handler does, every slow node is blocked before any new attempt is placed.
-        let now = sched.now();
-        let slow: Vec<(SubtaskId, Vec<u32>)> = self
+        let now = ctx.now();
+        let slow: Vec<(SubtaskId, Vec<u32>)> = ctx
+            .cluster
             .graph
             .topological_order
             .clone()
             .into_iter()
-            .flat_map(|v| self.slow_subtasks(v, now))
+            .flat_map(|v| self.slow_subtasks(ctx, v, now))
             .collect();
-        self.block_slow_nodes(now, &slow);
+        self.block_slow_nodes(ctx, now, &slow);
         for (s, _) in slow {
-            self.speculate(sched, s);
+            self.speculate(ctx, s);
         }
-        let jm = self.jm.as_ref().expect("alive");
-        let running = jm.exec.iter().any(|e| may_finish(e.state));
+        let running = self.exec.iter().any(|e| may_finish(e.state));
         if running {
-            self.arm_speculation_check(sched);
+            self.arm_speculation_check(ctx);
         }
     }
 
     /// The subtasks of `v` with a slow attempt at `now`, each with the TaskManagers of its slow
     /// attempts.
-    fn slow_subtasks(&self, v: VertexId, now: Instant) -> Vec<(SubtaskId, Vec<u32>)> {
-        let spec = self.batch.speculative.expect("speculation on");
-        let jm = self.jm.as_ref().expect("alive");
-        let vertex = &self.graph.vertices[v.index()];
-        let Some(p) = jm.parallelism[v.index()] else {
+    fn slow_subtasks(
+        &self,
+        ctx: &Ctx<'_, '_>,
+        v: VertexId,
+        now: Instant,
+    ) -> Vec<(SubtaskId, Vec<u32>)> {
+        let spec = ctx.cluster.batch.speculative.expect("speculation on");
+        let vertex = &ctx.cluster.graph.vertices[v.index()];
+        let Some(p) = self.parallelism[v.index()] else {
             return Vec::new();
         };
         if vertex.inputs.is_empty() || p == 0 {
@@ -85,11 +87,11 @@ impl Batch {
         let subtasks = (vertex.first..vertex.first + p).map(SubtaskId);
         let finished: Vec<SubtaskId> = subtasks
             .clone()
-            .filter(|s| jm.exec[s.index()].state == ExecutionState::Finished)
+            .filter(|s| self.exec[s.index()].state == ExecutionState::Finished)
             .collect();
         // The bug looks at a vertex before enough of it finished for a baseline.
         let too_few = (finished.len() as f64) / f64::from(p) < spec.baseline_ratio
-            && self.bug != Some(Bug::IgnoreBaselineRatio);
+            && ctx.cluster.bug != Some(Bug::IgnoreBaselineRatio);
         if finished.len() as u32 == p || too_few {
             return Vec::new();
         }
@@ -97,7 +99,7 @@ impl Batch {
         let count = ((f64::from(p) * spec.baseline_ratio) + 0.5).floor() as usize;
         let mut times: Vec<Duration> = finished
             .iter()
-            .map(|s| jm.ran[s.index()].unwrap_or(Duration::ZERO))
+            .map(|s| self.ran[s.index()].unwrap_or(Duration::ZERO))
             .collect();
         times.sort();
         times.truncate(count);
@@ -114,9 +116,9 @@ impl Batch {
                     .is_some_and(|at| now.saturating_duration_since(at) >= threshold)
         };
         subtasks
-            .filter(|s| !jm.exec[s.index()].state.is_terminal())
+            .filter(|s| !self.exec[s.index()].state.is_terminal())
             .filter_map(|s| {
-                let attempts = [Some(jm.exec[s.index()]), jm.spec[s.index()]];
+                let attempts = [Some(self.exec[s.index()]), self.spec[s.index()]];
                 let tms: Vec<u32> = attempts
                     .iter()
                     .flatten()
@@ -129,49 +131,50 @@ impl Batch {
     }
 
     /// Blocks the TaskManagers of the slow attempts for `block_slow_node_duration`.
-    fn block_slow_nodes(&mut self, now: Instant, slow: &[(SubtaskId, Vec<u32>)]) {
-        let spec = self.batch.speculative.expect("speculation on");
+    fn block_slow_nodes(
+        &mut self,
+        ctx: &Ctx<'_, '_>,
+        now: Instant,
+        slow: &[(SubtaskId, Vec<u32>)],
+    ) {
+        let spec = ctx.cluster.batch.speculative.expect("speculation on");
         if spec.block_slow_node_duration == Duration::ZERO {
             return;
         }
         let until = now + spec.block_slow_node_duration;
-        let jm = self.jm.as_mut().expect("alive");
         for &tm in slow.iter().flat_map(|(_, tms)| tms) {
-            let blocked = &mut jm.blocked_until[tm as usize];
+            let blocked = &mut self.blocked_until[tm as usize];
             *blocked = (*blocked).max(until);
         }
     }
 
     /// Starts a speculative attempt of slow subtask `s` if it has none (at most two attempts
     /// at once), on a TaskManager that is not blocked.
-    fn speculate(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
-        let now = sched.now();
-        let jm = self.jm.as_mut().expect("alive");
-        if jm.spec[s.index()].is_some() {
+    fn speculate(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
+        let now = ctx.now();
+        if self.spec[s.index()].is_some() {
             return;
         }
-        let jm = self.jm.as_ref().expect("alive");
-        let usable = |t: usize| jm.accounted[t] && jm.blocked_until[t] <= now;
+        let usable = |t: usize| self.accounted[t] && self.blocked_until[t] <= now;
         // Flink waits for a slot; the next look tries again.
-        let Some(tm) = self.free_task_manager(usable) else {
+        let Some(tm) = self.free_task_manager(ctx, usable) else {
             return;
         };
-        let attempt = self.next_attempt[s.index()];
-        let descriptor = self.descriptor_for(s, attempt);
-        let jm = self.jm.as_mut().expect("alive");
-        self.next_attempt[s.index()] += 1;
-        self.speculations.push((s, false));
-        jm.slots_used[tm] += 1;
-        jm.spec[s.index()] = Some(Execution {
+        let attempt = ctx.cluster.next_attempt[s.index()];
+        let descriptor = self.descriptor_for(ctx, s, attempt);
+        ctx.cluster.next_attempt[s.index()] += 1;
+        ctx.cluster.speculations.push((s, false));
+        self.slots_used[tm] += 1;
+        self.spec[s.index()] = Some(Execution {
             state: ExecutionState::Created,
             attempt,
             placed: Some(tm as u32),
             hold_until: now,
             deployed_at: Some(now),
         });
-        self.spec_descriptors[s.index()] = Some(descriptor);
+        ctx.cluster.spec_descriptors[s.index()] = Some(descriptor);
         // Recorded before the view shows it, so a reader knows it runs beside the original.
-        self.record(
+        ctx.cluster.record(
             now,
             TraceEvent::Deployed {
                 subtask: s,
@@ -180,9 +183,9 @@ impl Batch {
                 speculative: true,
             },
         );
-        self.spec_state(now, s, ExecutionState::Deploying);
+        self.spec_state(ctx, s, ExecutionState::Deploying);
         self.send_to_task_manager(
-            sched,
+            ctx,
             tm as u32,
             Msg::Deploy {
                 subtask: s,
@@ -192,12 +195,14 @@ impl Batch {
     }
 
     /// The JobMaster's view of `s`'s speculative attempt goes to `to`.
-    pub(crate) fn spec_state(&mut self, now: Instant, s: SubtaskId, to: ExecutionState) {
-        let jm = self.jm.as_mut().expect("alive");
-        let e = jm.spec[s.index()].as_mut().expect("a speculative attempt");
+    pub(crate) fn spec_state(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, to: ExecutionState) {
+        let now = ctx.now();
+        let e = self.spec[s.index()]
+            .as_mut()
+            .expect("a speculative attempt");
         let (from, attempt) = (e.state, e.attempt);
         e.state = to;
-        self.record(
+        ctx.cluster.record(
             now,
             TraceEvent::ExecutionState {
                 subtask: s,
@@ -210,71 +215,69 @@ impl Batch {
 
     /// Is `attempt` the speculative attempt of `s`, in `state`?
     pub(crate) fn is_spec(&self, s: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
-        self.jm.as_ref().expect("alive").spec[s.index()]
-            .is_some_and(|e| e.attempt == attempt && e.state == state)
+        self.spec[s.index()].is_some_and(|e| e.attempt == attempt && e.state == state)
     }
 
     /// Does `s` have a speculative attempt that may still finish?
     pub(crate) fn spec_live(&self, s: SubtaskId) -> bool {
-        self.jm.as_ref().expect("alive").spec[s.index()].is_some_and(|e| may_finish(e.state))
+        self.spec[s.index()].is_some_and(|e| may_finish(e.state))
     }
 
     /// The speculative attempt becomes the current one and the original the other (the one
     /// that finished first, or the one left when the other failed).
     /// The speculative attempt `attempt` of `s` finished first (P2.8): it becomes the current
     /// one, and the summary counts it won once it is.
-    pub(crate) fn spec_won(&mut self, s: SubtaskId, attempt: u32) {
+    pub(crate) fn spec_won(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, attempt: u32) {
         self.promote_spec(s);
-        if self.jm.as_ref().expect("alive").exec[s.index()].attempt != attempt {
+        if self.exec[s.index()].attempt != attempt {
             return;
         }
-        if let Some(entry) = self.speculations.iter_mut().rev().find(|(t, _)| *t == s) {
+        if let Some(entry) = ctx
+            .cluster
+            .speculations
+            .iter_mut()
+            .rev()
+            .find(|(t, _)| *t == s)
+        {
             entry.1 = true;
         }
     }
 
     pub(crate) fn promote_spec(&mut self, s: SubtaskId) {
-        let jm = self.jm.as_mut().expect("alive");
         let i = s.index();
-        let spec = jm.spec[i].take().expect("a speculative attempt");
-        jm.spec[i] = Some(std::mem::replace(&mut jm.exec[i], spec));
+        let spec = self.spec[i].take().expect("a speculative attempt");
+        self.spec[i] = Some(std::mem::replace(&mut self.exec[i], spec));
     }
 
     /// Ends the other attempt of `s`, if any: cancelled if it may still finish (the first
     /// attempt to finish wins, a failover or a reset ends both), dropped otherwise.
-    pub(crate) fn cancel_spec(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
-        let now = sched.now();
-        let Some(e) = self.jm.as_ref().expect("alive").spec[s.index()] else {
+    pub(crate) fn cancel_spec(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
+        let Some(e) = self.spec[s.index()] else {
             return;
         };
         if may_finish(e.state) {
-            self.spec_state(now, s, ExecutionState::Canceling);
-            self.spec_state(now, s, ExecutionState::Canceled);
-            self.send_cancel(sched, s, e);
+            self.spec_state(ctx, s, ExecutionState::Canceling);
+            self.spec_state(ctx, s, ExecutionState::Canceled);
+            self.send_cancel(ctx, s, e);
             self.free_spec_slot(s);
-            self.jm
-                .as_mut()
-                .expect("alive")
-                .orphans
-                .insert((s, e.attempt));
+            self.orphans.insert((s, e.attempt));
         }
-        self.jm.as_mut().expect("alive").spec[s.index()] = None;
+        self.spec[s.index()] = None;
     }
 
     /// The first attempt of `s` to finish wins: the JobMaster cancels the other (bug
     /// `keep-slow-attempt`: it forgets to).
-    pub(crate) fn first_finish_wins(&mut self, sched: &mut Scheduler<'_, Event>, s: SubtaskId) {
-        if self.bug == Some(Bug::KeepSlowAttempt) && self.spec_live(s) {
+    pub(crate) fn first_finish_wins(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
+        if ctx.cluster.bug == Some(Bug::KeepSlowAttempt) && self.spec_live(s) {
             // The loser stays RUNNING in the view and on its TaskManager.
             return;
         }
-        self.cancel_spec(sched, s);
+        self.cancel_spec(ctx, s);
     }
 
     pub(crate) fn free_spec_slot(&mut self, s: SubtaskId) {
-        let jm = self.jm.as_mut().expect("alive");
-        if let Some(tm) = jm.spec[s.index()].as_mut().and_then(|e| e.placed.take()) {
-            jm.slots_used[tm as usize] = jm.slots_used[tm as usize].saturating_sub(1);
+        if let Some(tm) = self.spec[s.index()].as_mut().and_then(|e| e.placed.take()) {
+            self.slots_used[tm as usize] = self.slots_used[tm as usize].saturating_sub(1);
         }
     }
 }

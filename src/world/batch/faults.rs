@@ -22,21 +22,22 @@ impl Batch {
                 unreachable!("validation refuses hold_channel in a batch job: it has no channels")
             }
             FaultKind::FailTask { task } => {
-                let s = SubtaskId(self.graph.vertices[task.vertex].first + task.index);
-                self.record(
+                let s = SubtaskId(self.cluster.graph.vertices[task.vertex].first + task.index);
+                self.cluster.record(
                     now,
                     TraceEvent::FaultFired {
                         index,
                         fault: FaultEvent::FailTask(s),
                     },
                 );
-                let running = self.tasks[s.index()]
+                let running = self.cluster.tasks[s.index()]
                     .as_ref()
                     .filter(|t| t.state == ExecutionState::Running)
                     .map(|t| (t.attempt, t.task_manager));
                 if let Some((attempt, tm)) = running {
-                    self.end_task(now, s, attempt, ExecutionState::Failed);
-                    self.send_to_jobmaster(
+                    self.cluster
+                        .end_task(now, s, attempt, ExecutionState::Failed);
+                    self.cluster.send_to_jobmaster(
                         sched,
                         tm,
                         Msg::Failed {
@@ -51,7 +52,7 @@ impl Batch {
                 task_manager,
                 restart_after,
             } => {
-                self.record(
+                self.cluster.record(
                     now,
                     TraceEvent::FaultFired {
                         index,
@@ -59,23 +60,25 @@ impl Batch {
                     },
                 );
                 let t = task_manager as usize;
-                if !self.tms[t].alive {
+                if !self.cluster.tms[t].alive {
                     return;
                 }
-                for (s, attempt) in self.hosted(task_manager) {
-                    self.end_task(now, s, attempt, ExecutionState::Failed);
+                for (s, attempt) in self.cluster.hosted(task_manager) {
+                    self.cluster
+                        .end_task(now, s, attempt, ExecutionState::Failed);
                 }
-                let process = self.tms[t].process;
-                self.tms[t].alive = false;
-                self.tms[t].leader = None;
-                self.tms[t].partitions.clear();
-                self.tms[t].outbox.clear();
-                self.tms[t].in_flight = 0;
-                self.tms[t].wire.clear();
-                self.record(now, TraceEvent::TaskManagerLost { task_manager });
+                let process = self.cluster.tms[t].process;
+                self.cluster.tms[t].alive = false;
+                self.cluster.tms[t].leader = None;
+                self.cluster.tms[t].partitions.clear();
+                self.cluster.tms[t].outbox.clear();
+                self.cluster.tms[t].in_flight = 0;
+                self.cluster.tms[t].wire.clear();
+                self.cluster
+                    .record(now, TraceEvent::TaskManagerLost { task_manager });
                 if let Some(jm) = &self.jm {
                     sched.after(
-                        self.heartbeat,
+                        self.cluster.heartbeat,
                         Event::TaskManagerTimeout {
                             task_manager,
                             dead: process,
@@ -89,7 +92,7 @@ impl Batch {
                 task_manager,
                 duration,
             } => {
-                self.record(
+                self.cluster.record(
                     now,
                     TraceEvent::FaultFired {
                         index,
@@ -97,21 +100,22 @@ impl Batch {
                     },
                 );
                 let t = task_manager as usize;
-                if !self.tms[t].alive || !self.tms[t].connected {
+                if !self.cluster.tms[t].alive || !self.cluster.tms[t].connected {
                     return;
                 }
-                self.tms[t].connected = false;
+                self.cluster.tms[t].connected = false;
                 // The connection is reset: whatever was on the wire either way is lost.
-                self.tms[t].link_epoch += 1;
-                self.tms[t].in_flight = 0;
-                self.record(now, TraceEvent::TaskManagerDisconnected { task_manager });
-                let process = self.tms[t].process;
+                self.cluster.tms[t].link_epoch += 1;
+                self.cluster.tms[t].in_flight = 0;
+                self.cluster
+                    .record(now, TraceEvent::TaskManagerDisconnected { task_manager });
+                let process = self.cluster.tms[t].process;
                 // Both sides miss heartbeats; a disconnection shorter than the timeout is
                 // noticed when the connection is re-established (`Reconnect`).
-                if duration > self.heartbeat {
-                    let incarnation = self.jm_incarnation;
+                if duration > self.cluster.heartbeat {
+                    let incarnation = self.cluster.jm_incarnation;
                     sched.after(
-                        self.heartbeat,
+                        self.cluster.heartbeat,
                         Event::TaskManagerTimeout {
                             task_manager,
                             dead: process,
@@ -119,7 +123,7 @@ impl Batch {
                         },
                     );
                     sched.after(
-                        self.heartbeat,
+                        self.cluster.heartbeat,
                         Event::LeaderTimeout {
                             task_manager,
                             process,
@@ -129,7 +133,7 @@ impl Batch {
                 sched.after(duration, Event::Reconnect { task_manager });
             }
             FaultKind::CrashJobMaster { restart_after } => {
-                self.record(
+                self.cluster.record(
                     now,
                     TraceEvent::FaultFired {
                         index,
@@ -141,7 +145,7 @@ impl Batch {
             // The fault plan opened the window; `send_numbered` asks it about every RPC sent
             // while it is open, as a streaming world does.
             FaultKind::JobEventsWriteFailure => {
-                self.record(
+                self.cluster.record(
                     now,
                     TraceEvent::FaultFired {
                         index,
@@ -152,29 +156,30 @@ impl Batch {
                 // closed for this JobMaster.
                 let failing = self.jm.as_ref().is_some_and(|jm| !jm.events_failed);
                 if failing {
-                    let events = self.store.lose_buffer() as u32;
+                    let events = self.cluster.store.lose_buffer() as u32;
                     self.jm.as_mut().expect("alive").events_failed = true;
-                    self.record(now, TraceEvent::JobEventsWriteFailed { events });
+                    self.cluster
+                        .record(now, TraceEvent::JobEventsWriteFailed { events });
                 }
             }
             FaultKind::JobEventsReadFailure => {
-                self.record(
+                self.cluster.record(
                     now,
                     TraceEvent::FaultFired {
                         index,
                         fault: FaultEvent::JobEventsReadFailure,
                     },
                 );
-                self.store.make_unreadable();
+                self.cluster.store.make_unreadable();
             }
-            FaultKind::DelaySpike { .. } => self.record(
+            FaultKind::DelaySpike { .. } => self.cluster.record(
                 now,
                 TraceEvent::FaultFired {
                     index,
                     fault: FaultEvent::DelaySpike,
                 },
             ),
-            FaultKind::RpcLoss { .. } => self.record(
+            FaultKind::RpcLoss { .. } => self.cluster.record(
                 now,
                 TraceEvent::FaultFired {
                     index,
@@ -186,18 +191,21 @@ impl Batch {
 
     pub(crate) fn reconnect(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let now = sched.now();
-        let t = &self.tms[tm as usize];
+        let t = &self.cluster.tms[tm as usize];
         if !t.alive || t.connected {
             return;
         }
         let process = t.process;
         // Whatever side has not noticed the disconnection yet notices it now.
-        if self.tms[tm as usize].leader.is_some() {
-            self.lose_leader(sched, tm);
+        if self.cluster.tms[tm as usize].leader.is_some() {
+            self.cluster.lose_leader(sched, tm);
         }
-        self.lose_task_manager(sched, tm, process);
-        self.tms[tm as usize].connected = true;
-        self.record(now, TraceEvent::TaskManagerReconnected { task_manager: tm });
+        if let Some((jm, mut ctx)) = self.jobmaster(sched, None) {
+            jm.lose_task_manager(&mut ctx, tm, process);
+        }
+        self.cluster.tms[tm as usize].connected = true;
+        self.cluster
+            .record(now, TraceEvent::TaskManagerReconnected { task_manager: tm });
         self.register(sched, tm);
     }
 }

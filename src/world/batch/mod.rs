@@ -1,5 +1,5 @@
-//! The world's batch half (P2): the state of a batch job's JobMaster (adaptive batch
-//! scheduler), TaskManagers that hold result partitions, an optional remote shuffle service and
+//! The world's batch half (P2): a batch job's JobMaster (adaptive batch scheduler),
+//! TaskManagers that hold result partitions, an optional remote shuffle service and
 //! the durable job event store, and the dispatch of kernel events among them.
 //!
 //! Like the streaming half, actors learn of each other only through messages with latency
@@ -8,15 +8,14 @@
 //! TaskManager's tasks and (internal shuffle) partitions. Data moves through partitions, read
 //! whole when a consumer starts (blocking exchanges).
 //!
-//! Every actor's code is a set of methods of [`Batch`], whose state is in this file, each in
-//! its actor's module: the JobMaster's in `crate::jobmaster::batch` (what it receives and its
-//! views; `scheduler`, the adaptive batch scheduler, failover and resets; `job_events`, the
-//! event log; `job_recovery`, FLIP-383 on a new JobMaster; `speculation`, P2.8; `reconcile`,
-//! P3 for batch jobs, beside the window both modes share), the TaskManager's in
-//! `crate::taskmanager::batch` (tasks and partitions) and `crate::taskmanager::reconcile`
-//! (its P3 reports and kept RPCs). What belongs to no one actor is here: `rpc` (links,
-//! delivery, fencing), `processes` (crashes and elections; what a new JobMaster then does is
-//! its own `take_over`) and `faults`.
+//! The half is the JobMaster ([`JobMaster`], `crate::jobmaster::batch`), which owns its state
+//! and acts through a [`Ctx`], and the [`Cluster`] it acts on: the TaskManagers (their code
+//! is `crate::taskmanager::batch`, tasks and partitions, and `crate::taskmanager::reconcile`,
+//! its P3 reports and kept RPCs, methods of the cluster), the remote shuffle service, the
+//! links, the job event store and HA records, and the trace. What belongs to no one actor is
+//! here: `rpc` (links, delivery, fencing, P3.3's refusal or keeping of a task's RPC),
+//! `processes` (crashes and elections; what a new JobMaster then does is its own `take_over`)
+//! and `faults`.
 
 mod faults;
 mod processes;
@@ -189,7 +188,20 @@ pub struct Sent {
     pub epoch: u32,
 }
 
+/// The world's batch half: the JobMaster, and the cluster it acts on. Kernel events are
+/// dispatched here: to the JobMaster through its [`Ctx`], to the cluster's TaskManagers
+/// directly.
 pub struct Batch {
+    /// The elected JobMaster; `None` between a crash and the next election.
+    pub(crate) jm: Option<JobMaster>,
+    pub cluster: Cluster,
+}
+
+/// Everything of a batch run but its JobMaster: the TaskManagers with their tasks and
+/// partitions, the remote shuffle service, the links, the durable job event store and HA
+/// records, and the trace with what watches it. The JobMaster reaches it only through a
+/// [`Ctx`].
+pub struct Cluster {
     pub graph: ExecutionGraph,
     pub batch: BatchConfig,
     pub(crate) bug: Option<Bug>,
@@ -212,7 +224,8 @@ pub struct Batch {
     pub rpcs_resent: u64,
     pub(crate) max_restarts: u32,
     pub(crate) slots: u32,
-    pub(crate) jm: Option<JobMaster>,
+    /// The incarnation of the JobMaster elected last (HA leader election): what the
+    /// TaskManagers address.
     pub(crate) jm_incarnation: u32,
     pub(crate) crashed_at: Instant,
     pub(crate) tms: Vec<TaskManager>,
@@ -256,6 +269,21 @@ pub struct Batch {
 
 impl Batch {
     pub fn new(scenario: &Scenario, seed: u64, retain: Retain) -> Batch {
+        Batch {
+            jm: None,
+            cluster: Cluster::new(scenario, seed, retain),
+        }
+    }
+
+    pub fn job_status(&self) -> JobStatus {
+        self.jm
+            .as_ref()
+            .map_or(JobStatus::Restarting, |jm| jm.status)
+    }
+}
+
+impl Cluster {
+    fn new(scenario: &Scenario, seed: u64, retain: Retain) -> Cluster {
         let graph = ExecutionGraph::build(&scenario.job);
         let batch = scenario
             .batch
@@ -270,7 +298,7 @@ impl Batch {
             .iter()
             .map(|s| graph.vertices[s.vertex.index()].inputs.is_empty())
             .collect();
-        Batch {
+        Cluster {
             oracles: BatchOracles::new(
                 &graph,
                 &batch,
@@ -306,7 +334,6 @@ impl Batch {
             rpcs_resent: 0,
             max_restarts: scenario.jobmaster.restart_strategy.max_attempts,
             slots: scenario.cluster.slots_per_task_manager,
-            jm: None,
             jm_incarnation: 0,
             crashed_at: Instant::ZERO,
             tms: (0..tms)
@@ -347,12 +374,6 @@ impl Batch {
         }
     }
 
-    pub fn job_status(&self) -> JobStatus {
-        self.jm
-            .as_ref()
-            .map_or(JobStatus::Restarting, |jm| jm.status)
-    }
-
     pub(crate) fn record(&mut self, now: Instant, event: TraceEvent) {
         self.probes.observe_batch(&event);
         let index = self.trace.record(now, event);
@@ -368,46 +389,81 @@ impl Batch {
     }
 }
 
+/// A batch JobMaster's view of the world while it handles one event: the cluster it acts on
+/// (its messages, the trace, durable storage) and the kernel's scheduler for its timers.
+pub struct Ctx<'a, 's> {
+    pub cluster: &'a mut Cluster,
+    pub sched: &'a mut Scheduler<'s, Event>,
+}
+
+impl Ctx<'_, '_> {
+    pub fn now(&self) -> Instant {
+        self.sched.now()
+    }
+}
+
 impl Batch {
+    /// The JobMaster of `incarnation`, if it is the one alive, with its context.
+    pub(crate) fn jobmaster<'a, 's>(
+        &'a mut self,
+        sched: &'a mut Scheduler<'s, Event>,
+        incarnation: Option<u32>,
+    ) -> Option<(&'a mut JobMaster, Ctx<'a, 's>)> {
+        let jm = self
+            .jm
+            .as_mut()
+            .filter(|jm| incarnation.is_none_or(|i| jm.incarnation == i))?;
+        let ctx = Ctx {
+            cluster: &mut self.cluster,
+            sched,
+        };
+        Some((jm, ctx))
+    }
+
+    /// TaskManager `tm` learns of the current leader, if any (HA), and registers with it.
+    fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
+        if let Some(jm) = &self.jm {
+            self.cluster.register(sched, tm, jm.incarnation);
+        }
+    }
+
     /// Dispatches one kernel event to the actor it concerns.
     pub(crate) fn handle(&mut self, now: Instant, event: Event, sched: &mut Scheduler<'_, Event>) {
         match event {
             Event::Start => self.start(sched),
             Event::Rpc { link } => {
-                let envelope = self.rpc.deliver(link);
+                let envelope = self.cluster.rpc.deliver(link);
                 self.deliver(sched, link, envelope);
             }
             Event::ReconcileTimeout { incarnation } => {
-                let open = self
-                    .jm
-                    .as_ref()
-                    .is_some_and(|jm| jm.incarnation == incarnation && jm.reconciling.is_some());
-                if open {
-                    self.end_reconcile(sched);
+                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    if jm.reconciling.is_some() {
+                        jm.end_reconcile(&mut ctx);
+                    }
                 }
             }
             Event::RetryParked {
                 task_manager,
                 process,
-            } => self.retry_parked(sched, task_manager, process),
-            Event::TaskStep { subtask, attempt } => self.task_step(sched, subtask, attempt),
+            } => self.cluster.retry_parked(sched, task_manager, process),
+            Event::TaskStep { subtask, attempt } => self.cluster.task_step(sched, subtask, attempt),
             Event::FlushTick { incarnation } => {
-                if let Some(jm) = self.jm.as_mut().filter(|jm| jm.incarnation == incarnation) {
+                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
                     jm.flush_pending = false;
-                    self.flush(now, FlushReason::Interval);
+                    jm.flush(&mut ctx, FlushReason::Interval);
                 }
             }
             Event::Fault { index } => {
-                if let Some(fault) = self.faults.fire(index, now) {
+                if let Some(fault) = self.cluster.faults.fire(index, now) {
                     let kind = fault.kind.clone();
                     self.fire(sched, index, kind);
                 }
             }
             Event::JobMasterTimeout { incarnation } => {
-                for tm in 0..self.tms.len() as u32 {
-                    let t = &self.tms[tm as usize];
+                for tm in 0..self.cluster.tms.len() as u32 {
+                    let t = &self.cluster.tms[tm as usize];
                     if t.alive && t.leader == Some(incarnation) {
-                        self.lose_leader(sched, tm);
+                        self.cluster.lose_leader(sched, tm);
                     }
                 }
             }
@@ -417,30 +473,28 @@ impl Batch {
                 dead,
                 incarnation,
             } => {
-                if self
-                    .jm
-                    .as_ref()
-                    .is_some_and(|jm| jm.incarnation == incarnation)
-                {
-                    self.lose_task_manager(sched, task_manager, dead);
+                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    jm.lose_task_manager(&mut ctx, task_manager, dead);
                 }
             }
             Event::LeaderTimeout {
                 task_manager,
                 process,
             } => {
-                let t = &self.tms[task_manager as usize];
+                let t = &self.cluster.tms[task_manager as usize];
                 if t.alive && t.process == process && !t.connected && t.leader.is_some() {
-                    self.lose_leader(sched, task_manager);
+                    self.cluster.lose_leader(sched, task_manager);
                 }
             }
             Event::RegistrationTimeout {
                 task_manager,
                 process,
                 losses,
-            } => self.registration_timed_out(now, task_manager, process, losses),
+            } => self
+                .cluster
+                .registration_timed_out(now, task_manager, process, losses),
             Event::TaskManagerRestart { task_manager } => {
-                let t = &mut self.tms[task_manager as usize];
+                let t = &mut self.cluster.tms[task_manager as usize];
                 t.process += 1;
                 t.alive = true;
                 t.connected = true;
@@ -449,36 +503,35 @@ impl Batch {
                 t.outbox.clear();
                 t.in_flight = 0;
                 t.wire.clear();
-                self.record(now, TraceEvent::TaskManagerStarted { task_manager });
+                self.cluster
+                    .record(now, TraceEvent::TaskManagerStarted { task_manager });
                 self.register(sched, task_manager);
             }
             Event::Reconnect { task_manager } => self.reconnect(sched, task_manager),
             Event::WorkerTimeout { incarnation } => {
-                let recovering = self
-                    .jm
-                    .as_ref()
-                    .is_some_and(|jm| jm.incarnation == incarnation && jm.recovering.is_some());
-                if recovering {
-                    self.end_recovery(sched, true);
+                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    if jm.recovering.is_some() {
+                        jm.end_recovery(&mut ctx, true);
+                    }
                 }
             }
             Event::RestartDelay { incarnation } => {
-                if self
-                    .jm
-                    .as_ref()
-                    .is_some_and(|jm| jm.incarnation == incarnation)
-                {
-                    self.schedule(sched);
+                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    jm.schedule(&mut ctx);
                 }
             }
-            Event::SpeculationCheck { incarnation } => self.speculation_check(sched, incarnation),
+            Event::SpeculationCheck { incarnation } => {
+                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    jm.speculation_check(&mut ctx);
+                }
+            }
             Event::JobResultWritten { incarnation } => {
                 let finished = self.jm.as_ref().is_some_and(|jm| {
                     jm.incarnation == incarnation && jm.status == JobStatus::Finished
                 });
                 if finished {
-                    self.job_result_written = true;
-                    self.record(now, TraceEvent::JobResultWritten);
+                    self.cluster.job_result_written = true;
+                    self.cluster.record(now, TraceEvent::JobResultWritten);
                 }
             }
             Event::TaskInitialized { .. }
@@ -495,7 +548,7 @@ impl Batch {
                 unreachable!("a batch job schedules no streaming event: {event:?}")
             }
         }
-        for index in std::mem::take(&mut self.pending_faults) {
+        for index in std::mem::take(&mut self.cluster.pending_faults) {
             sched.at(now, Event::Fault { index });
         }
     }
@@ -504,7 +557,8 @@ impl Batch {
     /// brings it back.
     pub(crate) fn is_done(&self) -> bool {
         self.jm.as_ref().is_some_and(|jm| {
-            jm.status.is_terminal() && (jm.status != JobStatus::Finished || self.job_result_written)
+            jm.status.is_terminal()
+                && (jm.status != JobStatus::Finished || self.cluster.job_result_written)
         })
     }
 }
@@ -513,7 +567,7 @@ impl Batch {
     /// Per subtask the JobMaster's current attempt and its state, per TaskManager its live
     /// process (for the `no-lost-rpc` oracle).
     pub fn who_is_current(&self) -> crate::batch::oracle::Current {
-        let attempts = (0..self.graph.subtasks.len())
+        let attempts = (0..self.cluster.graph.subtasks.len())
             .map(|s| {
                 self.jm
                     .as_ref()
@@ -521,6 +575,7 @@ impl Batch {
             })
             .collect();
         let processes = self
+            .cluster
             .tms
             .iter()
             .map(|t| t.alive.then_some(t.process))
@@ -546,7 +601,7 @@ impl Batch {
         if jm.recovering.is_some() {
             out.push("the JobManager is still RECONCILING (waiting for partition reports)".into());
         }
-        for (v, vertex) in self.graph.vertices.iter().enumerate() {
+        for (v, vertex) in self.cluster.graph.vertices.iter().enumerate() {
             let Some(p) = jm.parallelism[v] else {
                 out.push(format!("{} is not initialized", vertex.name));
                 continue;
@@ -556,7 +611,7 @@ impl Batch {
                 if e.state != ExecutionState::Finished {
                     out.push(format!(
                         "{} attempt {} is {} in the JobManager's view",
-                        self.graph.subtask_name(s),
+                        self.cluster.graph.subtask_name(s),
                         e.attempt,
                         e.state
                     ));

@@ -5,36 +5,40 @@
 //! (`lose_task_manager`).
 
 use crate::bug::Bug;
-use crate::jobmaster::batch::RecoveryRecord;
+use crate::jobmaster::batch::{JobMaster, RecoveryRecord};
 use crate::status::JobStatus;
 use crate::trace::TraceEvent;
-use crate::world::batch::Batch;
+use crate::world::batch::{Batch, Ctx};
 use crate::world::Event;
 use sim::{Duration, Scheduler};
 
 impl Batch {
     pub(crate) fn start(&mut self, sched: &mut Scheduler<'_, Event>) {
         let now = sched.now();
-        for (at, index) in self.faults.timed() {
+        for (at, index) in self.cluster.faults.timed() {
             sched.at(at, Event::Fault { index });
         }
-        let mut jm = self.new_jobmaster(0, now);
-        for (t, tm) in self.tms.iter().enumerate() {
+        let mut jm = JobMaster::new(&self.cluster, 0, now);
+        for (t, tm) in self.cluster.tms.iter().enumerate() {
             jm.registered[t] = Some(tm.process);
         }
         // Nothing runs anywhere yet.
         jm.accounted.fill(true);
         // Attempt numbers of this first JobMaster's executions.
-        for n in &mut self.next_attempt {
+        for n in &mut self.cluster.next_attempt {
             *n = 1;
         }
         for e in &mut jm.exec {
             e.attempt = 0;
         }
-        self.jm = Some(jm);
-        self.set_job_status(now, JobStatus::Created);
-        self.set_job_status(now, JobStatus::Running);
-        self.schedule(sched);
+        let jm = self.jm.insert(jm);
+        let mut ctx = Ctx {
+            cluster: &mut self.cluster,
+            sched,
+        };
+        jm.set_job_status(&mut ctx, JobStatus::Created);
+        jm.set_job_status(&mut ctx, JobStatus::Running);
+        jm.schedule(&mut ctx);
     }
 
     pub(crate) fn crash_jobmaster(
@@ -47,30 +51,35 @@ impl Batch {
         let incarnation = jm.incarnation;
         // A FINISHED job whose result is not durable yet is still HA storage's to recover
         // (P2.7); any other ended job is over.
-        let over = jm.status != JobStatus::Finished || self.job_result_written;
+        let over = jm.status != JobStatus::Finished || self.cluster.job_result_written;
         if jm.status.is_terminal() && over {
             self.jm = Some(jm);
             return;
         }
-        self.record(now, TraceEvent::JobMasterLost { incarnation });
+        self.cluster
+            .record(now, TraceEvent::JobMasterLost { incarnation });
         // P2.2: what was not flushed is lost, unless the bug pretends it was written.
-        if self.bug == Some(Bug::TrustUnflushedEvents) {
-            self.store.flush();
+        if self.cluster.bug == Some(Bug::TrustUnflushedEvents) {
+            self.cluster.store.flush();
         } else {
-            let events = self.store.lose_buffer() as u32;
+            let events = self.cluster.store.lose_buffer() as u32;
             if events > 0 {
-                self.record(now, TraceEvent::JobEventsLost { events });
+                self.cluster
+                    .record(now, TraceEvent::JobEventsLost { events });
             }
         }
-        self.jm_incarnation += 1;
-        self.crashed_at = now;
-        if self.reconcile.is_none() {
-            self.recoveries.push(RecoveryRecord {
+        self.cluster.jm_incarnation += 1;
+        self.cluster.crashed_at = now;
+        if self.cluster.reconcile.is_none() {
+            self.cluster.recoveries.push(RecoveryRecord {
                 crashed_at: now,
                 ..RecoveryRecord::default()
             });
         }
-        sched.after(self.heartbeat, Event::JobMasterTimeout { incarnation });
+        sched.after(
+            self.cluster.heartbeat,
+            Event::JobMasterTimeout { incarnation },
+        );
         sched.after(restart_after, Event::JobMasterElected);
     }
 
@@ -79,13 +88,19 @@ impl Batch {
         if self.jm.is_some() {
             return;
         }
-        let incarnation = self.jm_incarnation;
-        self.jm = Some(self.new_jobmaster(incarnation, now));
+        let incarnation = self.cluster.jm_incarnation;
+        let jm = self
+            .jm
+            .insert(JobMaster::new(&self.cluster, incarnation, now));
         // Its executions took the next attempt ids.
-        for n in &mut self.next_attempt {
+        for n in &mut self.cluster.next_attempt {
             *n += 1;
         }
-        self.record(now, TraceEvent::JobMasterElected { incarnation });
-        self.take_over(sched);
+        self.cluster
+            .record(now, TraceEvent::JobMasterElected { incarnation });
+        jm.take_over(&mut Ctx {
+            cluster: &mut self.cluster,
+            sched,
+        });
     }
 }

@@ -5,27 +5,18 @@
 
 use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
+use crate::status::JobStatus;
 use crate::trace::{Address, TraceEvent};
-use crate::world::batch::{Batch, Msg, Sent};
+use crate::world::batch::{Batch, Cluster, Msg, Sent};
 use crate::world::Event;
 use sim::Scheduler;
 
-impl Batch {
-    pub(crate) fn send(
+impl Cluster {
+    /// Sends message number `seq` to incarnation `to_incarnation` of `to`.
+    pub(crate) fn send_to(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
-        from: Address,
-        to: Address,
-        msg: Msg,
-    ) {
-        self.send_numbered(sched, from, to, msg, 0);
-    }
-
-    pub(crate) fn send_numbered(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        from: Address,
-        to: Address,
+        (from, to, to_incarnation): (Address, Address, u32),
         msg: Msg,
         seq: u64,
     ) {
@@ -51,18 +42,6 @@ impl Batch {
                 return;
             }
         }
-        // P0: the JobMaster addresses the TaskManager process it has registered (Flink's
-        // gateway of one TaskExecutor, by its resource id): a replacement that has started but
-        // whose registration has not reached the JobMaster yet never gets what was meant for
-        // the dead one.
-        let to_incarnation = match to {
-            Address::JobMaster => self.jm_incarnation,
-            Address::TaskManager(t) => self
-                .jm
-                .as_ref()
-                .and_then(|jm| jm.registered[t as usize])
-                .unwrap_or(self.tms[t as usize].process),
-        };
         let from_process = match from {
             Address::JobMaster => self.jm_incarnation,
             Address::TaskManager(_) => self.tms[tm as usize].process,
@@ -84,8 +63,8 @@ impl Batch {
         }
     }
 
-    /// Sends message number `seq` of TaskManager `tm` to the JobMaster (P3.3: a resent one
-    /// keeps its number).
+    /// Sends message number `seq` of TaskManager `tm` to the JobMaster elected last (P3.3: a
+    /// resent one keeps its number).
     pub(crate) fn send_numbered_to_jobmaster(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
@@ -93,29 +72,16 @@ impl Batch {
         msg: Msg,
         seq: u64,
     ) {
-        let from = Address::TaskManager(tm);
-        self.send_numbered(sched, from, Address::JobMaster, msg, seq);
+        let to = (
+            Address::TaskManager(tm),
+            Address::JobMaster,
+            self.jm_incarnation,
+        );
+        self.send_to(sched, to, msg, seq);
     }
+}
 
-    pub(crate) fn send_to_task_manager(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        msg: Msg,
-    ) {
-        if let Msg::Release { subtask, attempt } = msg {
-            self.record(
-                sched.now(),
-                TraceEvent::ReleaseRequested {
-                    task_manager: tm,
-                    subtask,
-                    attempt,
-                },
-            );
-        }
-        self.send(sched, Address::JobMaster, Address::TaskManager(tm), msg);
-    }
-
+impl Batch {
     pub(crate) fn deliver(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
@@ -131,15 +97,16 @@ impl Batch {
         } = envelope;
         let (from, to, tm) = (link.from(), link.to(), link.task_manager());
         if let Address::TaskManager(t) = from {
-            let sender = &mut self.tms[t as usize];
+            let sender = &mut self.cluster.tms[t as usize];
             if sender.process == from_process {
                 sender.wire.remove(&seq);
             }
         }
-        if self.tms[tm as usize].link_epoch != epoch {
+        if self.cluster.tms[tm as usize].link_epoch != epoch {
             // The connection reset under it: what was on the wire is gone (P3.3: a sender
             // that keeps it learns so).
-            self.keep_after_reset(sched, link, (seq, from_process), msg);
+            self.cluster
+                .keep_after_reset(sched, link, (seq, from_process), msg);
             return;
         }
         match to {
@@ -147,7 +114,7 @@ impl Batch {
                 let Address::TaskManager(tm) = from else {
                     unreachable!("only TaskManagers write to the JobMaster")
                 };
-                let sender = &mut self.tms[tm as usize];
+                let sender = &mut self.cluster.tms[tm as usize];
                 let sender_alive = sender.alive && sender.process == from_process;
                 if !sender_alive {
                     // Its connection died with it: what it still had on the wire is gone.
@@ -158,22 +125,56 @@ impl Batch {
                     .jm
                     .as_ref()
                     .is_some_and(|jm| jm.incarnation == to_incarnation);
-                let connected = self.tms[tm as usize].connected;
-                if self.reconcile.is_some() && msg.is_task_rpc() {
+                let connected = self.cluster.tms[tm as usize].connected;
+                if self.cluster.reconcile.is_some() && msg.is_task_rpc() {
                     self.deliver_task_rpc(sched, tm, msg, (seq, from_process), alive && connected);
                 } else if alive && connected {
-                    self.jm_receives(sched, tm, msg);
+                    if let Some((jm, mut ctx)) = self.jobmaster(sched, None) {
+                        jm.receive(&mut ctx, tm, msg);
+                    }
                 }
             }
             Address::TaskManager(tm) => {
-                let t = &self.tms[tm as usize];
+                let t = &self.cluster.tms[tm as usize];
                 // Fencing (Flink's JobMasterId): once a TaskManager follows a new leader it
                 // ignores what an older JobMaster sent.
                 let fenced = t.leader.is_some_and(|leader| leader != from_process);
                 if t.alive && t.connected && t.process == to_incarnation && !fenced {
-                    self.tm_receives(sched, tm, msg);
+                    self.cluster.tm_receives(sched, tm, msg);
                 }
             }
+        }
+    }
+
+    /// A task RPC reaches the JobMaster side: applied, refused while reconciling (P3.3), or
+    /// kept because no JobMaster took it.
+    fn deliver_task_rpc(
+        &mut self,
+        sched: &mut Scheduler<'_, Event>,
+        tm: u32,
+        msg: Msg,
+        (seq, from_process): (u64, u32),
+        reachable: bool,
+    ) {
+        let sender_alive = {
+            let t = &self.cluster.tms[tm as usize];
+            t.alive && t.process == from_process
+        };
+        // P3.3: while the sender keeps older RPCs, one that arrives from the wire joins them
+        // (in send order) instead of overtaking them.
+        let holding = self.cluster.tms[tm as usize].outbox.is_holding()
+            && self.cluster.bug != Some(Bug::OvertakeKeptRpcs);
+        if let Some((jm, mut ctx)) = self.jobmaster(sched, None).filter(|_| reachable) {
+            let reconciling = jm.status == JobStatus::Reconciling;
+            if !reconciling && !holding {
+                return jm.receive(&mut ctx, tm, msg);
+            }
+            if reconciling && !jm.refuse(&mut ctx, (tm, from_process), msg) {
+                return;
+            }
+        }
+        if sender_alive {
+            self.cluster.keep_task_rpc(sched, tm, seq, msg);
         }
     }
 }

@@ -14,7 +14,8 @@ use crate::net::LinkId;
 use crate::oracle::invariant::Invariant;
 use crate::taskmanager::batch::Partition;
 use crate::trace::{Address, Retain};
-use sim::{Budget, Model, Simulation};
+use crate::world::batch::{Batch, Cluster};
+use sim::{Budget, Model, Scheduler, Simulation};
 
 const SCENARIO: &str = "batch-reconcile-all-in-time.json";
 
@@ -65,18 +66,24 @@ impl Model for Unstaged<'_> {
     }
 }
 
+/// The elected JobMaster takes `msg` from TaskManager `tm`.
+fn receive(w: &mut Batch, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+    let (jm, mut ctx) = w.jobmaster(sched, None).expect("elected");
+    jm.receive(&mut ctx, tm, msg);
+}
+
 /// The message an event delivers, and where from.
 fn arriving(w: &Batch, event: &Event) -> Option<(Address, Msg)> {
     let Event::Rpc { link } = *event else {
         return None;
     };
-    let next = w.rpc.in_flight(link).next()?;
+    let next = w.cluster.rpc.in_flight(link).next()?;
     Some((link.from(), next.message.msg))
 }
 
 /// Every message on its way, with where it goes.
 fn messages_on_the_wire(w: &Batch) -> Vec<(Address, Msg)> {
-    (0..w.tms.len() as u32)
+    (0..w.cluster.tms.len() as u32)
         .flat_map(|tm| {
             let task_manager = Address::TaskManager(tm);
             [
@@ -85,7 +92,8 @@ fn messages_on_the_wire(w: &Batch) -> Vec<(Address, Msg)> {
             ]
         })
         .flat_map(|link| {
-            w.rpc
+            w.cluster
+                .rpc
                 .in_flight(link)
                 .map(move |e| (link.to(), e.message.msg))
         })
@@ -145,7 +153,7 @@ fn before_last_report_done(w: &Batch, event: &Event) -> bool {
 
 /// Just after the (only) reconcile window closed with the job RUNNING.
 fn after_the_window(w: &Batch, _: &Event) -> bool {
-    w.reconciliations.len() == 1
+    w.cluster.reconciliations.len() == 1
         && w.jm
             .as_ref()
             .is_some_and(|jm| jm.reconciling.is_none() && jm.status == JobStatus::Running)
@@ -154,6 +162,7 @@ fn after_the_window(w: &Batch, _: &Event) -> bool {
 impl Staging {
     fn outcome(&self) -> ReconcileOutcome {
         self.world
+            .cluster
             .trace
             .kept()
             .iter()
@@ -169,13 +178,13 @@ impl Staging {
     fn disagreements(self) -> Vec<String> {
         let current = self.world.who_is_current();
         let status = self.world.job_status();
-        let Batch {
+        let Cluster {
             oracles,
             graph,
             committed,
             trace,
             ..
-        } = self.world;
+        } = self.world.cluster;
         let last = trace.len().saturating_sub(1);
         oracles
             .finish(&graph, status, &committed, (self.sim.now(), last), &current)
@@ -201,10 +210,10 @@ impl Staging {
 
 /// A subtask of vertex `name` that TaskManager `tm` hosts, in `state`, with its attempt.
 fn hosted(w: &Batch, name: &str, state: ExecutionState) -> Option<(SubtaskId, u32, u32)> {
-    w.tasks.iter().enumerate().find_map(|(i, t)| {
+    w.cluster.tasks.iter().enumerate().find_map(|(i, t)| {
         let t = t.as_ref()?;
-        let vertex = w.graph.subtasks[i].vertex.index();
-        (w.graph.vertices[vertex].name == name && t.state == state).then_some((
+        let vertex = w.cluster.graph.subtasks[i].vertex.index();
+        (w.cluster.graph.vertices[vertex].name == name && t.state == state).then_some((
             SubtaskId(i as u32),
             t.attempt,
             t.task_manager,
@@ -217,12 +226,15 @@ fn report(w: &Batch, s: SubtaskId, attempt: u32, state: ExecutionState) -> Msg {
         subtask: s,
         attempt,
         state,
-        parallelism: w.tasks[s.index()].as_ref().expect("hosted").parallelism,
+        parallelism: w.cluster.tasks[s.index()]
+            .as_ref()
+            .expect("hosted")
+            .parallelism,
     }
 }
 
 fn another(w: &Batch, tm: u32) -> u32 {
-    (tm + 1) % w.tms.len() as u32
+    (tm + 1) % w.cluster.tms.len() as u32
 }
 
 /// Hands the JobMaster `msgs` from `tm`, as if they had just arrived, and checks the window
@@ -230,7 +242,7 @@ fn another(w: &Batch, tm: u32) -> u32 {
 fn window_ends(msgs: impl FnOnce(&Batch) -> Vec<(u32, Msg)>, expected: ReconcileOutcome) {
     let staged = stage(before_last_report_done, |w, sched| {
         for (tm, msg) in msgs(w) {
-            w.jm_receives(sched, tm, msg);
+            receive(w, sched, tm, msg);
         }
     });
     assert_eq!(staged.outcome(), expected);
@@ -275,7 +287,7 @@ fn a_report_sent_again_in_full_is_no_contradiction() {
             let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
             let mut msgs = vec![(tm, report(w, s, a, ExecutionState::Running))];
             for &(producer, producer_attempt) in
-                &w.tasks[s.index()].as_ref().expect("hosted").inputs
+                &w.cluster.tasks[s.index()].as_ref().expect("hosted").inputs
             {
                 msgs.push((
                     tm,
@@ -296,20 +308,21 @@ fn a_report_sent_again_in_full_is_no_contradiction() {
 /// Two readers of one source, each with its attempt and TaskManager, and a split the first holds.
 fn two_readers(w: &Batch) -> ((SubtaskId, u32, u32), (SubtaskId, u32, u32), u32) {
     let readers: Vec<(SubtaskId, u32, u32)> = w
+        .cluster
         .tasks
         .iter()
         .enumerate()
         .filter_map(|(i, t)| {
             let t = t.as_ref()?;
-            (w.graph.vertices[w.graph.subtasks[i].vertex.index()].name == "src").then_some((
-                SubtaskId(i as u32),
-                t.attempt,
-                t.task_manager,
-            ))
+            (w.cluster.graph.vertices[w.cluster.graph.subtasks[i].vertex.index()].name == "src")
+                .then_some((SubtaskId(i as u32), t.attempt, t.task_manager))
         })
         .collect();
     let first = readers[0];
-    let split = w.tasks[first.0.index()].as_ref().expect("hosted").splits[0];
+    let split = w.cluster.tasks[first.0.index()]
+        .as_ref()
+        .expect("hosted")
+        .splits[0];
     (first, readers[1], split)
 }
 
@@ -354,7 +367,7 @@ fn a_split_of_an_unreported_attempt_is_ignored() {
 /// An input and the attempt of its producer that the reports name.
 fn an_input(w: &Batch) -> (SubtaskId, u32, u32, SubtaskId, u32) {
     let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
-    let (p, pa) = w.tasks[s.index()].as_ref().expect("hosted").inputs[0];
+    let (p, pa) = w.cluster.tasks[s.index()].as_ref().expect("hosted").inputs[0];
     (s, a, tm, p, pa)
 }
 
@@ -412,7 +425,8 @@ fn a_late_report_of_a_superseded_running_execution_is_cancelled() {
             let from = if to_other { another(w, tm) } else { tm };
             let attempt = if next_attempt { a + 1 } else { a };
             target = Some((from, s, attempt));
-            w.jm_receives(sched, from, report(w, s, attempt, state));
+            let report = report(w, s, attempt, state);
+            receive(w, sched, from, report);
         });
         let (from, s, attempt) = target.expect("acted");
         (staged.cancels_to(from).contains(&(s, attempt)), staged)
@@ -426,7 +440,7 @@ fn a_late_report_of_a_superseded_running_execution_is_cancelled() {
         "an ended one"
     );
     let (_, staged) = late(true, false, running);
-    assert_eq!(staged.world.reconciliations[0].late_reports, 1);
+    assert_eq!(staged.world.cluster.reconciliations[0].late_reports, 1);
 }
 
 /// P3.4: a TaskManager the JobMaster gives up on in the window is not waited for, and what it
@@ -436,7 +450,7 @@ fn a_task_manager_lost_in_the_window_voids_its_reports() {
     let mut lost = None;
     let staged = stage(before_last_report_done, |w, sched| {
         let (s, _, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
-        let process = w.tms[tm as usize].process;
+        let process = w.cluster.tms[tm as usize].process;
         lost = Some((s, tm));
         let incarnation = w.jm.as_ref().expect("elected").incarnation;
         let timeout = Event::TaskManagerTimeout {
@@ -463,7 +477,9 @@ fn a_finished_producer_without_its_partition_fails_the_window() {
         |_, e| matches!(e, Event::JobMasterElected),
         |w, _| {
             let (s, _, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
-            w.tms[tm as usize].partitions.retain(|p| p.producer != s);
+            w.cluster.tms[tm as usize]
+                .partitions
+                .retain(|p| p.producer != s);
         },
     );
     assert_eq!(staged.outcome(), ReconcileOutcome::Failing);
@@ -481,7 +497,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
             |_, e| matches!(e, Event::JobMasterElected),
             |w, _| {
                 let (s, a, tm) = hosted(w, "src", ExecutionState::Finished).expect("src ran");
-                let task = w.tasks[s.index()].as_mut().expect("hosted");
+                let task = w.cluster.tasks[s.index()].as_mut().expect("hosted");
                 // As if it still waited for the answer to a request the old JobMaster took.
                 task.state = ExecutionState::Running;
                 task.ended = None;
@@ -491,7 +507,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
                         subtask: s,
                         attempt: a,
                     };
-                    w.tms[tm as usize].wire.insert(u64::MAX, request);
+                    w.cluster.tms[tm as usize].wire.insert(u64::MAX, request);
                 }
                 source = Some(s);
             },
@@ -499,6 +515,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
         let s = source.expect("acted");
         let refused = staged
             .world
+            .cluster
             .trace
             .kept()
             .iter()
@@ -512,6 +529,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
             .count();
         let kept = staged
             .world
+            .cluster
             .tms
             .iter()
             .flat_map(|t| t.outbox.kept())
@@ -536,7 +554,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
         |_, e| matches!(e, Event::JobMasterElected),
         |w, _| {
             let (s, a, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
-            let partitions = &mut w.tms[tm as usize].partitions;
+            let partitions = &mut w.cluster.tms[tm as usize].partitions;
             let kept = partitions
                 .iter()
                 .find(|p| p.producer == s && p.attempt == a)
@@ -552,7 +570,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
     );
     assert_eq!(staged.outcome(), ReconcileOutcome::Running);
     let (s, attempt) = stale.expect("acted");
-    let released = staged.world.trace.kept().iter().any(|(_, _, e)| {
+    let released = staged.world.cluster.trace.kept().iter().any(|(_, _, e)| {
         matches!(e, TraceEvent::ReleaseRequested { subtask, attempt: a, .. }
             if *subtask == s && *a == attempt)
     });
@@ -575,6 +593,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
     }
     let held: Vec<u32> = staged
         .world
+        .cluster
         .tms
         .iter()
         .flat_map(|t| &t.partitions)
@@ -599,17 +618,17 @@ fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
                 return false;
             };
             let right_way = matches!(from, Address::JobMaster) == from_jobmaster;
-            let after = w.reconciliations.len() == 1
+            let after = w.cluster.reconciliations.len() == 1
                 && w.jm.as_ref().is_some_and(|jm| jm.reconciling.is_none());
             right_way && kind(&msg) && (after || msg.received().is_some())
         },
         |w, _| {
-            for t in &mut w.tms {
+            for t in &mut w.cluster.tms {
                 t.link_epoch += 1;
             }
         },
     );
-    let tms = &staged.world.tms;
+    let tms = &staged.world.cluster.tms;
     tms.iter().flat_map(|t| t.outbox.kept()).collect()
 }
 
@@ -637,11 +656,11 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
     let staged = stage(
         |w, e| {
             let after = w.jm.as_ref().is_some_and(|jm| jm.reconciling.is_none())
-                && w.reconciliations.len() == 1;
+                && w.cluster.reconciliations.len() == 1;
             after && matches!(arriving(w, e), Some((_, Msg::Deploy { .. })))
         },
         |w, _| {
-            for t in &mut w.tms {
+            for t in &mut w.cluster.tms {
                 t.connected = false;
             }
             deployed = Some(());
@@ -650,6 +669,7 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
     deployed.expect("acted");
     let started = staged
         .world
+        .cluster
         .trace
         .kept()
         .iter()
