@@ -11,6 +11,7 @@
 //! starts from durable storage alone ([`JobMaster::recover`]).
 
 pub mod batch;
+pub(crate) mod leader;
 pub(crate) mod reconcile;
 pub(crate) mod restorable;
 mod splits;
@@ -28,6 +29,7 @@ use crate::source_mutant::{on, SourceMutant};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{AbortReason, Address, Call, Restore, Rpc, SavepointRefusal, TraceEvent};
 use crate::world::{Ctx, Event};
+use leader::Leader;
 
 /// The JobMaster's record of one subtask's current attempt: its *view*, which lags the task.
 #[derive(Clone, Copy, Debug)]
@@ -47,9 +49,10 @@ struct PendingRestart {
 }
 
 pub struct JobMaster {
-    /// Which election this JobMaster won: its timers and RPCs die with it.
-    incarnation: u32,
-    status: JobStatus,
+    /// What every JobMaster keeps: its incarnation, the job's status, the TaskManager
+    /// processes registered with it (it learns of a loss by heartbeat timeout, of a
+    /// replacement by its registration), the restarts counted.
+    leader: Leader,
     executions: Vec<Execution>,
     /// Which TaskManager hosts each subtask: subtask `i` of every vertex shares slot `i`
     /// (Flink's default slot sharing), and slots fill TaskManager after TaskManager.
@@ -59,12 +62,7 @@ pub struct JobMaster {
     checkpoints: Option<CheckpointCoordinator>,
     config: JobMasterConfig,
     bug: Option<Bug>,
-    /// Failovers counted against the restart strategy.
-    failovers: u32,
     restart: Option<PendingRestart>,
-    /// Per TaskManager, the incarnation of its process registered with this JobMaster, if
-    /// any (it learns of a loss by heartbeat timeout, of a replacement by its registration).
-    task_managers: Vec<Option<u32>>,
     /// Per subtask: the TaskManager process its current attempt was deployed to.
     deployed_on: Vec<Option<u32>>,
     /// The open reconcile window of a JobMaster elected under `failover: reconcile` (P3).
@@ -91,8 +89,7 @@ impl JobMaster {
             .map(|s| s.index / cluster.slots_per_task_manager)
             .collect();
         JobMaster {
-            incarnation,
-            status: JobStatus::Initializing,
+            leader: Leader::new(incarnation, task_managers),
             executions: vec![
                 Execution {
                     attempt: 0,
@@ -106,10 +103,8 @@ impl JobMaster {
                 .map(|c| CheckpointCoordinator::new(c, bug, graph.subtasks.len(), incarnation)),
             config,
             bug,
-            failovers: 0,
             restart: None,
             deployed_on: vec![None; graph.subtasks.len()],
-            task_managers,
             reconciling: None,
             reconcile_record: None,
             splits: splits::SplitCoordinators::new(graph),
@@ -117,11 +112,11 @@ impl JobMaster {
     }
 
     pub fn status(&self) -> JobStatus {
-        self.status
+        self.leader.status
     }
 
     pub fn incarnation(&self) -> u32 {
-        self.incarnation
+        self.leader.incarnation
     }
 
     /// Submission: initialize the job and deploy every subtask (streaming schedules all at
@@ -223,7 +218,7 @@ impl JobMaster {
     }
 
     pub fn on_checkpoint_tick(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let triggered = match (&mut self.checkpoints, self.status) {
+        let triggered = match (&mut self.checkpoints, self.leader.status) {
             (Some(cc), JobStatus::Running) => cc.on_tick(ctx, &self.executions, &self.placement),
             // P1.8: a tick while the whole job restarts triggers nothing, but the periodic
             // trigger must survive it (Flink restarts its checkpoint scheduler once the job is
@@ -238,7 +233,7 @@ impl JobMaster {
     }
 
     pub fn on_checkpoint_trigger_at(&mut self, ctx: &mut Ctx<'_, '_>) {
-        if let (Some(cc), JobStatus::Running) = (&mut self.checkpoints, self.status) {
+        if let (Some(cc), JobStatus::Running) = (&mut self.checkpoints, self.leader.status) {
             let triggered = cc.on_trigger_at(ctx, &self.executions, &self.placement);
             self.checkpoint_coordinators(ctx, triggered);
         }
@@ -323,7 +318,9 @@ impl JobMaster {
         match state {
             ExecutionState::Finished => {
                 self.finished += 1;
-                if self.finished == self.executions.len() && self.status == JobStatus::Running {
+                if self.finished == self.executions.len()
+                    && self.leader.status == JobStatus::Running
+                {
                     self.set_status(ctx, JobStatus::Finished);
                     if let Some(cc) = &mut self.checkpoints {
                         cc.on_job_ended(ctx);
@@ -342,10 +339,7 @@ impl JobMaster {
     /// The heartbeat of TaskManager process `dead` timed out: every execution it hosted has
     /// failed. (A replacement may have registered already.)
     pub fn on_task_manager_lost(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32, dead: u32) {
-        let registered = &mut self.task_managers[task_manager as usize];
-        if *registered == Some(dead) {
-            *registered = None;
-        }
+        self.leader.lose(task_manager, dead);
         ctx.record(TraceEvent::TaskManagerTimedOut { task_manager });
         if self.lost_while_reconciling(task_manager) {
             return; // P3.4: it missed the window; the end of the window acts on it
@@ -387,7 +381,7 @@ impl JobMaster {
         task_manager: u32,
         incarnation: u32,
     ) {
-        self.task_managers[task_manager as usize] = Some(incarnation);
+        self.leader.register(task_manager, incarnation);
         self.check_restart(ctx);
     }
 
@@ -418,7 +412,7 @@ impl JobMaster {
     /// P1.8: a failover for the failure of `failed`, or, with `None`, a global failure (F1.9)
     /// that restarts the whole job.
     fn fail_over(&mut self, ctx: &mut Ctx<'_, '_>, failed: Option<SubtaskId>, cause: String) {
-        if self.status.is_terminal() || self.status == JobStatus::Failing {
+        if self.leader.status.is_terminal() || self.leader.status == JobStatus::Failing {
             return;
         }
         if let Some(restart) = &self.restart {
@@ -430,9 +424,8 @@ impl JobMaster {
                 return self.check_restart(ctx); // one more casualty of the same failover
             }
         }
-        self.failovers += 1;
-        if self.failovers > self.restarts_allowed(ctx) {
-            return self.give_up(ctx);
+        if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed(ctx)) {
+            return self.give_up(ctx, exhausted);
         }
         // A failure during a pending restart widens it to the whole job.
         let widened = self.restart.take();
@@ -460,7 +453,7 @@ impl JobMaster {
         if let Some(cc) = &mut self.checkpoints {
             cc.on_failover(ctx, &self.executions, &self.placement, &scope);
         }
-        if full && self.status == JobStatus::Running {
+        if full && self.leader.status == JobStatus::Running {
             self.set_status(ctx, JobStatus::Restarting);
         }
         let mut in_scope = vec![false; self.executions.len()];
@@ -475,7 +468,7 @@ impl JobMaster {
             delay_elapsed: false,
             record,
         });
-        let incarnation = self.incarnation;
+        let incarnation = self.leader.incarnation;
         ctx.sched.after(
             self.config.restart_strategy.delay,
             Event::RestartDelay { incarnation },
@@ -501,10 +494,8 @@ impl JobMaster {
     }
 
     /// The restart strategy is exhausted (P1.8): the job fails.
-    fn give_up(&mut self, ctx: &mut Ctx<'_, '_>) {
-        ctx.record(TraceEvent::RestartsExhausted {
-            failovers: self.failovers - 1,
-        });
+    fn give_up(&mut self, ctx: &mut Ctx<'_, '_>, exhausted: TraceEvent) {
+        ctx.record(exhausted);
         self.fail_job(ctx);
     }
 
@@ -532,7 +523,7 @@ impl JobMaster {
                 let state = self.executions[s.index()].state;
                 // CREATED: never deployed by this JobMaster (it was just elected).
                 (state.is_terminal() || state == ExecutionState::Created)
-                    && self.task_managers[self.placement[s.index()] as usize].is_some()
+                    && self.leader.task_managers[self.placement[s.index()] as usize].is_some()
             });
         if !ready {
             return;
@@ -654,7 +645,7 @@ impl JobMaster {
             state: ExecutionState::Created,
         };
         self.deployed_on[subtask.index()] =
-            self.task_managers[self.placement[subtask.index()] as usize];
+            self.leader.task_managers[self.placement[subtask.index()] as usize];
         self.set_execution(ctx, subtask, ExecutionState::Scheduled);
         self.set_execution(ctx, subtask, ExecutionState::Deploying);
         self.call_current(ctx, subtask, Call::SubmitTask(restore));
@@ -682,7 +673,7 @@ impl JobMaster {
     /// otherwise, or with a stop already under way, the request is refused and the job runs
     /// on.
     pub fn stop_with_savepoint(&mut self, ctx: &mut Ctx<'_, '_>, drain: bool) {
-        let refusal = match (&mut self.checkpoints, self.status) {
+        let refusal = match (&mut self.checkpoints, self.leader.status) {
             (Some(cc), JobStatus::Running) => cc
                 .trigger_savepoint(ctx, &self.executions, &self.placement, drain)
                 .err(),
@@ -725,8 +716,8 @@ impl JobMaster {
     }
 
     fn set_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {
-        let from = std::mem::replace(&mut self.status, to);
-        ctx.record(TraceEvent::JobStatus { from, to });
+        let event = self.leader.set_status(to);
+        ctx.record(event);
     }
 
     fn set_execution(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, to: ExecutionState) {

@@ -74,7 +74,7 @@ fn failing_a_job_cancels_never_deployed_executions_at_once() {
     let mut staged = Staged {
         world: World::new(&scenario, scenario.seed, Retain::Protocol),
         when: |jm: &JobMaster| {
-            jm.incarnation == 1
+            jm.incarnation() == 1
                 && jm
                     .executions
                     .iter()

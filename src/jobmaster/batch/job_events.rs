@@ -14,7 +14,7 @@ impl JobMaster {
     /// Appends to the job event store, unless RECONCILING (F2.3); flushes a full buffer.
     pub(crate) fn log(&mut self, ctx: &mut Ctx<'_, '_>, event: JobEvent) {
         let now = ctx.now();
-        if self.status == JobStatus::Reconciling {
+        if self.leader.status == JobStatus::Reconciling {
             return;
         }
         // F2.3: after a failed write this JobMaster logs nothing more.
@@ -47,7 +47,7 @@ impl JobMaster {
             let period = ctx.cluster.batch.job_events.flush_interval.as_nanos();
             let elapsed = now.saturating_duration_since(self.started).as_nanos();
             let next = self.started + Duration::from_nanos((elapsed / period + 1) * period);
-            let incarnation = self.incarnation;
+            let incarnation = self.leader.incarnation;
             ctx.sched.at(next, Event::FlushTick { incarnation });
         }
         ctx.cluster

@@ -23,7 +23,7 @@ impl JobMaster {
     /// (P2.6), or by a global failover when the log cannot be read.
     pub(crate) fn take_over(&mut self, ctx: &mut Ctx<'_, '_>) {
         let now = ctx.now();
-        let incarnation = self.incarnation;
+        let incarnation = self.leader.incarnation;
         self.set_job_status(ctx, JobStatus::Created);
         if ctx.cluster.reconcile.is_some() {
             self.start_reconcile(ctx);
@@ -34,7 +34,7 @@ impl JobMaster {
         if !ctx.cluster.batch.recovery_enabled() || ctx.cluster.store.durable().is_empty() {
             self.restart_from_scratch(ctx, r);
             for tm in 0..ctx.cluster.tms.len() as u32 {
-                ctx.cluster.register(ctx.sched, tm, self.incarnation);
+                ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
             }
             self.schedule(ctx);
             return;
@@ -44,7 +44,7 @@ impl JobMaster {
         if !ctx.cluster.store.readable() && ctx.cluster.bug != Some(Bug::ReplayUnreadableLog) {
             self.replay_failed(ctx, r);
             for tm in 0..ctx.cluster.tms.len() as u32 {
-                ctx.cluster.register(ctx.sched, tm, self.incarnation);
+                ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
             }
             self.schedule(ctx);
             return;
@@ -96,7 +96,7 @@ impl JobMaster {
             Event::WorkerTimeout { incarnation },
         );
         for tm in 0..ctx.cluster.tms.len() as u32 {
-            ctx.cluster.register(ctx.sched, tm, self.incarnation);
+            ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
         }
         self.maybe_end_recovery(ctx);
     }

@@ -17,6 +17,7 @@ pub(crate) mod reconcile;
 mod scheduler;
 pub(crate) mod speculation;
 
+use super::leader::Leader;
 use crate::batch::data::{self, Fragment};
 use crate::batch::events::{JobEvent, Location, Replayed, Snapshot};
 use crate::batch::oracle::Received;
@@ -46,8 +47,9 @@ pub(crate) struct Execution {
 
 /// The JobMaster: volatile, rebuilt by every elected leader.
 pub(crate) struct JobMaster {
-    pub incarnation: u32,
-    pub status: JobStatus,
+    /// What every JobMaster keeps: its incarnation, the job's status, the TaskManager
+    /// processes registered with it, the restarts counted.
+    pub(crate) leader: Leader,
     pub(crate) exec: Vec<Execution>,
     /// Per vertex: the decided parallelism, once initialized.
     pub parallelism: Vec<Option<u32>>,
@@ -56,7 +58,6 @@ pub(crate) struct JobMaster {
     pub enumerators: Vec<Option<Enumerator>>,
     /// P2.5 rule 2: a coordinator without batch snapshots whose subtasks all finished.
     pub remembered: Vec<bool>,
-    pub(crate) registered: Vec<Option<u32>>,
     /// P0, P3.2: per TaskManager, whether this JobMaster knows what occupies its slots. One
     /// that keeps tasks across a leader change (reconciliation) is deployed to only once its
     /// report is in; until then a task an earlier JobMaster left there may hold a slot.
@@ -71,7 +72,6 @@ pub(crate) struct JobMaster {
     pub(crate) events_failed: bool,
     /// When this JobMaster took over: the phase of its flush timer.
     pub(crate) started: Instant,
-    pub(crate) restarts: u32,
     /// While RECONCILING (P2.4): the replay, and partitions still awaited.
     pub(crate) recovering: Option<Recovering>,
     /// P3: the reconcile window, while open.
@@ -120,6 +120,14 @@ pub struct RecoveryRecord {
 }
 
 impl JobMaster {
+    pub fn status(&self) -> JobStatus {
+        self.leader.status
+    }
+
+    pub fn incarnation(&self) -> u32 {
+        self.leader.incarnation
+    }
+
     pub(crate) fn receive(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Msg) {
         let now = ctx.now();
         let process = ctx.cluster.tms[tm as usize].process;
@@ -137,7 +145,7 @@ impl JobMaster {
         match msg {
             Msg::Register => {
                 // A new process under the same number: the old one is gone for good.
-                let old = self.registered[tm as usize];
+                let old = self.leader.task_managers[tm as usize];
                 if let Some(old) = old.filter(|&old| old != process) {
                     self.lose_task_manager(ctx, tm, old);
                 }
@@ -149,7 +157,7 @@ impl JobMaster {
                     Received::Register,
                     (now, index),
                 );
-                self.registered[tm as usize] = Some(process);
+                self.leader.register(tm, process);
                 self.accounted[tm as usize] = ctx.cluster.reconcile.is_none();
                 self.slots_used[tm as usize] = 0;
                 // P3.2: a TaskManager that registers in the window reports next (same link):
@@ -309,7 +317,8 @@ impl JobMaster {
                 },
             );
         }
-        let process = self.registered[tm as usize].unwrap_or(ctx.cluster.tms[tm as usize].process);
+        let process =
+            self.leader.task_managers[tm as usize].unwrap_or(ctx.cluster.tms[tm as usize].process);
         let to = (Address::JobMaster, Address::TaskManager(tm), process);
         ctx.cluster.send_to(ctx.sched, to, msg, 0);
     }
@@ -342,10 +351,8 @@ impl JobMaster {
     }
 
     pub(crate) fn set_job_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {
-        let now = ctx.now();
-        let from = self.status;
-        self.status = to;
-        ctx.cluster.record(now, TraceEvent::JobStatus { from, to });
+        let event = self.leader.set_status(to);
+        ctx.cluster.record(ctx.sched.now(), event);
     }
 
     pub(crate) fn free_slot(&mut self, subtask: SubtaskId) {
@@ -474,8 +481,7 @@ impl JobMaster {
         let v = cluster.graph.vertices.len();
         let tms = cluster.tms.len();
         JobMaster {
-            incarnation,
-            status: JobStatus::Initializing,
+            leader: Leader::new(incarnation, vec![None; tms]),
             exec: (0..n)
                 .map(|i| Execution {
                     state: ExecutionState::Created,
@@ -489,13 +495,11 @@ impl JobMaster {
             tracker: vec![None; n],
             enumerators: vec![None; v],
             remembered: vec![false; v],
-            registered: vec![None; tms],
             accounted: vec![cluster.reconcile.is_none(); tms],
             slots_used: vec![0; tms],
             last_snapshot: None,
             events_failed: false,
             started: now,
-            restarts: 0,
             recovering: None,
             reconciling: None,
             recovered_once: false,
@@ -511,10 +515,9 @@ impl JobMaster {
     /// The JobMaster noticed that TaskManager `tm` (process `process`) is gone or unreachable.
     pub(crate) fn lose_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
         let now = ctx.now();
-        if self.registered[tm as usize] != Some(process) {
+        if !self.leader.lose(tm, process) {
             return;
         }
-        self.registered[tm as usize] = None;
         self.slots_used[tm as usize] = 0;
         if ctx.cluster.expected_task_managers[tm as usize] == Some(process) {
             ctx.cluster.expected_task_managers[tm as usize] = None;
@@ -522,7 +525,7 @@ impl JobMaster {
         ctx.cluster
             .record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
         self.forget_task_manager(ctx, tm, process);
-        if self.recovering.is_some() || self.status.is_terminal() {
+        if self.recovering.is_some() || self.leader.status.is_terminal() {
             return;
         }
         let lost = Location::TaskManager {

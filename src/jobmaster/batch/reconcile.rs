@@ -127,11 +127,11 @@ impl JobMaster {
             replayed,
             conflict: false,
         });
-        let incarnation = self.incarnation;
+        let incarnation = self.leader.incarnation;
         ctx.sched
             .after(timeout, Event::ReconcileTimeout { incarnation });
         for tm in 0..tms as u32 {
-            ctx.cluster.register(ctx.sched, tm, self.incarnation);
+            ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
         }
         self.maybe_end_reconcile(ctx);
     }
@@ -250,7 +250,7 @@ impl JobMaster {
         let process = ctx.cluster.tms[tm as usize].process;
         // What this TaskManager runs is known now (what an earlier JobMaster left there and
         // this one does not keep, it cancelled on the report): its free slots can be used.
-        if self.registered[tm as usize] == Some(process) {
+        if self.leader.task_managers[tm as usize] == Some(process) {
             self.accounted[tm as usize] = true;
         }
         match self.reconciling.as_mut() {
@@ -472,13 +472,13 @@ impl JobMaster {
         }
         self.set_job_status(ctx, JobStatus::Restarting);
         // A fresh execution graph: new attempts, nothing tracked, nothing initialized.
-        let incarnation = self.incarnation;
+        let incarnation = self.leader.incarnation;
         let mut fresh = JobMaster::new(ctx.cluster, incarnation, now);
         for n in &mut ctx.cluster.next_attempt {
             *n += 1;
         }
-        fresh.status = self.status;
-        fresh.registered = self.registered.clone();
+        fresh.leader.status = self.leader.status;
+        fresh.leader.task_managers = self.leader.task_managers.clone();
         fresh.accounted = self.accounted.clone();
         fresh.started = self.started;
         fresh.flush_pending = self.flush_pending;

@@ -22,7 +22,7 @@ impl JobMaster {
     /// when every subtask finished.
     pub(crate) fn schedule(&mut self, ctx: &mut Ctx<'_, '_>) {
         let now = ctx.now();
-        if self.status != JobStatus::Running {
+        if self.leader.status != JobStatus::Running {
             return;
         }
         for &v in &ctx.cluster.graph.topological_order.clone() {
@@ -68,7 +68,7 @@ impl JobMaster {
     pub(crate) fn finish_job(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.set_job_status(ctx, JobStatus::Finished);
         self.commit(ctx);
-        let incarnation = self.incarnation;
+        let incarnation = self.leader.incarnation;
         ctx.sched.after(
             ctx.cluster.batch.job_result_delay,
             Event::JobResultWritten { incarnation },
@@ -93,7 +93,9 @@ impl JobMaster {
     ) -> Option<usize> {
         let slots = ctx.cluster.slots;
         (0..ctx.cluster.tms.len())
-            .filter(|&t| self.registered[t].is_some() && self.slots_used[t] < slots && usable(t))
+            .filter(|&t| {
+                self.leader.task_managers[t].is_some() && self.slots_used[t] < slots && usable(t)
+            })
             .max_by_key(|&t| (slots - self.slots_used[t], std::cmp::Reverse(t)))
     }
 
@@ -250,13 +252,10 @@ impl JobMaster {
     /// the restart delay (a task failure, a lost partition, a lost TaskManager).
     pub(crate) fn failover(&mut self, ctx: &mut Ctx<'_, '_>, seeds: Vec<(SubtaskId, RerunReason)>) {
         let now = ctx.now();
-        self.restarts += 1;
         ctx.cluster.failovers += 1;
-        if self.restarts > ctx.cluster.max_restarts {
+        if let Err(exhausted) = self.leader.count_restart(ctx.cluster.max_restarts) {
             // P1.8: the strategy gave up after `max_restarts` restarts.
-            let failovers = self.restarts - 1;
-            ctx.cluster
-                .record(now, TraceEvent::RestartsExhausted { failovers });
+            ctx.cluster.record(now, exhausted);
             let running: Vec<SubtaskId> = (0..ctx.cluster.graph.subtasks.len() as u32)
                 .map(SubtaskId)
                 .filter(|s| {
@@ -293,7 +292,7 @@ impl JobMaster {
             )
         };
         self.reset(ctx, &plan, true);
-        let incarnation = self.incarnation;
+        let incarnation = self.leader.incarnation;
         ctx.sched.after(
             ctx.cluster.restart_delay,
             Event::RestartDelay { incarnation },

@@ -36,7 +36,7 @@ impl JobMaster {
         };
         if !self.check_pending {
             self.check_pending = true;
-            let incarnation = self.incarnation;
+            let incarnation = self.leader.incarnation;
             ctx.sched
                 .after(spec.check_interval, Event::SpeculationCheck { incarnation });
         }
@@ -45,7 +45,7 @@ impl JobMaster {
     /// The detector looks (P2.8), then runs again while some attempt may still finish.
     pub(crate) fn speculation_check(&mut self, ctx: &mut Ctx<'_, '_>) {
         self.check_pending = false;
-        if self.status != JobStatus::Running || self.recovering.is_some() {
+        if self.leader.status != JobStatus::Running || self.recovering.is_some() {
             return;
         }
         // As Flink's handler does, every slow node is blocked before any new attempt is placed.

@@ -36,12 +36,12 @@ impl JobMaster {
         self.set_status(ctx, JobStatus::Reconciling);
         // P3.1: every TaskManager that hosts the job is expected, as the process it runs now
         // (alive or not: one that died before the election misses the window).
-        let mut expected = vec![None; self.task_managers.len()];
+        let mut expected = vec![None; self.leader.task_managers.len()];
         for &tm in &self.placement {
             expected[tm as usize] = Some(ctx.io.membership.task_manager[tm as usize]);
         }
         for i in 0..self.executions.len() {
-            self.deployed_on[i] = self.task_managers[self.placement[i] as usize];
+            self.deployed_on[i] = self.leader.task_managers[self.placement[i] as usize];
             self.set_execution(ctx, SubtaskId(i as u32), ExecutionState::Reconciling);
         }
         let window = Window::open(ctx.now, expected, &mut ctx.io.stats.reconciliations);
@@ -50,7 +50,7 @@ impl JobMaster {
             window,
             reports: vec![None; self.executions.len()],
         });
-        let incarnation = self.incarnation;
+        let incarnation = self.leader.incarnation;
         ctx.sched.after(
             self.config.reconcile_timeout,
             Event::ReconcileTimeout { incarnation },
@@ -212,9 +212,8 @@ impl JobMaster {
 
     /// P3.4 FAILING: normal failover, a full restart from the latest completed checkpoint.
     fn restart_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, r: &Reconciliation, missing: u32) {
-        self.failovers += 1;
-        if self.failovers > self.restarts_allowed(ctx) {
-            return self.give_up(ctx);
+        if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed(ctx)) {
+            return self.give_up(ctx, exhausted);
         }
         self.set_status(ctx, JobStatus::Failing);
         self.set_status(ctx, JobStatus::Restarting);
@@ -234,7 +233,7 @@ impl JobMaster {
                     // settles it (`on_report`, `on_report_done`).
                     let gone = r.window.reported_in_full(tm)
                         || self.deployed_on[i].is_none()
-                        || self.task_managers[tm as usize] != self.deployed_on[i];
+                        || self.leader.task_managers[tm as usize] != self.deployed_on[i];
                     if gone {
                         self.set_execution(ctx, subtask, ExecutionState::Failed);
                     }

@@ -82,7 +82,7 @@ impl Batch {
                         Event::TaskManagerTimeout {
                             task_manager,
                             dead: process,
-                            incarnation: jm.incarnation,
+                            incarnation: jm.incarnation(),
                         },
                     );
                 }

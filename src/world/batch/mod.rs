@@ -278,7 +278,7 @@ impl Batch {
     pub fn job_status(&self) -> JobStatus {
         self.jm
             .as_ref()
-            .map_or(JobStatus::Restarting, |jm| jm.status)
+            .map_or(JobStatus::Restarting, |jm| jm.status())
     }
 }
 
@@ -412,7 +412,7 @@ impl Batch {
         let jm = self
             .jm
             .as_mut()
-            .filter(|jm| incarnation.is_none_or(|i| jm.incarnation == i))?;
+            .filter(|jm| incarnation.is_none_or(|i| jm.incarnation() == i))?;
         let ctx = Ctx {
             cluster: &mut self.cluster,
             sched,
@@ -423,7 +423,7 @@ impl Batch {
     /// TaskManager `tm` learns of the current leader, if any (HA), and registers with it.
     fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         if let Some(jm) = &self.jm {
-            self.cluster.register(sched, tm, jm.incarnation);
+            self.cluster.register(sched, tm, jm.incarnation());
         }
     }
 
@@ -527,7 +527,7 @@ impl Batch {
             }
             Event::JobResultWritten { incarnation } => {
                 let finished = self.jm.as_ref().is_some_and(|jm| {
-                    jm.incarnation == incarnation && jm.status == JobStatus::Finished
+                    jm.incarnation() == incarnation && jm.status() == JobStatus::Finished
                 });
                 if finished {
                     self.cluster.job_result_written = true;
@@ -557,8 +557,8 @@ impl Batch {
     /// brings it back.
     pub(crate) fn is_done(&self) -> bool {
         self.jm.as_ref().is_some_and(|jm| {
-            jm.status.is_terminal()
-                && (jm.status != JobStatus::Finished || self.cluster.job_result_written)
+            jm.status().is_terminal()
+                && (jm.status() != JobStatus::Finished || self.cluster.job_result_written)
         })
     }
 }

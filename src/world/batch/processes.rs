@@ -20,7 +20,7 @@ impl Batch {
         }
         let mut jm = JobMaster::new(&self.cluster, 0, now);
         for (t, tm) in self.cluster.tms.iter().enumerate() {
-            jm.registered[t] = Some(tm.process);
+            jm.leader.register(t as u32, tm.process);
         }
         // Nothing runs anywhere yet.
         jm.accounted.fill(true);
@@ -48,11 +48,11 @@ impl Batch {
     ) {
         let now = sched.now();
         let Some(jm) = self.jm.take() else { return };
-        let incarnation = jm.incarnation;
+        let incarnation = jm.incarnation();
         // A FINISHED job whose result is not durable yet is still HA storage's to recover
         // (P2.7); any other ended job is over.
-        let over = jm.status != JobStatus::Finished || self.cluster.job_result_written;
-        if jm.status.is_terminal() && over {
+        let over = jm.status() != JobStatus::Finished || self.cluster.job_result_written;
+        if jm.status().is_terminal() && over {
             self.jm = Some(jm);
             return;
         }

@@ -124,7 +124,7 @@ impl Batch {
                 let alive = self
                     .jm
                     .as_ref()
-                    .is_some_and(|jm| jm.incarnation == to_incarnation);
+                    .is_some_and(|jm| jm.incarnation() == to_incarnation);
                 let connected = self.cluster.tms[tm as usize].connected;
                 if self.cluster.reconcile.is_some() && msg.is_task_rpc() {
                     self.deliver_task_rpc(sched, tm, msg, (seq, from_process), alive && connected);
@@ -165,7 +165,7 @@ impl Batch {
         let holding = self.cluster.tms[tm as usize].outbox.is_holding()
             && self.cluster.bug != Some(Bug::OvertakeKeptRpcs);
         if let Some((jm, mut ctx)) = self.jobmaster(sched, None).filter(|_| reachable) {
-            let reconciling = jm.status == JobStatus::Reconciling;
+            let reconciling = jm.status() == JobStatus::Reconciling;
             if !reconciling && !holding {
                 return jm.receive(&mut ctx, tm, msg);
             }

@@ -156,7 +156,7 @@ fn after_the_window(w: &Batch, _: &Event) -> bool {
     w.cluster.reconciliations.len() == 1
         && w.jm
             .as_ref()
-            .is_some_and(|jm| jm.reconciling.is_none() && jm.status == JobStatus::Running)
+            .is_some_and(|jm| jm.reconciling.is_none() && jm.status() == JobStatus::Running)
 }
 
 impl Staging {
@@ -452,7 +452,7 @@ fn a_task_manager_lost_in_the_window_voids_its_reports() {
         let (s, _, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
         let process = w.cluster.tms[tm as usize].process;
         lost = Some((s, tm));
-        let incarnation = w.jm.as_ref().expect("elected").incarnation;
+        let incarnation = w.jm.as_ref().expect("elected").incarnation();
         let timeout = Event::TaskManagerTimeout {
             task_manager: tm,
             dead: process,
