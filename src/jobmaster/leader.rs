@@ -49,6 +49,13 @@ impl Leader {
         Ok(())
     }
 
+    /// P3.3: while the job is RECONCILING, the JobMaster refuses every RPC of a task but a
+    /// report (`report`); its TaskManager keeps the RPC and sends it again. The one rule for
+    /// both modes.
+    pub fn refuses(&self, report: bool) -> bool {
+        self.status == JobStatus::Reconciling && !report
+    }
+
     /// Process `process` of TaskManager `tm` registered; returns the process registered
     /// before, if any.
     pub fn register(&mut self, tm: u32, process: u32) -> Option<u32> {
@@ -91,6 +98,21 @@ mod tests {
         assert!(leader.lose(0, 1));
         assert!(!leader.lose(0, 1), "lost once");
         assert_eq!(leader.task_managers, [None, None]);
+    }
+
+    #[test]
+    fn only_a_reconciling_job_refuses_and_never_a_report() {
+        let mut leader = Leader::new(1, Vec::new());
+        for status in [
+            JobStatus::Created,
+            JobStatus::Reconciling,
+            JobStatus::Running,
+        ] {
+            leader.set_status(status);
+            assert!(!leader.refuses(true), "{status:?}: a report is taken");
+            let refused = status == JobStatus::Reconciling;
+            assert_eq!(leader.refuses(false), refused, "{status:?}");
+        }
     }
 
     #[test]

@@ -71,6 +71,12 @@ impl Reconciling {
 }
 
 impl JobMaster {
+    /// P3.3: the reconciling JobMaster refuses a task's RPC (`Leader::refuses`; reports and
+    /// registrations are taken).
+    pub(crate) fn refuses(&self, msg: Msg) -> bool {
+        self.leader.refuses(!msg.is_task_rpc())
+    }
+
     /// P3.3: the reconciling JobMaster refuses a task's RPC; its TaskManager keeps it for a
     /// retry. False: the bug `drop-refused-rpc` drops it instead.
     pub(crate) fn refuse(

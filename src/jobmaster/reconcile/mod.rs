@@ -17,6 +17,7 @@ use crate::bug::Bug;
 use crate::checkpoint::stats::FailoverRecord;
 use crate::graph::SubtaskId;
 use crate::status::{ExecutionState, JobStatus};
+use crate::taskmanager::outbox;
 use crate::trace::{Call, ReconcileOutcome, Rpc};
 use crate::world::{Ctx, Event};
 use window::{Judged, Window};
@@ -57,9 +58,9 @@ impl JobMaster {
         );
     }
 
-    /// P3.3: while reconciling, every RPC but a report is refused.
+    /// P3.3: while reconciling, every RPC but a report is refused (`Leader::refuses`).
     pub fn refuses(&self, call: Call) -> bool {
-        self.reconciling.is_some() && !matches!(call, Call::ReportExecution(_) | Call::ReportDone)
+        self.leader.refuses(outbox::is_report(call))
     }
 
     /// P3.2: TaskManager `task_manager` hosts `rpc.attempt` of `rpc.subtask` in `state`.

@@ -5,7 +5,6 @@
 
 use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
-use crate::status::JobStatus;
 use crate::trace::{Address, TraceEvent};
 use crate::world::batch::{Batch, Cluster, Msg, Sent};
 use crate::world::Event;
@@ -165,11 +164,11 @@ impl Batch {
         let holding = self.cluster.tms[tm as usize].outbox.is_holding()
             && self.cluster.bug != Some(Bug::OvertakeKeptRpcs);
         if let Some((jm, mut ctx)) = self.jobmaster(sched, None).filter(|_| reachable) {
-            let reconciling = jm.status() == JobStatus::Reconciling;
-            if !reconciling && !holding {
+            let refused = jm.refuses(msg);
+            if !refused && !holding {
                 return jm.receive(&mut ctx, tm, msg);
             }
-            if reconciling && !jm.refuse(&mut ctx, (tm, from_process), msg) {
+            if refused && !jm.refuse(&mut ctx, (tm, from_process), msg) {
                 return;
             }
         }
