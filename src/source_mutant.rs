@@ -19,9 +19,6 @@ pub enum SourceMutant {
     BarrierCountOffByOne,
     /// `checkpoint/mod.rs`: the coordinator completes a checkpoint one acknowledgement early.
     AckCountOffByOne,
-    /// `checkpoint/mod.rs`: an acknowledgement from a replaced attempt counts (the attempt
-    /// check is missing).
-    AckIgnoresAttempt,
     /// `jobmaster/mod.rs`: a state report from a replaced attempt is applied (the attempt
     /// check is missing).
     StateReportIgnoresAttempt,
@@ -44,10 +41,9 @@ pub enum SourceMutant {
 }
 
 impl SourceMutant {
-    pub const ALL: [SourceMutant; 11] = [
+    pub const ALL: [SourceMutant; 10] = [
         SourceMutant::BarrierCountOffByOne,
         SourceMutant::AckCountOffByOne,
-        SourceMutant::AckIgnoresAttempt,
         SourceMutant::StateReportIgnoresAttempt,
         SourceMutant::ResendNewestFirst,
         SourceMutant::RestoreOffsetPlusOne,
@@ -62,7 +58,6 @@ impl SourceMutant {
         match self {
             SourceMutant::BarrierCountOffByOne => "barrier-count-off-by-one",
             SourceMutant::AckCountOffByOne => "ack-count-off-by-one",
-            SourceMutant::AckIgnoresAttempt => "ack-ignores-attempt",
             SourceMutant::StateReportIgnoresAttempt => "state-report-ignores-attempt",
             SourceMutant::ResendNewestFirst => "resend-newest-first",
             SourceMutant::RestoreOffsetPlusOne => "restore-offset-plus-one",

@@ -738,11 +738,11 @@ fn hunt_measures_each_strategy_and_refuses_unknown_targets() {
     let unknown = flinksim(&["hunt", "--only", "no-such-bug"]);
     assert_eq!(unknown.status.code(), Some(2));
     if !flinksim::source_mutant::ENABLED {
-        let source = flinksim(&["hunt", "--only", "ack-ignores-attempt"]);
+        let source = flinksim(&["hunt", "--only", "ack-count-off-by-one"]);
         assert_eq!(source.status.code(), Some(2));
         let env = Command::new(env!("CARGO_BIN_EXE_flinksim"))
             .args(["bugs"])
-            .env("FLINKSIM_SOURCE_MUTANT", "ack-ignores-attempt")
+            .env("FLINKSIM_SOURCE_MUTANT", "ack-count-off-by-one")
             .output()
             .unwrap();
         assert_eq!(env.status.code(), Some(2));

@@ -320,9 +320,7 @@ impl CheckpointCoordinator {
         let Some(i) = self.find(checkpoint) else {
             return; // late: already completed or aborted
         };
-        // source mutant ack-ignores-attempt
-        if view[rpc.subtask.index()].attempt != rpc.attempt && !on(SourceMutant::AckIgnoresAttempt)
-        {
+        if view[rpc.subtask.index()].attempt != rpc.attempt {
             return;
         }
         let p = &mut self.pending[i];

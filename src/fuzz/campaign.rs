@@ -308,7 +308,7 @@ pub(crate) fn rechecked(seed: u64, fraction: f64) -> bool {
 pub fn run_seed(seed: u64, options: &CampaignOptions) -> SeedResult {
     let recheck = rechecked(seed, options.recheck);
     let pct = match options.strategy {
-        Strategy::Random | Strategy::Guided => None,
+        Strategy::Random | Strategy::Guided | Strategy::Swarm => None,
         Strategy::Pct { depth } => Some(depth),
         Strategy::Exhaustive => {
             unreachable!("an exhaustive exploration runs one scenario, not seeds")

@@ -37,6 +37,7 @@
 //! Every choice is an index or a number resolved against the graph with `%`, so any value the
 //! shrinker produces is still a valid scenario.
 
+use super::swarm::{Feature, MaybeSwarm, Setting, Swarm};
 use crate::bug::Bug;
 use crate::scenario::{FinishProtocol, Mode};
 use proptest::prelude::*;
@@ -58,6 +59,9 @@ pub struct GenerateOptions {
     /// Inject `bug` without biasing anything: the plain generator's seeds, as a campaign
     /// without the bug draws them (the honest half of the mutation score).
     pub unbiased: bool,
+    /// Swarm testing (`fuzz --strategy swarm`): each seed's configuration switches the
+    /// optional features on or off before the draws ([`super::swarm`]).
+    pub swarm: bool,
 }
 
 /// Shapes an injected bug needs before it can show at all. Without them most seeds cannot
@@ -444,7 +448,9 @@ fn stop_with_savepoint(
 
 /// `network.channels` for the first `n` edges: the channel between their subtasks 0, which
 /// every edge has (a pointwise edge maps subtask 0 to subtask 0), with a latency of 0 to `us`.
-fn own_channels(edges: &[Value], n: usize, us: u64) -> Vec<Value> {
+/// Under a swarm's [`Feature::CoarseTimes`], the latency is fixed: `us / 2` rounded up to a
+/// multiple of 100 µs.
+fn own_channels(edges: &[Value], n: usize, us: u64, fixed: bool) -> Vec<Value> {
     edges
         .iter()
         .take(n)
@@ -452,7 +458,11 @@ fn own_channels(edges: &[Value], n: usize, us: u64) -> Vec<Value> {
             json!({
                 "from": format!("{}[0]", e["from"].as_str().unwrap_or_default()),
                 "to": format!("{}[0]", e["to"].as_str().unwrap_or_default()),
-                "latency": format!("{}us..{us}us", us / 2),
+                "latency": if fixed {
+                    format!("{}us", (us / 200 + 1) * 100)
+                } else {
+                    format!("{}us..{us}us", us / 2)
+                },
             })
         })
         .collect()
@@ -759,6 +769,7 @@ fn faults(
 pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<Value> {
     let protocols = protocols(options);
     let bias = Bias::of(options);
+    let configuration = options.swarm.then(|| Swarm::of(seed));
     // A bug's campaign draws the mode of its rule; the plain generator does not know the bug.
     let biasing = options.bug.filter(|_| !options.unbiased);
     let mode = match (biasing, options.mode, options.protocol) {
@@ -941,12 +952,43 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     }
                     return doc;
                 }
+                // A swarm configuration switches the optional features on or off (`swarm`).
+                let failover = configuration.draw(Feature::Reconcile, failover);
+                let restarts = if configuration.has(Feature::FewRestarts, restarts < 3) {
+                    restarts % 3
+                } else {
+                    restarts.max(3)
+                };
+                let pause = (configuration.draw(Feature::MinPause, pause.0), pause.1);
+                let at_least_once = configuration.draw(Feature::AtLeastOnce, at_least_once);
+                let async_draw = configuration.draw(Feature::AsyncSnapshots, async_draw);
+                let own_draw = configuration.draw(Feature::OwnChannelLatency, own_draw);
+                let tolerable_draw = configuration.draw(Feature::TolerableFailures, tolerable_draw);
+                let fail_draw = configuration.draw(Feature::FailingSnapshot, fail_draw);
+                let init_draw = configuration.draw(Feature::SlowInitialization, init_draw);
+                let markers_draw = configuration.draw(Feature::CancelMarkers, markers_draw);
+                let mut hold = hold;
+                hold.0 = configuration.draw(Feature::HeldChannel, hold.0);
+                let chain_draw = configuration.draw(Feature::Chains, chain_draw);
+                let restore_draw = configuration.draw(Feature::RestoreFrom, restore_draw);
+                let mut savepoint = savepoint;
+                savepoint.0 = configuration.draw(Feature::Savepoint, savepoint.0);
+                let split_draw = configuration.draw(Feature::Splits, split_draw);
+                let buffer_draw = configuration.draw(Feature::NetworkBuffers, buffer_draw);
+                let coarse_times = configuration.has(Feature::CoarseTimes, false);
                 let reconcile = failover == 0 || bias.reconcile;
                 // A retention shorter than the outage forgets every task that ended in it, and
                 // the retention bug then changes nothing: its campaign keeps them longer.
                 let retention_ms = if bias.reconcile { retention_ms + 200 } else { retention_ms };
                 let protocol = protocols[p];
-                let (vertices, edges) = graph(&sources, &middles, &sinks, bias.two_phase_commit);
+                let (mut vertices, edges) =
+                    graph(&sources, &middles, &sinks, bias.two_phase_commit);
+                if coarse_times {
+                    // Swarm: a source's records 100 to 300 µs apart, exactly.
+                    for (v, (_, _, (pace_min, _))) in vertices.iter_mut().zip(&sources) {
+                        v["record_interval"] = json!(format!("{}us", 100 * (1 + pace_min % 3)));
+                    }
+                }
                 let trigger_at: BTreeSet<u64> = trigger_at.into_iter().collect();
                 let needs_final = protocol == FinishProtocol::Flink
                     || (protocol != FinishProtocol::Legacy
@@ -962,10 +1004,15 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 // checkpoints apart, so a completion comes between.
                 if fail_draw == 0 || bias.failed_upload {
                     let task = subtask(&vertices, fail_pick);
-                    let phase = if fail_sync && !bias.failed_upload { "sync" } else { "async" };
+                    let twice = configuration.map(|s| s.setting(Feature::FailingSnapshot))
+                        == Some(Setting::On);
+                    let counted = bias.failed_upload || twice;
+                    let phase = if fail_sync && !counted { "sync" } else { "async" };
                     faults.push(json!({"fault": "fail_snapshot", "task": task,
                         "checkpoint": fail_checkpoint, "phase": phase}));
-                    if bias.failures_apart {
+                    // Swarm: failing snapshots on fail twice in their asynchronous part, two
+                    // checkpoints apart (the plain generator never draws two).
+                    if bias.failures_apart || twice {
                         faults.push(json!({"fault": "fail_snapshot", "task": task,
                             "checkpoint": fail_checkpoint + 2, "phase": "async"}));
                     }
@@ -993,12 +1040,18 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 } else {
                     (channel, rpc, max_concurrent)
                 };
+                // Swarm: every latency a whole multiple of 100 µs, the same for every message
+                // of its kind.
+                let (channel, rpc) = if coarse_times {
+                    ((channel.0 / 100 * 100 + 100, 0), (rpc.0 / 100 * 100 + 100, 0))
+                } else {
+                    (channel, rpc)
+                };
                 let max_attempts = match restarts {
                     _ if bias.one_restart => 1,
                     r @ 0..=2 => u32::from(r) + 1,
                     _ => 10,
                 };
-                let mut vertices = vertices;
                 if chain_draw == 0 || bias.chains {
                     // The bias chains a map in front of every stateful operator that is not a
                     // source, where `snapshot-head-only` loses state.
@@ -1043,7 +1096,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     "rpc_latency": format!("{}us..{}us", rpc.0, rpc.0 + rpc.1),
                     "channel_capacity": capacity,
                     "channels": if own_draw == 0 {
-                        own_channels(&edges, own_edges, own_us)
+                        own_channels(&edges, own_edges, own_us, coarse_times)
                     } else {
                         Vec::new()
                     },

@@ -52,6 +52,7 @@ impl CampaignHeader {
             protocol,
             bug,
             unbiased,
+            swarm: _, // the strategy says it
         } = options.generate;
         let parameters = json!({
             "seeds": {"start": options.seeds.start, "end": options.seeds.end},
@@ -82,6 +83,9 @@ impl CampaignHeader {
             }
             Strategy::Guided => {
                 parameters.insert("strategy".into(), "guided".into());
+            }
+            Strategy::Swarm => {
+                parameters.insert("strategy".into(), "swarm".into());
             }
         }
         CampaignHeader {
@@ -244,6 +248,7 @@ mod tests {
                 protocol: Some(FinishProtocol::Flink),
                 bug: Some(Bug::EopNotAligned),
                 unbiased: false,
+                swarm: false,
             },
             shard,
             time_limit: None,

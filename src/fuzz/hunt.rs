@@ -116,6 +116,7 @@ fn trial(strategy: Strategy, target: Target, seeds: Range<u64>, threads: usize) 
                 Target::Source(_) => None,
             },
             unbiased: true,
+            swarm: strategy == Strategy::Swarm,
             ..GenerateOptions::default()
         },
         shard: None,
@@ -129,7 +130,7 @@ fn trial(strategy: Strategy, target: Target, seeds: Range<u64>, threads: usize) 
     });
     let fails = |o: Outcome| matches!(o, Outcome::Violation | Outcome::Panic);
     let runs = match strategy {
-        Strategy::Random | Strategy::Pct { .. } => {
+        Strategy::Random | Strategy::Pct { .. } | Strategy::Swarm => {
             first_failure(&options, |r| fails(r.outcome)).map(|seed| seed - start + 1)
         }
         Strategy::Guided => run_guided(&options, &mut Corpus::default(), true, |_| {})

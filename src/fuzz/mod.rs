@@ -15,7 +15,10 @@
 //! - [`header`]: the first line of `results.jsonl`, the build and parameters of the campaign.
 //! - [`merge`]: the shards of a campaign joined into the whole campaign's `results.jsonl`.
 //! - [`strategy`]: how a campaign explores: `random`, `pct` (a priority scheduler with a
-//!   probability bound per run), `exhaustive` ([`exhaustive`]) or `guided` ([`guided`]).
+//!   probability bound per run), `exhaustive` ([`exhaustive`]), `guided` ([`guided`]) or
+//!   `swarm` ([`swarm`]).
+//! - [`swarm`]: swarm testing: each seed's configuration switches the generator's optional
+//!   features on or off.
 //! - [`exhaustive`]: every class of same-instant orders of one small scenario, under a few
 //!   fixed latencies: a certificate, or the first counterexample.
 //! - [`shrink`]: a violating seed to a minimal scenario still violating the same invariant.
@@ -38,6 +41,7 @@ pub mod mutants;
 pub mod replay;
 pub mod shrink;
 pub mod strategy;
+pub mod swarm;
 pub mod trace_file;
 
 use crate::oracle::invariant::Invariant;

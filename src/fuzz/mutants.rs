@@ -40,6 +40,7 @@ fn options(bug: Bug, seeds: u64, threads: usize, unbiased: bool) -> CampaignOpti
         generate: GenerateOptions {
             bug: Some(bug),
             unbiased,
+            swarm: false,
             ..GenerateOptions::default()
         },
         shard: None,

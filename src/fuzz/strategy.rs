@@ -18,6 +18,9 @@
 //! - [`Strategy::Exhaustive`]: no seeds: one scenario file, every class of same-instant orders
 //!   (events of different actors commute) under each of a few fixed latencies
 //!   ([`super::exhaustive`]).
+//! - [`Strategy::Swarm`]: swarm testing: each seed first draws a configuration that switches
+//!   each optional feature of the generator on, off or leaves it to the generator's draw, then
+//!   its scenario, run as under `random` ([`super::swarm`]).
 //! - [`Strategy::Guided`]: feedback: inputs that reached new coverage (probes and abstract
 //!   protocol states) join a corpus, and most new inputs are mutations of corpus entries
 //!   ([`super::guided`]).
@@ -36,6 +39,7 @@ pub enum Strategy {
     },
     Exhaustive,
     Guided,
+    Swarm,
 }
 
 /// The depth `fuzz --strategy pct` targets by default, and the one `flinksim hunt` runs.
@@ -44,12 +48,13 @@ pub const DEFAULT_PCT_DEPTH: u32 = 3;
 impl Strategy {
     /// The strategies `flinksim hunt` measures, in the order of its columns: those that run
     /// generated seeds (`exhaustive` explores one scenario file).
-    pub const HUNTED: [Strategy; 3] = [
+    pub const HUNTED: [Strategy; 4] = [
         Strategy::Random,
         Strategy::Pct {
             depth: DEFAULT_PCT_DEPTH,
         },
         Strategy::Guided,
+        Strategy::Swarm,
     ];
 
     /// The name `--strategy` takes, `results.jsonl`'s header records and the hunt table's
@@ -60,6 +65,7 @@ impl Strategy {
             Strategy::Pct { .. } => "pct",
             Strategy::Exhaustive => "exhaustive",
             Strategy::Guided => "guided",
+            Strategy::Swarm => "swarm",
         }
     }
 }
