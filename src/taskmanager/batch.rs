@@ -55,6 +55,143 @@ pub(crate) struct TaskManager {
     pub(crate) leader_losses: u32,
 }
 
+impl TaskManager {
+    /// The first process of a TaskManager, registered with the first JobMaster.
+    pub(crate) fn new() -> TaskManager {
+        TaskManager {
+            process: 0,
+            alive: true,
+            connected: true,
+            leader: Some(0),
+            partitions: Vec::new(),
+            outbox: Outbox::default(),
+            in_flight: 0,
+            wire: std::collections::BTreeMap::new(),
+            link_epoch: 0,
+            leader_losses: 0,
+        }
+    }
+
+    /// The process died: its memory goes with it (partitions of the internal shuffle, kept
+    /// RPCs, what was on the wire), and with it its leader. Returns the dead process.
+    pub(crate) fn crash(&mut self) -> u32 {
+        self.alive = false;
+        self.leader = None;
+        self.forget();
+        self.process
+    }
+
+    /// A replacement process starts, connected and without a leader yet.
+    pub(crate) fn restart(&mut self) {
+        self.process += 1;
+        self.alive = true;
+        self.connected = true;
+        self.leader = None;
+        self.forget();
+    }
+
+    fn forget(&mut self) {
+        self.partitions.clear();
+        self.outbox.clear();
+        self.in_flight = 0;
+        self.wire.clear();
+    }
+
+    /// The connection to the JobMaster is reset: whatever was on the wire either way is lost.
+    /// Returns whether it was up (a live, connected process).
+    pub(crate) fn disconnect(&mut self) -> bool {
+        if !self.alive || !self.connected {
+            return false;
+        }
+        self.connected = false;
+        self.link_epoch += 1;
+        self.in_flight = 0;
+        true
+    }
+
+    /// Alive, and working for JobMaster `incarnation`.
+    pub(crate) fn works_for(&self, incarnation: u32) -> bool {
+        self.alive && self.leader == Some(incarnation)
+    }
+
+    /// Process `process`, cut off, still believes in a leader when its heartbeat timeout to
+    /// the JobMaster fires: it loses its leader then (F2.5).
+    pub(crate) fn misses_leader(&self, process: u32) -> bool {
+        self.alive && self.process == process && !self.connected && self.leader.is_some()
+    }
+
+    /// It forgets its leader; F2.5: when `arm` (a registration timeout is configured), the
+    /// loss is counted, and the returned `(process, losses)` identify the timeout it arms.
+    pub(crate) fn forget_leader(&mut self, arm: bool) -> Option<(u32, u32)> {
+        self.leader = None;
+        arm.then(|| {
+            self.leader_losses += 1;
+            (self.process, self.leader_losses)
+        })
+    }
+
+    /// F2.5: the registration timeout armed for `(process, losses)` acts: the same process
+    /// lost no leader since and found none.
+    pub(crate) fn registration_expired(&self, process: u32, losses: u32) -> bool {
+        self.alive
+            && self.process == process
+            && self.leader_losses == losses
+            && self.leader.is_none()
+    }
+
+    /// It can register with JobMaster `incarnation`: alive, connected, not registered yet.
+    pub(crate) fn may_register(&self, incarnation: u32) -> bool {
+        self.alive && self.connected && self.leader != Some(incarnation)
+    }
+
+    /// Its partition of `producer`'s attempt, if it is process `process` and still holds it.
+    pub(crate) fn partition(
+        &self,
+        process: u32,
+        producer: SubtaskId,
+        attempt: u32,
+    ) -> Option<&Partition> {
+        if !self.alive || self.process != process {
+            return None;
+        }
+        self.partitions
+            .iter()
+            .find(|p| p.producer == producer && p.attempt == attempt)
+    }
+
+    /// Releases its partition of `producer`'s attempt; whether it held it.
+    pub(crate) fn release(&mut self, producer: SubtaskId, attempt: u32) -> bool {
+        let held = &mut self.partitions;
+        match held
+            .iter()
+            .position(|p| p.producer == producer && p.attempt == attempt)
+        {
+            Some(i) => {
+                held.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// F2.1, F2.5: it releases every partition it holds, and hands them back for the trace.
+    pub(crate) fn release_all(&mut self) -> Vec<Partition> {
+        std::mem::take(&mut self.partitions)
+    }
+
+    /// F2.4 step 1: what it reports to a JobManager that asks: each partition it holds, with
+    /// its size in bytes.
+    pub(crate) fn held(&self, record_bytes: u64) -> Vec<(SubtaskId, u32, u64)> {
+        self.partitions
+            .iter()
+            .map(|p| {
+                let bytes = data::total_records(&p.fragments) * record_bytes;
+                (p.producer, p.attempt, bytes)
+            })
+            .collect()
+    }
+}
+
 /// A running attempt, on its TaskManager.
 pub(crate) struct Task {
     pub(crate) attempt: u32,
@@ -87,12 +224,7 @@ impl Cluster {
                 }
             }
             Msg::Release { subtask, attempt } => {
-                let held = &mut self.tms[tm as usize].partitions;
-                if let Some(i) = held
-                    .iter()
-                    .position(|p| p.producer == subtask && p.attempt == attempt)
-                {
-                    held.remove(i);
+                if self.tms[tm as usize].release(subtask, attempt) {
                     self.record(
                         now,
                         TraceEvent::PartitionReleased {
@@ -104,15 +236,7 @@ impl Cluster {
                 }
             }
             Msg::AskPartitions => {
-                let record_bytes = self.batch.record_bytes;
-                let held: Vec<(SubtaskId, u32, u64)> = self.tms[tm as usize]
-                    .partitions
-                    .iter()
-                    .map(|p| {
-                        let bytes = data::total_records(&p.fragments) * record_bytes;
-                        (p.producer, p.attempt, bytes)
-                    })
-                    .collect();
+                let held = self.tms[tm as usize].held(self.batch.record_bytes);
                 for (subtask, attempt, bytes) in held {
                     let report = Msg::Report {
                         subtask,
@@ -347,17 +471,7 @@ impl Cluster {
                 Location::TaskManager {
                     task_manager,
                     process,
-                } => {
-                    let holder = &self.tms[task_manager as usize];
-                    (holder.alive && holder.process == process)
-                        .then(|| {
-                            holder
-                                .partitions
-                                .iter()
-                                .find(|p| p.producer == producer && p.attempt == p_attempt)
-                        })
-                        .flatten()
-                }
+                } => self.tms[task_manager as usize].partition(process, producer, p_attempt),
             };
             let Some(partition) = found else {
                 self.record(now, TraceEvent::PartitionNotFound { subtask, producer });
@@ -480,13 +594,11 @@ impl Cluster {
     /// its partitions, or releases them when configured to (F2.1).
     pub(crate) fn lose_leader(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let now = sched.now();
-        self.tms[tm as usize].leader = None;
+        let timeout = self.batch.registration_timeout;
+        let armed = self.tms[tm as usize].forget_leader(timeout.is_some());
         self.record(now, TraceEvent::LeaderLost { task_manager: tm });
         // F2.5: kept partitions wait for a new JobManager only so long.
-        if let Some(timeout) = self.batch.registration_timeout {
-            let t = &mut self.tms[tm as usize];
-            t.leader_losses += 1;
-            let (process, losses) = (t.process, t.leader_losses);
+        if let (Some(timeout), Some((process, losses))) = (timeout, armed) {
             sched.after(
                 timeout,
                 Event::RegistrationTimeout {
@@ -533,7 +645,7 @@ impl Cluster {
 
     /// TaskManager `tm` drops every partition it holds (F2.1, F2.5).
     fn drop_partitions(&mut self, now: Instant, tm: u32) {
-        for p in std::mem::take(&mut self.tms[tm as usize].partitions) {
+        for p in self.tms[tm as usize].release_all() {
             self.record(
                 now,
                 TraceEvent::PartitionReleased {
@@ -555,8 +667,7 @@ impl Cluster {
         process: u32,
         losses: u32,
     ) {
-        let t = &self.tms[tm as usize];
-        if !t.alive || t.process != process || t.leader_losses != losses || t.leader.is_some() {
+        if !self.tms[tm as usize].registration_expired(process, losses) {
             return;
         }
         if self.bug == Some(Bug::KeepPartitionsPastRegistrationTimeout) {
@@ -569,7 +680,7 @@ impl Cluster {
     /// registers with it.
     pub(crate) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, incarnation: u32) {
         let t = &self.tms[tm as usize];
-        if !t.alive || !t.connected || t.leader == Some(incarnation) {
+        if !t.may_register(incarnation) {
             return;
         }
         if t.leader.is_some() {

@@ -67,13 +67,7 @@ impl Batch {
                     self.cluster
                         .end_task(now, s, attempt, ExecutionState::Failed);
                 }
-                let process = self.cluster.tms[t].process;
-                self.cluster.tms[t].alive = false;
-                self.cluster.tms[t].leader = None;
-                self.cluster.tms[t].partitions.clear();
-                self.cluster.tms[t].outbox.clear();
-                self.cluster.tms[t].in_flight = 0;
-                self.cluster.tms[t].wire.clear();
+                let process = self.cluster.tms[t].crash();
                 self.cluster
                     .record(now, TraceEvent::TaskManagerLost { task_manager });
                 if let Some(jm) = &self.jm {
@@ -100,13 +94,9 @@ impl Batch {
                     },
                 );
                 let t = task_manager as usize;
-                if !self.cluster.tms[t].alive || !self.cluster.tms[t].connected {
+                if !self.cluster.tms[t].disconnect() {
                     return;
                 }
-                self.cluster.tms[t].connected = false;
-                // The connection is reset: whatever was on the wire either way is lost.
-                self.cluster.tms[t].link_epoch += 1;
-                self.cluster.tms[t].in_flight = 0;
                 self.cluster
                     .record(now, TraceEvent::TaskManagerDisconnected { task_manager });
                 let process = self.cluster.tms[t].process;

@@ -34,7 +34,6 @@ use crate::net::{RpcLinks, RpcPolicy};
 use crate::scenario::{Batch as BatchConfig, Scenario};
 use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::{Descriptor, Partition, Task, TaskManager};
-use crate::taskmanager::Outbox;
 use crate::trace::{FlushReason, Retain, Trace, TraceEvent};
 use crate::world::Event;
 use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
@@ -336,20 +335,7 @@ impl Cluster {
             slots: scenario.cluster.slots_per_task_manager,
             jm_incarnation: 0,
             crashed_at: Instant::ZERO,
-            tms: (0..tms)
-                .map(|_| TaskManager {
-                    process: 0,
-                    alive: true,
-                    connected: true,
-                    leader: Some(0),
-                    partitions: Vec::new(),
-                    outbox: Outbox::default(),
-                    in_flight: 0,
-                    wire: std::collections::BTreeMap::new(),
-                    link_epoch: 0,
-                    leader_losses: 0,
-                })
-                .collect(),
+            tms: (0..tms).map(|_| TaskManager::new()).collect(),
             remote: Vec::new(),
             tasks: (0..n).map(|_| None).collect(),
             spec_tasks: (0..n).map(|_| None).collect(),
@@ -461,8 +447,7 @@ impl Batch {
             }
             Event::JobMasterTimeout { incarnation } => {
                 for tm in 0..self.cluster.tms.len() as u32 {
-                    let t = &self.cluster.tms[tm as usize];
-                    if t.alive && t.leader == Some(incarnation) {
+                    if self.cluster.tms[tm as usize].works_for(incarnation) {
                         self.cluster.lose_leader(sched, tm);
                     }
                 }
@@ -481,8 +466,7 @@ impl Batch {
                 task_manager,
                 process,
             } => {
-                let t = &self.cluster.tms[task_manager as usize];
-                if t.alive && t.process == process && !t.connected && t.leader.is_some() {
+                if self.cluster.tms[task_manager as usize].misses_leader(process) {
                     self.cluster.lose_leader(sched, task_manager);
                 }
             }
@@ -494,15 +478,7 @@ impl Batch {
                 .cluster
                 .registration_timed_out(now, task_manager, process, losses),
             Event::TaskManagerRestart { task_manager } => {
-                let t = &mut self.cluster.tms[task_manager as usize];
-                t.process += 1;
-                t.alive = true;
-                t.connected = true;
-                t.leader = None;
-                t.partitions.clear();
-                t.outbox.clear();
-                t.in_flight = 0;
-                t.wire.clear();
+                self.cluster.tms[task_manager as usize].restart();
                 self.cluster
                     .record(now, TraceEvent::TaskManagerStarted { task_manager });
                 self.register(sched, task_manager);
