@@ -66,6 +66,10 @@ pub enum Bug {
     RestartAllUpstream,
     /// Batch: a partition reported after the wait is kept instead of released (F2.4).
     KeepLatePartitions,
+    /// Batch: a recovering JobMaster keeps tracking the partitions a TaskManager reported
+    /// after that TaskManager is lost, so the recovery keeps their producers finished on a dead
+    /// process (P2.3, P2.4 step 2).
+    KeepLostPartitionsInRecovery,
     /// Batch: a reset reuses the execution that ended (FINISHED, FAILED or CANCELED →
     /// CREATED) instead of making a new one (F2.6: terminal states are never left).
     ReuseTerminalExecution,
@@ -185,7 +189,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 59] = [
+    pub const ALL: [Bug; 60] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -208,6 +212,7 @@ impl Bug {
         Bug::SkipCoordinatorReset,
         Bug::RestartAllUpstream,
         Bug::KeepLatePartitions,
+        Bug::KeepLostPartitionsInRecovery,
         Bug::ReuseTerminalExecution,
         Bug::ReconcileAdoptsFailed,
         Bug::AdaptiveRoundsDown,
@@ -272,6 +277,7 @@ impl Bug {
             Bug::SkipCoordinatorReset => "skip-coordinator-reset",
             Bug::RestartAllUpstream => "restart-all-upstream",
             Bug::KeepLatePartitions => "keep-late-partitions",
+            Bug::KeepLostPartitionsInRecovery => "keep-lost-partitions-in-recovery",
             Bug::ReuseTerminalExecution => "reuse-terminal-execution",
             Bug::ReconcileAdoptsFailed => "reconcile-adopts-failed",
             Bug::AdaptiveRoundsDown => "adaptive-rounds-down",
@@ -323,6 +329,7 @@ impl Bug {
                 | Bug::SkipCoordinatorReset
                 | Bug::RestartAllUpstream
                 | Bug::KeepLatePartitions
+                | Bug::KeepLostPartitionsInRecovery
                 | Bug::ReuseTerminalExecution
                 | Bug::ReconcileAdoptsFailed
                 | Bug::AdaptiveRoundsDown
@@ -389,6 +396,9 @@ impl Bug {
             Bug::SkipCoordinatorReset => "P2.4 step 3, P2.5 (reset subtasks return their splits)",
             Bug::RestartAllUpstream => "P2.4 step 4 (producers with reported partitions stay)",
             Bug::KeepLatePartitions => "F2.4 (a late report is answered by a release)",
+            Bug::KeepLostPartitionsInRecovery => {
+                "P2.3 (partitions survive on live TaskManagers only, so a lost one's reports stop counting)"
+            }
             Bug::ReuseTerminalExecution => "F2.6 (a terminal execution state is never left)",
             Bug::ReconcileAdoptsFailed => {
                 "P3.4 (a FAILED or CANCELED report makes the window FAILING)"
@@ -492,6 +502,7 @@ impl Bug {
             Bug::SkipCoordinatorReset => Invariant::ExactlyOnceOutput,
             Bug::RestartAllUpstream => Invariant::MinimalRerun,
             Bug::KeepLatePartitions => Invariant::MinimalRerun,
+            Bug::KeepLostPartitionsInRecovery => Invariant::MinimalRerun,
             Bug::ReuseTerminalExecution => Invariant::LegalTransition,
             Bug::ReconcileAdoptsFailed => Invariant::ReconcileOutcome,
             Bug::AdaptiveRoundsDown => Invariant::AdaptiveParallelism,
@@ -594,6 +605,9 @@ impl Bug {
             }
             Bug::KeepLatePartitions => {
                 "partitions reported after the wait are never released and leak on their TaskManager"
+            }
+            Bug::KeepLostPartitionsInRecovery => {
+                "a recovery keeps producers finished whose partitions died with a lost TaskManager, so their consumers fail over on PartitionNotFound"
             }
             Bug::ReuseTerminalExecution => {
                 "a subtask run again reuses its ended execution, which leaves FINISHED or FAILED for CREATED"

@@ -32,6 +32,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::SkipCoordinatorReset => "batch-crash-during-sources",
         Bug::RestartAllUpstream => "batch-crash-mid-stage",
         Bug::KeepLatePartitions => "batch-taskmanager-returns-late",
+        Bug::KeepLostPartitionsInRecovery => "batch-taskmanager-lost-during-recovery",
         Bug::ReuseTerminalExecution => "batch-taskmanager-never-returns",
         Bug::ReconcileAdoptsFailed => "batch-reconcile-task-failed-during-outage",
         Bug::AdaptiveRoundsDown => "batch-adaptive-parallelism-rounds-up",

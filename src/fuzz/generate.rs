@@ -117,6 +117,9 @@ struct Bias {
     batch_reconcile: bool,
     /// A batch job with speculative execution (P2.8) and a TaskManager ten times slower.
     speculation: bool,
+    /// A batch job whose new JobMaster waits out `previous_worker_timeout` (a TaskManager cut
+    /// off for longer) and loses another TaskManager after its report, inside the wait (P2.3).
+    lost_in_recovery: bool,
     /// Channels slower than RPCs (2-3ms against under 0.3ms), so that a trigger RPC can reach a
     /// task before the EndOfPartition of a producer the JobMaster already sees FINISHED; one
     /// checkpoint at a time.
@@ -213,6 +216,7 @@ impl Bias {
                 short_window: bug == Bug::DeployBeforeReport,
                 batch_reconcile: bug == Bug::OvertakeKeptRpcs,
                 speculation: matches!(bug, Bug::KeepSlowAttempt | Bug::IgnoreBaselineRatio),
+                lost_in_recovery: bug == Bug::KeepLostPartitionsInRecovery,
                 before_running: bug == Bug::SnapshotBeforeRunning,
                 failed_upload: matches!(bug, Bug::AckFailedSnapshot | Bug::KeepFailureCount),
                 tolerable: matches!(bug, Bug::CountEveryAbort | Bug::KeepFailureCount),
@@ -944,6 +948,22 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     if bias.short_window {
                         let window_us = 300 + reconcile_ms * 1000 % 700;
                         doc["jobmaster"]["reconcile_timeout"] = json!(format!("{window_us}us"));
+                    }
+                    if bias.lost_in_recovery {
+                        // TaskManager1 cut off before the crash and past the wait, so the new
+                        // JobMaster waits all of it; TaskManager2 lost a few ms after the
+                        // election, once it has reported, and noticed within the wait.
+                        let at = 4_000 + reconcile_ms * 1_000 % 20_000;
+                        doc["jobmaster"]["heartbeat_timeout"] = json!("5ms");
+                        doc["batch"]["previous_worker_timeout"] = json!("30ms");
+                        doc["faults"] = json!([
+                            {"at": format!("{}us", at - 2_000), "fault": "disconnect_task_manager",
+                             "task_manager": 1, "duration": "100ms"},
+                            {"at": format!("{at}us"), "fault": "crash_jobmaster",
+                             "restart_after": "10ms"},
+                            {"at": format!("{}us", at + 17_000), "fault": "lose_task_manager",
+                             "task_manager": 2, "restart_after": "100ms"},
+                        ]);
                     }
                     if bias.speculation {
                         doc["jobmaster"]["failover"] = json!("restart");

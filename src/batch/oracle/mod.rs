@@ -103,6 +103,9 @@ pub struct Current {
 struct Window {
     started: Instant,
     reports: BTreeSet<(SubtaskId, u32, u32, u32)>,
+    /// Reports whose TaskManager the JobMaster then lost, inside the wait: reported, so
+    /// nothing is left to wait for, but gone (P2.3: partitions survive on live TaskManagers).
+    gone: BTreeSet<(SubtaskId, u32, u32, u32)>,
     recovered: BTreeSet<SubtaskId>,
 }
 
@@ -340,6 +343,7 @@ impl BatchOracles {
                     self.window = Some(Window {
                         started: now,
                         reports: BTreeSet::new(),
+                        gone: BTreeSet::new(),
                         recovered: BTreeSet::new(),
                     });
                 }
@@ -440,6 +444,18 @@ impl BatchOracles {
             }
             TraceEvent::TaskManagerTimedOut { task_manager } => {
                 self.reconcile.timed_out(task_manager);
+                if let Some(w) = self.window.as_mut() {
+                    let lost: Vec<_> = w
+                        .reports
+                        .iter()
+                        .filter(|r| r.2 == task_manager)
+                        .copied()
+                        .collect();
+                    for report in lost {
+                        w.reports.remove(&report);
+                        w.gone.insert(report);
+                    }
+                }
             }
             // P3.4: a reconciliation that ends RUNNING or FINISHED recovers nothing by P2.4;
             // one that ends FAILING goes on to P2.4 in the same window.
@@ -848,7 +864,14 @@ impl BatchOracles {
                 // A remote partition is known from the shuffle master's snapshot at once:
                 // there is nothing to wait for.
                 let remote = f.1 == Location::Remote;
-                if has_outputs && reserve && !remote && !available(s, f) {
+                let reported_then_lost = match f.1 {
+                    Location::TaskManager {
+                        task_manager,
+                        process,
+                    } => w.gone.contains(&(s, f.0, task_manager, process)),
+                    Location::Remote => false,
+                };
+                if has_outputs && reserve && !remote && !available(s, f) && !reported_then_lost {
                     self.violate(
                         Invariant::MinimalRerun,
                         now,

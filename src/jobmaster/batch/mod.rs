@@ -1,7 +1,7 @@
 //! The JobMaster of a batch job (P2): its view of every execution, the partition tracker, the
 //! split enumerators, and what it does with each message it receives.
 //!
-//! The JobMaster owns its state ([`JobMaster`], volatile: a crash drops it, the next leader
+//! The JobMaster owns its state (`JobMaster`, volatile: a crash drops it, the next leader
 //! starts anew) and acts on the rest of the world only through its [`Ctx`]: the cluster's
 //! links, trace and durable storage, and the kernel's scheduler for its timers. One module per
 //! concern, each a part of `impl JobMaster`: `scheduler` (the adaptive batch scheduler,
@@ -525,13 +525,27 @@ impl JobMaster {
         ctx.cluster
             .record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
         self.forget_task_manager(ctx, tm, process);
-        if self.recovering.is_some() || self.leader.status.is_terminal() {
-            return;
-        }
         let lost = Location::TaskManager {
             task_manager: tm,
             process,
         };
+        if self.recovering.is_some() {
+            // P2.3, P2.4 step 2: what survives is what live TaskManagers hold, so a recovering
+            // JobMaster stops tracking the partitions the lost one reported (Flink's
+            // `disconnectTaskManager` stops tracking them at once); the end of the wait then
+            // runs their producers again instead of keeping them finished on a dead process.
+            if ctx.cluster.bug != Some(Bug::KeepLostPartitionsInRecovery) {
+                for tracked in &mut self.tracker {
+                    if tracked.is_some_and(|(_, l, _)| l == lost) {
+                        *tracked = None;
+                    }
+                }
+            }
+            return;
+        }
+        if self.leader.status.is_terminal() {
+            return;
+        }
         let mut seeds = Vec::new();
         for s in (0..ctx.cluster.graph.subtasks.len() as u32).map(SubtaskId) {
             // P2.8: a speculative attempt on the lost TaskManager fails alone; an original

@@ -8,7 +8,7 @@
 //! TaskManager's tasks and (internal shuffle) partitions. Data moves through partitions, read
 //! whole when a consumer starts (blocking exchanges).
 //!
-//! The half is the JobMaster ([`JobMaster`], `crate::jobmaster::batch`), which owns its state
+//! The half is the JobMaster (`JobMaster`, `crate::jobmaster::batch`), which owns its state
 //! and acts through a [`Ctx`], and the [`Cluster`] it acts on: the TaskManagers (their code
 //! is `crate::taskmanager::batch`, tasks and partitions, and `crate::taskmanager::reconcile`,
 //! its P3 reports and kept RPCs, methods of the cluster), the remote shuffle service, the
