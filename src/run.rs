@@ -390,50 +390,47 @@ pub(crate) fn drive<M: Model>(
             within_work_budget(&mut simulation, |s| s.run_chosen(model, budget, chooser)),
             None,
         ),
-        (None, TieBreak::Choices(choices)) => {
-            let mut replay = Replay::new(choices.clone());
-            let outcome = within_work_budget(&mut simulation, |s| {
-                s.run_chosen(model, budget, &mut replay)
-            });
-            let note = replay.out_of_range.map(|point| {
-                format!(
-                    "tie_break choice {point} ({}) is beyond the events due there; the run took \
-                     the first",
-                    choices[point]
-                )
-            });
-            (outcome, note)
-        }
+        (None, TieBreak::Choices(choices)) => replay(&mut simulation, model, budget, choices, &[]),
         (None, TieBreak::Schedule { choices, delays }) => {
-            let delays = delays
-                .iter()
-                .map(|&(call, nanos)| Delay { call, nanos })
-                .collect();
-            let mut replay = Replay::with_delays(choices.clone(), delays);
-            let outcome = within_work_budget(&mut simulation, |s| {
-                s.run_chosen(model, budget, &mut replay)
-            });
-            let choice = replay.out_of_range.map(|point| {
-                format!(
-                    "tie_break choice {point} ({}) is beyond the events due there; the run took \
-                     the first",
-                    choices[point]
-                )
-            });
-            let delay = replay.delay_out_of_range.map(|d| {
-                format!(
-                    "tie_break delay [{}, {}] does not fit the run (no RPC due at that step, or \
-                     beyond its latency range); the event was handled when due",
-                    d.call, d.nanos
-                )
-            });
-            (outcome, choice.or(delay))
+            replay(&mut simulation, model, budget, choices, delays)
         }
         (None, TieBreak::Insertion | TieBreak::Shuffled) => (
             within_work_budget(&mut simulation, |s| s.run(model, budget)),
             None,
         ),
     }
+}
+
+/// Replays a `tie_break` of choices, with postponements (`delays`: call and nanoseconds) or
+/// without; the note says which of them did not fit the run.
+fn replay<M: Model>(
+    simulation: &mut Simulation<M::Event>,
+    model: &mut M,
+    budget: Budget,
+    choices: &[u32],
+    delays: &[(u64, u64)],
+) -> (RunOutcome, Option<String>) {
+    let delays = delays
+        .iter()
+        .map(|&(call, nanos)| Delay { call, nanos })
+        .collect();
+    let mut replay = Replay::with_delays(choices.to_vec(), delays);
+    let outcome = within_work_budget(simulation, |s| s.run_chosen(model, budget, &mut replay));
+    let choice = replay.out_of_range.map(|point| {
+        format!(
+            "tie_break choice {point} ({}) is beyond the events due there; the run took the \
+             first",
+            choices[point]
+        )
+    });
+    let delay = replay.delay_out_of_range.map(|d| {
+        format!(
+            "tie_break delay [{}, {}] does not fit the run (no RPC due at that step, or beyond \
+             its latency range); the event was handled when due",
+            d.call, d.nanos
+        )
+    });
+    (outcome, choice.or(delay))
 }
 
 /// Runs `run` on `simulation`; an event abandoned for exceeding its work budget

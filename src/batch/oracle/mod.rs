@@ -68,8 +68,6 @@ pub struct BatchOracles {
     /// `failover: reconcile`: a new JobMaster first runs a reconcile window (P3), and P2.4
     /// only after it ends FAILING.
     reconcile_mode: bool,
-    /// A reconcile window (P3) is open: from RECONCILING to its `reconcile_ended`.
-    in_p3_window: bool,
     /// A `job_events_write_failure` fault hit the JobMaster now leading (F2.3): it may log
     /// nothing more.
     writes_failed: bool,
@@ -141,7 +139,6 @@ impl BatchOracles {
             unlogged_resets: BTreeSet::new(),
             job_reconciling: false,
             reconcile_mode: jobmaster.failover == crate::scenario::Failover::Reconcile,
-            in_p3_window: false,
             writes_failed: false,
             unreadable: false,
             fired: Vec::new(),
@@ -345,7 +342,6 @@ impl BatchOracles {
                     );
                 }
                 if to == JobStatus::Reconciling {
-                    self.in_p3_window = self.reconcile_mode;
                     let durable = &self.log[..self.durable.min(self.log.len())];
                     self.reconcile.open(graph, durable, now);
                     self.window = Some(Window {
@@ -453,8 +449,11 @@ impl BatchOracles {
             TraceEvent::TaskManagerTimedOut { task_manager } => {
                 // P2.3 inside P2.4's wait; a reconcile window (P3) adopts or fails what was
                 // reported as a whole when it ends, and only then does P2.4 begin.
+                // The reconcile ledger's window is open from RECONCILING to its end; only under
+                // `failover: reconcile` is that a P3 window.
+                let in_p3_window = self.reconcile_mode && self.reconcile.is_open();
                 self.reconcile.timed_out(task_manager);
-                if let Some(w) = self.window.as_mut().filter(|_| !self.in_p3_window) {
+                if let Some(w) = self.window.as_mut().filter(|_| !in_p3_window) {
                     let lost: Vec<_> = w
                         .reports
                         .iter()
@@ -476,7 +475,6 @@ impl BatchOracles {
                 reported,
                 missing,
             } => {
-                self.in_p3_window = false;
                 let ended = (outcome, reported, missing);
                 let known = self.reconcile.known();
                 if let Some(message) =
