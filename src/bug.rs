@@ -186,10 +186,15 @@ pub enum Bug {
     /// before it (the handler assumes the alignment's start already saw the channel): an
     /// ordering bug, harmless in every other order and at every other instant.
     EopNoticeAtAlignmentStart,
+    /// With network buffers, a draining task (closing, still running while its result
+    /// partition drains: `flush_before_finish` with unaligned checkpoints) sends each
+    /// channel's EndOfPartition as soon as that channel's data is out, instead of holding every
+    /// EndOfPartition until its data is on the wire on every channel (F1.14 step 8).
+    EopWhileDraining,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 60] = [
+    pub const ALL: [Bug; 61] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -250,6 +255,7 @@ impl Bug {
         Bug::DrainOnNoDrain,
         Bug::KeepSplitsOnRegionalReset,
         Bug::EopNoticeAtAlignmentStart,
+        Bug::EopWhileDraining,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -317,6 +323,7 @@ impl Bug {
             Bug::KeepSplitsOnRegionalReset => "keep-splits-on-regional-reset",
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
             Bug::EopNoticeAtAlignmentStart => "eop-notice-at-alignment-start",
+            Bug::EopWhileDraining => "eop-while-draining",
         }
     }
 
@@ -468,6 +475,9 @@ impl Bug {
             Bug::EopNoticeAtAlignmentStart => {
                 "P1.3 step 3 (a barrier goes before EndOfPartition enqueued during an alignment)"
             }
+            Bug::EopWhileDraining => {
+                "F1.14 step 8 (a draining task holds every EndOfPartition until all its data is sent)"
+            }
             Bug::AcceptMixedChain => "F1.6 (a vertex with mixed operator finished state is not restored)",
             Bug::EmitAfterStop => "F1.11 step 2 (a source stops before its savepoint's barrier)",
             Bug::FinishBeforeSavepoint => {
@@ -535,6 +545,7 @@ impl Bug {
             Bug::SnapshotHeadOnly => Invariant::ExactlyOnceOutput,
             Bug::KeepSplitsOnRegionalReset => Invariant::SplitOwnership,
             Bug::EopNoticeAtAlignmentStart => Invariant::ConsistentCut,
+            Bug::EopWhileDraining => Invariant::CheckpointProgress,
             Bug::AcceptMixedChain => Invariant::RestoreShape,
             Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain => {
                 Invariant::StopWithSavepoint
@@ -722,6 +733,9 @@ impl Bug {
             }
             Bug::EopNoticeAtAlignmentStart => {
                 "EndOfPartition enqueued in the instant its task began aligning, after the barrier, counts as aligned, so records before it land after the snapshot"
+            }
+            Bug::EopWhileDraining => {
+                "a draining task's EndOfPartition leaves on one channel while another waits for credit; a barrier then sent behind it never reaches that consumer and the checkpoint expires"
             }
         }
     }

@@ -72,6 +72,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::DrainOnNoDrain => "stop-with-savepoint-no-drain",
         Bug::KeepSplitsOnRegionalReset => "splits-regional-failover-after-assignment",
         Bug::EopNoticeAtAlignmentStart => "ordering-eop-notice-at-alignment-start",
+        Bug::EopWhileDraining => "buffers-draining-task-holds-end-of-partition",
     }
 }
 

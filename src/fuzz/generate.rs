@@ -145,6 +145,10 @@ struct Bias {
     savepoint: bool,
     /// F1.13: the first source reads splits, and a task fails (a regional failover).
     splits: bool,
+    /// F1.14 step 8: network buffers of one record with little credit, `flush_before_finish`
+    /// with unaligned checkpoints (so a closing task drains while running), and checkpoints
+    /// often, so one is triggered while a draining task's channels wait for credit.
+    draining_buffers: bool,
 }
 
 /// How barriers align (P1.4).
@@ -184,7 +188,8 @@ impl Bias {
                 alignment: match bug {
                     Bug::UnalignedDropChannelState
                     | Bug::UnalignedSpillAfterBarrier
-                    | Bug::IgnoreChannelStateOnRestore => Some(Alignment::Unaligned),
+                    | Bug::IgnoreChannelStateOnRestore
+                    | Bug::EopWhileDraining => Some(Alignment::Unaligned),
                     Bug::TimeoutSwitchLosesBuffers => Some(Alignment::Timeout),
                     // F1.10: a tracker keeps a checkpoint pending through the abort notice,
                     // so a marker that comes after it still finds it open.
@@ -232,6 +237,7 @@ impl Bias {
                     Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain
                 ),
                 splits: bug == Bug::KeepSplitsOnRegionalReset,
+                draining_buffers: bug == Bug::EopWhileDraining,
             },
         }
     }
@@ -243,7 +249,11 @@ fn protocols(options: &GenerateOptions) -> Vec<FinishProtocol> {
         return vec![p];
     }
     match options.bug.filter(|_| !options.unbiased) {
-        Some(Bug::SkipRetriggerDescendants) => vec![FinishProtocol::Option1],
+        // F1.14 step 8: a task drains while running only where `flush_before_finish` keeps it
+        // RUNNING past its last record, the design's options.
+        Some(Bug::SkipRetriggerDescendants | Bug::EopWhileDraining) => {
+            vec![FinishProtocol::Option1]
+        }
         // P1.3's barrier insertion before EndOfPartition is the design's options' alone (`flink`
         // marks the channel aligned instead, F1.3).
         Some(Bug::CancelPendingOnFinish | Bug::NoBarrierBeforeEop) => {
@@ -1009,6 +1019,13 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         v["record_interval"] = json!(format!("{}us", 100 * (1 + pace_min % 3)));
                     }
                 }
+                if bias.draining_buffers {
+                    // F1.14 step 8's bias: operators slower than their sources, so channels
+                    // fill up and a finishing source drains under back-pressure.
+                    for v in vertices.iter_mut().filter(|v| v.get("process_time").is_some()) {
+                        v["process_time"] = json!("100us..400us");
+                    }
+                }
                 let trigger_at: BTreeSet<u64> = trigger_at.into_iter().collect();
                 let needs_final = protocol == FinishProtocol::Flink
                     || (protocol != FinishProtocol::Legacy
@@ -1018,7 +1035,12 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                 // P1.7 / F1.5 step 3: a task that waits for a checkpoint covering its final
                 // state waits forever when only a finite `trigger_at` list exists. That is a
                 // legitimate stall, not a bug, so such scenarios also trigger periodically.
-                let interval_us = interval_us.or(needs_final.then_some(30_000));
+                let interval_us = match interval_us {
+                    // F1.14 step 8's bias: a checkpoint every 1 to 4 ms, so one is triggered
+                    // while a task drains.
+                    _ if bias.draining_buffers => Some(1000 + interval_us.unwrap_or(0) % 3000),
+                    _ => interval_us.or(needs_final.then_some(30_000)),
+                };
                 let mut faults = faults(&vertices, task_managers, &swarm, bias);
                 // F1.9: a failing snapshot; under the bias for counting, two of them two
                 // checkpoints apart, so a completion comes between.
@@ -1122,7 +1144,14 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     },
                 });
                 // F1.14: like splits, not in a campaign biased for another bug.
-                if buffer_draw == 0 && biasing.is_none() {
+                if (buffer_draw == 0 && biasing.is_none()) || bias.draining_buffers {
+                    // F1.14 step 8's bias: a buffer per record and one exclusive buffer a
+                    // channel, so a draining task's channels wait for credit at their ends.
+                    let (per_buffer, exclusive, floating) = if bias.draining_buffers {
+                        (1, 1, floating % 3)
+                    } else {
+                        (per_buffer, exclusive, floating)
+                    };
                     let network = network.as_object_mut().expect("an object");
                     network.remove("channel_capacity");
                     network.insert("buffer_size".into(), json!(per_buffer * 100));
@@ -1171,7 +1200,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         "alignment_timeout": (alignment == Alignment::Timeout)
                             .then(|| format!("{timeout_us}us")),
                         "finish_protocol": protocol.name(),
-                        "flush_before_finish": flush,
+                        "flush_before_finish": flush || bias.draining_buffers,
                         "cancel_markers": markers_draw == 0 || bias.cancel_markers,
                         "tolerable_failures": (tolerable_draw == 0 || bias.tolerable)
                             .then_some(if bias.failures_apart { 1 } else { limit }),

@@ -82,7 +82,10 @@ impl Task {
             } else {
                 // P1.5 with buffers (F1.14 step 8): a draining task sends EndOfPartition on no
                 // channel before its data is on the wire on every channel.
-                if element == Element::EndOfPartition && self.draining(ctx) {
+                if element == Element::EndOfPartition
+                    && self.draining(ctx)
+                    && ctx.config.bug != Some(Bug::EopWhileDraining)
+                {
                     if let Some(waiting) = self.send_every_buffer(ctx) {
                         self.block(ctx, waiting);
                         return false;
