@@ -79,19 +79,33 @@ fn a_swarm_seed_keeps_the_plain_seeds_draws_and_switches_features() {
 /// parts) two checkpoints apart. The plain generator draws at most one failing snapshot; a
 /// swarm configuration with failing snapshots on draws two.
 #[test]
-fn only_swarm_draws_two_failing_snapshots() {
+fn swarm_draws_two_failing_snapshots_more_often() {
     let failing = |doc: &Value| {
         doc["faults"].as_array().map_or(0, |f| {
             f.iter().filter(|f| f["fault"] == "fail_snapshot").count()
         })
     };
-    let plain = GenerateOptions::default();
-    assert!((0..500).all(|seed| failing(&generate(seed, &plain)) <= 1));
-    let twice = (0..500)
-        .filter(|&seed| failing(&generate(seed, &swarm())) == 2)
-        .count();
-    // A third of the configurations, of four streaming seeds in five.
-    assert!((100..170).contains(&twice), "{twice}");
+    let twice = |options: &GenerateOptions| {
+        (0..500)
+            .map(|seed| generate(seed, options))
+            .filter(|doc| failing(doc) == 2)
+            .inspect(|doc| {
+                // Two counted failures with a completion between matter only under a limit
+                // the two would exceed: the plain draw always gives one.
+                if !options.swarm {
+                    assert_eq!(doc["checkpointing"]["tolerable_failures"], 1, "{doc}");
+                }
+            })
+            .count()
+    };
+    // The plain generator: one streaming seed in four with a failing snapshot, a third of
+    // those with a second one, of four streaming seeds in five (about 33 of 500).
+    let plain = twice(&GenerateOptions::default());
+    assert!((20..50).contains(&plain), "{plain}");
+    // Swarm: a third of the configurations on, of four streaming seeds in five, plus the
+    // plain draw where the setting is drawn.
+    let swarm = twice(&swarm());
+    assert!((100..190).contains(&swarm), "{swarm}");
 }
 
 /// Where there is room: with the plain generator, `swallow-cancel-marker` (F1.10) first fails

@@ -13,11 +13,11 @@
 //! every feature is also absent often enough for what it masks to show. The generator's fault
 //! kinds are a swarm of their own already (`generate`: each kind enabled in half the seeds).
 //!
-//! Two settings reach what the plain generator never draws, situations a user's job can be in:
-//! [`Feature::FailingSnapshot`] on also fails the asynchronous part of the snapshot two
-//! checkpoints later (F1.9: two counted failures with a completion between, what
-//! `keep-failure-count` needs; the plain generator draws at most one failing snapshot), and
-//! [`Feature::CoarseTimes`] on fixes every channel and RPC latency and every source's record
+//! Two settings reach what the plain generator draws rarely or never, situations a user's job
+//! can be in: [`Feature::FailingSnapshot`] on always also fails the asynchronous part of the
+//! snapshot two checkpoints later (F1.9: two counted failures with a completion between, what
+//! `keep-failure-count` needs; the plain generator adds that second one in a third of its seeds
+//! with a failing snapshot), and [`Feature::CoarseTimes`] on fixes every channel and RPC latency and every source's record
 //! interval to a whole multiple of 100 µs, so messages sent in one instant arrive in one
 //! instant and events of different tasks fall on one instant (P1.3 step 3's barrier and
 //! EndOfPartition), as in a hand-written scenario.
