@@ -1,9 +1,12 @@
 //! A TaskManager of a batch job: the tasks it runs and the result partitions it hosts
 //! (blocking exchanges, internal shuffle), losing and re-registering with a leader (P2.3, F2.5).
 //!
-//! These are methods of the batch cluster ([`Cluster`]), which holds every TaskManager's
-//! state beside the links and the shuffle service; the streaming TaskManager is
-//! [`super::TaskManager`].
+//! The TaskManager is an actor: it owns its process, its leader, its connection and the
+//! partitions it holds, and its handlers act through a [`TmCtx`], which lends it only what a
+//! TaskManager may touch (its link to the JobMaster, the scheduler, the trace, the task table,
+//! the shuffle service and the other TaskManagers' partitions to read). The tasks it runs are
+//! held per subtask in the task table (`world::batch`'s `tasks` module says why). The
+//! streaming TaskManager is [`super::TaskManager`].
 
 use crate::batch::data::{self, Fragment};
 use crate::batch::events::Location;
@@ -13,9 +16,9 @@ use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
 use crate::taskmanager::Outbox;
 use crate::trace::TraceEvent;
-use crate::world::batch::{Cluster, Msg};
+use crate::world::batch::{Msg, TmCtx};
 use crate::world::Event;
-use sim::{Duration, Instant, Scheduler};
+use sim::{Duration, Instant};
 
 /// What a deployment carries besides the attempt (Flink's `TaskDeploymentDescriptor`): its
 /// vertex's decided parallelism and, per input, the producer attempt and where its partition is.
@@ -34,6 +37,8 @@ pub(crate) struct Partition {
 }
 
 pub(crate) struct TaskManager {
+    /// Which TaskManager of the cluster it is.
+    pub(crate) id: u32,
     pub(crate) process: u32,
     pub(crate) alive: bool,
     pub(crate) connected: bool,
@@ -57,8 +62,9 @@ pub(crate) struct TaskManager {
 
 impl TaskManager {
     /// The first process of a TaskManager, registered with the first JobMaster.
-    pub(crate) fn new() -> TaskManager {
+    pub(crate) fn new(id: u32) -> TaskManager {
         TaskManager {
+            id,
             process: 0,
             alive: true,
             connected: true,
@@ -213,37 +219,34 @@ pub(crate) struct Task {
     pub(crate) inputs: Vec<(SubtaskId, u32)>,
 }
 
-impl Cluster {
-    pub(crate) fn tm_receives(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
-        let now = sched.now();
+impl TaskManager {
+    /// A message of the JobMaster arrives (fenced and checked by the link layer).
+    pub(crate) fn receive(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg) {
         match msg {
-            Msg::Deploy { subtask, attempt } => self.deploy(sched, tm, subtask, attempt),
+            Msg::Deploy { subtask, attempt } => self.deploy(ctx, subtask, attempt),
             Msg::Cancel { subtask, attempt } => {
-                if self.running(subtask, attempt) {
-                    self.end_task(now, subtask, attempt, ExecutionState::Canceled);
+                if ctx.running(subtask, attempt) {
+                    ctx.end_task(subtask, attempt, ExecutionState::Canceled);
                 }
             }
             Msg::Release { subtask, attempt } => {
-                if self.tms[tm as usize].release(subtask, attempt) {
-                    self.record(
-                        now,
-                        TraceEvent::PartitionReleased {
-                            subtask,
-                            attempt,
-                            remote: false,
-                        },
-                    );
+                if self.release(subtask, attempt) {
+                    ctx.record(TraceEvent::PartitionReleased {
+                        subtask,
+                        attempt,
+                        remote: false,
+                    });
                 }
             }
             Msg::AskPartitions => {
-                let held = self.tms[tm as usize].held(self.batch.record_bytes);
+                let held = self.held(ctx.config().record_bytes);
                 for (subtask, attempt, bytes) in held {
                     let report = Msg::Report {
                         subtask,
                         attempt,
                         bytes,
                     };
-                    self.send_to_jobmaster(sched, tm, report);
+                    self.send_to_jobmaster(ctx, report);
                 }
             }
             Msg::AssignSplit {
@@ -251,24 +254,24 @@ impl Cluster {
                 attempt,
                 split,
             } => {
-                if !self.running(subtask, attempt) {
+                if !ctx.running(subtask, attempt) {
                     return;
                 }
-                self.task_mut(subtask, attempt)
+                ctx.task_mut(subtask, attempt)
                     .expect("running")
                     .awaiting_split = false;
                 match split {
                     Some(split) => {
-                        let vertex = self.graph.subtasks[subtask.index()].vertex;
-                        let records = data::records_per_split(&self.graph, vertex);
-                        let task = self.task_mut(subtask, attempt).expect("running");
+                        let vertex = ctx.graph().subtasks[subtask.index()].vertex;
+                        let records = data::records_per_split(ctx.graph(), vertex);
+                        let task = ctx.task_mut(subtask, attempt).expect("running");
                         task.splits.push(split);
                         task.output
                             .extend(data::split_fragments(vertex, split, records));
-                        let cost = self.work_time(vertex, records, tm);
-                        sched.after(cost, Event::TaskStep { subtask, attempt });
+                        let cost = self.work_time(ctx, vertex, records);
+                        ctx.after(cost, Event::TaskStep { subtask, attempt });
                     }
-                    None => self.finish_task(sched, subtask, attempt),
+                    None => self.finish_task(ctx, subtask, attempt),
                 }
             }
             Msg::Register
@@ -284,79 +287,56 @@ impl Cluster {
         }
     }
 
-    /// A message of TaskManager `tm` to the JobMaster: under reconciliation a task's RPC waits
-    /// behind those no JobMaster took yet (P3.3); without a leader other messages are not sent.
-    pub(crate) fn send_to_jobmaster(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        msg: Msg,
-    ) {
+    /// A message to the JobMaster: under reconciliation a task's RPC waits behind those no
+    /// JobMaster took yet (P3.3); without a leader other messages are not sent.
+    pub(crate) fn send_to_jobmaster(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg) {
         if let Some(rpc) = msg.task_rpc() {
-            let process = self.tms[tm as usize].process;
-            self.oracles.rpc_sent(tm, process, rpc);
+            ctx.rpc_sent(self.id, self.process, rpc);
         }
-        if self.reconcile.is_some() && msg.is_task_rpc() {
+        if ctx.reconcile().is_some() && msg.is_task_rpc() {
             // P3.3: a task's RPC waits behind those no JobMaster took yet.
-            let t = &mut self.tms[tm as usize];
-            let seq = t.outbox.number();
-            if t.leader.is_none() || t.outbox.is_holding() {
-                t.outbox.keep(seq, msg);
-                self.rpcs_kept += 1;
+            let seq = self.outbox.number();
+            if self.leader.is_none() || self.outbox.is_holding() {
+                self.outbox.keep(seq, msg);
+                ctx.count_kept();
                 return;
             }
-            self.send_numbered_to_jobmaster(sched, tm, msg, seq);
+            self.send_numbered(ctx, msg, seq);
             return;
         }
-        if self.tms[tm as usize].leader.is_some() {
-            self.send_numbered_to_jobmaster(sched, tm, msg, 0);
+        if self.leader.is_some() {
+            self.send_numbered(ctx, msg, 0);
         }
     }
 
-    pub(crate) fn request_split(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        subtask: SubtaskId,
-        attempt: u32,
-    ) {
-        self.task_mut(subtask, attempt)
+    /// Sends its message number `seq` to the JobMaster elected last (P3.3: a resent one keeps
+    /// its number); one on the wire counts as in flight, and a task's RPC under
+    /// reconciliation is remembered until it arrives.
+    pub(crate) fn send_numbered(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg, seq: u64) {
+        if !ctx.send_to_jobmaster(self, msg, seq) {
+            return;
+        }
+        self.in_flight += 1;
+        if ctx.reconcile().is_some() && msg.is_task_rpc() {
+            self.wire.insert(seq, msg);
+        }
+    }
+
+    fn request_split(&mut self, ctx: &mut TmCtx<'_, '_>, subtask: SubtaskId, attempt: u32) {
+        ctx.task_mut(subtask, attempt)
             .expect("running")
             .awaiting_split = true;
-        self.send_to_jobmaster(sched, tm, Msg::RequestSplit { subtask, attempt });
-    }
-
-    /// Attempt `attempt` of `subtask` on its TaskManager: the original's task, or (P2.8) a
-    /// speculative one running beside it.
-    pub(crate) fn task_ref(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
-        let i = subtask.index();
-        [&self.tasks[i], &self.spec_tasks[i]]
-            .into_iter()
-            .flatten()
-            .find(|t| t.attempt == attempt)
-    }
-
-    pub(crate) fn task_mut(&mut self, subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
-        let i = subtask.index();
-        if self.tasks[i].as_ref().is_some_and(|t| t.attempt == attempt) {
-            return self.tasks[i].as_mut();
-        }
-        self.spec_tasks[i].as_mut().filter(|t| t.attempt == attempt)
-    }
-
-    pub(crate) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
-        self.task_ref(subtask, attempt)
-            .is_some_and(|t| t.state == ExecutionState::Running)
+        self.send_to_jobmaster(ctx, Msg::RequestSplit { subtask, attempt });
     }
 
     /// One draw per step; P2.8: a slow TaskManager's tasks take `slowdown` times as long.
-    pub(crate) fn work_time(&mut self, vertex: VertexId, records: u64, tm: u32) -> Duration {
-        let range = self.graph.vertices[vertex.index()].process_time;
-        let per_record = self.work_rng.duration_between(range.min, range.max);
+    fn work_time(&self, ctx: &mut TmCtx<'_, '_>, vertex: VertexId, records: u64) -> Duration {
+        let range = ctx.graph().vertices[vertex.index()].process_time;
+        let per_record = ctx.draw_work(range.min, range.max);
         let work = per_record
             .checked_mul(records.max(1))
             .unwrap_or(Duration::MAX);
-        match self.batch.slowdown.get(tm as usize) {
+        match ctx.config().slowdown.get(self.id as usize) {
             Some(&factor) if factor > 1.0 => {
                 let slowed = work.as_nanos() as f64 * factor;
                 Duration::from_nanos(slowed.min(u64::MAX as f64 / 4.0) as u64)
@@ -365,69 +345,24 @@ impl Cluster {
         }
     }
 
-    pub(crate) fn task_state(
-        &mut self,
-        now: Instant,
-        subtask: SubtaskId,
-        attempt: u32,
-        to: ExecutionState,
-    ) {
-        let task = self.task_mut(subtask, attempt).expect("a task");
-        let from = task.state;
-        task.state = to;
-        if to.is_terminal() {
-            task.ended = Some(now);
-        }
-        let attempt = task.attempt;
-        self.record(
-            now,
-            TraceEvent::TaskState {
-                subtask,
-                attempt,
-                from,
-                to,
-            },
-        );
-    }
-
-    pub(crate) fn deploy(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        subtask: SubtaskId,
-        attempt: u32,
-    ) {
-        let now = sched.now();
+    fn deploy(&mut self, ctx: &mut TmCtx<'_, '_>, subtask: SubtaskId, attempt: u32) {
+        let now = ctx.now();
         // A deployment the JobMaster has since replaced by a newer attempt is stale. P2.8: a
         // speculative attempt goes beside the original one.
-        let i = subtask.index();
-        let speculative = self.spec_descriptors[i]
-            .as_ref()
-            .is_some_and(|d| d.attempt == attempt);
-        let descriptor = if speculative {
-            self.spec_descriptors[i].clone().expect("speculative")
-        } else {
-            self.descriptors[i].clone()
-        };
-        if descriptor.attempt != attempt {
+        let Some((descriptor, speculative)) = ctx.descriptor(subtask, attempt) else {
             return;
-        }
-        let slot = if speculative {
-            &self.spec_tasks[i]
-        } else {
-            &self.tasks[i]
         };
-        if let Some(old) = slot.as_ref().filter(|t| !t.state.is_terminal()) {
-            let old = old.attempt;
-            self.end_task(now, subtask, old, ExecutionState::Canceled);
+        let old = ctx
+            .slot(subtask, speculative)
+            .filter(|t| !t.state.is_terminal())
+            .map(|t| t.attempt);
+        if let Some(old) = old {
+            ctx.end_task(subtask, old, ExecutionState::Canceled);
         }
-        if !speculative {
-            self.done[i] = None;
-        }
-        let task = Some(Task {
+        let task = Task {
             attempt,
-            task_manager: tm,
-            process: self.tms[tm as usize].process,
+            task_manager: self.id,
+            process: self.process,
             state: ExecutionState::Created,
             output: Vec::new(),
             started: now,
@@ -440,55 +375,32 @@ impl Cluster {
                 .iter()
                 .map(|&(_, p, a, _)| (p, a))
                 .collect(),
-        });
-        if speculative {
-            self.spec_tasks[i] = task;
-        } else {
-            self.tasks[i] = task;
-        }
+        };
+        ctx.occupy(subtask, speculative, task);
         for to in [
             ExecutionState::Deploying,
             ExecutionState::Initializing,
             ExecutionState::Running,
         ] {
-            self.task_state(now, subtask, attempt, to);
+            ctx.task_state(subtask, attempt, to);
         }
-        self.send_to_jobmaster(sched, tm, Msg::Running { subtask, attempt });
-        if self.is_source[subtask.index()] {
-            self.request_split(sched, tm, subtask, attempt);
+        self.send_to_jobmaster(ctx, Msg::Running { subtask, attempt });
+        if ctx.is_source(subtask) {
+            self.request_split(ctx, subtask, attempt);
             return;
         }
         // Blocking inputs are complete: read them whole (P2.1).
-        let vertex = self.graph.subtasks[subtask.index()].vertex;
+        let vertex = ctx.graph().subtasks[subtask.index()].vertex;
         let decided = descriptor.parallelism;
         let mut input = Vec::new();
         for (edge, producer, p_attempt, location) in descriptor.inputs {
-            let found = match location {
-                Location::Remote => self
-                    .remote
-                    .iter()
-                    .find(|p| p.producer == producer && p.attempt == p_attempt),
-                Location::TaskManager {
-                    task_manager,
-                    process,
-                } => self.tms[task_manager as usize].partition(process, producer, p_attempt),
-            };
-            let Some(partition) = found else {
-                self.record(now, TraceEvent::PartitionNotFound { subtask, producer });
-                self.end_task(now, subtask, attempt, ExecutionState::Failed);
-                self.send_to_jobmaster(
-                    sched,
-                    tm,
-                    Msg::Failed {
-                        subtask,
-                        attempt,
-                        missing: Some(producer),
-                    },
-                );
+            let Some(partition) = self.find_input(ctx, producer, p_attempt, location) else {
+                ctx.record(TraceEvent::PartitionNotFound { subtask, producer });
+                self.fail_task(ctx, subtask, attempt, Some(producer));
                 return;
             };
             input.extend(data::share(
-                &self.graph,
+                ctx.graph(),
                 edge,
                 producer,
                 subtask,
@@ -498,162 +410,142 @@ impl Cluster {
         }
         data::normalize(&mut input);
         let records = data::total_records(&input);
-        self.task_mut(subtask, attempt).expect("deployed").output = input;
-        let cost = self.work_time(vertex, records, tm);
-        sched.after(cost, Event::TaskStep { subtask, attempt });
+        ctx.task_mut(subtask, attempt).expect("deployed").output = input;
+        let cost = self.work_time(ctx, vertex, records);
+        ctx.after(cost, Event::TaskStep { subtask, attempt });
     }
 
-    pub(crate) fn task_step(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        subtask: SubtaskId,
+    /// The partition of `producer`'s attempt where the deployment said it is: in the remote
+    /// shuffle service, here, or on another TaskManager (read over the network).
+    fn find_input<'a>(
+        &'a self,
+        ctx: &'a TmCtx<'_, '_>,
+        producer: SubtaskId,
         attempt: u32,
-    ) {
-        if !self.running(subtask, attempt) {
-            return;
+        location: Location,
+    ) -> Option<&'a Partition> {
+        match location {
+            Location::Remote => ctx.remote(producer, attempt),
+            Location::TaskManager {
+                task_manager,
+                process,
+            } => {
+                let holder = if task_manager == self.id {
+                    Some(self)
+                } else {
+                    ctx.peer(task_manager)
+                };
+                holder?.partition(process, producer, attempt)
+            }
         }
-        let tm = self
-            .task_ref(subtask, attempt)
-            .expect("running")
-            .task_manager;
-        if self.is_source[subtask.index()] {
-            self.request_split(sched, tm, subtask, attempt);
+    }
+
+    /// A running task's step ends: a source asks for its next split, any other task has
+    /// processed its input.
+    pub(crate) fn task_step(&mut self, ctx: &mut TmCtx<'_, '_>, subtask: SubtaskId, attempt: u32) {
+        if ctx.is_source(subtask) {
+            self.request_split(ctx, subtask, attempt);
         } else {
-            self.finish_task(sched, subtask, attempt);
+            self.finish_task(ctx, subtask, attempt);
         }
     }
 
     /// The task wrote its whole result partition (or, a sink, staged its output) and ends.
-    pub(crate) fn finish_task(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        subtask: SubtaskId,
-        attempt: u32,
-    ) {
-        let now = sched.now();
-        let task = self.task_mut(subtask, attempt).expect("running");
-        let tm = task.task_manager;
+    fn finish_task(&mut self, ctx: &mut TmCtx<'_, '_>, subtask: SubtaskId, attempt: u32) {
+        let task = ctx.task_mut(subtask, attempt).expect("running");
         let mut fragments = std::mem::take(&mut task.output);
         data::normalize(&mut fragments);
-        let vertex = self.graph.subtasks[subtask.index()].vertex;
+        let vertex = ctx.graph().subtasks[subtask.index()].vertex;
         let records = data::total_records(&fragments);
-        let bytes = records * self.batch.record_bytes;
-        if self.graph.vertices[vertex.index()].outputs.is_empty() {
-            self.staged.push((subtask, attempt, fragments));
+        let bytes = records * ctx.config().record_bytes;
+        if ctx.graph().vertices[vertex.index()].outputs.is_empty() {
+            ctx.stage(subtask, attempt, fragments);
         } else {
-            let remote = self.batch.shuffle == ShuffleKind::Remote;
+            let remote = ctx.config().shuffle == ShuffleKind::Remote;
             let partition = Partition {
                 producer: subtask,
                 attempt,
                 fragments,
             };
             if remote {
-                self.remote.push(partition);
+                ctx.write_remote(partition);
             } else {
-                self.tms[tm as usize].partitions.push(partition);
+                self.partitions.push(partition);
             }
-            self.record(
-                now,
-                TraceEvent::PartitionWritten {
-                    subtask,
-                    attempt,
-                    bytes,
-                    remote,
-                },
-            );
+            ctx.record(TraceEvent::PartitionWritten {
+                subtask,
+                attempt,
+                bytes,
+                remote,
+            });
         }
-        self.task_state(now, subtask, attempt, ExecutionState::Finished);
-        self.done[subtask.index()] = Some((attempt, now));
-        if let Some(r) = self.rerun_of[subtask.index()].take() {
-            let started = self.task_ref(subtask, attempt).expect("task").started;
-            let took = now.saturating_duration_since(started);
-            self.recoveries[r].redone = self.recoveries[r].redone + took;
-        }
-        self.send_to_jobmaster(sched, tm, Msg::Finished { subtask, attempt });
+        ctx.task_state(subtask, attempt, ExecutionState::Finished);
+        let started = ctx.task(subtask, attempt).expect("task").started;
+        ctx.finished(subtask, attempt, started);
+        self.send_to_jobmaster(ctx, Msg::Finished { subtask, attempt });
     }
 
-    pub(crate) fn end_task(
+    /// Its task `subtask` (attempt `attempt`) fails, by a fault or because the partition of
+    /// `missing` it reads is not found: it tells the JobMaster.
+    pub(crate) fn fail_task(
         &mut self,
-        now: Instant,
+        ctx: &mut TmCtx<'_, '_>,
         subtask: SubtaskId,
         attempt: u32,
-        to: ExecutionState,
+        missing: Option<SubtaskId>,
     ) {
-        if self
-            .task_ref(subtask, attempt)
-            .is_some_and(|t| !t.state.is_terminal())
-        {
-            if to == ExecutionState::Canceled {
-                self.task_state(now, subtask, attempt, ExecutionState::Canceling);
-            }
-            self.task_state(now, subtask, attempt, to);
-        }
+        ctx.end_task(subtask, attempt, ExecutionState::Failed);
+        self.send_to_jobmaster(
+            ctx,
+            Msg::Failed {
+                subtask,
+                attempt,
+                missing,
+            },
+        );
     }
 
-    /// The TaskManager lost its JobMaster (F2.5): it fails the job's running tasks and keeps
-    /// its partitions, or releases them when configured to (F2.1).
-    pub(crate) fn lose_leader(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        let now = sched.now();
-        let timeout = self.batch.registration_timeout;
-        let armed = self.tms[tm as usize].forget_leader(timeout.is_some());
-        self.record(now, TraceEvent::LeaderLost { task_manager: tm });
+    /// It lost its JobMaster (F2.5): it fails the job's running tasks and keeps its
+    /// partitions, or releases them when configured to (F2.1).
+    pub(crate) fn lose_leader(&mut self, ctx: &mut TmCtx<'_, '_>) {
+        let timeout = ctx.config().registration_timeout;
+        let armed = self.forget_leader(timeout.is_some());
+        ctx.record(TraceEvent::LeaderLost {
+            task_manager: self.id,
+        });
         // F2.5: kept partitions wait for a new JobManager only so long.
         if let (Some(timeout), Some((process, losses))) = (timeout, armed) {
-            sched.after(
+            ctx.after(
                 timeout,
                 Event::RegistrationTimeout {
-                    task_manager: tm,
+                    task_manager: self.id,
                     process,
                     losses,
                 },
             );
         }
-        if self.reconcile.is_some() {
+        if ctx.reconcile().is_some() {
             // P3.1: under reconciliation the tasks keep running; their RPCs wait.
             return;
         }
-        let hosted = self.hosted(tm);
-        if let Some(r) = self.recoveries.last_mut() {
-            r.interrupted += hosted.len() as u32;
-        }
+        let hosted = ctx.hosted(self.id);
+        ctx.interrupted(hosted.len() as u32);
         for (s, attempt) in hosted {
-            self.end_task(now, s, attempt, ExecutionState::Failed);
+            ctx.end_task(s, attempt, ExecutionState::Failed);
         }
-        if !self.batch.keep_partitions {
-            self.drop_partitions(now, tm);
+        if !ctx.config().keep_partitions {
+            self.drop_partitions(ctx);
         }
     }
 
-    /// The attempts TaskManager `tm` runs (originals first, then speculative ones, P2.8), by
-    /// subtask.
-    pub(crate) fn hosted(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
-        let live = |t: &Option<Task>| {
-            t.as_ref()
-                .filter(|t| t.task_manager == tm && !t.state.is_terminal())
-                .map(|t| t.attempt)
-        };
-        let mut hosted = Vec::new();
-        for table in [&self.tasks, &self.spec_tasks] {
-            for (i, t) in table.iter().enumerate() {
-                if let Some(attempt) = live(t) {
-                    hosted.push((SubtaskId(i as u32), attempt));
-                }
-            }
-        }
-        hosted
-    }
-
-    /// TaskManager `tm` drops every partition it holds (F2.1, F2.5).
-    fn drop_partitions(&mut self, now: Instant, tm: u32) {
-        for p in self.tms[tm as usize].release_all() {
-            self.record(
-                now,
-                TraceEvent::PartitionReleased {
-                    subtask: p.producer,
-                    attempt: p.attempt,
-                    remote: false,
-                },
-            );
+    /// It drops every partition it holds (F2.1, F2.5).
+    fn drop_partitions(&mut self, ctx: &mut TmCtx<'_, '_>) {
+        for p in self.release_all() {
+            ctx.record(TraceEvent::PartitionReleased {
+                subtask: p.producer,
+                attempt: p.attempt,
+                remote: false,
+            });
         }
     }
 
@@ -662,35 +554,34 @@ impl Cluster {
     /// new JobManager will find them missing (P2.4 step 4).
     pub(crate) fn registration_timed_out(
         &mut self,
-        now: Instant,
-        tm: u32,
+        ctx: &mut TmCtx<'_, '_>,
         process: u32,
         losses: u32,
     ) {
-        if !self.tms[tm as usize].registration_expired(process, losses) {
+        if !self.registration_expired(process, losses) {
             return;
         }
-        if self.bug == Some(Bug::KeepPartitionsPastRegistrationTimeout) {
+        if ctx.bug() == Some(Bug::KeepPartitionsPastRegistrationTimeout) {
             return;
         }
-        self.drop_partitions(now, tm);
+        self.drop_partitions(ctx);
     }
 
-    /// The TaskManager learns of the current leader, JobMaster `incarnation` (HA), and
-    /// registers with it.
-    pub(crate) fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, incarnation: u32) {
-        let t = &self.tms[tm as usize];
-        if !t.may_register(incarnation) {
+    /// It learns of the current leader, JobMaster `incarnation` (HA), and registers with it.
+    pub(crate) fn register(&mut self, ctx: &mut TmCtx<'_, '_>, incarnation: u32) {
+        if !self.may_register(incarnation) {
             return;
         }
-        if t.leader.is_some() {
-            self.lose_leader(sched, tm);
+        if self.leader.is_some() {
+            self.lose_leader(ctx);
         }
-        self.tms[tm as usize].leader = Some(incarnation);
-        self.record(sched.now(), TraceEvent::LeaderFound { task_manager: tm });
-        self.send_to_jobmaster(sched, tm, Msg::Register);
-        if self.reconcile.is_some() {
-            self.send_reports(sched, tm);
+        self.leader = Some(incarnation);
+        ctx.record(TraceEvent::LeaderFound {
+            task_manager: self.id,
+        });
+        self.send_to_jobmaster(ctx, Msg::Register);
+        if ctx.reconcile().is_some() {
+            self.send_reports(ctx);
         }
     }
 }

@@ -2,9 +2,8 @@
 //! elected JobMaster (P3.2) and the RPCs kept while no JobMaster takes them, retried in send
 //! order (P3.3, with the [`Outbox`](super::Outbox) of both modes).
 //!
-//! A streaming TaskManager acts through [`Ctx`] (its outbox is in `Io`); a batch one is, for
-//! now, methods of the world's batch half, which holds its state (ARCHITECTURE.md, "Where the
-//! code and the intended design differ").
+//! A streaming TaskManager acts through [`Ctx`] (its outbox is in `Io`); a batch one is the
+//! batch `TaskManager` with its outbox, acting through its [`TmCtx`].
 
 use super::TaskManager;
 use crate::batch::data;
@@ -13,10 +12,11 @@ use crate::graph::SubtaskId;
 use crate::net::LinkId;
 use crate::status::ExecutionState;
 use crate::task::Task;
+use crate::taskmanager::batch::TaskManager as BatchTaskManager;
 use crate::trace::{Address, Call, Rpc, TraceEvent};
-use crate::world::batch::{Cluster, Msg};
-use crate::world::{Ctx, Event};
-use sim::{Duration, Scheduler};
+use crate::world::batch::{Msg, TmCtx};
+use crate::world::Ctx;
+use sim::Duration;
 
 // ---- streaming jobs ----------------------------------------------------------------------
 
@@ -107,23 +107,21 @@ pub(crate) fn report(
 
 // ---- batch jobs --------------------------------------------------------------------------
 
-impl Cluster {
+impl BatchTaskManager {
     /// P3.2: every execution this TaskManager hosts (running, or ended within the retention
     /// of P3.1), a source's splits, every partition it holds; then that the report is done.
-    pub(crate) fn send_reports(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        let now = sched.now();
-        let (_, retention) = self.reconcile.expect("reconciling");
-        let process = self.tms[tm as usize].process;
+    pub(crate) fn send_reports(&mut self, ctx: &mut TmCtx<'_, '_>) {
+        let now = ctx.now();
+        let (_, retention) = ctx.reconcile().expect("reconciling");
+        let (tm, process) = (self.id, self.process);
         let mut reports = Vec::new();
-        for (i, task) in self.tasks.iter().enumerate() {
-            let Some(t) = task else { continue };
+        for (subtask, t) in ctx.originals() {
             let forgotten = t
                 .ended
                 .is_some_and(|ended| now.saturating_duration_since(ended) > retention);
             if t.task_manager != tm || t.process != process || forgotten {
                 continue;
             }
-            let subtask = SubtaskId(i as u32);
             reports.push(Msg::ReportExecution {
                 subtask,
                 attempt: t.attempt,
@@ -146,8 +144,8 @@ impl Cluster {
                 });
             }
         }
-        let record_bytes = self.batch.record_bytes;
-        for p in &self.tms[tm as usize].partitions {
+        let record_bytes = ctx.config().record_bytes;
+        for p in &self.partitions {
             reports.push(Msg::Report {
                 subtask: p.producer,
                 attempt: p.attempt,
@@ -159,16 +157,14 @@ impl Cluster {
         // new JobMaster's enumerator answers it once rebuilt. One that is kept, or still on
         // the wire (it will be refused and kept, or applied), is not: it would be answered
         // twice.
-        let link = &self.tms[tm as usize];
-        for (i, task) in self.tasks.iter().enumerate() {
-            let Some(t) = task else { continue };
-            let kept = link
+        for (subtask, t) in ctx.originals() {
+            let kept = self
                 .outbox
                 .kept()
-                .chain(link.wire.values().copied())
+                .chain(self.wire.values().copied())
                 .any(|m| {
-                    matches!(m, Msg::RequestSplit { subtask, attempt }
-                    if subtask.index() == i && attempt == t.attempt)
+                    matches!(m, Msg::RequestSplit { subtask: s, attempt }
+                    if s == subtask && attempt == t.attempt)
                 });
             if t.task_manager == tm
                 && t.process == process
@@ -177,76 +173,66 @@ impl Cluster {
                 && !kept
             {
                 reports.push(Msg::RequestSplit {
-                    subtask: SubtaskId(i as u32),
+                    subtask,
                     attempt: t.attempt,
                 });
             }
         }
         for msg in reports {
-            self.send_to_jobmaster(sched, tm, msg);
+            self.send_to_jobmaster(ctx, msg);
         }
-        self.schedule_retry(sched, tm);
+        self.schedule_retry(ctx);
     }
 
-    /// P3.3: schedules the retry of TaskManager `tm`'s outbox (`Outbox::schedule_retry`).
-    pub(crate) fn schedule_retry(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        let t = &mut self.tms[tm as usize];
-        t.outbox.schedule_retry(sched, tm, t.process);
+    /// P3.3: schedules the retry of its outbox (`Outbox::schedule_retry`).
+    fn schedule_retry(&mut self, ctx: &mut TmCtx<'_, '_>) {
+        let (tm, process) = (self.id, self.process);
+        ctx.schedule_retry(&mut self.outbox, tm, process);
     }
 
-    /// P3.3: send the kept RPCs again, in their original order, once none of this
-    /// TaskManager's RPCs is on the wire (so a resent one never overtakes an older one).
-    pub(crate) fn retry_parked(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32, process: u32) {
-        let t = &mut self.tms[tm as usize];
-        if t.process != process {
+    /// P3.3: send the kept RPCs again, in their original order, once none of its RPCs is on
+    /// the wire (so a resent one never overtakes an older one).
+    pub(crate) fn retry_parked(&mut self, ctx: &mut TmCtx<'_, '_>, process: u32) {
+        if self.process != process {
             return;
         }
-        t.outbox.retry_later();
-        if !t.alive || !t.connected || t.leader.is_none() || !t.outbox.is_holding() {
+        self.outbox.retry_later();
+        if !self.alive || !self.connected || self.leader.is_none() || !self.outbox.is_holding() {
             return;
         }
-        if t.in_flight > 0 {
-            self.schedule_retry(sched, tm);
+        if self.in_flight > 0 {
+            self.schedule_retry(ctx);
             return;
         }
-        for (seq, msg) in t.outbox.take() {
-            self.rpcs_resent += 1;
-            self.send_numbered_to_jobmaster(sched, tm, msg, seq);
+        for (seq, msg) in self.outbox.take() {
+            ctx.count_resent();
+            self.send_numbered(ctx, msg, seq);
         }
     }
 
-    /// P3.3: an RPC of TaskManager `tm` (its process `from_process`) came back from a
-    /// connection that reset under it: the sender learns so and keeps a task's RPC, unless it
-    /// died since.
+    /// P3.3: its RPC (of its process `from_process`) came back from a connection that reset
+    /// under it: it learns so and keeps a task's RPC, unless it died since.
     pub(crate) fn keep_after_reset(
         &mut self,
-        sched: &mut Scheduler<'_, Event>,
+        ctx: &mut TmCtx<'_, '_>,
         link: LinkId,
         (seq, from_process): (u64, u32),
         msg: Msg,
     ) {
-        let tm = link.task_manager();
-        let t = &self.tms[tm as usize];
-        let keep = self.reconcile.is_some()
+        let keep = ctx.reconcile().is_some()
             && matches!(link.from(), Address::TaskManager(_))
             && msg.is_task_rpc()
-            && t.alive
-            && t.process == from_process;
+            && self.alive
+            && self.process == from_process;
         if keep {
-            self.keep_task_rpc(sched, tm, seq, msg);
+            self.keep_task_rpc(ctx, seq, msg);
         }
     }
 
-    /// P3.3: TaskManager `tm` keeps its task RPC number `seq` for a retry.
-    pub(crate) fn keep_task_rpc(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        seq: u64,
-        msg: Msg,
-    ) {
-        self.tms[tm as usize].outbox.keep(seq, msg);
-        self.rpcs_kept += 1;
-        self.schedule_retry(sched, tm);
+    /// P3.3: it keeps its task RPC number `seq` for a retry.
+    pub(crate) fn keep_task_rpc(&mut self, ctx: &mut TmCtx<'_, '_>, seq: u64, msg: Msg) {
+        self.outbox.keep(seq, msg);
+        ctx.count_kept();
+        self.schedule_retry(ctx);
     }
 }

@@ -33,8 +33,8 @@ impl JobMaster {
         ctx.cluster.recoveries[r].elected_at = now;
         if !ctx.cluster.batch.recovery_enabled() || ctx.cluster.store.durable().is_empty() {
             self.restart_from_scratch(ctx, r);
-            for tm in 0..ctx.cluster.tms.len() as u32 {
-                ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
+            for tm in 0..ctx.tms.len() as u32 {
+                ctx.register(tm, self.leader.incarnation);
             }
             self.schedule(ctx);
             return;
@@ -43,8 +43,8 @@ impl JobMaster {
         self.set_job_status(ctx, JobStatus::Reconciling);
         if !ctx.cluster.store.readable() && ctx.cluster.bug != Some(Bug::ReplayUnreadableLog) {
             self.replay_failed(ctx, r);
-            for tm in 0..ctx.cluster.tms.len() as u32 {
-                ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
+            for tm in 0..ctx.tms.len() as u32 {
+                ctx.register(tm, self.leader.incarnation);
             }
             self.schedule(ctx);
             return;
@@ -95,8 +95,8 @@ impl JobMaster {
             ctx.cluster.batch.previous_worker_timeout,
             Event::WorkerTimeout { incarnation },
         );
-        for tm in 0..ctx.cluster.tms.len() as u32 {
-            ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
+        for tm in 0..ctx.tms.len() as u32 {
+            ctx.register(tm, self.leader.incarnation);
         }
         self.maybe_end_recovery(ctx);
     }
@@ -191,7 +191,7 @@ impl JobMaster {
         (subtask, attempt): (SubtaskId, u32),
     ) -> u32 {
         let now = ctx.now();
-        let process = ctx.cluster.tms[tm as usize].process;
+        let process = ctx.tms[tm as usize].process;
         let index = ctx.cluster.trace.len();
         ctx.cluster
             .oracles

@@ -26,7 +26,7 @@ use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{Address, FlushReason, RerunReason, TraceEvent};
+use crate::trace::{FlushReason, RerunReason, TraceEvent};
 use crate::world::batch::{Cluster, Ctx, Msg};
 use crate::world::Event;
 use sim::{Duration, Instant};
@@ -130,7 +130,7 @@ impl JobMaster {
 
     pub(crate) fn receive(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Msg) {
         let now = ctx.now();
-        let process = ctx.cluster.tms[tm as usize].process;
+        let process = ctx.tms[tm as usize].process;
         let index = ctx.cluster.trace.len().saturating_sub(1);
         if let Some(what) = msg.received() {
             ctx.cluster
@@ -318,9 +318,8 @@ impl JobMaster {
             );
         }
         let process =
-            self.leader.task_managers[tm as usize].unwrap_or(ctx.cluster.tms[tm as usize].process);
-        let to = (Address::JobMaster, Address::TaskManager(tm), process);
-        ctx.cluster.send_to(ctx.sched, to, msg, 0);
+            self.leader.task_managers[tm as usize].unwrap_or(ctx.tms[tm as usize].process);
+        ctx.send_to_task_manager(tm, process, msg);
     }
 
     pub(crate) fn current(&self, subtask: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
@@ -366,7 +365,7 @@ impl JobMaster {
             ShuffleKind::Remote => Location::Remote,
             ShuffleKind::Internal => Location::TaskManager {
                 task_manager: tm,
-                process: ctx.cluster.tms[tm as usize].process,
+                process: ctx.tms[tm as usize].process,
             },
         }
     }
@@ -452,7 +451,7 @@ impl JobMaster {
             .cluster
             .remote
             .iter()
-            .chain(ctx.cluster.tms.iter().flat_map(|t| t.partitions.iter()))
+            .chain(ctx.tms.iter().flat_map(|t| t.partitions.iter()))
             .find(|p| p.producer == subtask && p.attempt == attempt)
             .map(|p| records(&p.fragments));
         let staged = ctx
@@ -476,10 +475,9 @@ impl JobMaster {
 impl JobMaster {
     /// A JobMaster as a newly elected leader starts: nothing known, nothing registered, its
     /// executions under the next attempt ids.
-    pub(crate) fn new(cluster: &Cluster, incarnation: u32, now: Instant) -> JobMaster {
+    pub(crate) fn new(cluster: &Cluster, tms: usize, incarnation: u32, now: Instant) -> JobMaster {
         let n = cluster.graph.subtasks.len();
         let v = cluster.graph.vertices.len();
-        let tms = cluster.tms.len();
         JobMaster {
             leader: Leader::new(incarnation, vec![None; tms]),
             exec: (0..n)

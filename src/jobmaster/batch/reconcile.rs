@@ -118,7 +118,7 @@ impl JobMaster {
             }
         }
         let n = ctx.cluster.graph.subtasks.len();
-        let tms = ctx.cluster.tms.len();
+        let tms = ctx.tms.len();
         let window = Window::open(
             now,
             ctx.cluster.expected_task_managers.clone(),
@@ -137,7 +137,7 @@ impl JobMaster {
         ctx.sched
             .after(timeout, Event::ReconcileTimeout { incarnation });
         for tm in 0..tms as u32 {
-            ctx.cluster.register(ctx.sched, tm, self.leader.incarnation);
+            ctx.register(tm, self.leader.incarnation);
         }
         self.maybe_end_reconcile(ctx);
     }
@@ -253,7 +253,7 @@ impl JobMaster {
     }
 
     pub(crate) fn on_report_done(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32) {
-        let process = ctx.cluster.tms[tm as usize].process;
+        let process = ctx.tms[tm as usize].process;
         // What this TaskManager runs is known now (what an earlier JobMaster left there and
         // this one does not keep, it cancelled on the report): its free slots can be used.
         if self.leader.task_managers[tm as usize] == Some(process) {
@@ -479,7 +479,7 @@ impl JobMaster {
         self.set_job_status(ctx, JobStatus::Restarting);
         // A fresh execution graph: new attempts, nothing tracked, nothing initialized.
         let incarnation = self.leader.incarnation;
-        let mut fresh = JobMaster::new(ctx.cluster, incarnation, now);
+        let mut fresh = JobMaster::new(ctx.cluster, ctx.tms.len(), incarnation, now);
         for n in &mut ctx.cluster.next_attempt {
             *n += 1;
         }

@@ -92,7 +92,7 @@ impl JobMaster {
         usable: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         let slots = ctx.cluster.slots;
-        (0..ctx.cluster.tms.len())
+        (0..ctx.tms.len())
             .filter(|&t| {
                 self.leader.task_managers[t].is_some() && self.slots_used[t] < slots && usable(t)
             })

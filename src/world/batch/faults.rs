@@ -5,7 +5,7 @@ use crate::graph::SubtaskId;
 use crate::scenario::FaultKind;
 use crate::status::ExecutionState;
 use crate::trace::{FaultEvent, TraceEvent};
-use crate::world::batch::{Batch, Msg};
+use crate::world::batch::Batch;
 use crate::world::Event;
 use sim::Scheduler;
 
@@ -35,17 +35,8 @@ impl Batch {
                     .filter(|t| t.state == ExecutionState::Running)
                     .map(|t| (t.attempt, t.task_manager));
                 if let Some((attempt, tm)) = running {
-                    self.cluster
-                        .end_task(now, s, attempt, ExecutionState::Failed);
-                    self.cluster.send_to_jobmaster(
-                        sched,
-                        tm,
-                        Msg::Failed {
-                            subtask: s,
-                            attempt,
-                            missing: None,
-                        },
-                    );
+                    let (t, mut ctx) = self.task_manager(sched, tm);
+                    t.fail_task(&mut ctx, s, attempt, None);
                 }
             }
             FaultKind::LoseTaskManager {
@@ -60,14 +51,14 @@ impl Batch {
                     },
                 );
                 let t = task_manager as usize;
-                if !self.cluster.tms[t].alive {
+                if !self.tms[t].alive {
                     return;
                 }
                 for (s, attempt) in self.cluster.hosted(task_manager) {
                     self.cluster
                         .end_task(now, s, attempt, ExecutionState::Failed);
                 }
-                let process = self.cluster.tms[t].crash();
+                let process = self.tms[t].crash();
                 self.cluster
                     .record(now, TraceEvent::TaskManagerLost { task_manager });
                 if let Some(jm) = &self.jm {
@@ -94,12 +85,12 @@ impl Batch {
                     },
                 );
                 let t = task_manager as usize;
-                if !self.cluster.tms[t].disconnect() {
+                if !self.tms[t].disconnect() {
                     return;
                 }
                 self.cluster
                     .record(now, TraceEvent::TaskManagerDisconnected { task_manager });
-                let process = self.cluster.tms[t].process;
+                let process = self.tms[t].process;
                 // Both sides miss heartbeats; a disconnection shorter than the timeout is
                 // noticed when the connection is re-established (`Reconnect`).
                 if duration > self.cluster.heartbeat {
@@ -181,19 +172,20 @@ impl Batch {
 
     pub(crate) fn reconnect(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
         let now = sched.now();
-        let t = &self.cluster.tms[tm as usize];
+        let t = &self.tms[tm as usize];
         if !t.alive || t.connected {
             return;
         }
         let process = t.process;
         // Whatever side has not noticed the disconnection yet notices it now.
-        if self.cluster.tms[tm as usize].leader.is_some() {
-            self.cluster.lose_leader(sched, tm);
+        if self.tms[tm as usize].leader.is_some() {
+            let (t, mut ctx) = self.task_manager(sched, tm);
+            t.lose_leader(&mut ctx);
         }
         if let Some((jm, mut ctx)) = self.jobmaster(sched, None) {
             jm.lose_task_manager(&mut ctx, tm, process);
         }
-        self.cluster.tms[tm as usize].connected = true;
+        self.tms[tm as usize].connected = true;
         self.cluster
             .record(now, TraceEvent::TaskManagerReconnected { task_manager: tm });
         self.register(sched, tm);

@@ -9,19 +9,23 @@
 //! whole when a consumer starts (blocking exchanges).
 //!
 //! The half is the JobMaster (`JobMaster`, `crate::jobmaster::batch`), which owns its state
-//! and acts through a [`Ctx`], and the [`Cluster`] it acts on: the TaskManagers (their code
-//! is `crate::taskmanager::batch`, tasks and partitions, and `crate::taskmanager::reconcile`,
-//! its P3 reports and kept RPCs, methods of the cluster), the remote shuffle service, the
-//! links, the job event store and HA records, and the trace. What belongs to no one actor is
-//! here: `rpc` (links, delivery, fencing, P3.3's refusal or keeping of a task's RPC),
+//! and acts through a [`Ctx`], the TaskManagers (`crate::taskmanager::batch`, and
+//! `crate::taskmanager::reconcile` for their P3 reports and kept RPCs), each owning its state
+//! and acting through a [`TmCtx`], and the [`Cluster`] both act on: the task table (`tasks`),
+//! the remote shuffle service, the links, the job event store and HA records, and the trace.
+//! What belongs to no one actor is here: `rpc` (links, delivery, fencing, P3.3's refusal or keeping of a task's RPC),
 //! `processes` (crashes and elections; what a new JobMaster then does is its own `take_over`)
 //! and `faults`.
 
 mod faults;
 mod processes;
 mod rpc;
+mod tasks;
 #[cfg(test)]
 mod tests;
+mod tm_ctx;
+
+pub use tm_ctx::{Peers, TmCtx};
 
 use crate::batch::data::Fragment;
 use crate::batch::events::JobEventStore;
@@ -34,7 +38,7 @@ use crate::net::{RpcLinks, RpcPolicy};
 use crate::scenario::{Batch as BatchConfig, Scenario};
 use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::{Descriptor, Partition, Task, TaskManager};
-use crate::trace::{FlushReason, Retain, Trace, TraceEvent};
+use crate::trace::{Address, FlushReason, Retain, Trace, TraceEvent};
 use crate::world::Event;
 use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
 
@@ -187,19 +191,21 @@ pub struct Sent {
     pub epoch: u32,
 }
 
-/// The world's batch half: the JobMaster, and the cluster it acts on. Kernel events are
-/// dispatched here: to the JobMaster through its [`Ctx`], to the cluster's TaskManagers
-/// directly.
+/// The world's batch half: the JobMaster, the TaskManagers, and the cluster they act on.
+/// Kernel events are dispatched here: to the JobMaster through its [`Ctx`], to a TaskManager
+/// through its [`TmCtx`].
 pub struct Batch {
     /// The elected JobMaster; `None` between a crash and the next election.
     pub(crate) jm: Option<JobMaster>,
+    /// The TaskManagers, each acting through a [`TmCtx`] (`crate::taskmanager::batch`).
+    pub(crate) tms: Vec<TaskManager>,
     pub cluster: Cluster,
 }
 
-/// Everything of a batch run but its JobMaster: the TaskManagers with their tasks and
-/// partitions, the remote shuffle service, the links, the durable job event store and HA
+/// Everything of a batch run but its actors: the task table (the tasks the TaskManagers run,
+/// per subtask), the remote shuffle service, the links, the durable job event store and HA
 /// records, and the trace with what watches it. The JobMaster reaches it only through a
-/// [`Ctx`].
+/// [`Ctx`], a TaskManager only through a [`TmCtx`].
 pub struct Cluster {
     pub graph: ExecutionGraph,
     pub batch: BatchConfig,
@@ -227,8 +233,9 @@ pub struct Cluster {
     /// TaskManagers address.
     pub(crate) jm_incarnation: u32,
     pub(crate) crashed_at: Instant,
-    pub(crate) tms: Vec<TaskManager>,
     pub(crate) remote: Vec<Partition>,
+    /// The task table: per subtask, the attempt deployed last, on the TaskManager that runs
+    /// it (`tasks.rs` says why here and not on the TaskManager).
     pub(crate) tasks: Vec<Option<Task>>,
     /// P2.8: per subtask, a speculative attempt on its TaskManager, beside `tasks`.
     pub(crate) spec_tasks: Vec<Option<Task>>,
@@ -270,6 +277,9 @@ impl Batch {
     pub fn new(scenario: &Scenario, seed: u64, retain: Retain) -> Batch {
         Batch {
             jm: None,
+            tms: (0..scenario.cluster.task_managers)
+                .map(TaskManager::new)
+                .collect(),
             cluster: Cluster::new(scenario, seed, retain),
         }
     }
@@ -335,7 +345,6 @@ impl Cluster {
             slots: scenario.cluster.slots_per_task_manager,
             jm_incarnation: 0,
             crashed_at: Instant::ZERO,
-            tms: (0..tms).map(|_| TaskManager::new()).collect(),
             remote: Vec::new(),
             tasks: (0..n).map(|_| None).collect(),
             spec_tasks: (0..n).map(|_| None).collect(),
@@ -376,15 +385,31 @@ impl Cluster {
 }
 
 /// A batch JobMaster's view of the world while it handles one event: the cluster it acts on
-/// (its messages, the trace, durable storage) and the kernel's scheduler for its timers.
+/// (its messages, the trace, durable storage), the TaskManagers (what it knows of their
+/// processes and partitions; it tells them of itself through `Ctx::register`) and the
+/// kernel's scheduler for its timers.
 pub struct Ctx<'a, 's> {
     pub cluster: &'a mut Cluster,
+    pub(crate) tms: &'a mut [TaskManager],
     pub sched: &'a mut Scheduler<'s, Event>,
 }
 
 impl Ctx<'_, '_> {
     pub fn now(&self) -> Instant {
         self.sched.now()
+    }
+
+    /// Sends `msg` to process `process` of TaskManager `tm`.
+    pub(crate) fn send_to_task_manager(&mut self, tm: u32, process: u32, msg: Msg) {
+        let to = (Address::JobMaster, Address::TaskManager(tm), process);
+        self.cluster
+            .send_to(self.sched, &self.tms[tm as usize], to, msg, 0);
+    }
+
+    /// TaskManager `tm` learns of the JobMaster `incarnation` (HA) and registers with it.
+    pub(crate) fn register(&mut self, tm: u32, incarnation: u32) {
+        let (t, mut ctx) = tm_ctx::split(self.tms, self.cluster, self.sched, tm);
+        t.register(&mut ctx, incarnation);
     }
 }
 
@@ -401,15 +426,26 @@ impl Batch {
             .filter(|jm| incarnation.is_none_or(|i| jm.incarnation() == i))?;
         let ctx = Ctx {
             cluster: &mut self.cluster,
+            tms: &mut self.tms,
             sched,
         };
         Some((jm, ctx))
     }
 
+    /// TaskManager `tm` with its context.
+    pub(crate) fn task_manager<'a, 's>(
+        &'a mut self,
+        sched: &'a mut Scheduler<'s, Event>,
+        tm: u32,
+    ) -> (&'a mut TaskManager, TmCtx<'a, 's>) {
+        tm_ctx::split(&mut self.tms, &mut self.cluster, sched, tm)
+    }
+
     /// TaskManager `tm` learns of the current leader, if any (HA), and registers with it.
     fn register(&mut self, sched: &mut Scheduler<'_, Event>, tm: u32) {
-        if let Some(jm) = &self.jm {
-            self.cluster.register(sched, tm, jm.incarnation());
+        if let Some(incarnation) = self.jm.as_ref().map(|jm| jm.incarnation()) {
+            let (t, mut ctx) = self.task_manager(sched, tm);
+            t.register(&mut ctx, incarnation);
         }
     }
 
@@ -431,8 +467,22 @@ impl Batch {
             Event::RetryParked {
                 task_manager,
                 process,
-            } => self.cluster.retry_parked(sched, task_manager, process),
-            Event::TaskStep { subtask, attempt } => self.cluster.task_step(sched, subtask, attempt),
+            } => {
+                let (t, mut ctx) = self.task_manager(sched, task_manager);
+                t.retry_parked(&mut ctx, process);
+            }
+            Event::TaskStep { subtask, attempt } => {
+                // The TaskManager that runs it, if it still does.
+                let host = self
+                    .cluster
+                    .task_ref(subtask, attempt)
+                    .filter(|t| t.state == ExecutionState::Running)
+                    .map(|t| t.task_manager);
+                if let Some(tm) = host {
+                    let (t, mut ctx) = self.task_manager(sched, tm);
+                    t.task_step(&mut ctx, subtask, attempt);
+                }
+            }
             Event::FlushTick { incarnation } => {
                 if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
                     jm.flush_pending = false;
@@ -446,9 +496,10 @@ impl Batch {
                 }
             }
             Event::JobMasterTimeout { incarnation } => {
-                for tm in 0..self.cluster.tms.len() as u32 {
-                    if self.cluster.tms[tm as usize].works_for(incarnation) {
-                        self.cluster.lose_leader(sched, tm);
+                for tm in 0..self.tms.len() as u32 {
+                    if self.tms[tm as usize].works_for(incarnation) {
+                        let (t, mut ctx) = self.task_manager(sched, tm);
+                        t.lose_leader(&mut ctx);
                     }
                 }
             }
@@ -466,19 +517,21 @@ impl Batch {
                 task_manager,
                 process,
             } => {
-                if self.cluster.tms[task_manager as usize].misses_leader(process) {
-                    self.cluster.lose_leader(sched, task_manager);
+                if self.tms[task_manager as usize].misses_leader(process) {
+                    let (t, mut ctx) = self.task_manager(sched, task_manager);
+                    t.lose_leader(&mut ctx);
                 }
             }
             Event::RegistrationTimeout {
                 task_manager,
                 process,
                 losses,
-            } => self
-                .cluster
-                .registration_timed_out(now, task_manager, process, losses),
+            } => {
+                let (t, mut ctx) = self.task_manager(sched, task_manager);
+                t.registration_timed_out(&mut ctx, process, losses);
+            }
             Event::TaskManagerRestart { task_manager } => {
-                self.cluster.tms[task_manager as usize].restart();
+                self.tms[task_manager as usize].restart();
                 self.cluster
                     .record(now, TraceEvent::TaskManagerStarted { task_manager });
                 self.register(sched, task_manager);
@@ -551,7 +604,6 @@ impl Batch {
             })
             .collect();
         let processes = self
-            .cluster
             .tms
             .iter()
             .map(|t| t.alive.then_some(t.process))

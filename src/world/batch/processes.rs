@@ -18,8 +18,8 @@ impl Batch {
         for (at, index) in self.cluster.faults.timed() {
             sched.at(at, Event::Fault { index });
         }
-        let mut jm = JobMaster::new(&self.cluster, 0, now);
-        for (t, tm) in self.cluster.tms.iter().enumerate() {
+        let mut jm = JobMaster::new(&self.cluster, self.tms.len(), 0, now);
+        for (t, tm) in self.tms.iter().enumerate() {
             jm.leader.register(t as u32, tm.process);
         }
         // Nothing runs anywhere yet.
@@ -34,6 +34,7 @@ impl Batch {
         let jm = self.jm.insert(jm);
         let mut ctx = Ctx {
             cluster: &mut self.cluster,
+            tms: &mut self.tms,
             sched,
         };
         jm.set_job_status(&mut ctx, JobStatus::Created);
@@ -89,9 +90,12 @@ impl Batch {
             return;
         }
         let incarnation = self.cluster.jm_incarnation;
-        let jm = self
-            .jm
-            .insert(JobMaster::new(&self.cluster, incarnation, now));
+        let jm = self.jm.insert(JobMaster::new(
+            &self.cluster,
+            self.tms.len(),
+            incarnation,
+            now,
+        ));
         // Its executions took the next attempt ids.
         for n in &mut self.cluster.next_attempt {
             *n += 1;
@@ -100,6 +104,7 @@ impl Batch {
             .record(now, TraceEvent::JobMasterElected { incarnation });
         jm.take_over(&mut Ctx {
             cluster: &mut self.cluster,
+            tms: &mut self.tms,
             sched,
         });
     }

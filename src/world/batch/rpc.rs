@@ -5,29 +5,31 @@
 
 use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
+use crate::taskmanager::batch::TaskManager;
 use crate::trace::{Address, TraceEvent};
 use crate::world::batch::{Batch, Cluster, Msg, Sent};
 use crate::world::Event;
 use sim::Scheduler;
 
 impl Cluster {
-    /// Sends message number `seq` to incarnation `to_incarnation` of `to`.
+    /// Sends message number `seq` to incarnation `to_incarnation` of `to`, on the link of
+    /// TaskManager `tm` (its connection: whether it is up, its epoch); whether it went on the
+    /// wire. The sender counts what it has in flight.
     pub(crate) fn send_to(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
+        tm: &TaskManager,
         (from, to, to_incarnation): (Address, Address, u32),
         msg: Msg,
         seq: u64,
-    ) {
+    ) -> bool {
         let link = LinkId::between(from, to);
-        let tm = link.task_manager();
         // A cut link loses everything sent over it.
-        if !self.tms[tm as usize].connected {
+        if !tm.connected {
             if let (Address::TaskManager(_), Some(rpc)) = (from, msg.task_rpc()) {
-                let process = self.tms[tm as usize].process;
-                self.oracles.rpc_lost(tm, process, rpc);
+                self.oracles.rpc_lost(tm.id, tm.process, rpc);
             }
-            return;
+            return false;
         }
         let now = sched.now();
         // A delay spike on RPCs adds its latency; a lost RPC is sent again by its sender after
@@ -38,45 +40,22 @@ impl Cluster {
         if let Some(retry) = lost {
             self.record(now, TraceEvent::RpcLost { from, to, retry });
             if self.bug == Some(Bug::ForgetLostRpc) {
-                return;
+                return false;
             }
         }
         let from_process = match from {
             Address::JobMaster => self.jm_incarnation,
-            Address::TaskManager(_) => self.tms[tm as usize].process,
+            Address::TaskManager(_) => tm.process,
         };
         let sent = Sent {
             msg,
-            epoch: self.tms[tm as usize].link_epoch,
+            epoch: tm.link_epoch,
         };
         let at = self
             .rpc
             .send(now, link, seq, sent, (from_process, to_incarnation), extra);
         sched.at(at, Event::Rpc { link });
-        if to == Address::JobMaster {
-            let t = &mut self.tms[tm as usize];
-            t.in_flight += 1;
-            if self.reconcile.is_some() && msg.is_task_rpc() {
-                t.wire.insert(seq, msg);
-            }
-        }
-    }
-
-    /// Sends message number `seq` of TaskManager `tm` to the JobMaster elected last (P3.3: a
-    /// resent one keeps its number).
-    pub(crate) fn send_numbered_to_jobmaster(
-        &mut self,
-        sched: &mut Scheduler<'_, Event>,
-        tm: u32,
-        msg: Msg,
-        seq: u64,
-    ) {
-        let to = (
-            Address::TaskManager(tm),
-            Address::JobMaster,
-            self.jm_incarnation,
-        );
-        self.send_to(sched, to, msg, seq);
+        true
     }
 }
 
@@ -96,16 +75,16 @@ impl Batch {
         } = envelope;
         let (from, to, tm) = (link.from(), link.to(), link.task_manager());
         if let Address::TaskManager(t) = from {
-            let sender = &mut self.cluster.tms[t as usize];
+            let sender = &mut self.tms[t as usize];
             if sender.process == from_process {
                 sender.wire.remove(&seq);
             }
         }
-        if self.cluster.tms[tm as usize].link_epoch != epoch {
+        if self.tms[tm as usize].link_epoch != epoch {
             // The connection reset under it: what was on the wire is gone (P3.3: a sender
             // that keeps it learns so).
-            self.cluster
-                .keep_after_reset(sched, link, (seq, from_process), msg);
+            let (t, mut ctx) = self.task_manager(sched, tm);
+            t.keep_after_reset(&mut ctx, link, (seq, from_process), msg);
             return;
         }
         match to {
@@ -113,7 +92,7 @@ impl Batch {
                 let Address::TaskManager(tm) = from else {
                     unreachable!("only TaskManagers write to the JobMaster")
                 };
-                let sender = &mut self.cluster.tms[tm as usize];
+                let sender = &mut self.tms[tm as usize];
                 let sender_alive = sender.alive && sender.process == from_process;
                 if !sender_alive {
                     // Its connection died with it: what it still had on the wire is gone.
@@ -124,7 +103,7 @@ impl Batch {
                     .jm
                     .as_ref()
                     .is_some_and(|jm| jm.incarnation() == to_incarnation);
-                let connected = self.cluster.tms[tm as usize].connected;
+                let connected = self.tms[tm as usize].connected;
                 if self.cluster.reconcile.is_some() && msg.is_task_rpc() {
                     self.deliver_task_rpc(sched, tm, msg, (seq, from_process), alive && connected);
                 } else if alive && connected {
@@ -134,12 +113,13 @@ impl Batch {
                 }
             }
             Address::TaskManager(tm) => {
-                let t = &self.cluster.tms[tm as usize];
+                let t = &self.tms[tm as usize];
                 // Fencing (Flink's JobMasterId): once a TaskManager follows a new leader it
                 // ignores what an older JobMaster sent.
                 let fenced = t.leader.is_some_and(|leader| leader != from_process);
                 if t.alive && t.connected && t.process == to_incarnation && !fenced {
-                    self.cluster.tm_receives(sched, tm, msg);
+                    let (t, mut ctx) = self.task_manager(sched, tm);
+                    t.receive(&mut ctx, msg);
                 }
             }
         }
@@ -156,12 +136,12 @@ impl Batch {
         reachable: bool,
     ) {
         let sender_alive = {
-            let t = &self.cluster.tms[tm as usize];
+            let t = &self.tms[tm as usize];
             t.alive && t.process == from_process
         };
         // P3.3: while the sender keeps older RPCs, one that arrives from the wire joins them
         // (in send order) instead of overtaking them.
-        let holding = self.cluster.tms[tm as usize].outbox.is_holding()
+        let holding = self.tms[tm as usize].outbox.is_holding()
             && self.cluster.bug != Some(Bug::OvertakeKeptRpcs);
         if let Some((jm, mut ctx)) = self.jobmaster(sched, None).filter(|_| reachable) {
             let refused = jm.refuses(msg);
@@ -173,7 +153,8 @@ impl Batch {
             }
         }
         if sender_alive {
-            self.cluster.keep_task_rpc(sched, tm, seq, msg);
+            let (t, mut ctx) = self.task_manager(sched, tm);
+            t.keep_task_rpc(&mut ctx, seq, msg);
         }
     }
 }

@@ -83,7 +83,7 @@ fn arriving(w: &Batch, event: &Event) -> Option<(Address, Msg)> {
 
 /// Every message on its way, with where it goes.
 fn messages_on_the_wire(w: &Batch) -> Vec<(Address, Msg)> {
-    (0..w.cluster.tms.len() as u32)
+    (0..w.tms.len() as u32)
         .flat_map(|tm| {
             let task_manager = Address::TaskManager(tm);
             [
@@ -234,7 +234,7 @@ fn report(w: &Batch, s: SubtaskId, attempt: u32, state: ExecutionState) -> Msg {
 }
 
 fn another(w: &Batch, tm: u32) -> u32 {
-    (tm + 1) % w.cluster.tms.len() as u32
+    (tm + 1) % w.tms.len() as u32
 }
 
 /// Hands the JobMaster `msgs` from `tm`, as if they had just arrived, and checks the window
@@ -450,7 +450,7 @@ fn a_task_manager_lost_in_the_window_voids_its_reports() {
     let mut lost = None;
     let staged = stage(before_last_report_done, |w, sched| {
         let (s, _, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
-        let process = w.cluster.tms[tm as usize].process;
+        let process = w.tms[tm as usize].process;
         lost = Some((s, tm));
         let incarnation = w.jm.as_ref().expect("elected").incarnation();
         let timeout = Event::TaskManagerTimeout {
@@ -477,9 +477,7 @@ fn a_finished_producer_without_its_partition_fails_the_window() {
         |_, e| matches!(e, Event::JobMasterElected),
         |w, _| {
             let (s, _, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
-            w.cluster.tms[tm as usize]
-                .partitions
-                .retain(|p| p.producer != s);
+            w.tms[tm as usize].partitions.retain(|p| p.producer != s);
         },
     );
     assert_eq!(staged.outcome(), ReconcileOutcome::Failing);
@@ -507,7 +505,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
                         subtask: s,
                         attempt: a,
                     };
-                    w.cluster.tms[tm as usize].wire.insert(u64::MAX, request);
+                    w.tms[tm as usize].wire.insert(u64::MAX, request);
                 }
                 source = Some(s);
             },
@@ -529,7 +527,6 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
             .count();
         let kept = staged
             .world
-            .cluster
             .tms
             .iter()
             .flat_map(|t| t.outbox.kept())
@@ -554,7 +551,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
         |_, e| matches!(e, Event::JobMasterElected),
         |w, _| {
             let (s, a, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
-            let partitions = &mut w.cluster.tms[tm as usize].partitions;
+            let partitions = &mut w.tms[tm as usize].partitions;
             let kept = partitions
                 .iter()
                 .find(|p| p.producer == s && p.attempt == a)
@@ -593,7 +590,6 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
     }
     let held: Vec<u32> = staged
         .world
-        .cluster
         .tms
         .iter()
         .flat_map(|t| &t.partitions)
@@ -623,12 +619,12 @@ fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
             right_way && kind(&msg) && (after || msg.received().is_some())
         },
         |w, _| {
-            for t in &mut w.cluster.tms {
+            for t in &mut w.tms {
                 t.link_epoch += 1;
             }
         },
     );
-    let tms = &staged.world.cluster.tms;
+    let tms = &staged.world.tms;
     tms.iter().flat_map(|t| t.outbox.kept()).collect()
 }
 
@@ -660,7 +656,7 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
             after && matches!(arriving(w, e), Some((_, Msg::Deploy { .. })))
         },
         |w, _| {
-            for t in &mut w.cluster.tms {
+            for t in &mut w.tms {
                 t.connected = false;
             }
             deployed = Some(());

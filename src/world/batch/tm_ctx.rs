@@ -1,0 +1,296 @@
+//! A batch TaskManager's view of the world while it handles one event ([`TmCtx`]): what a
+//! TaskManager may touch and nothing else. Its own state is its own (`&mut TaskManager`); the
+//! context lends it the scheduler, the trace, its link to the JobMaster, the task table its
+//! tasks are held in, the deployment descriptors the JobMaster wrote, the remote shuffle
+//! service, the other TaskManagers' partitions (to read, as a consumer does over the network)
+//! and the work-time random stream. It does not lend the JobMaster, the job event store, HA
+//! records or the other TaskManagers' state beyond their partitions.
+
+use crate::batch::data::Fragment;
+use crate::batch::oracle::TaskRpc;
+use crate::bug::Bug;
+use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::scenario::Batch as BatchConfig;
+use crate::status::ExecutionState;
+use crate::taskmanager::batch::{Descriptor, Partition, Task, TaskManager};
+use crate::taskmanager::Outbox;
+use crate::trace::{Address, TraceEvent};
+use crate::world::batch::{Cluster, Msg};
+use crate::world::Event;
+use sim::{Duration, Instant, Scheduler};
+
+/// The other TaskManagers, as one of them sees them: their partitions, to read.
+pub struct Peers<'a> {
+    before: &'a [TaskManager],
+    after: &'a [TaskManager],
+}
+
+impl<'a> Peers<'a> {
+    /// TaskManager `tm` of `tms`, to change, and the others, to read.
+    fn around(tms: &'a mut [TaskManager], tm: u32) -> (&'a mut TaskManager, Peers<'a>) {
+        let (before, rest) = tms.split_at_mut(tm as usize);
+        let (me, after) = rest
+            .split_first_mut()
+            .expect("a TaskManager of the cluster");
+        let peers = Peers {
+            before: &*before,
+            after: &*after,
+        };
+        (me, peers)
+    }
+
+    /// TaskManager `tm`, unless it is the one looking.
+    pub(crate) fn get(&self, tm: u32) -> Option<&TaskManager> {
+        let tm = tm as usize;
+        let split = self.before.len();
+        match tm.cmp(&split) {
+            std::cmp::Ordering::Less => self.before.get(tm),
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Greater => self.after.get(tm - split - 1),
+        }
+    }
+}
+
+/// TaskManager `tm` of `tms`, with its context: the rest of the cluster and the scheduler.
+pub(crate) fn split<'a, 's>(
+    tms: &'a mut [TaskManager],
+    cluster: &'a mut Cluster,
+    sched: &'a mut Scheduler<'s, Event>,
+    tm: u32,
+) -> (&'a mut TaskManager, TmCtx<'a, 's>) {
+    let (me, peers) = Peers::around(tms, tm);
+    (
+        me,
+        TmCtx {
+            cluster,
+            peers,
+            sched,
+        },
+    )
+}
+
+/// What a batch TaskManager may touch while it handles one event (module doc).
+pub struct TmCtx<'a, 's> {
+    cluster: &'a mut Cluster,
+    peers: Peers<'a>,
+    sched: &'a mut Scheduler<'s, Event>,
+}
+
+impl TmCtx<'_, '_> {
+    pub(crate) fn now(&self) -> Instant {
+        self.sched.now()
+    }
+
+    pub(crate) fn after(&mut self, delay: Duration, event: Event) {
+        self.sched.after(delay, event);
+    }
+
+    pub(crate) fn record(&mut self, event: TraceEvent) {
+        let now = self.sched.now();
+        self.cluster.record(now, event);
+    }
+
+    pub(crate) fn graph(&self) -> &ExecutionGraph {
+        &self.cluster.graph
+    }
+
+    pub(crate) fn config(&self) -> &BatchConfig {
+        &self.cluster.batch
+    }
+
+    pub(crate) fn bug(&self) -> Option<Bug> {
+        self.cluster.bug
+    }
+
+    /// `jobmaster.failover: reconcile` (P3): the window and the terminal-state retention.
+    pub(crate) fn reconcile(&self) -> Option<(Duration, Duration)> {
+        self.cluster.reconcile
+    }
+
+    pub(crate) fn is_source(&self, subtask: SubtaskId) -> bool {
+        self.cluster.is_source[subtask.index()]
+    }
+
+    /// One draw of a record's processing time from the work stream.
+    pub(crate) fn draw_work(&mut self, min: Duration, max: Duration) -> Duration {
+        self.cluster.work_rng.duration_between(min, max)
+    }
+
+    /// Sends message number `seq` of TaskManager `from` to the JobMaster elected last; whether
+    /// it went on the wire (a cut link loses it).
+    pub(crate) fn send_to_jobmaster(&mut self, from: &TaskManager, msg: Msg, seq: u64) -> bool {
+        let to = (
+            Address::TaskManager(from.id),
+            Address::JobMaster,
+            self.cluster.jm_incarnation,
+        );
+        self.cluster.send_to(self.sched, from, to, msg, seq)
+    }
+
+    /// Tells the `no-lost-rpc` oracle that process `process` of TaskManager `tm` sent `rpc`.
+    pub(crate) fn rpc_sent(&mut self, tm: u32, process: u32, rpc: TaskRpc) {
+        self.cluster.oracles.rpc_sent(tm, process, rpc);
+    }
+
+    /// P3.3: schedules the retry of `outbox`, process `process` of TaskManager `tm`'s
+    /// (`Outbox::schedule_retry`).
+    pub(crate) fn schedule_retry(&mut self, outbox: &mut Outbox<Msg>, tm: u32, process: u32) {
+        outbox.schedule_retry(self.sched, tm, process);
+    }
+
+    /// P3.3's counters: an RPC kept, and one sent again.
+    pub(crate) fn count_kept(&mut self) {
+        self.cluster.rpcs_kept += 1;
+    }
+
+    pub(crate) fn count_resent(&mut self) {
+        self.cluster.rpcs_resent += 1;
+    }
+
+    // ---- the task table ----------------------------------------------------------------
+
+    pub(crate) fn task(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
+        self.cluster.task_ref(subtask, attempt)
+    }
+
+    pub(crate) fn task_mut(&mut self, subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
+        self.cluster.task_mut(subtask, attempt)
+    }
+
+    pub(crate) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
+        self.cluster.running(subtask, attempt)
+    }
+
+    /// The original attempts, by subtask (what a P3.2 report goes through).
+    pub(crate) fn originals(&self) -> impl Iterator<Item = (SubtaskId, &Task)> {
+        self.cluster
+            .tasks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.as_ref().map(|t| (SubtaskId(i as u32), t)))
+    }
+
+    /// The attempts TaskManager `tm` runs (originals first, then speculative ones, P2.8).
+    pub(crate) fn hosted(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
+        self.cluster.hosted(tm)
+    }
+
+    pub(crate) fn task_state(&mut self, subtask: SubtaskId, attempt: u32, to: ExecutionState) {
+        let now = self.sched.now();
+        self.cluster.task_state(now, subtask, attempt, to);
+    }
+
+    pub(crate) fn end_task(&mut self, subtask: SubtaskId, attempt: u32, to: ExecutionState) {
+        let now = self.sched.now();
+        self.cluster.end_task(now, subtask, attempt, to);
+    }
+
+    /// The descriptor of attempt `attempt` of `subtask`, and whether it is speculative (P2.8);
+    /// `None` when the JobMaster has since replaced it by a newer attempt (stale).
+    pub(crate) fn descriptor(
+        &self,
+        subtask: SubtaskId,
+        attempt: u32,
+    ) -> Option<(Descriptor, bool)> {
+        let i = subtask.index();
+        let speculative = self.cluster.spec_descriptors[i]
+            .as_ref()
+            .is_some_and(|d| d.attempt == attempt);
+        let descriptor = if speculative {
+            self.cluster.spec_descriptors[i]
+                .clone()
+                .expect("speculative")
+        } else {
+            self.cluster.descriptors[i].clone()
+        };
+        (descriptor.attempt == attempt).then_some((descriptor, speculative))
+    }
+
+    /// The attempt that holds `subtask`'s slot of the task table (P2.8: its speculative one).
+    pub(crate) fn slot(&self, subtask: SubtaskId, speculative: bool) -> Option<&Task> {
+        let i = subtask.index();
+        if speculative {
+            self.cluster.spec_tasks[i].as_ref()
+        } else {
+            self.cluster.tasks[i].as_ref()
+        }
+    }
+
+    /// `task` takes `subtask`'s slot; an original attempt is not finished (yet).
+    pub(crate) fn occupy(&mut self, subtask: SubtaskId, speculative: bool, task: Task) {
+        let i = subtask.index();
+        if speculative {
+            self.cluster.spec_tasks[i] = Some(task);
+        } else {
+            self.cluster.done[i] = None;
+            self.cluster.tasks[i] = Some(task);
+        }
+    }
+
+    // ---- ground truth and statistics ---------------------------------------------------
+
+    /// Attempt `attempt` of `subtask` finished now; a re-run of a recovery adds what it
+    /// took, since `started`, to the work the recovery redid.
+    pub(crate) fn finished(&mut self, subtask: SubtaskId, attempt: u32, started: Instant) {
+        let now = self.sched.now();
+        let c = &mut *self.cluster;
+        c.done[subtask.index()] = Some((attempt, now));
+        if let Some(r) = c.rerun_of[subtask.index()].take() {
+            let took = now.saturating_duration_since(started);
+            c.recoveries[r].redone = c.recoveries[r].redone + took;
+        }
+    }
+
+    /// `n` tasks of the latest recovery failed with their TaskManager's leader.
+    pub(crate) fn interrupted(&mut self, n: u32) {
+        if let Some(r) = self.cluster.recoveries.last_mut() {
+            r.interrupted += n;
+        }
+    }
+
+    /// A sink's attempt stages its output (a file sink's pending files), committed when the
+    /// job finishes.
+    pub(crate) fn stage(&mut self, subtask: SubtaskId, attempt: u32, output: Vec<Fragment>) {
+        self.cluster.staged.push((subtask, attempt, output));
+    }
+
+    // ---- partitions elsewhere ----------------------------------------------------------
+
+    /// Writes a partition to the remote shuffle service.
+    pub(crate) fn write_remote(&mut self, partition: Partition) {
+        self.cluster.remote.push(partition);
+    }
+
+    /// The remote shuffle service's partition of `producer`'s attempt.
+    pub(crate) fn remote(&self, producer: SubtaskId, attempt: u32) -> Option<&Partition> {
+        self.cluster
+            .remote
+            .iter()
+            .find(|p| p.producer == producer && p.attempt == attempt)
+    }
+
+    /// Another TaskManager, for its partitions.
+    pub(crate) fn peer(&self, tm: u32) -> Option<&TaskManager> {
+        self.peers.get(tm)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A TaskManager sees every other one as its peer, by its own number, and not itself.
+    #[test]
+    fn peers_are_the_others_by_number() {
+        let mut tms: Vec<TaskManager> = (0..4).map(TaskManager::new).collect();
+        for me in 0..4u32 {
+            let (mine, peers) = Peers::around(&mut tms, me);
+            assert_eq!(mine.id, me);
+            for tm in 0..5u32 {
+                let seen = peers.get(tm).map(|t| t.id);
+                let expected = (tm != me && tm < 4).then_some(tm);
+                assert_eq!(seen, expected, "TaskManager {me} looking for {tm}");
+            }
+        }
+    }
+}
