@@ -38,7 +38,7 @@ pub(crate) struct Partition {
 
 pub(crate) struct TaskManager {
     /// Which TaskManager of the cluster it is.
-    pub(crate) id: u32,
+    pub(crate) index: u32,
     pub(crate) process: u32,
     pub(crate) alive: bool,
     pub(crate) connected: bool,
@@ -62,9 +62,9 @@ pub(crate) struct TaskManager {
 
 impl TaskManager {
     /// The first process of a TaskManager, registered with the first JobMaster.
-    pub(crate) fn new(id: u32) -> TaskManager {
+    pub(crate) fn new(index: u32) -> TaskManager {
         TaskManager {
-            id,
+            index,
             process: 0,
             alive: true,
             connected: true,
@@ -291,7 +291,7 @@ impl TaskManager {
     /// JobMaster took yet (P3.3); without a leader other messages are not sent.
     pub(crate) fn send_to_jobmaster(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg) {
         if let Some(rpc) = msg.task_rpc() {
-            ctx.rpc_sent(self.id, self.process, rpc);
+            ctx.rpc_sent(self.index, self.process, rpc);
         }
         if ctx.reconcile().is_some() && msg.is_task_rpc() {
             // P3.3: a task's RPC waits behind those no JobMaster took yet.
@@ -336,7 +336,7 @@ impl TaskManager {
         let work = per_record
             .checked_mul(records.max(1))
             .unwrap_or(Duration::MAX);
-        match ctx.config().slowdown.get(self.id as usize) {
+        match ctx.config().slowdown.get(self.index as usize) {
             Some(&factor) if factor > 1.0 => {
                 let slowed = work.as_nanos() as f64 * factor;
                 Duration::from_nanos(slowed.min(u64::MAX as f64 / 4.0) as u64)
@@ -361,7 +361,7 @@ impl TaskManager {
         }
         let task = Task {
             attempt,
-            task_manager: self.id,
+            task_manager: self.index,
             process: self.process,
             state: ExecutionState::Created,
             output: Vec::new(),
@@ -430,7 +430,7 @@ impl TaskManager {
                 task_manager,
                 process,
             } => {
-                let holder = if task_manager == self.id {
+                let holder = if task_manager == self.index {
                     Some(self)
                 } else {
                     ctx.peer(task_manager)
@@ -511,14 +511,14 @@ impl TaskManager {
         let timeout = ctx.config().registration_timeout;
         let armed = self.forget_leader(timeout.is_some());
         ctx.record(TraceEvent::LeaderLost {
-            task_manager: self.id,
+            task_manager: self.index,
         });
         // F2.5: kept partitions wait for a new JobManager only so long.
         if let (Some(timeout), Some((process, losses))) = (timeout, armed) {
             ctx.after(
                 timeout,
                 Event::RegistrationTimeout {
-                    task_manager: self.id,
+                    task_manager: self.index,
                     process,
                     losses,
                 },
@@ -528,7 +528,7 @@ impl TaskManager {
             // P3.1: under reconciliation the tasks keep running; their RPCs wait.
             return;
         }
-        let hosted = ctx.hosted(self.id);
+        let hosted = ctx.hosted(self.index);
         ctx.interrupted(hosted.len() as u32);
         for (s, attempt) in hosted {
             ctx.end_task(s, attempt, ExecutionState::Failed);
@@ -577,7 +577,7 @@ impl TaskManager {
         }
         self.leader = Some(incarnation);
         ctx.record(TraceEvent::LeaderFound {
-            task_manager: self.id,
+            task_manager: self.index,
         });
         self.send_to_jobmaster(ctx, Msg::Register);
         if ctx.reconcile().is_some() {

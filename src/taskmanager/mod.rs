@@ -15,7 +15,13 @@ use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::trace::Restore;
 use crate::world::Ctx;
-use sim::Instant;
+use sim::{Duration, Instant};
+
+/// P3.1: a task that ended at `ended` is remembered (and reported to a new leader, P3.2) for
+/// `retention`; past it, the TaskManager has forgotten it. One rule for both kinds of job.
+pub(crate) fn forgotten(ended: Instant, now: Instant, retention: Duration) -> bool {
+    now.saturating_duration_since(ended) > retention
+}
 
 /// A task that ended and left its slot (failed, or cancelled by a JobMaster), as the
 /// TaskManager remembers it for reports (P3.1).
@@ -90,5 +96,25 @@ impl TaskManager {
     /// The process died: its memory goes with it (its outbox is the caller's).
     pub fn died(&mut self) {
         self.ended.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// P3.1: a task is remembered for the whole retention, the last instant included, and
+    /// forgotten one nanosecond later; a retention of zero keeps it only at the instant it
+    /// ended.
+    #[test]
+    fn an_ended_task_is_forgotten_only_past_the_retention() {
+        let ended = Instant::ZERO + Duration::from_nanos(1_000);
+        let retention = Duration::from_nanos(500);
+        let at = |ns: u64| Instant::ZERO + Duration::from_nanos(ns);
+        assert!(!forgotten(ended, at(1_000), retention));
+        assert!(!forgotten(ended, at(1_500), retention));
+        assert!(forgotten(ended, at(1_501), retention));
+        assert!(!forgotten(ended, ended, Duration::ZERO));
+        assert!(forgotten(ended, at(1_001), Duration::ZERO));
     }
 }

@@ -59,7 +59,9 @@ pub(crate) fn report(
             },
         };
         if let Some(at) = ended_at {
-            if ctx.config.bug == Some(Bug::NoTerminalRetention) || at + retention < ctx.now {
+            if ctx.config.bug == Some(Bug::NoTerminalRetention)
+                || super::forgotten(at, ctx.now, retention)
+            {
                 continue; // forgotten
             }
         }
@@ -113,12 +115,12 @@ impl BatchTaskManager {
     pub(crate) fn send_reports(&mut self, ctx: &mut TmCtx<'_, '_>) {
         let now = ctx.now();
         let (_, retention) = ctx.reconcile().expect("reconciling");
-        let (tm, process) = (self.id, self.process);
+        let (tm, process) = (self.index, self.process);
         let mut reports = Vec::new();
         for (subtask, t) in ctx.originals() {
             let forgotten = t
                 .ended
-                .is_some_and(|ended| now.saturating_duration_since(ended) > retention);
+                .is_some_and(|ended| super::forgotten(ended, now, retention));
             if t.task_manager != tm || t.process != process || forgotten {
                 continue;
             }
@@ -186,7 +188,7 @@ impl BatchTaskManager {
 
     /// P3.3: schedules the retry of its outbox (`Outbox::schedule_retry`).
     fn schedule_retry(&mut self, ctx: &mut TmCtx<'_, '_>) {
-        let (tm, process) = (self.id, self.process);
+        let (tm, process) = (self.index, self.process);
         ctx.schedule_retry(&mut self.outbox, tm, process);
     }
 

@@ -27,7 +27,7 @@ impl Cluster {
         // A cut link loses everything sent over it.
         if !tm.connected {
             if let (Address::TaskManager(_), Some(rpc)) = (from, msg.task_rpc()) {
-                self.oracles.rpc_lost(tm.id, tm.process, rpc);
+                self.oracles.rpc_lost(tm.index, tm.process, rpc);
             }
             return false;
         }

@@ -120,7 +120,7 @@ impl TmCtx<'_, '_> {
     /// it went on the wire (a cut link loses it).
     pub(crate) fn send_to_jobmaster(&mut self, from: &TaskManager, msg: Msg, seq: u64) -> bool {
         let to = (
-            Address::TaskManager(from.id),
+            Address::TaskManager(from.index),
             Address::JobMaster,
             self.cluster.jm_incarnation,
         );
@@ -285,9 +285,9 @@ mod tests {
         let mut tms: Vec<TaskManager> = (0..4).map(TaskManager::new).collect();
         for me in 0..4u32 {
             let (mine, peers) = Peers::around(&mut tms, me);
-            assert_eq!(mine.id, me);
+            assert_eq!(mine.index, me);
             for tm in 0..5u32 {
-                let seen = peers.get(tm).map(|t| t.id);
+                let seen = peers.get(tm).map(|t| t.index);
                 let expected = (tm != me && tm < 4).then_some(tm);
                 assert_eq!(seen, expected, "TaskManager {me} looking for {tm}");
             }
