@@ -38,6 +38,9 @@ pub(super) struct ChannelBuffers {
     pub(super) unsent: u32,
     /// Buffers among `sizes` the channel borrowed from its gate (beyond its exclusive ones).
     floating: u32,
+    /// Records the consumer took from the oldest buffer in `sizes` so far (0: it has not
+    /// started on it).
+    taken_of_oldest: u32,
     /// Data buffers the consumer has finished on this channel since its partition began.
     pub(super) consumed: u64,
 }
@@ -107,9 +110,11 @@ impl Buffers {
         let front = c.sizes.front_mut().expect("a record is in a buffer");
         *front -= 1;
         if *front > 0 {
+            c.taken_of_oldest += 1;
             return None;
         }
         c.sizes.pop_front();
+        c.taken_of_oldest = 0;
         c.consumed += 1;
         if c.floating > 0 {
             c.floating -= 1;
@@ -117,6 +122,16 @@ impl Buffers {
             Some(Recycled::Gate)
         } else {
             Some(Recycled::Own)
+        }
+    }
+
+    /// Records left in the buffer the consumer is taking from on `channel`: 0 when it has not
+    /// started on one (the last record it took was its buffer's last).
+    pub(super) fn rest_of_started(&self, channel: ChannelId) -> u32 {
+        let c = &self.channels[channel.index()];
+        match c.sizes.front() {
+            Some(&left) if c.taken_of_oldest > 0 => left,
+            _ => 0,
         }
     }
 

@@ -212,6 +212,13 @@ impl DataPlane {
         self.buffers().channels[channel.index()].consumed
     }
 
+    /// F1.14: records of the buffer the consumer is taking from on `channel` that have arrived
+    /// and are still to be taken (0 when the last record taken was its buffer's last).
+    pub fn rest_of_buffer(&self, channel: ChannelId) -> u32 {
+        let rest = self.buffers().rest_of_started(channel);
+        rest.min(self.channels[channel.index()].arrived)
+    }
+
     /// F1.14: records of one full buffer.
     pub fn records_per_buffer(&self) -> u32 {
         self.buffers().per_buffer

@@ -1177,7 +1177,8 @@ impl Oracles {
             });
         }
         let mut sunk = std::mem::take(&mut self.sunk);
-        sunk.sort_by_key(|s| (s.vertex, s.record, s.event_index));
+        // Unstable is enough: every entry has an event index of its own.
+        sunk.sort_unstable_by_key(|s| (s.vertex, s.record, s.event_index));
         let name = |v: u32| graph.vertices[v as usize].name.clone();
         // What output means at each sink: received (at least once) or committed (two-phase).
         let verb = |v: u32| match graph.vertices[v as usize].chain.sink() {

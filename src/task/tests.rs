@@ -380,3 +380,48 @@ fn at_least_once_a_count_aborted_by_notice_ends_in_a_marker_not_a_snapshot() {
         declines(&report)
     );
 }
+
+/// F1.14 step 9: a consumer takes a network buffer's records in one step, and is then busy for
+/// all of them. In `buffers-aligned-small` the map (200 µs a record) is slower than its
+/// source, so its input holds full buffers of 4 records: it takes each one whole at one
+/// instant, and takes nothing more before the buffer's processing time has passed.
+#[test]
+fn a_consumer_takes_a_buffer_in_one_step_and_is_busy_for_all_of_it() {
+    use crate::record::Element;
+    let report = run_file("buffers-aligned-small.json");
+    let map = |s| report.graph.subtask_name(s).to_string() == "map[0]";
+    let mut groups: Vec<(sim::Instant, u64)> = Vec::new();
+    for &(_, at, event) in report.trace.kept() {
+        if let TraceEvent::Take {
+            subtask,
+            element: Element::Record(_),
+            ..
+        } = event
+        {
+            if !map(subtask) {
+                continue;
+            }
+            match groups.last_mut() {
+                Some((t, n)) if *t == at => *n += 1,
+                _ => groups.push((at, 1)),
+            }
+        }
+    }
+    assert_eq!(groups.iter().map(|g| g.1).sum::<u64>(), 600, "every record");
+    assert!(
+        groups.iter().all(|g| g.1 <= 4),
+        "never more than one buffer a step"
+    );
+    let whole = groups.iter().filter(|g| g.1 == 4).count();
+    assert!(
+        whole > 100,
+        "back-pressured, most steps take a full buffer: {whole}"
+    );
+    for pair in groups.windows(2) {
+        let ((t0, n), (t1, _)) = (pair[0], pair[1]);
+        assert!(
+            t1 - t0 >= sim::Duration::from_micros(200 * n),
+            "the next take at {t1} comes after {n} records of 200us from {t0}"
+        );
+    }
+}

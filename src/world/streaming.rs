@@ -12,6 +12,7 @@ use crate::jobmaster::JobMaster;
 use crate::net::{DataPlane, Envelope, RpcLinks, RpcPolicy};
 use crate::oracle::Oracles;
 use crate::probes::Probes;
+use crate::record::Element;
 use crate::scenario::{
     CheckpointMode, Checkpointing, Cluster, Failover, FaultKind, JobMasterConfig, Scenario,
 };
@@ -332,17 +333,30 @@ impl Streaming {
                 if ctx.io.data.defer_if_held(channel, elements) {
                     return; // arrives when the hold ends
                 }
-                let consumer = ctx.graph.channels[channel.index()].to;
-                // A buffer's records arrive one after the other at the same instant (F1.14).
+                // F1.14 step 9: the consumer hears of a run of records once, after the last
+                // of them arrived (its step takes a network buffer whole), and of an event at
+                // once. An arrival is usually one element or one data buffer; under a
+                // shuffled tie-break two arrivals due at one instant on one channel may swap,
+                // so one may bring records and the event behind them.
+                let mut records: Option<(Element, bool)> = None;
                 for _ in 0..elements {
                     if ctx.io.data.epoch(channel) != epoch {
                         break; // a consumer's failure released the partition meanwhile
                     }
                     let (element, was_empty) = ctx.io.data.arrive(channel);
                     ctx.record(TraceEvent::Arrive { channel, element });
-                    if let Some(task) = &mut tasks[consumer.index()] {
-                        task.on_input(&mut ctx, channel, element, was_empty);
-                        drop_if_failed(&mut tasks[consumer.index()], task_managers, now);
+                    if element.needs_credit() {
+                        records.get_or_insert((element, was_empty));
+                        continue;
+                    }
+                    if let Some((first, was_empty)) = records.take() {
+                        deliver(&mut ctx, tasks, task_managers, channel, first, was_empty);
+                    }
+                    deliver(&mut ctx, tasks, task_managers, channel, element, was_empty);
+                }
+                if let Some((first, was_empty)) = records {
+                    if ctx.io.data.epoch(channel) == epoch {
+                        deliver(&mut ctx, tasks, task_managers, channel, first, was_empty);
                     }
                 }
             }
@@ -628,6 +642,23 @@ impl Streaming {
         self.jobmaster
             .as_ref()
             .is_some_and(|jm| jm.status().is_terminal())
+    }
+}
+
+/// Hands an element that just arrived on `channel` to its consumer, if deployed.
+#[inline]
+fn deliver(
+    ctx: &mut Ctx<'_, '_>,
+    tasks: &mut [Option<Task>],
+    task_managers: &mut [TaskManager],
+    channel: crate::graph::ChannelId,
+    element: Element,
+    was_empty: bool,
+) {
+    let consumer = ctx.graph.channels[channel.index()].to;
+    if let Some(task) = &mut tasks[consumer.index()] {
+        task.on_input(ctx, channel, element, was_empty);
+        drop_if_failed(&mut tasks[consumer.index()], task_managers, ctx.now);
     }
 }
 
