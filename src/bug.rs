@@ -191,10 +191,13 @@ pub enum Bug {
     /// channel's EndOfPartition as soon as that channel's data is out, instead of holding every
     /// EndOfPartition until its data is on the wire on every channel (F1.14 step 8).
     EopWhileDraining,
+    /// Batch: a JobMaster that times out a TaskManager's heartbeat leaves a speculative
+    /// attempt deployed there as it was, instead of failing it alone (P2.8).
+    KeepSpeculativeOnLostTaskManager,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 61] = [
+    pub const ALL: [Bug; 62] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -256,6 +259,7 @@ impl Bug {
         Bug::KeepSplitsOnRegionalReset,
         Bug::EopNoticeAtAlignmentStart,
         Bug::EopWhileDraining,
+        Bug::KeepSpeculativeOnLostTaskManager,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -324,6 +328,7 @@ impl Bug {
             Bug::FailUnrelatedOnTmLoss => "fail-unrelated-on-tm-loss",
             Bug::EopNoticeAtAlignmentStart => "eop-notice-at-alignment-start",
             Bug::EopWhileDraining => "eop-while-draining",
+            Bug::KeepSpeculativeOnLostTaskManager => "keep-speculative-on-lost-taskmanager",
         }
     }
 
@@ -348,6 +353,7 @@ impl Bug {
                 | Bug::KeepPartitionsPastRegistrationTimeout
                 | Bug::SkipFinalFlush
                 | Bug::KeepSlowAttempt
+                | Bug::KeepSpeculativeOnLostTaskManager
                 | Bug::IgnoreBaselineRatio
         )
     }
@@ -478,6 +484,9 @@ impl Bug {
             Bug::EopWhileDraining => {
                 "F1.14 step 8 (a draining task holds every EndOfPartition until all its data is sent)"
             }
+            Bug::KeepSpeculativeOnLostTaskManager => {
+                "P2.8 (a speculative attempt on a lost TaskManager fails alone)"
+            }
             Bug::AcceptMixedChain => "F1.6 (a vertex with mixed operator finished state is not restored)",
             Bug::EmitAfterStop => "F1.11 step 2 (a source stops before its savepoint's barrier)",
             Bug::FinishBeforeSavepoint => {
@@ -546,6 +555,7 @@ impl Bug {
             Bug::KeepSplitsOnRegionalReset => Invariant::SplitOwnership,
             Bug::EopNoticeAtAlignmentStart => Invariant::ConsistentCut,
             Bug::EopWhileDraining => Invariant::CheckpointProgress,
+            Bug::KeepSpeculativeOnLostTaskManager => Invariant::FailoverScope,
             Bug::AcceptMixedChain => Invariant::RestoreShape,
             Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain => {
                 Invariant::StopWithSavepoint
@@ -733,6 +743,9 @@ impl Bug {
             }
             Bug::EopNoticeAtAlignmentStart => {
                 "EndOfPartition enqueued in the instant its task began aligning, after the barrier, counts as aligned, so records before it land after the snapshot"
+            }
+            Bug::KeepSpeculativeOnLostTaskManager => {
+                "a speculative attempt on a TaskManager the JobMaster knows is lost stays deploying or running in its view, as if it could still finish"
             }
             Bug::EopWhileDraining => {
                 "a draining task's EndOfPartition leaves on one channel while another waits for credit; a barrier then sent behind it never reaches that consumer and the checkpoint expires"

@@ -73,6 +73,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::KeepSplitsOnRegionalReset => "splits-regional-failover-after-assignment",
         Bug::EopNoticeAtAlignmentStart => "ordering-eop-notice-at-alignment-start",
         Bug::EopWhileDraining => "buffers-draining-task-holds-end-of-partition",
+        Bug::KeepSpeculativeOnLostTaskManager => "batch-speculative-attempt-taskmanager-lost",
     }
 }
 

@@ -117,6 +117,9 @@ struct Bias {
     batch_reconcile: bool,
     /// A batch job with speculative execution (P2.8) and a TaskManager ten times slower.
     speculation: bool,
+    /// With `speculation`: TaskManager0 or 1 lost at 20 to 60 ms, noticed within 1 ms, so a
+    /// speculative attempt may be running there (P2.8).
+    speculative_lost: bool,
     /// A batch job whose new JobMaster waits out `previous_worker_timeout` (a TaskManager cut
     /// off for longer) and loses another TaskManager after its report, inside the wait (P2.3).
     lost_in_recovery: bool,
@@ -220,7 +223,13 @@ impl Bias {
                 min_pause: bug == Bug::IgnoreMinPause,
                 short_window: bug == Bug::DeployBeforeReport,
                 batch_reconcile: bug == Bug::OvertakeKeptRpcs,
-                speculation: matches!(bug, Bug::KeepSlowAttempt | Bug::IgnoreBaselineRatio),
+                speculation: matches!(
+                    bug,
+                    Bug::KeepSlowAttempt
+                        | Bug::IgnoreBaselineRatio
+                        | Bug::KeepSpeculativeOnLostTaskManager
+                ),
+                speculative_lost: bug == Bug::KeepSpeculativeOnLostTaskManager,
                 lost_in_recovery: bug == Bug::KeepLostPartitionsInRecovery,
                 before_running: bug == Bug::SnapshotBeforeRunning,
                 failed_upload: matches!(bug, Bug::AckFailedSnapshot | Bug::KeepFailureCount),
@@ -985,6 +994,14 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                         doc["jobmaster"]["failover"] = json!("restart");
                         doc["batch"]["speculative"] = json!({"baseline_ratio": 0.5});
                         doc["batch"]["slow_task_managers"] = json!({"2": 10});
+                    }
+                    if bias.speculative_lost {
+                        let at = 20_000 + reconcile_ms * 1_000 % 40_000;
+                        doc["jobmaster"]["heartbeat_timeout"] = json!("1ms");
+                        doc["faults"] = json!([
+                            {"at": format!("{at}us"), "fault": "lose_task_manager",
+                             "task_manager": reconcile_ms % 2, "restart_after": "5ms"},
+                        ]);
                     }
                     return doc;
                 }

@@ -12,6 +12,12 @@
 //! `slot-capacity` (P0): a TaskManager runs at most `slots_per_task_manager` tasks at once.
 //! The oracle learns where each attempt went from `deployed` events and counts, per
 //! TaskManager, the tasks whose own state (the TaskManager's side) is not terminal.
+//!
+//! `failover-scope` for batch jobs (P1.8, P2.8): once a running JobMaster times out a
+//! TaskManager's heartbeat, every attempt it deployed there that is still deploying,
+//! initializing or running goes FAILED in its view at that instant, before anything else
+//! happens: an original and a speculative attempt alike (a speculative attempt there fails
+//! alone; an original there whose speculative attempt runs elsewhere hands over to it).
 
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::status::ExecutionState;
@@ -30,6 +36,9 @@ pub(super) struct Executions {
     placed: BTreeMap<(SubtaskId, u32), u32>,
     /// Per TaskManager: the attempts it runs (deploying, initializing or running there).
     live: Vec<BTreeSet<(SubtaskId, u32)>>,
+    /// The TaskManager whose heartbeat the JobMaster just timed out, and the attempts it
+    /// deployed there that must go FAILED before the next event of another kind.
+    lost: Option<(u32, BTreeSet<(SubtaskId, u32)>)>,
 }
 
 /// An execution the JobMaster deployed and has not ended.
@@ -53,7 +62,45 @@ impl Executions {
             deployed: vec![BTreeSet::new(); n],
             placed: BTreeMap::new(),
             live: vec![BTreeSet::new(); task_managers],
+            lost: None,
         }
+    }
+
+    /// The running JobMaster timed out TaskManager `tm`'s heartbeat: what it deployed there
+    /// and still shows deploying, initializing or running must fail now.
+    pub(super) fn timed_out(&mut self, tm: u32) {
+        let hosted = self
+            .view
+            .iter()
+            .enumerate()
+            .flat_map(|(i, attempts)| attempts.iter().map(move |(&a, &st)| (i, a, st)))
+            .filter(|&(_, _, st)| {
+                matches!(
+                    st,
+                    ExecutionState::Deploying
+                        | ExecutionState::Initializing
+                        | ExecutionState::Running
+                )
+            })
+            .map(|(i, a, _)| (SubtaskId(i as u32), a))
+            .filter(|key| self.placed.get(key) == Some(&tm))
+            .collect();
+        self.lost = Some((tm, hosted));
+    }
+
+    /// An event other than an execution state change: the failures a timed-out TaskManager
+    /// called for are over; says which attempt was left out, if any.
+    pub(super) fn settle_lost(&mut self, graph: &ExecutionGraph) -> Option<String> {
+        let (tm, left) = self.lost.take()?;
+        let (s, attempt, state) = left
+            .iter()
+            .find_map(|&(s, a)| self.view[s.index()].get(&a).map(|&st| (s, a, st)))?;
+        Some(format!(
+            "the JobMaster timed out TaskManager{tm}'s heartbeat but still shows attempt \
+             {attempt} of {}, deployed there, {state}: a lost TaskManager's executions fail \
+             at once, a speculative one alone (P1.8, P2.8)",
+            graph.subtask_name(s)
+        ))
     }
 
     /// A new JobMaster: it has shown nothing yet.
@@ -89,6 +136,9 @@ impl Executions {
             self.view[i].insert(attempt, to);
         } else {
             self.view[i].remove(&attempt);
+        }
+        if let Some((_, left)) = self.lost.as_mut().filter(|_| to == ExecutionState::Failed) {
+            left.remove(&(s, attempt));
         }
         let (before, state) = *others.first().filter(|_| appears)?;
         // P2.8: one speculative attempt beside the original.
@@ -207,5 +257,45 @@ mod tests {
         start(&mut e, 1, 1);
         assert_eq!(e.task_state(&g, SubtaskId(0), 0, (Running, Finished)), None);
         assert_eq!(start(&mut e, 3, 1), None, "a slot was freed");
+    }
+
+    #[test]
+    fn a_lost_task_manager_fails_everything_the_jobmaster_deployed_there() {
+        let g = graph();
+        let (s0, s1, s2) = (SubtaskId(0), SubtaskId(1), SubtaskId(2));
+        let setup = || {
+            let mut e = Executions::new(&g, 2, 2);
+            // s0's original on TaskManager0 and its speculative attempt on TaskManager1;
+            // s1 on TaskManager1, finished; s2 on TaskManager1, running.
+            e.deployed(s0, 0, 0, false);
+            e.jm_state(&g, s0, 0, (Created, Deploying));
+            e.jm_state(&g, s0, 0, (Deploying, Running));
+            e.deployed(s0, 1, 1, true);
+            e.jm_state(&g, s0, 1, (Created, Deploying));
+            e.deployed(s1, 0, 1, false);
+            e.jm_state(&g, s1, 0, (Created, Deploying));
+            e.jm_state(&g, s1, 0, (Deploying, Finished));
+            e.deployed(s2, 0, 1, false);
+            e.jm_state(&g, s2, 0, (Created, Deploying));
+            e.jm_state(&g, s2, 0, (Deploying, Running));
+            e
+        };
+        let mut e = setup();
+        assert_eq!(e.settle_lost(&g), None, "nothing was lost");
+        e.timed_out(1);
+        e.jm_state(&g, s2, 0, (Running, Failed));
+        let left = e.settle_lost(&g).expect("the speculative attempt was left");
+        assert!(left.contains("attempt 1 of src[0]"), "{left}");
+        assert!(left.contains("DEPLOYING"), "{left}");
+        assert_eq!(e.settle_lost(&g), None, "settled once");
+        let mut e = setup();
+        e.timed_out(1);
+        e.jm_state(&g, s0, 1, (Deploying, Failed));
+        e.jm_state(&g, s2, 0, (Running, Failed));
+        assert_eq!(
+            e.settle_lost(&g),
+            None,
+            "both failed; the original elsewhere runs on"
+        );
     }
 }

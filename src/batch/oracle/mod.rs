@@ -65,6 +65,8 @@ pub struct BatchOracles {
     unlogged_resets: BTreeSet<SubtaskId>,
     /// The job's status is RECONCILING (what the last `job_status` event said).
     job_reconciling: bool,
+    /// The job's status is terminal (what the last `job_status` event said).
+    job_terminal: bool,
     /// `failover: reconcile`: a new JobMaster first runs a reconcile window (P3), and P2.4
     /// only after it ends FAILING.
     reconcile_mode: bool,
@@ -138,6 +140,7 @@ impl BatchOracles {
             executions: executions::Executions::new(graph, task_managers, slots),
             unlogged_resets: BTreeSet::new(),
             job_reconciling: false,
+            job_terminal: false,
             reconcile_mode: jobmaster.failover == crate::scenario::Failover::Reconcile,
             writes_failed: false,
             unreadable: false,
@@ -302,6 +305,12 @@ impl BatchOracles {
                 message,
             );
         }
+        if !matches!(event, TraceEvent::ExecutionState { .. }) {
+            if let Some(message) = self.executions.settle_lost(graph) {
+                let actors = vec!["JobMaster".into()];
+                self.violate(Invariant::FailoverScope, now, index, actors, message);
+            }
+        }
         self.retention.observe(now, event);
         if let Some(message) = self.speculation.observe(graph, now, event) {
             self.violate(
@@ -315,6 +324,7 @@ impl BatchOracles {
         match *event {
             TraceEvent::JobStatus { from, to } => {
                 self.job_reconciling = to == JobStatus::Reconciling;
+                self.job_terminal = to.is_terminal();
                 // P2.2, P2.7: the last vertex's finish flushed the log, so a crash before the
                 // job's result is durable finds the job finished.
                 let buffered = self.log.len() - self.durable.min(self.log.len());
@@ -447,6 +457,11 @@ impl BatchOracles {
                 self.lost_task_managers.insert(task_manager);
             }
             TraceEvent::TaskManagerTimedOut { task_manager } => {
+                // P1.8, P2.8: a running JobMaster fails what it deployed there (a recovering
+                // one has deployed nothing yet; a reconcile window settles as a whole).
+                if !self.job_reconciling && !self.job_terminal {
+                    self.executions.timed_out(task_manager);
+                }
                 // P2.3 inside P2.4's wait; a reconcile window (P3) adopts or fails what was
                 // reported as a whole when it ends, and only then does P2.4 begin.
                 // The reconcile ledger's window is open from RECONCILING to its end; only under
@@ -1020,6 +1035,10 @@ impl BatchOracles {
         current: &Current,
     ) -> Vec<Violation> {
         let (attempts, processes) = (&current.attempts, &current.processes);
+        if let Some(message) = self.executions.settle_lost(graph) {
+            let actors = vec!["JobMaster".into()];
+            self.violate(Invariant::FailoverScope, now, last_index, actors, message);
+        }
         if let Some(message) = self.speculation.finish(graph) {
             let actors = vec!["JobMaster".into()];
             self.violate(Invariant::Speculation, now, last_index, actors, message);

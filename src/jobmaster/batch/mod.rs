@@ -549,6 +549,7 @@ impl JobMaster {
             // P2.8: a speculative attempt on the lost TaskManager fails alone; an original
             // there whose speculative attempt runs elsewhere hands over to it.
             if self.spec[s.index()].is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal())
+                && ctx.cluster.bug != Some(Bug::KeepSpeculativeOnLostTaskManager)
             {
                 self.spec_state(ctx, s, ExecutionState::Failed);
                 self.free_spec_slot(s);
