@@ -488,16 +488,7 @@ impl Task {
                 // a second entry for a channel already drained.
                 continue;
             }
-            let (element, wake_producer) = ctx.io.data.take(channel);
-            if let Some(channel) = wake_producer {
-                ctx.sched
-                    .after(sim::Duration::ZERO, Event::Credit { channel });
-            }
-            ctx.record(TraceEvent::Take {
-                subtask: self.id,
-                channel,
-                element,
-            });
+            let element = self.take(ctx, channel);
             let blocks = matches!(element, Element::Barrier(_));
             // F1.14: with buffers, the rest of the record's buffer is taken in this step too,
             // and the channel goes back in the queue after it (`process_buffer`).
@@ -558,6 +549,22 @@ impl Task {
         self.schedule_step(ctx, cost);
     }
 
+    /// Takes the oldest element of input `channel`: a producer waiting for the credit this
+    /// frees is woken, and the take is in the trace.
+    fn take(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) -> Element {
+        let (element, wake_producer) = ctx.io.data.take(channel);
+        if let Some(channel) = wake_producer {
+            ctx.sched
+                .after(sim::Duration::ZERO, Event::Credit { channel });
+        }
+        ctx.record(TraceEvent::Take {
+            subtask: self.id,
+            channel,
+            element,
+        });
+        element
+    }
+
     /// F1.14 step 9: runs the chain on `first`, just taken from `channel`, and on the records
     /// after it in the same network buffer, in one step, and charges the sum of their
     /// processing times. A record whose outputs find no credit ends the step there, the rest
@@ -586,16 +593,7 @@ impl Task {
             if !unblocked || ctx.io.data.rest_of_buffer(channel) == 0 {
                 break;
             }
-            let (element, wake_producer) = ctx.io.data.take(channel);
-            if let Some(channel) = wake_producer {
-                ctx.sched
-                    .after(sim::Duration::ZERO, Event::Credit { channel });
-            }
-            ctx.record(TraceEvent::Take {
-                subtask: self.id,
-                channel,
-                element,
-            });
+            let element = self.take(ctx, channel);
             let Element::Record(next) = element else {
                 unreachable!("a data buffer holds records only, got {element:?}");
             };
