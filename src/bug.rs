@@ -194,10 +194,14 @@ pub enum Bug {
     /// Batch: a JobMaster that times out a TaskManager's heartbeat leaves a speculative
     /// attempt deployed there as it was, instead of failing it alone (P2.8).
     KeepSpeculativeOnLostTaskManager,
+    /// Batch: an original attempt that fails (a task failure, or its TaskManager lost) while
+    /// its speculative attempt may still finish fails the vertex over, cancelling the
+    /// speculative attempt, instead of handing over to it (P2.8).
+    NoSpeculativeHandover,
 }
 
 impl Bug {
-    pub const ALL: [Bug; 62] = [
+    pub const ALL: [Bug; 63] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -260,6 +264,7 @@ impl Bug {
         Bug::EopNoticeAtAlignmentStart,
         Bug::EopWhileDraining,
         Bug::KeepSpeculativeOnLostTaskManager,
+        Bug::NoSpeculativeHandover,
     ];
 
     /// The name used on the command line (`--bug NAME`) and in scenarios (`"bug": NAME`).
@@ -329,6 +334,7 @@ impl Bug {
             Bug::EopNoticeAtAlignmentStart => "eop-notice-at-alignment-start",
             Bug::EopWhileDraining => "eop-while-draining",
             Bug::KeepSpeculativeOnLostTaskManager => "keep-speculative-on-lost-taskmanager",
+            Bug::NoSpeculativeHandover => "no-speculative-handover",
         }
     }
 
@@ -354,6 +360,7 @@ impl Bug {
                 | Bug::SkipFinalFlush
                 | Bug::KeepSlowAttempt
                 | Bug::KeepSpeculativeOnLostTaskManager
+                | Bug::NoSpeculativeHandover
                 | Bug::IgnoreBaselineRatio
         )
     }
@@ -487,6 +494,9 @@ impl Bug {
             Bug::KeepSpeculativeOnLostTaskManager => {
                 "P2.8 (a speculative attempt on a lost TaskManager fails alone)"
             }
+            Bug::NoSpeculativeHandover => {
+                "P2.8 (a failed original hands over to its speculative attempt)"
+            }
             Bug::AcceptMixedChain => "F1.6 (a vertex with mixed operator finished state is not restored)",
             Bug::EmitAfterStop => "F1.11 step 2 (a source stops before its savepoint's barrier)",
             Bug::FinishBeforeSavepoint => {
@@ -556,6 +566,7 @@ impl Bug {
             Bug::EopNoticeAtAlignmentStart => Invariant::ConsistentCut,
             Bug::EopWhileDraining => Invariant::CheckpointProgress,
             Bug::KeepSpeculativeOnLostTaskManager => Invariant::FailoverScope,
+            Bug::NoSpeculativeHandover => Invariant::Speculation,
             Bug::AcceptMixedChain => Invariant::RestoreShape,
             Bug::EmitAfterStop | Bug::FinishBeforeSavepoint | Bug::DrainOnNoDrain => {
                 Invariant::StopWithSavepoint
@@ -746,6 +757,9 @@ impl Bug {
             }
             Bug::KeepSpeculativeOnLostTaskManager => {
                 "a speculative attempt on a TaskManager the JobMaster knows is lost stays deploying or running in its view, as if it could still finish"
+            }
+            Bug::NoSpeculativeHandover => {
+                "an original attempt lost with its TaskManager fails its vertex over and cancels the speculative attempt that was about to finish elsewhere: the work is done again"
             }
             Bug::EopWhileDraining => {
                 "a draining task's EndOfPartition leaves on one channel while another waits for credit; a barrier then sent behind it never reaches that consumer and the checkpoint expires"

@@ -74,6 +74,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::EopNoticeAtAlignmentStart => "ordering-eop-notice-at-alignment-start",
         Bug::EopWhileDraining => "buffers-draining-task-holds-end-of-partition",
         Bug::KeepSpeculativeOnLostTaskManager => "batch-speculative-attempt-taskmanager-lost",
+        Bug::NoSpeculativeHandover => "batch-speculative-original-taskmanager-lost",
     }
 }
 

@@ -120,6 +120,9 @@ struct Bias {
     /// With `speculation`: TaskManager0 or 1 lost at 20 to 60 ms, noticed within 1 ms, so a
     /// speculative attempt may be running there (P2.8).
     speculative_lost: bool,
+    /// With `speculative_lost`: the slow TaskManager2 is the one lost instead, so an original
+    /// attempt may fail there while its speculative attempt runs elsewhere (P2.8 hand-over).
+    slow_lost: bool,
     /// A batch job whose new JobMaster waits out `previous_worker_timeout` (a TaskManager cut
     /// off for longer) and loses another TaskManager after its report, inside the wait (P2.3).
     lost_in_recovery: bool,
@@ -228,8 +231,13 @@ impl Bias {
                     Bug::KeepSlowAttempt
                         | Bug::IgnoreBaselineRatio
                         | Bug::KeepSpeculativeOnLostTaskManager
+                        | Bug::NoSpeculativeHandover
                 ),
-                speculative_lost: bug == Bug::KeepSpeculativeOnLostTaskManager,
+                speculative_lost: matches!(
+                    bug,
+                    Bug::KeepSpeculativeOnLostTaskManager | Bug::NoSpeculativeHandover
+                ),
+                slow_lost: bug == Bug::NoSpeculativeHandover,
                 lost_in_recovery: bug == Bug::KeepLostPartitionsInRecovery,
                 before_running: bug == Bug::SnapshotBeforeRunning,
                 failed_upload: matches!(bug, Bug::AckFailedSnapshot | Bug::KeepFailureCount),
@@ -997,10 +1005,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     }
                     if bias.speculative_lost {
                         let at = 20_000 + reconcile_ms * 1_000 % 40_000;
+                        let lost = if bias.slow_lost { 2 } else { reconcile_ms % 2 };
                         doc["jobmaster"]["heartbeat_timeout"] = json!("1ms");
                         doc["faults"] = json!([
                             {"at": format!("{at}us"), "fault": "lose_task_manager",
-                             "task_manager": reconcile_ms % 2, "restart_after": "5ms"},
+                             "task_manager": lost, "restart_after": "5ms"},
                         ]);
                     }
                     return doc;

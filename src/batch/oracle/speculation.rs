@@ -12,11 +12,15 @@
 //!   so their blocks are not known here.
 //! - The first attempt to finish wins: by the next instant every other attempt of the subtask
 //!   has ended in the JobMaster's view.
+//! - A failed attempt hands over to another attempt of its subtask that may still finish: the
+//!   subtask is not failed over on that failure's account (no `subtask_reset` with reason
+//!   `failover` in that instant), unless the failure was a missing partition (the attempt read
+//!   one that was gone, `partition_not_found`), which fails the vertex over as usual.
 
 use crate::graph::{ExecutionGraph, SubtaskId, VertexId};
 use crate::scenario::Speculative;
 use crate::status::ExecutionState;
-use crate::trace::TraceEvent;
+use crate::trace::{RerunReason, TraceEvent};
 use sim::{Duration, Instant};
 use std::collections::BTreeMap;
 
@@ -35,6 +39,20 @@ pub(super) struct Ledger {
     /// Finishes, with the other attempts that ran beside them then: those must have ended by
     /// the next instant.
     won: Vec<(SubtaskId, u32, Instant, Vec<u32>)>,
+    /// Per subtask: the last failure of one of its attempts while another may still finish
+    /// (when, the failed attempt's deployment, the other attempt): a hand-over, no failover.
+    handed_over: Vec<Option<HandOver>>,
+    /// Per subtask: when one of its attempts last found an input partition gone.
+    not_found: Vec<Option<Instant>>,
+}
+
+/// A failure that P2.8 turns into a hand-over to the subtask's other attempt.
+#[derive(Clone, Copy)]
+struct HandOver {
+    at: Instant,
+    failed: u32,
+    deployed: Option<Instant>,
+    other: u32,
 }
 
 fn may_finish(state: ExecutionState) -> bool {
@@ -58,6 +76,8 @@ impl Ledger {
             placed: BTreeMap::new(),
             blocked_until: vec![Instant::ZERO; task_managers],
             won: Vec::new(),
+            handed_over: vec![None; graph.subtasks.len()],
+            not_found: vec![None; graph.subtasks.len()],
         }
     }
 
@@ -83,11 +103,18 @@ impl Ledger {
                 self.finished.fill(None);
                 self.won.clear();
                 self.blocked_until.fill(Instant::ZERO);
+                self.handed_over.fill(None);
                 None
             }
-            TraceEvent::SubtaskReset { subtask, .. } => {
-                self.finished[subtask.index()] = None;
+            TraceEvent::PartitionNotFound { subtask, .. } => {
+                self.not_found[subtask.index()] = Some(now);
                 None
+            }
+            TraceEvent::SubtaskReset { subtask, reason } => {
+                self.finished[subtask.index()] = None;
+                (reason == RerunReason::Failover)
+                    .then(|| self.check_hand_over(graph, subtask, now))
+                    .flatten()
             }
             TraceEvent::ExecutionState {
                 subtask,
@@ -121,21 +148,37 @@ impl Ledger {
         if to == ExecutionState::Deploying {
             entry.1 = Some(now);
         }
-        if to == ExecutionState::Finished {
-            let ran = entry
-                .1
-                .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
-            self.finished[s.index()] = Some(ran);
-            let others: Vec<u32> = self
-                .attempts
-                .iter()
-                .filter(|(&(t, a), &(state, _))| t == s && a != attempt && may_finish(state))
-                .map(|(&(_, a), _)| a)
-                .collect();
-            if !others.is_empty() {
-                self.won.push((s, attempt, now, others));
+        let deployed = entry.1;
+        match to {
+            ExecutionState::Failed => {
+                if let Some(&other) = self.others(s, attempt).first() {
+                    self.handed_over[s.index()] = Some(HandOver {
+                        at: now,
+                        failed: attempt,
+                        deployed,
+                        other,
+                    });
+                }
             }
+            ExecutionState::Finished => {
+                let ran = deployed.map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
+                self.finished[s.index()] = Some(ran);
+                let others = self.others(s, attempt);
+                if !others.is_empty() {
+                    self.won.push((s, attempt, now, others));
+                }
+            }
+            _ => {}
         }
+    }
+
+    /// The attempts of `s` other than `attempt` that may still finish in the view.
+    fn others(&self, s: SubtaskId, attempt: u32) -> Vec<u32> {
+        self.attempts
+            .iter()
+            .filter(|(&(t, a), &(state, _))| t == s && a != attempt && may_finish(state))
+            .map(|(&(_, a), _)| a)
+            .collect()
     }
 
     /// A finish at an earlier instant whose other attempt is still running in the view.
@@ -153,6 +196,35 @@ impl Ledger {
                  (P2.8)",
                 graph.subtask_name(s)
             ))
+        })
+    }
+
+    /// A failover of `s` for its own failure (`subtask_reset` with reason `failover`) in the
+    /// instant an attempt of it failed beside another that could still finish: P2.8 hands over
+    /// instead, unless the failed attempt found an input partition gone.
+    fn check_hand_over(
+        &self,
+        graph: &ExecutionGraph,
+        s: SubtaskId,
+        now: Instant,
+    ) -> Option<String> {
+        let h = self.handed_over[s.index()].filter(|h| h.at == now)?;
+        // The other attempt failed in the same instant too (both on a lost TaskManager):
+        // nothing was left to hand over to.
+        let (other, _) = self.attempts.get(&(s, h.other))?;
+        if *other == ExecutionState::Failed {
+            return None;
+        }
+        let missing = self.not_found[s.index()]
+            .is_some_and(|at| h.deployed.is_none_or(|deployed| at >= deployed));
+        (!missing).then(|| {
+            format!(
+                "{} is failed over at {now} because its attempt {} failed, although its attempt \
+                 {} could still finish: a failed attempt hands over to the other one (P2.8)",
+                graph.subtask_name(s),
+                h.failed,
+                h.other
+            )
         })
     }
 
@@ -502,6 +574,73 @@ mod tests {
         );
         let found = l.finish(&g).expect("the loser still runs");
         assert!(found.contains("attempt 0 is still DEPLOYING"), "{found}");
+    }
+
+    fn reset(l: &mut Ledger, g: &ExecutionGraph, ms: u64, s: SubtaskId) -> Option<String> {
+        let event = TraceEvent::SubtaskReset {
+            subtask: s,
+            reason: RerunReason::Failover,
+        };
+        l.observe(g, Instant::from_nanos(ms * MS), &event)
+    }
+
+    #[test]
+    fn a_failed_attempt_hands_over_to_the_other_unless_a_partition_was_missing() {
+        // map[1]'s original (attempt 0) fails at 6 ms while its speculative attempt 1 runs:
+        // failing the subtask over (cancelling attempt 1) is the violation.
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        assert_eq!(state(&mut l, &g, 6, MAP1, 0, ExecutionState::Failed), None);
+        assert_eq!(
+            state(&mut l, &g, 6, MAP1, 1, ExecutionState::Canceled),
+            None
+        );
+        let found = reset(&mut l, &g, 6, MAP1).expect("no hand-over");
+        assert!(
+            found.contains("attempt 0 failed, although its attempt 1 could still finish"),
+            "{found}"
+        );
+        // The same failover one instant later is another failure's, not this one's.
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        assert_eq!(state(&mut l, &g, 6, MAP1, 0, ExecutionState::Failed), None);
+        assert_eq!(state(&mut l, &g, 7, MAP1, 1, ExecutionState::Failed), None);
+        assert_eq!(reset(&mut l, &g, 7, MAP1), None);
+        // Both attempts failed in the instant (their TaskManager lost): nothing to hand to.
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        assert_eq!(state(&mut l, &g, 6, MAP1, 1, ExecutionState::Failed), None);
+        assert_eq!(state(&mut l, &g, 6, MAP1, 0, ExecutionState::Failed), None);
+        assert_eq!(reset(&mut l, &g, 6, MAP1), None);
+        // The original found an input partition gone after its deployment: a failover as usual.
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        let missing = TraceEvent::PartitionNotFound {
+            subtask: MAP1,
+            producer: SubtaskId(0),
+        };
+        assert_eq!(l.observe(&g, Instant::from_nanos(5 * MS), &missing), None);
+        assert_eq!(state(&mut l, &g, 6, MAP1, 0, ExecutionState::Failed), None);
+        assert_eq!(reset(&mut l, &g, 6, MAP1), None);
+        // One found before the failed attempt's deployment excuses nothing.
+        let (g, mut l) = ledger();
+        assert_eq!(l.observe(&g, Instant::ZERO, &missing), None);
+        assert_eq!(deploy(&mut l, &g, 1, MAP0, 0, 0, false), None);
+        assert_eq!(
+            state(&mut l, &g, 3, MAP0, 0, ExecutionState::Finished),
+            None
+        );
+        assert_eq!(deploy(&mut l, &g, 1, MAP1, 0, 1, false), None);
+        assert_eq!(deploy(&mut l, &g, 5, MAP1, 1, 2, true), None);
+        assert_eq!(state(&mut l, &g, 6, MAP1, 0, ExecutionState::Failed), None);
+        assert!(reset(&mut l, &g, 6, MAP1).is_some());
+        // A new JobMaster forgets the old one's failures.
+        let (g, mut l) = one_finished();
+        assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, 2, true), None);
+        assert_eq!(state(&mut l, &g, 6, MAP1, 0, ExecutionState::Failed), None);
+        let elected = TraceEvent::JobMasterElected { incarnation: 1 };
+        assert_eq!(l.observe(&g, Instant::from_nanos(6 * MS), &elected), None);
+        assert_eq!(reset(&mut l, &g, 6, MAP1), None);
     }
 
     #[test]

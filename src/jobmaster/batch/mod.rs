@@ -277,7 +277,10 @@ impl JobMaster {
                     }
                     self.exec_state(ctx, subtask, ExecutionState::Failed);
                     self.free_slot(subtask);
-                    if missing.is_none() && self.spec_live(subtask) {
+                    if missing.is_none()
+                        && self.spec_live(subtask)
+                        && ctx.cluster.bug != Some(Bug::NoSpeculativeHandover)
+                    {
                         // P2.8: the speculative attempt may still finish: it carries on alone.
                         self.promote_spec(subtask);
                         self.spec[subtask.index()] = None;
@@ -560,6 +563,7 @@ impl JobMaster {
                 && !e.state.is_terminal()
                 && e.state != ExecutionState::Created
                 && self.spec_live(s)
+                && ctx.cluster.bug != Some(Bug::NoSpeculativeHandover)
             {
                 self.exec_state(ctx, s, ExecutionState::Failed);
                 self.free_slot(s);
