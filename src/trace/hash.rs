@@ -448,6 +448,7 @@ impl TraceEvent {
                 words(h, 121, &[u64::from(task_manager), 0, 0, 0])
             }
             TraceEvent::JobResultWritten => words(h, 122, &[0, 0, 0, 0]),
+            TraceEvent::SpeculationChecked => words(h, 124, &[0, 0, 0, 0]),
             TraceEvent::OutputCommitted { subtask, records } => {
                 words(h, 114, &[id(subtask), records, 0, 0])
             }

@@ -415,6 +415,9 @@ pub enum TraceEvent {
     },
     /// P2.7: the finished job's result is durable in HA storage; the job is over.
     JobResultWritten,
+    /// P2.8: the slow-task detector looks (every `check_interval` while the job runs): it
+    /// blocks the TaskManagers of slow attempts, then places speculative attempts.
+    SpeculationChecked,
     /// The job finished: a sink subtask's output is committed.
     OutputCommitted {
         subtask: SubtaskId,
@@ -497,6 +500,7 @@ impl TraceEvent {
             TraceEvent::LeaderLost { .. } => "leader_lost",
             TraceEvent::LeaderFound { .. } => "leader_found",
             TraceEvent::JobResultWritten => "job_result_written",
+            TraceEvent::SpeculationChecked => "speculation_checked",
             TraceEvent::OutputCommitted { .. } => "output_committed",
             TraceEvent::Deployed { .. } => "deployed",
         }
@@ -572,6 +576,7 @@ impl TraceEvent {
             | TraceEvent::LeaderLost { .. }
             | TraceEvent::LeaderFound { .. }
             | TraceEvent::JobResultWritten
+            | TraceEvent::SpeculationChecked
             | TraceEvent::OutputCommitted { .. }
             | TraceEvent::Deployed { .. } => false,
         }

@@ -153,7 +153,7 @@ impl BatchOracles {
             written_by: BTreeMap::new(),
             finished_attempt: BTreeMap::new(),
             retention: retention::Retention::new(task_managers, batch.registration_timeout),
-            speculation: speculation::Ledger::new(graph, task_managers, batch.speculative),
+            speculation: speculation::Ledger::new(graph, task_managers, slots, batch.speculative),
         }
     }
 

@@ -7,9 +7,13 @@
 //!   share reached `baseline_ratio` and some attempt of the subtask ran at least the baseline
 //!   (the median time of the first `round(p × ratio)` finished subtasks, times
 //!   `baseline_multiplier`) and at least `baseline_lower_bound`.
-//! - It never goes to the TaskManager of an attempt that is slow then, nor to one a check seen
-//!   earlier blocked (`block_slow_node_duration`); checks that deployed nothing leave no trace,
-//!   so their blocks are not known here.
+//! - It never goes to the TaskManager of an attempt that is slow then, nor to one an earlier
+//!   check blocked (`block_slow_node_duration`; every check is in the trace,
+//!   `speculation_checked`), nor to one whose slots are all taken in the JobMaster's view.
+//! - Nor is one launched late or never: once a check has looked, every slow subtask with a
+//!   single attempt has a speculative one by the end of that instant, unless no TaskManager it
+//!   could go to had a free slot (counted here from the deployments and the view, on the
+//!   TaskManagers this JobMaster is known to have registered: it deployed there).
 //! - The first attempt to finish wins: by the next instant every other attempt of the subtask
 //!   has ended in the JobMaster's view.
 //! - A failed attempt hands over to another attempt of its subtask that may still finish: the
@@ -44,6 +48,23 @@ pub(super) struct Ledger {
     handed_over: Vec<Option<HandOver>>,
     /// Per subtask: when one of its attempts last found an input partition gone.
     not_found: Vec<Option<Instant>>,
+    slots: u32,
+    /// Per TaskManager: registered with the current JobMaster for sure (it deployed there since
+    /// its election, and has not timed the TaskManager out since).
+    known: Vec<bool>,
+    /// The last check, until its instant is over: what it owes.
+    owed: Option<Owed>,
+}
+
+/// What a check of the detector owes by the end of its instant.
+struct Owed {
+    at: Instant,
+    /// Slow subtasks with a single attempt then.
+    needing: Vec<SubtaskId>,
+    /// Per TaskManager it could place on: its free slots then.
+    free: BTreeMap<u32, u32>,
+    /// Speculative attempts placed since, with their TaskManagers.
+    launched: Vec<(SubtaskId, u32)>,
 }
 
 /// A failure that P2.8 turns into a hand-over to the subtask's other attempt.
@@ -66,6 +87,7 @@ impl Ledger {
     pub(super) fn new(
         graph: &ExecutionGraph,
         task_managers: usize,
+        slots: u32,
         config: Option<Speculative>,
     ) -> Ledger {
         Ledger {
@@ -78,6 +100,9 @@ impl Ledger {
             won: Vec::new(),
             handed_over: vec![None; graph.subtasks.len()],
             not_found: vec![None; graph.subtasks.len()],
+            slots,
+            known: vec![false; task_managers],
+            owed: None,
         }
     }
 
@@ -88,7 +113,7 @@ impl Ledger {
         now: Instant,
         event: &TraceEvent,
     ) -> Option<String> {
-        let late = self.overdue(graph, now);
+        let late = self.overdue(graph, now).or_else(|| self.unpaid(graph, now));
         let found = match *event {
             TraceEvent::VertexInitialized {
                 vertex,
@@ -104,6 +129,15 @@ impl Ledger {
                 self.won.clear();
                 self.blocked_until.fill(Instant::ZERO);
                 self.handed_over.fill(None);
+                self.known.fill(false);
+                None
+            }
+            TraceEvent::TaskManagerTimedOut { task_manager } => {
+                self.known[task_manager as usize] = false;
+                None
+            }
+            TraceEvent::SpeculationChecked => {
+                self.check(graph, now);
                 None
             }
             TraceEvent::PartitionNotFound { subtask, .. } => {
@@ -131,10 +165,15 @@ impl Ledger {
                 task_manager,
                 speculative,
             } => {
+                let full = self.used(task_manager) >= self.slots;
                 self.placed
                     .insert((subtask, attempt), (task_manager, speculative));
+                self.known[task_manager as usize] = true;
+                if let Some(owed) = self.owed.as_mut().filter(|o| o.at == now && speculative) {
+                    owed.launched.push((subtask, task_manager));
+                }
                 speculative
-                    .then(|| self.check_launch(graph, subtask, task_manager, now))
+                    .then(|| self.check_launch(graph, subtask, task_manager, full, now))
                     .flatten()
             }
             _ => None,
@@ -228,9 +267,78 @@ impl Ledger {
         })
     }
 
-    /// The end of the run: a finish in its last instant is judged too.
+    /// The end of the run: a finish or a check in its last instant is judged too.
     pub(super) fn finish(&mut self, graph: &ExecutionGraph) -> Option<String> {
-        self.overdue(graph, Instant::from_nanos(u64::MAX))
+        let end = Instant::from_nanos(u64::MAX);
+        self.overdue(graph, end).or_else(|| self.unpaid(graph, end))
+    }
+
+    /// The attempts in the view that hold a slot of TaskManager `tm`.
+    fn used(&self, tm: u32) -> u32 {
+        self.attempts
+            .iter()
+            .filter(|(key, &(state, _))| {
+                may_finish(state) && self.placed.get(key).is_some_and(|p| p.0 == tm)
+            })
+            .count() as u32
+    }
+
+    /// The detector looks: it blocks the TaskManagers of slow attempts, and owes each slow
+    /// subtask with a single attempt a speculative one while a TaskManager has room.
+    fn check(&mut self, graph: &ExecutionGraph, now: Instant) {
+        let Some(config) = self.config else {
+            return;
+        };
+        let slow: Vec<(SubtaskId, u32)> = (0..graph.vertices.len() as u32)
+            .filter_map(|v| self.slow(graph, VertexId(v), now))
+            .flatten()
+            .collect();
+        if config.block_slow_node_duration > Duration::ZERO {
+            let until = now + config.block_slow_node_duration;
+            for key in &slow {
+                if let Some(&(tm, _)) = self.placed.get(key) {
+                    let blocked = &mut self.blocked_until[tm as usize];
+                    *blocked = (*blocked).max(until);
+                }
+            }
+        }
+        let mut needing: Vec<SubtaskId> = slow.iter().map(|&(s, _)| s).collect();
+        needing.dedup();
+        needing.retain(|&s| self.others(s, u32::MAX).len() == 1);
+        let free = (0..self.known.len() as u32)
+            .filter(|&tm| self.known[tm as usize] && self.blocked_until[tm as usize] <= now)
+            .map(|tm| (tm, self.slots.saturating_sub(self.used(tm))))
+            .filter(|&(_, free)| free > 0)
+            .collect();
+        self.owed = Some(Owed {
+            at: now,
+            needing,
+            free,
+            launched: Vec::new(),
+        });
+    }
+
+    /// A check at an earlier instant that left a slow subtask without a speculative attempt
+    /// while a TaskManager it could go to had a free slot.
+    fn unpaid(&mut self, graph: &ExecutionGraph, now: Instant) -> Option<String> {
+        let owed = self.owed.take_if(|o| o.at < now)?;
+        let mut free = owed.free;
+        for (_, tm) in &owed.launched {
+            if let Some(n) = free.get_mut(tm) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        let left = owed
+            .needing
+            .iter()
+            .find(|s| !owed.launched.iter().any(|(t, _)| t == *s))?;
+        let (&tm, &n) = free.iter().find(|&(_, &n)| n > 0)?;
+        Some(format!(
+            "the check at {} found {} slow with a single attempt, but placed no speculative \
+             attempt although TaskManager{tm} had {n} free slot(s) and was not blocked (P2.8)",
+            owed.at,
+            graph.subtask_name(*left)
+        ))
     }
 
     /// The attempts of `v`'s subtasks that are slow at `now`, with their TaskManagers; `None`
@@ -290,6 +398,7 @@ impl Ledger {
         graph: &ExecutionGraph,
         s: SubtaskId,
         tm: u32,
+        full: bool,
         now: Instant,
     ) -> Option<String> {
         let name = graph.subtask_name(s);
@@ -342,14 +451,13 @@ impl Ledger {
                  a slow node (P2.8: block_slow_node_duration)"
             ));
         }
-        if config.block_slow_node_duration > Duration::ZERO {
-            let until = now + config.block_slow_node_duration;
-            for t in slow_nodes {
-                let blocked = &mut self.blocked_until[t as usize];
-                *blocked = (*blocked).max(until);
-            }
-        }
-        None
+        full.then(|| {
+            format!(
+                "the speculative attempt of {name} goes to TaskManager{tm}, whose {} slots all \
+                 hold attempts in the JobMaster's view (P2.8: it waits for a free slot)",
+                self.slots
+            )
+        })
     }
 }
 
@@ -386,7 +494,7 @@ mod tests {
         let scenario = crate::scenario::parse(&text, "t").expect("valid");
         let graph = ExecutionGraph::build(&scenario.job);
         let config = scenario.batch.expect("batch").speculative;
-        let mut ledger = Ledger::new(&graph, 5, config);
+        let mut ledger = Ledger::new(&graph, 5, 2, config);
         for (vertex, parallelism) in [(0, sources), (1, maps)] {
             let event = TraceEvent::VertexInitialized {
                 vertex: VertexId(vertex),
@@ -643,6 +751,84 @@ mod tests {
         assert_eq!(reset(&mut l, &g, 6, MAP1), None);
     }
 
+    fn checked(l: &mut Ledger, g: &ExecutionGraph, ms: u64) -> Option<String> {
+        l.observe(
+            g,
+            Instant::from_nanos(ms * MS),
+            &TraceEvent::SpeculationChecked,
+        )
+    }
+
+    #[test]
+    fn a_check_places_a_speculative_attempt_while_a_taskmanager_has_room() {
+        // At 4 ms map[1] is slow with a single attempt; TaskManager0, where map[0] ran, has both
+        // slots free.
+        let (g, mut l) = one_finished();
+        assert_eq!(checked(&mut l, &g, 4), None);
+        let late = checked(&mut l, &g, 5).expect("nothing placed");
+        assert!(
+            late.contains("found map[1] slow with a single attempt, but placed no speculative")
+                && late.contains("TaskManager0 had 2 free slot(s)"),
+            "{late}"
+        );
+        // Placed in that instant: paid, whether on a TaskManager counted as room or not.
+        for tm in [0, 2] {
+            let (g, mut l) = one_finished();
+            assert_eq!(checked(&mut l, &g, 4), None);
+            assert_eq!(deploy(&mut l, &g, 4, MAP1, 1, tm, true), None);
+            assert_eq!(checked(&mut l, &g, 5), None);
+            assert_eq!(l.finish(&g), None);
+        }
+        // A check in the run's last instant is judged at its end.
+        let (g, mut l) = one_finished();
+        assert_eq!(checked(&mut l, &g, 4), None);
+        assert!(l.finish(&g).is_some());
+        // Before the baseline nothing is owed.
+        let (g, mut l) = one_finished();
+        assert_eq!(checked(&mut l, &g, 3), None);
+        assert_eq!(l.finish(&g), None);
+        // No room on a TaskManager this JobMaster is known to use: TaskManager0 timed out.
+        let (g, mut l) = one_finished();
+        let lost = TraceEvent::TaskManagerTimedOut { task_manager: 0 };
+        assert_eq!(l.observe(&g, Instant::from_nanos(3 * MS), &lost), None);
+        assert_eq!(checked(&mut l, &g, 4), None);
+        assert_eq!(l.finish(&g), None);
+    }
+
+    #[test]
+    fn a_speculative_attempt_needs_a_free_slot_and_blocks_come_from_every_check() {
+        // map[0] and map[1] ran 2 ms on TaskManager2 (baseline 4 ms); map[2] runs on
+        // TaskManager0 from 0 and is slow at 4 ms; src[0] and map[3] fill TaskManager3 from 3 ms.
+        let [src, map0, map1, map2, map3] = [0, 1, 2, 3, 4].map(SubtaskId);
+        let checked_at_4 = || {
+            let (g, mut l) = ledger_with(1, 4);
+            for (s, tm, at) in [
+                (map0, 2, 0),
+                (map1, 2, 0),
+                (map2, 0, 0),
+                (src, 3, 3),
+                (map3, 3, 3),
+            ] {
+                assert_eq!(deploy(&mut l, &g, at, s, 0, tm, false), None);
+            }
+            for s in [map0, map1] {
+                assert_eq!(state(&mut l, &g, 2, s, 0, ExecutionState::Finished), None);
+            }
+            assert_eq!(checked(&mut l, &g, 4), None);
+            (g, l)
+        };
+        let (g, mut l) = checked_at_4();
+        let full = deploy(&mut l, &g, 4, map2, 1, 3, true).expect("a full TaskManager");
+        assert!(full.contains("whose 2 slots all hold attempts"), "{full}");
+        // Nor on TaskManager0, the slow node; TaskManager2 has room.
+        let (g, mut l) = checked_at_4();
+        let blocked = deploy(&mut l, &g, 4, map2, 1, 0, true).expect("a blocked node");
+        assert!(blocked.contains("blocked as a slow node"), "{blocked}");
+        let (g, mut l) = checked_at_4();
+        assert_eq!(deploy(&mut l, &g, 4, map2, 1, 2, true), None);
+        assert_eq!(l.finish(&g), None);
+    }
+
     #[test]
     fn the_baseline_is_the_median_of_the_first_round_p_times_ratio_finishes() {
         // Five maps, ratio 0.5: the first three finishes (1, 2, 3 ms) set the median, 2 ms,
@@ -700,13 +886,15 @@ mod tests {
                     None
                 );
             }
-            // map[2] is slow on TaskManager2 at 4 ms, which is blocked until 9 ms.
+            // map[2] is slow on TaskManager2 at 4 ms, which the check blocks until 9 ms.
+            assert_eq!(checked(&mut l, &g, 4), None);
             assert_eq!(deploy(&mut l, &g, 4, map(2), 1, 0, true), None);
             assert_eq!(
                 state(&mut l, &g, 5, map(2), 0, ExecutionState::Failed),
                 None
             );
             // The speculative attempt is slow in turn by 8 ms; a third goes to TaskManager2.
+            assert_eq!(checked(&mut l, &g, at), None);
             deploy(&mut l, &g, at, map(2), 2, 2, true)
         };
         assert!(run(8)

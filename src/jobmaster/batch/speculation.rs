@@ -50,6 +50,7 @@ impl JobMaster {
         }
         // As Flink's handler does, every slow node is blocked before any new attempt is placed.
         let now = ctx.now();
+        ctx.cluster.record(now, TraceEvent::SpeculationChecked);
         let slow: Vec<(SubtaskId, Vec<u32>)> = ctx
             .cluster
             .graph

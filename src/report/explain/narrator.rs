@@ -185,6 +185,7 @@ impl Narrator<'_> {
                 | TraceEvent::LeaderLost { .. }
                 | TraceEvent::LeaderFound { .. }
                 | TraceEvent::JobResultWritten
+                | TraceEvent::SpeculationChecked
                 | TraceEvent::OutputCommitted { .. }
                 | TraceEvent::Deployed { .. }) => {
                 let (mut actor, mut text) = crate::report::render::event_line(self.graph, &batch);
@@ -220,6 +221,7 @@ impl Narrator<'_> {
                     TraceEvent::LeaderLost { .. } => "F2.5",
                     TraceEvent::LeaderFound { .. } => "P2.3",
                     TraceEvent::JobResultWritten => "P2.7",
+                    TraceEvent::SpeculationChecked => "P2.8",
                     // A streaming source's enumerator (F1.13); batch jobs' are P2.1's.
                     TraceEvent::SplitAssigned { subtask, .. }
                         if self.graph.vertex_of(subtask).splits.is_some() =>

@@ -114,7 +114,7 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         | &TraceEvent::LeaderFound { task_manager } => {
             json!({"task_manager": task_manager})
         }
-        TraceEvent::JobResultWritten => json!({}),
+        TraceEvent::JobResultWritten | TraceEvent::SpeculationChecked => json!({}),
         &TraceEvent::OutputCommitted { subtask, records } => {
             json!({"task": name(subtask), "records": records})
         }

@@ -593,6 +593,10 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
                 "JobMaster".to_owned(),
                 "the job's result is durable in HA storage: the job is over (P2.7)".to_owned(),
             ),
+            TraceEvent::SpeculationChecked => (
+                "JobMaster".to_owned(),
+                "looks for slow tasks (P2.8)".to_owned(),
+            ),
             &TraceEvent::OutputCommitted { subtask, records } => (
                 name(subtask),
                 format!("output committed: {records} records"),
