@@ -12,6 +12,7 @@ mod consistent_cut;
 mod failover_scope;
 pub mod invariant;
 pub(crate) mod job_status;
+mod output_order;
 pub(crate) mod reconcile_outcome;
 mod reference;
 mod restore_shape;
@@ -23,7 +24,7 @@ mod uploads;
 
 use crate::checkpoint::storage::CheckpointStorage;
 use crate::faults::FaultPlan;
-use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::transitions;
 use crate::record::{Element, Record};
 use crate::scenario::{Delivery, FinishProtocol};
@@ -149,6 +150,10 @@ pub struct Oracles {
     /// [`MAX_KEPT_PER_INVARIANT`] and only counted.
     kept_per_invariant: BTreeMap<Invariant, usize>,
     unkept: u64,
+    /// No oracle that watches records beyond the counts below is on (`uploads`,
+    /// `cancel-markers`, `stop-with-savepoint`, the split ledger, reconciliation): a record's
+    /// push, arrival or take then takes the short path in [`Oracles::observe`].
+    plain_records: bool,
 }
 
 /// The most violations of one invariant a run keeps. A bug that breaks a rule on every event
@@ -160,7 +165,7 @@ impl Oracles {
     pub fn new(graph: &ExecutionGraph, config: Config) -> Oracles {
         let chain = |s: &crate::graph::Subtask| &graph.vertices[s.vertex.index()].chain;
         let n = graph.subtasks.len();
-        Oracles {
+        let mut oracles = Oracles {
             protocol: config.protocol,
             at_least_once: config.at_least_once,
             sink: graph.subtasks.iter().map(|s| chain(s).sink()).collect(),
@@ -230,7 +235,14 @@ impl Oracles {
             violations: Vec::new(),
             kept_per_invariant: BTreeMap::new(),
             unkept: 0,
-        }
+            plain_records: false,
+        };
+        oracles.plain_records = oracles.uploads.is_none()
+            && oracles.cancel_markers.is_none()
+            && oracles.savepoints.is_none()
+            && oracles.splits.is_none()
+            && oracles.retention.is_none();
+        oracles
     }
 
     /// The job is submitted with checkpoint `restore` (F1.6): `restore-shape` judges whether
@@ -273,6 +285,59 @@ impl Oracles {
         }
     }
 
+    /// A record was pushed on `channel`: counted there, and as emitted if a source made it.
+    #[inline]
+    fn pushed_record(&mut self, graph: &ExecutionGraph, channel: ChannelId, record: Record) {
+        self.sent[channel.index()] += 1;
+        let from = graph.channels[channel.index()].from;
+        if self.is_source[from.index()] && record.origin == from {
+            let emitted = &mut self.emitted[from.index()];
+            *emitted = (*emitted).max(record.seq + 1);
+        }
+    }
+
+    /// `subtask` took a record from `channel` (trace event `index`): counted there, and as
+    /// output if the subtask is an at-least-once sink.
+    #[inline]
+    fn took_record(
+        &mut self,
+        graph: &ExecutionGraph,
+        subtask: SubtaskId,
+        channel: ChannelId,
+        record: Record,
+        index: u64,
+    ) {
+        self.processed[channel.index()] += 1;
+        // A record taken by an at-least-once sink is output; one taken by a chain's head that
+        // merely ends in a sink is not yet (F1.12: `chained_sink` says).
+        if self.sink[subtask.index()] == Some(Delivery::AtLeastOnce)
+            && self.sink_heads[subtask.index()]
+        {
+            self.sunk.push(Sunk {
+                vertex: graph.subtasks[subtask.index()].vertex.0,
+                record,
+                event_index: index,
+            });
+        }
+    }
+
+    #[inline]
+    fn observe_trigger_at_once(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+    ) {
+        if let Some(v) = self
+            .trigger_at_once
+            .as_mut()
+            .and_then(|t| t.observe(graph, index, now, event))
+        {
+            self.violate(v);
+        }
+    }
+
     /// Sees one trace event as it is recorded.
     #[inline]
     pub fn observe(
@@ -284,6 +349,38 @@ impl Oracles {
         now: Instant,
         event: &TraceEvent,
     ) {
+        // The records' hot path (most events of a run): with no oracle on that watches records
+        // beyond the counts, a record's push, arrival or take goes straight to them. Each arm
+        // does what the full path below does with that event, in the same order.
+        if self.plain_records {
+            match *event {
+                TraceEvent::Push {
+                    channel,
+                    element: Element::Record(record),
+                } if !self.must_stay_finished[graph.channels[channel.index()].from.index()] => {
+                    return self.pushed_record(graph, channel, record);
+                }
+                TraceEvent::Take {
+                    subtask,
+                    channel,
+                    element: Element::Record(record),
+                } if !self.must_stay_finished[subtask.index()] => {
+                    if !self
+                        .trigger_at_once
+                        .as_ref()
+                        .is_none_or(|t| t.awaits_nothing())
+                    {
+                        self.observe_trigger_at_once(graph, index, now, event);
+                    }
+                    return self.took_record(graph, subtask, channel, record, index);
+                }
+                TraceEvent::Arrive {
+                    element: Element::Record(_),
+                    ..
+                } => return,
+                _ => {}
+            }
+        }
         if let Some(v) = self
             .uploads
             .as_mut()
@@ -362,13 +459,7 @@ impl Oracles {
                 self.violate(v);
             }
         }
-        if let Some(v) = self
-            .trigger_at_once
-            .as_mut()
-            .and_then(|t| t.observe(graph, index, now, event))
-        {
-            self.violate(v);
-        }
+        self.observe_trigger_at_once(graph, index, now, event);
         // Only these concern `restore-shape`: every other event skips the call.
         if matches!(
             event,
@@ -451,14 +542,7 @@ impl Oracles {
             TraceEvent::Push {
                 channel,
                 element: Element::Record(record),
-            } => {
-                self.sent[channel.index()] += 1;
-                let from = graph.channels[channel.index()].from;
-                if self.is_source[from.index()] && record.origin == from {
-                    let emitted = &mut self.emitted[from.index()];
-                    *emitted = (*emitted).max(record.seq + 1);
-                }
-            }
+            } => self.pushed_record(graph, channel, record),
             // The producer's side of the cut on a channel is what precedes its barrier there:
             // records emitted before the snapshot may still wait in the task's output queue
             // (back-pressure) and are pushed before the barrier (P1.4 aligned).
@@ -485,20 +569,7 @@ impl Oracles {
                 subtask,
                 channel,
                 element: Element::Record(record),
-            } => {
-                self.processed[channel.index()] += 1;
-                // A record taken by an at-least-once sink is output; one taken by a chain's
-                // head that merely ends in a sink is not yet (F1.12: `chained_sink` says).
-                if self.sink[subtask.index()] == Some(Delivery::AtLeastOnce)
-                    && self.sink_heads[subtask.index()]
-                {
-                    self.sunk.push(Sunk {
-                        vertex: graph.subtasks[subtask.index()].vertex.0,
-                        record,
-                        event_index: index,
-                    });
-                }
-            }
+            } => self.took_record(graph, subtask, channel, record, index),
             TraceEvent::Commit {
                 subtask, record, ..
             }
@@ -1178,7 +1249,11 @@ impl Oracles {
         }
         let mut sunk = std::mem::take(&mut self.sunk);
         // Unstable is enough: every entry has an event index of its own.
-        sunk.sort_unstable_by_key(|s| (s.vertex, s.record, s.event_index));
+        output_order::sort_by_sink_record(
+            &mut sunk,
+            |s| (s.vertex, s.record),
+            |a, b| (a.vertex, a.record, a.event_index).cmp(&(b.vertex, b.record, b.event_index)),
+        );
         let name = |v: u32| graph.vertices[v as usize].name.clone();
         // What output means at each sink: received (at least once) or committed (two-phase).
         let verb = |v: u32| match graph.vertices[v as usize].chain.sink() {

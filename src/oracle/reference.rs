@@ -278,7 +278,7 @@ pub fn expected_sink_output(
     if let Some(r) = restored {
         expected.extend(r.pending.iter().copied());
     }
-    expected.sort_unstable();
+    super::output_order::sort_by_sink_record(&mut expected, |&entry| entry, Ord::cmp);
     (expected, overrun)
 }
 

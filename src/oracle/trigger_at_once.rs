@@ -37,6 +37,12 @@ impl TriggerAtOnce {
         old
     }
 
+    /// No trigger is awaited: a record taken now cannot break the rule (the hot path).
+    #[inline]
+    pub fn awaits_nothing(&self) -> bool {
+        self.awaited == 0
+    }
+
     #[inline]
     pub fn observe(
         &mut self,

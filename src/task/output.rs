@@ -76,7 +76,7 @@ impl Task {
                 if ctx.io.data.current_full(channel) || after_every_record {
                     ctx.send_buffer(channel); // without credit it waits (full: the next write blocks)
                 }
-                if ctx.io.data.unsent(channel) > 0 {
+                if !self.flusher_armed && ctx.io.data.unsent(channel) > 0 {
                     self.arm_output_flush(ctx);
                 }
             } else {
