@@ -913,3 +913,48 @@ fn an_attempt_snapshots_no_checkpoint_it_was_told_is_aborted() {
         run.messages()
     );
 }
+
+/// The records' short path through [`Oracles::observe`] (taken when no oracle that watches
+/// records beyond the counts is on) judges exactly as the full path: the same violations as
+/// they happen (`trigger-at-once`, `finished-not-rerun`) and the same end-of-run judgement.
+#[test]
+fn the_records_short_path_judges_as_the_full_path() {
+    use ExecutionState::{Finished, Running};
+    let judge = |short: bool| {
+        let flink = r#""checkpointing": {"interval": "1s", "finish_protocol": "flink"},"#;
+        let mut run = Run::new(SOURCE_TO_SINK, flink);
+        let oracles = &mut run.world.io.oracles;
+        assert!(oracles.plain_records && oracles.trigger_at_once.is_some());
+        oracles.plain_records = short;
+        for seq in 0..4 {
+            run.push(seq);
+            run.feed(TraceEvent::Arrive {
+                channel: CHANNEL,
+                element: Element::Record(record(SRC, seq)),
+            });
+        }
+        run.take(0);
+        run.feed(TraceEvent::CheckpointSeen {
+            subtask: SINK,
+            checkpoint: 1,
+            by_trigger: true,
+        });
+        run.take(1);
+        run.take(1);
+        run.task_state(SINK, Running, Finished);
+        run.checkpoint(1, &[SINK]);
+        run.restore(1);
+        run.push(4);
+        run.take(2);
+        let during = run.violations();
+        let invariants: Vec<Invariant> = during.iter().map(|v| v.0).collect();
+        assert!(invariants.contains(&Invariant::TriggerAtOnce), "{during:?}");
+        assert!(
+            invariants.contains(&Invariant::FinishedNotRerun),
+            "{during:?}"
+        );
+        let emitted = run.world.io.oracles.emitted(SRC);
+        (during, emitted, run.finish())
+    };
+    assert_eq!(judge(true), judge(false));
+}
