@@ -65,28 +65,36 @@ pub fn sort_by_sink_record<T: Copy>(
     *items = sorted;
 }
 
-/// A stable least-significant-digit radix sort on the 64-bit key, a byte at a time, skipping
-/// the bytes where every key is the same (vertex and origin take a few bits of the upper half).
+/// Bits of the key one pass of [`radix_sort`] sorts by: six passes cover 64 bits, and a
+/// pass's counts (2,048 of them) stay in the first-level cache.
+const DIGIT_BITS: u32 = 11;
+const DIGITS: usize = 64_usize.div_ceil(DIGIT_BITS as usize);
+
+/// A stable least-significant-digit radix sort on the 64-bit key, [`DIGIT_BITS`] at a time,
+/// skipping the digits in which every key is the same (vertex and origin take a few bits of
+/// the upper half, so a sort of one sink's output makes four passes).
 fn radix_sort(keys: &mut Vec<(u64, u32)>) {
-    let mut counts = [[0usize; 256]; 8];
+    let digit =
+        |key: u64, d: usize| (key >> (d as u32 * DIGIT_BITS)) as usize & ((1 << DIGIT_BITS) - 1);
+    let mut counts = vec![[0usize; 1 << DIGIT_BITS]; DIGITS];
     for &(key, _) in keys.iter() {
-        for (digit, count) in counts.iter_mut().enumerate() {
-            count[(key >> (8 * digit)) as u8 as usize] += 1;
+        for (d, count) in counts.iter_mut().enumerate() {
+            count[digit(key, d)] += 1;
         }
     }
     let mut scratch = vec![(0u64, 0u32); keys.len()];
-    for (digit, count) in counts.iter().enumerate() {
-        if count.iter().any(|&c| c == keys.len()) {
+    for (d, count) in counts.iter().enumerate() {
+        if count.contains(&keys.len()) {
             continue;
         }
-        let mut next = [0usize; 256];
+        let mut next = vec![0usize; 1 << DIGIT_BITS];
         let mut sum = 0;
         for (bucket, &c) in next.iter_mut().zip(count) {
             *bucket = sum;
             sum += c;
         }
         for &entry in keys.iter() {
-            let bucket = &mut next[(entry.0 >> (8 * digit)) as u8 as usize];
+            let bucket = &mut next[digit(entry.0, d)];
             scratch[*bucket] = entry;
             *bucket += 1;
         }
