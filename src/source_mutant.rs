@@ -19,7 +19,7 @@ pub enum SourceMutant {
     BarrierCountOffByOne,
     /// `checkpoint/mod.rs`: the coordinator completes a checkpoint one acknowledgement early.
     AckCountOffByOne,
-    /// `jobmaster/mod.rs`: a state report from a replaced attempt is applied (the attempt
+    /// `jobmaster/regions/mod.rs`: a state report from a replaced attempt is applied (the attempt
     /// check is missing).
     StateReportIgnoresAttempt,
     /// `world/streaming.rs`: kept RPCs are sent again newest first, not in outbox order.

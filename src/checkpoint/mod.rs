@@ -17,7 +17,7 @@ pub mod storage;
 
 use crate::bug::Bug;
 use crate::graph::SubtaskId;
-use crate::jobmaster::Execution;
+use crate::jobmaster::regions::Execution;
 use crate::scenario::{Checkpointing, FinishProtocol};
 use crate::source_mutant::{on, SourceMutant};
 use crate::trace::{

@@ -5,7 +5,7 @@
 //! (Flink stops its checkpoint scheduler); if it fails, the scheduler starts again.
 
 use super::CheckpointCoordinator;
-use crate::jobmaster::Execution;
+use crate::jobmaster::regions::Execution;
 use crate::trace::{Call, SavepointRefusal, TraceEvent};
 use crate::world::Ctx;
 

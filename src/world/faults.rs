@@ -39,7 +39,7 @@ pub(super) fn fire(
             let subtask = ctx.graph.subtask(task);
             let checkpoint = jobmaster
                 .as_mut()
-                .and_then(|jm| jm.trigger_task(ctx, subtask, checkpoint))
+                .and_then(|jm| jm.regions().trigger_task(ctx, subtask, checkpoint))
                 .unwrap_or(0);
             ctx.record(TraceEvent::FaultFired {
                 index,
@@ -55,7 +55,7 @@ pub(super) fn fire(
                 fault: FaultEvent::StopWithSavepoint { drain },
             });
             match jobmaster {
-                Some(jm) => jm.stop_with_savepoint(ctx, drain),
+                Some(jm) => jm.regions().stop_with_savepoint(ctx, drain),
                 // F1.11 step 1: no leader to ask.
                 None => ctx.record(TraceEvent::SavepointRefused {
                     reason: SavepointRefusal::JobNotRunning,

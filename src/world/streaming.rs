@@ -8,7 +8,8 @@ use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId};
-use crate::jobmaster::JobMaster;
+use crate::jobmaster::regions::PipelinedRegions;
+use crate::jobmaster::{JobMaster, With};
 use crate::net::{DataPlane, Envelope, RpcLinks, RpcPolicy};
 use crate::oracle::Oracles;
 use crate::probes::Probes;
@@ -119,7 +120,7 @@ impl Streaming {
             config: scenario.jobmaster,
         };
         Streaming {
-            jobmaster: Some(JobMaster::new(
+            jobmaster: Some(JobMaster::pipelined_regions(
                 &graph,
                 cluster,
                 spec.checkpointing.clone(),
@@ -204,7 +205,7 @@ impl Streaming {
                     ctx.sched.at(at, Event::Fault { index });
                 }
                 if let Some(jm) = jobmaster {
-                    jm.start(&mut ctx);
+                    jm.regions().start(&mut ctx);
                 }
             }
             Event::Rpc { link } => {
@@ -226,7 +227,9 @@ impl Streaming {
                     // TaskManager lives: one that found no JobMaster, or one a reconciling
                     // JobMaster refuses (and any behind such), waits in the outbox. Reports
                     // belong to one election and are never kept.
-                    let refused = jobmaster.as_ref().is_some_and(|jm| jm.refuses(rpc.call));
+                    let refused = jobmaster
+                        .as_mut()
+                        .is_some_and(|jm| jm.regions().refuses(rpc.call));
                     let sender_alive = membership.task_manager_alive[tm as usize]
                         && membership.task_manager[tm as usize] == sender;
                     if !sender_alive && (outbox::is_report(rpc.call) || refused || dead) {
@@ -267,7 +270,7 @@ impl Streaming {
                 match (from, to, rpc.call) {
                     (Address::TaskManager(tm), Address::JobMaster, _) => {
                         if let Some(jm) = jobmaster {
-                            jm.on_rpc(&mut ctx, tm, rpc);
+                            jm.regions().on_rpc(&mut ctx, tm, rpc);
                         }
                     }
                     (Address::JobMaster, Address::JobMaster, _) => {
@@ -416,12 +419,12 @@ impl Streaming {
                 }
             }
             Event::CheckpointTick { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
+                if let Some(mut jm) = live(jobmaster, incarnation) {
                     jm.on_checkpoint_tick(&mut ctx);
                 }
             }
             Event::CheckpointTriggerAt { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
+                if let Some(mut jm) = live(jobmaster, incarnation) {
                     jm.on_checkpoint_trigger_at(&mut ctx);
                 }
             }
@@ -429,12 +432,12 @@ impl Streaming {
                 checkpoint,
                 incarnation,
             } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
+                if let Some(mut jm) = live(jobmaster, incarnation) {
                     jm.on_checkpoint_expired(&mut ctx, checkpoint);
                 }
             }
             Event::RestartDelay { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
+                if let Some(mut jm) = live(jobmaster, incarnation) {
                     jm.on_restart_delay(&mut ctx);
                 }
             }
@@ -451,7 +454,7 @@ impl Streaming {
                 dead,
                 incarnation,
             } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
+                if let Some(mut jm) = live(jobmaster, incarnation) {
                     jm.on_task_manager_lost(&mut ctx, task_manager, dead);
                 }
             }
@@ -460,7 +463,8 @@ impl Streaming {
                 let process = ctx.io.membership.task_manager[task_manager as usize];
                 ctx.record(TraceEvent::TaskManagerStarted { task_manager });
                 if let Some(jm) = jobmaster {
-                    jm.on_task_manager_registered(&mut ctx, task_manager, process);
+                    jm.regions()
+                        .on_task_manager_registered(&mut ctx, task_manager, process);
                 }
             }
             Event::JobMasterTimeout { incarnation } => {
@@ -491,7 +495,7 @@ impl Streaming {
                 if !reconcile {
                     cancel_all(&mut ctx, tasks);
                 }
-                let mut jm = JobMaster::new(
+                let mut jm = JobMaster::pipelined_regions(
                     ctx.graph,
                     spec.cluster,
                     spec.checkpointing.clone(),
@@ -501,11 +505,11 @@ impl Streaming {
                     alive,
                 );
                 if !reconcile {
-                    jm.recover(&mut ctx);
+                    jm.regions().recover(&mut ctx);
                     *jobmaster = Some(jm);
                     return;
                 }
-                jm.reconcile(&mut ctx);
+                jm.regions().reconcile(&mut ctx);
                 *jobmaster = Some(jm);
                 // P3.2: every TaskManager alive reports to the new leader, then sends again
                 // what it kept (P3.3).
@@ -518,7 +522,7 @@ impl Streaming {
                 }
             }
             Event::ReconcileTimeout { incarnation } => {
-                if let Some(jm) = live(jobmaster, incarnation) {
+                if let Some(mut jm) = live(jobmaster, incarnation) {
                     jm.on_reconcile_timeout(&mut ctx);
                 }
             }
@@ -683,10 +687,11 @@ fn current(tasks: &mut [Option<Task>], subtask: SubtaskId, attempt: u32) -> Opti
 }
 
 /// The JobMaster, if it is the incarnation a timer was set by.
-fn live(jobmaster: &mut Option<JobMaster>, incarnation: u32) -> Option<&mut JobMaster> {
+fn live(jobmaster: &mut Option<JobMaster>, incarnation: u32) -> Option<With<'_, PipelinedRegions>> {
     jobmaster
         .as_mut()
         .filter(|jm| jm.incarnation() == incarnation)
+        .map(JobMaster::regions)
 }
 
 /// Cancels every task still deployed (no JobMaster to report to).

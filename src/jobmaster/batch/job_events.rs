@@ -3,14 +3,15 @@
 
 use crate::batch::events::JobEvent;
 use crate::bug::Bug;
-use crate::jobmaster::batch::JobMaster;
+use crate::jobmaster::batch::AdaptiveBatch;
+use crate::jobmaster::With;
 use crate::status::JobStatus;
 use crate::trace::{FlushReason, Logged, TraceEvent};
 use crate::world::batch::Ctx;
 use crate::world::Event;
 use sim::Duration;
 
-impl JobMaster {
+impl With<'_, AdaptiveBatch> {
     /// Appends to the job event store, unless RECONCILING (F2.3); flushes a full buffer.
     pub(crate) fn log(&mut self, ctx: &mut Ctx<'_, '_>, event: JobEvent) {
         let now = ctx.now();
@@ -18,7 +19,7 @@ impl JobMaster {
             return;
         }
         // F2.3: after a failed write this JobMaster logs nothing more.
-        let failed = self.events_failed;
+        let failed = self.scheduler.events_failed;
         if failed && ctx.cluster.bug != Some(Bug::LogAfterWriteFailure) {
             return;
         }
@@ -40,13 +41,16 @@ impl JobMaster {
             .store
             .append(event, ctx.cluster.batch.job_events.buffer_size);
         // The flush timer runs while something is buffered (so an idle run can quiesce).
-        if !self.flush_pending {
+        if !self.scheduler.flush_pending {
             // The next tick of a timer with period `flush_interval` started with the
             // JobMaster; ticks that would find the buffer empty are never scheduled.
-            self.flush_pending = true;
+            self.scheduler.flush_pending = true;
             let period = ctx.cluster.batch.job_events.flush_interval.as_nanos();
-            let elapsed = now.saturating_duration_since(self.started).as_nanos();
-            let next = self.started + Duration::from_nanos((elapsed / period + 1) * period);
+            let elapsed = now
+                .saturating_duration_since(self.scheduler.started)
+                .as_nanos();
+            let next =
+                self.scheduler.started + Duration::from_nanos((elapsed / period + 1) * period);
             let incarnation = self.leader.incarnation;
             ctx.sched.at(next, Event::FlushTick { incarnation });
         }

@@ -7,8 +7,9 @@ use crate::batch::recovery::{self, Plan};
 use crate::bug::Bug;
 use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
-use crate::jobmaster::batch::JobMaster;
+use crate::jobmaster::batch::AdaptiveBatch;
 use crate::jobmaster::batch::Recovering;
+use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{RerunReason, TraceEvent};
 use crate::world::batch::{Ctx, Msg};
@@ -16,7 +17,7 @@ use crate::world::Event;
 
 use std::collections::BTreeSet;
 
-impl JobMaster {
+impl With<'_, AdaptiveBatch> {
     /// P2.3: a newly elected JobMaster takes the job over: under `failover: reconcile` from
     /// the TaskManagers' reports (P3); otherwise by FLIP-383 recovery from the durable job
     /// events (P2.4), or from scratch when there is nothing to recover from or recovery is off
@@ -62,7 +63,7 @@ impl JobMaster {
         // Step 1: vertices with a logged parallelism are initialized again.
         for v in 0..ctx.cluster.graph.vertices.len() {
             if let Some(p) = replayed.parallelism[v] {
-                self.parallelism[v] = Some(p);
+                self.scheduler.parallelism[v] = Some(p);
             }
         }
         // The shuffle master's snapshot knows the remote partitions (P2.3).
@@ -80,7 +81,7 @@ impl JobMaster {
                         .iter()
                         .any(|p| p.producer.index() == s && p.attempt == attempt);
                     if held {
-                        self.tracker[s] = Some((attempt, location, bytes));
+                        self.scheduler.tracker[s] = Some((attempt, location, bytes));
                     }
                 }
                 Location::TaskManager { .. } => {
@@ -90,7 +91,7 @@ impl JobMaster {
                 }
             }
         }
-        self.recovering = Some(Recovering { replayed, awaited });
+        self.scheduler.recovering = Some(Recovering { replayed, awaited });
         ctx.sched.after(
             ctx.cluster.batch.previous_worker_timeout,
             Event::WorkerTimeout { incarnation },
@@ -145,7 +146,7 @@ impl JobMaster {
             ctx.cluster.rerun_of[s.index()] = Some(r);
         }
         let rerun = finished_before.len() as u32;
-        self.recovered_once = true;
+        self.scheduler.recovered_once = true;
         self.set_job_status(ctx, JobStatus::Running);
         ctx.cluster.record(
             now,
@@ -165,7 +166,12 @@ impl JobMaster {
         let events = ctx.cluster.store.durable().len() as u32;
         ctx.cluster
             .record(ctx.now(), TraceEvent::JobEventsUnreadable { events });
-        for (e, next) in self.exec.iter_mut().zip(&mut ctx.cluster.next_attempt) {
+        for (e, next) in self
+            .scheduler
+            .exec
+            .iter_mut()
+            .zip(&mut ctx.cluster.next_attempt)
+        {
             e.attempt = *next;
             *next += 1;
         }
@@ -174,6 +180,7 @@ impl JobMaster {
 
     pub(crate) fn maybe_end_recovery(&mut self, ctx: &mut Ctx<'_, '_>) {
         let done = self
+            .scheduler
             .recovering
             .as_ref()
             .is_some_and(|r| r.awaited.is_empty());
@@ -208,14 +215,14 @@ impl JobMaster {
     ) {
         let now = ctx.now();
         let process = self.report_seen(ctx, tm, (subtask, attempt));
-        if let Some(rec) = self.recovering.as_mut() {
+        if let Some(rec) = self.scheduler.recovering.as_mut() {
             let expected = Location::TaskManager {
                 task_manager: tm,
                 process,
             };
             if let Some((a, location, _)) = rec.replayed.finished[subtask.index()] {
                 if a == attempt && location == expected {
-                    self.tracker[subtask.index()] = Some((attempt, location, bytes));
+                    self.scheduler.tracker[subtask.index()] = Some((attempt, location, bytes));
                     rec.awaited.remove(&subtask);
                     ctx.cluster.record(
                         now,
@@ -244,7 +251,7 @@ impl JobMaster {
         }
         // The JobMaster tracks this very partition already (a report that crossed a
         // registration): nothing to do.
-        if self.tracker[subtask.index()].is_some_and(|(a, l, _)| {
+        if self.scheduler.tracker[subtask.index()].is_some_and(|(a, l, _)| {
             a == attempt
                 && l == Location::TaskManager {
                     task_manager: tm,
@@ -254,7 +261,7 @@ impl JobMaster {
             return;
         }
         // F2.4: after the wait, a report is answered by releasing those partitions.
-        let late = self.recovered_once;
+        let late = self.scheduler.recovered_once;
         ctx.cluster.record(
             now,
             TraceEvent::PartitionReported {
@@ -279,11 +286,11 @@ impl JobMaster {
     pub(crate) fn end_recovery(&mut self, ctx: &mut Ctx<'_, '_>, timed_out: bool) {
         let now = ctx.now();
         let r = ctx.cluster.recoveries.len() - 1;
-        let Some(Recovering { replayed, .. }) = self.recovering.take() else {
+        let Some(Recovering { replayed, .. }) = self.scheduler.recovering.take() else {
             return;
         };
-        self.recovered_once = true;
-        let tracked: Vec<bool> = self.tracker.iter().map(Option::is_some).collect();
+        self.scheduler.recovered_once = true;
+        let tracked: Vec<bool> = self.scheduler.tracker.iter().map(Option::is_some).collect();
         let outcome = recovery::recover(
             &ctx.cluster.graph,
             &ctx.cluster.batch,
@@ -303,8 +310,9 @@ impl JobMaster {
                 .as_ref()
                 .and_then(|s| s.enumerators[v].clone())
                 .filter(|_| c.supports_batch_snapshot);
-            self.enumerators[v] = Some(restored.unwrap_or_else(|| Enumerator::new(c.splits, p)));
-            self.remembered[v] = outcome.remembered[v];
+            self.scheduler.enumerators[v] =
+                Some(restored.unwrap_or_else(|| Enumerator::new(c.splits, p)));
+            self.scheduler.remembered[v] = outcome.remembered[v];
         }
         // Step 2: recovered subtasks go CREATED → FINISHED with their old attempt.
         let mut recovered = Vec::new();
@@ -313,14 +321,14 @@ impl JobMaster {
                 continue;
             };
             let id = SubtaskId(s as u32);
-            self.exec[s].attempt = attempt;
+            self.scheduler.exec[s].attempt = attempt;
             if outcome.finished[s] {
                 // Kept with its partition if one was reported; an OPTIONAL one need not be.
                 self.exec_state(ctx, id, ExecutionState::Finished);
                 recovered.push(id);
             } else {
                 // Not recovered: the partition (if reported) is released below by the reset.
-                self.exec[s].state = ExecutionState::Finished;
+                self.scheduler.exec[s].state = ExecutionState::Finished;
             }
         }
         // Step 3: unfinished subtasks of a vertex with a restored coordinator return their
@@ -331,7 +339,7 @@ impl JobMaster {
                     continue;
                 };
                 let first = ctx.cluster.graph.vertices[v].first;
-                if let Some(e) = self.enumerators[v].as_mut() {
+                if let Some(e) = self.scheduler.enumerators[v].as_mut() {
                     for i in 0..p {
                         if replayed.finished[(first + i) as usize].is_none() {
                             e.subtask_reset(i);

@@ -18,6 +18,7 @@ mod scheduler;
 pub(crate) mod speculation;
 
 use super::leader::Leader;
+use super::{JobMaster, Scheduler, With};
 use crate::batch::data::{self, Fragment};
 use crate::batch::events::{JobEvent, Location, Replayed, Snapshot};
 use crate::batch::oracle::Received;
@@ -45,11 +46,9 @@ pub(crate) struct Execution {
     pub(crate) deployed_at: Option<Instant>,
 }
 
-/// The JobMaster: volatile, rebuilt by every elected leader.
-pub(crate) struct JobMaster {
-    /// What every JobMaster keeps: its incarnation, the job's status, the TaskManager
-    /// processes registered with it, the restarts counted.
-    pub(crate) leader: Leader,
+/// The JobMaster's state in a batch job, beside the shared part ([`JobMaster`]): volatile,
+/// rebuilt by every elected leader.
+pub struct AdaptiveBatch {
     pub(crate) exec: Vec<Execution>,
     /// Per vertex: the decided parallelism, once initialized.
     pub parallelism: Vec<Option<u32>>,
@@ -119,15 +118,7 @@ pub struct RecoveryRecord {
     pub interrupted: u32,
 }
 
-impl JobMaster {
-    pub fn status(&self) -> JobStatus {
-        self.leader.status
-    }
-
-    pub fn incarnation(&self) -> u32 {
-        self.leader.incarnation
-    }
-
+impl With<'_, AdaptiveBatch> {
     pub(crate) fn receive(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Msg) {
         let now = ctx.now();
         let process = ctx.tms[tm as usize].process;
@@ -158,11 +149,11 @@ impl JobMaster {
                     (now, index),
                 );
                 self.leader.register(tm, process);
-                self.accounted[tm as usize] = ctx.cluster.reconcile.is_none();
-                self.slots_used[tm as usize] = 0;
+                self.scheduler.accounted[tm as usize] = ctx.cluster.reconcile.is_none();
+                self.scheduler.slots_used[tm as usize] = 0;
                 // P3.2: a TaskManager that registers in the window reports next (same link):
                 // the window waits for the whole report.
-                if let Some(rec) = self.reconciling.as_mut() {
+                if let Some(rec) = self.scheduler.reconciling.as_mut() {
                     rec.expect(tm, process);
                 }
                 // F2.4 step 1: every TaskManager that registers is asked for the partitions
@@ -178,7 +169,7 @@ impl JobMaster {
                 attempt,
                 bytes,
             } => {
-                if self.reconciling.is_some() {
+                if self.scheduler.reconciling.is_some() {
                     self.reconcile_partition(ctx, tm, (subtask, attempt), bytes);
                 } else {
                     self.on_report(ctx, tm, (subtask, attempt), bytes);
@@ -212,13 +203,13 @@ impl JobMaster {
                 }
             }
             Msg::RequestSplit { subtask, attempt } => {
-                let e = self.exec[subtask.index()];
+                let e = self.scheduler.exec[subtask.index()];
                 if e.attempt != attempt || e.state.is_terminal() {
                     return;
                 }
                 let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
                 let index = ctx.cluster.graph.subtasks[subtask.index()].index;
-                let split = self.enumerators[vertex.index()]
+                let split = self.scheduler.enumerators[vertex.index()]
                     .as_mut()
                     .expect("a source has an enumerator")
                     .next_split(index);
@@ -247,7 +238,7 @@ impl JobMaster {
                 }
                 // P2.8: a cancelled attempt that finished before its cancel arrived wrote a
                 // partition nobody reads: release it.
-                if self.orphans.remove(&(subtask, attempt)) {
+                if self.scheduler.orphans.remove(&(subtask, attempt)) {
                     let location = self.location_of(ctx, tm);
                     self.release(ctx, subtask, attempt, location);
                     return;
@@ -259,19 +250,19 @@ impl JobMaster {
                 attempt,
                 missing,
             } => {
-                let spec = self.spec[subtask.index()].filter(|e| e.attempt == attempt);
+                let spec = self.scheduler.spec[subtask.index()].filter(|e| e.attempt == attempt);
                 if let Some(e) = spec.filter(|e| !e.state.is_terminal()) {
                     // P2.8: a failed speculative attempt only makes room for another; the
                     // original goes on. A missing partition fails the vertex over as usual.
                     let _ = e;
                     self.spec_state(ctx, subtask, ExecutionState::Failed);
                     self.free_spec_slot(subtask);
-                    self.spec[subtask.index()] = None;
+                    self.scheduler.spec[subtask.index()] = None;
                     if missing.is_none() {
                         return;
                     }
                 } else {
-                    let e = self.exec[subtask.index()];
+                    let e = self.scheduler.exec[subtask.index()];
                     if e.attempt != attempt || e.state.is_terminal() {
                         return;
                     }
@@ -283,15 +274,15 @@ impl JobMaster {
                     {
                         // P2.8: the speculative attempt may still finish: it carries on alone.
                         self.promote_spec(subtask);
-                        self.spec[subtask.index()] = None;
+                        self.scheduler.spec[subtask.index()] = None;
                         return;
                     }
                 }
                 let mut seeds = vec![(subtask, RerunReason::Failover)];
                 if let Some(producer) = missing {
                     // The partition is gone: stop tracking it; its producer runs again.
-                    if self.tracker[producer.index()].is_some() {
-                        self.tracker[producer.index()] = None;
+                    if self.scheduler.tracker[producer.index()].is_some() {
+                        self.scheduler.tracker[producer.index()] = None;
                     }
                     seeds.push((producer, RerunReason::PartitionMissing));
                 }
@@ -326,7 +317,7 @@ impl JobMaster {
     }
 
     pub(crate) fn current(&self, subtask: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
-        let e = self.exec[subtask.index()];
+        let e = self.scheduler.exec[subtask.index()];
         e.attempt == attempt && e.state == state
     }
 
@@ -337,7 +328,7 @@ impl JobMaster {
         to: ExecutionState,
     ) {
         let now = ctx.now();
-        let e = &mut self.exec[subtask.index()];
+        let e = &mut self.scheduler.exec[subtask.index()];
         let from = e.state;
         e.state = to;
         let attempt = e.attempt;
@@ -358,8 +349,9 @@ impl JobMaster {
     }
 
     pub(crate) fn free_slot(&mut self, subtask: SubtaskId) {
-        if let Some(tm) = self.exec[subtask.index()].placed.take() {
-            self.slots_used[tm as usize] = self.slots_used[tm as usize].saturating_sub(1);
+        if let Some(tm) = self.scheduler.exec[subtask.index()].placed.take() {
+            self.scheduler.slots_used[tm as usize] =
+                self.scheduler.slots_used[tm as usize].saturating_sub(1);
         }
     }
 
@@ -381,7 +373,7 @@ impl JobMaster {
         attempt: u32,
     ) {
         let now = ctx.now();
-        let e = self.exec[subtask.index()];
+        let e = self.scheduler.exec[subtask.index()];
         if e.attempt != attempt || e.state != ExecutionState::Running {
             return;
         }
@@ -390,22 +382,23 @@ impl JobMaster {
         let ran = e
             .deployed_at
             .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
-        self.ran[subtask.index()] = Some(ran);
+        self.scheduler.ran[subtask.index()] = Some(ran);
         self.first_finish_wins(ctx, subtask);
         let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
         let location = self.location_of(ctx, tm);
         let bytes = self.partition_bytes(ctx, subtask, attempt);
-        self.tracker[subtask.index()] = Some((attempt, location, bytes));
+        self.scheduler.tracker[subtask.index()] = Some((attempt, location, bytes));
         let vertex_done = self.vertex_finished(ctx, vertex);
         // F2.3: snapshots ride on the event when the vertex just finished or min-pause passed.
         let with_snapshot = vertex_done
-            || self.last_snapshot.is_none_or(|last| {
+            || self.scheduler.last_snapshot.is_none_or(|last| {
                 now.saturating_duration_since(last)
                     >= ctx.cluster.batch.job_events.snapshot_min_pause
             });
         let snapshot = with_snapshot.then(|| {
             Box::new(Snapshot {
                 enumerators: self
+                    .scheduler
                     .enumerators
                     .iter()
                     .zip(&ctx.cluster.batch.coordinators)
@@ -417,7 +410,7 @@ impl JobMaster {
             })
         });
         if with_snapshot {
-            self.last_snapshot = Some(now);
+            self.scheduler.last_snapshot = Some(now);
         }
         self.log(
             ctx,
@@ -467,22 +460,48 @@ impl JobMaster {
     }
 
     pub(crate) fn vertex_finished(&self, ctx: &Ctx<'_, '_>, vertex: VertexId) -> bool {
-        let Some(p) = self.parallelism[vertex.index()] else {
+        let Some(p) = self.scheduler.parallelism[vertex.index()] else {
             return false;
         };
         let first = ctx.cluster.graph.vertices[vertex.index()].first;
-        (first..first + p).all(|s| self.exec[s as usize].state == ExecutionState::Finished)
+        (first..first + p)
+            .all(|s| self.scheduler.exec[s as usize].state == ExecutionState::Finished)
     }
 }
 
 impl JobMaster {
-    /// A JobMaster as a newly elected leader starts: nothing known, nothing registered, its
-    /// executions under the next attempt ids.
-    pub(crate) fn new(cluster: &Cluster, tms: usize, incarnation: u32, now: Instant) -> JobMaster {
-        let n = cluster.graph.subtasks.len();
-        let v = cluster.graph.vertices.len();
+    /// A batch job's JobMaster as a newly elected leader starts: nothing known, nothing
+    /// registered, its executions under the next attempt ids.
+    pub(crate) fn adaptive_batch(
+        cluster: &Cluster,
+        tms: usize,
+        incarnation: u32,
+        now: Instant,
+    ) -> JobMaster {
         JobMaster {
             leader: Leader::new(incarnation, vec![None; tms]),
+            scheduler: Scheduler::AdaptiveBatch(AdaptiveBatch::new(cluster, tms, now)),
+        }
+    }
+
+    /// The JobMaster with its adaptive batch scheduler: what the world's batch half acts on.
+    pub(crate) fn adaptive(&mut self) -> With<'_, AdaptiveBatch> {
+        self.with()
+    }
+
+    /// The adaptive batch scheduler's state, for what the world's batch half reads of it.
+    pub(crate) fn batch(&self) -> &AdaptiveBatch {
+        self.scheduler()
+    }
+}
+
+impl AdaptiveBatch {
+    /// The state of a newly elected leader's scheduler: nothing known, its executions under
+    /// the next attempt ids.
+    pub(crate) fn new(cluster: &Cluster, tms: usize, now: Instant) -> AdaptiveBatch {
+        let n = cluster.graph.subtasks.len();
+        let v = cluster.graph.vertices.len();
+        AdaptiveBatch {
             exec: (0..n)
                 .map(|i| Execution {
                     state: ExecutionState::Created,
@@ -512,14 +531,16 @@ impl JobMaster {
             orphans: BTreeSet::new(),
         }
     }
+}
 
+impl With<'_, AdaptiveBatch> {
     /// The JobMaster noticed that TaskManager `tm` (process `process`) is gone or unreachable.
     pub(crate) fn lose_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
         let now = ctx.now();
         if !self.leader.lose(tm, process) {
             return;
         }
-        self.slots_used[tm as usize] = 0;
+        self.scheduler.slots_used[tm as usize] = 0;
         if ctx.cluster.expected_task_managers[tm as usize] == Some(process) {
             ctx.cluster.expected_task_managers[tm as usize] = None;
         }
@@ -530,13 +551,13 @@ impl JobMaster {
             task_manager: tm,
             process,
         };
-        if self.recovering.is_some() {
+        if self.scheduler.recovering.is_some() {
             // P2.3, P2.4 step 2: what survives is what live TaskManagers hold, so a recovering
             // JobMaster stops tracking the partitions the lost one reported (Flink's
             // `disconnectTaskManager` stops tracking them at once); the end of the wait then
             // runs their producers again instead of keeping them finished on a dead process.
             if ctx.cluster.bug != Some(Bug::KeepLostPartitionsInRecovery) {
-                for tracked in &mut self.tracker {
+                for tracked in &mut self.scheduler.tracker {
                     if tracked.is_some_and(|(_, l, _)| l == lost) {
                         *tracked = None;
                     }
@@ -551,14 +572,15 @@ impl JobMaster {
         for s in (0..ctx.cluster.graph.subtasks.len() as u32).map(SubtaskId) {
             // P2.8: a speculative attempt on the lost TaskManager fails alone; an original
             // there whose speculative attempt runs elsewhere hands over to it.
-            if self.spec[s.index()].is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal())
+            if self.scheduler.spec[s.index()]
+                .is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal())
                 && ctx.cluster.bug != Some(Bug::KeepSpeculativeOnLostTaskManager)
             {
                 self.spec_state(ctx, s, ExecutionState::Failed);
                 self.free_spec_slot(s);
-                self.spec[s.index()] = None;
+                self.scheduler.spec[s.index()] = None;
             }
-            let e = self.exec[s.index()];
+            let e = self.scheduler.exec[s.index()];
             if e.placed == Some(tm)
                 && !e.state.is_terminal()
                 && e.state != ExecutionState::Created
@@ -568,10 +590,10 @@ impl JobMaster {
                 self.exec_state(ctx, s, ExecutionState::Failed);
                 self.free_slot(s);
                 self.promote_spec(s);
-                self.spec[s.index()] = None;
+                self.scheduler.spec[s.index()] = None;
                 continue;
             }
-            let e = self.exec[s.index()];
+            let e = self.scheduler.exec[s.index()];
             if e.placed == Some(tm)
                 && matches!(
                     e.state,
@@ -585,9 +607,9 @@ impl JobMaster {
                 seeds.push((s, RerunReason::Failover));
                 continue;
             }
-            if self.tracker[s.index()].is_some_and(|(_, l, _)| l == lost) {
+            if self.scheduler.tracker[s.index()].is_some_and(|(_, l, _)| l == lost) {
                 let needed = self.partition_needed(ctx, s);
-                self.tracker[s.index()] = None;
+                self.scheduler.tracker[s.index()] = None;
                 if needed {
                     seeds.push((s, RerunReason::PartitionMissing));
                 }
@@ -604,10 +626,10 @@ impl JobMaster {
         let uninitialized = ctx.cluster.graph.vertices[v.index()]
             .outputs
             .iter()
-            .any(|&e| self.parallelism[ctx.cluster.graph.edges[e].to.index()].is_none());
+            .any(|&e| self.scheduler.parallelism[ctx.cluster.graph.edges[e].to.index()].is_none());
         uninitialized
-            || data::consumers(&ctx.cluster.graph, &self.parallelism, s)
+            || data::consumers(&ctx.cluster.graph, &self.scheduler.parallelism, s)
                 .iter()
-                .any(|c| self.exec[c.index()].state != ExecutionState::Finished)
+                .any(|c| self.scheduler.exec[c.index()].state != ExecutionState::Finished)
     }
 }

@@ -70,7 +70,7 @@ impl Reconciling {
     }
 }
 
-impl JobMaster {
+impl With<'_, AdaptiveBatch> {
     /// P3.3: the reconciling JobMaster refuses a task's RPC (`Leader::refuses`; reports and
     /// registrations are taken).
     pub(crate) fn refuses(&self, msg: Msg) -> bool {
@@ -124,7 +124,7 @@ impl JobMaster {
             ctx.cluster.expected_task_managers.clone(),
             &mut ctx.cluster.reconciliations,
         );
-        self.reconciling = Some(Reconciling {
+        self.scheduler.reconciling = Some(Reconciling {
             window,
             reports: vec![None; n],
             splits: vec![Vec::new(); n],
@@ -144,10 +144,10 @@ impl JobMaster {
 
     /// A vertex becomes known to the reconciling JobMaster: its executions are RECONCILING.
     fn reconcile_vertex(&mut self, ctx: &mut Ctx<'_, '_>, v: VertexId, parallelism: u32) {
-        if self.parallelism[v.index()].is_some() {
+        if self.scheduler.parallelism[v.index()].is_some() {
             return;
         }
-        self.parallelism[v.index()] = Some(parallelism);
+        self.scheduler.parallelism[v.index()] = Some(parallelism);
         let first = ctx.cluster.graph.vertices[v.index()].first;
         for s in (first..first + parallelism).map(SubtaskId) {
             self.exec_state(ctx, s, ExecutionState::Reconciling);
@@ -162,14 +162,14 @@ impl JobMaster {
         state: ExecutionState,
         parallelism: u32,
     ) {
-        let Some(rec) = self.reconciling.as_mut() else {
+        let Some(rec) = self.scheduler.reconciling.as_mut() else {
             // After the window: the JobMaster went on without this execution. A running one
             // is cancelled (it may be running again elsewhere); the partition, if any, is
             // answered by a release (`on_report`).
             if let Some(r) = ctx.cluster.reconciliations.last_mut() {
                 r.late_reports += 1;
             }
-            let current = self.exec[subtask.index()];
+            let current = self.scheduler.exec[subtask.index()];
             let superseded = current.attempt != attempt || current.placed != Some(tm);
             if superseded && !state.is_terminal() {
                 self.send_to_task_manager(ctx, tm, Msg::Cancel { subtask, attempt });
@@ -200,7 +200,7 @@ impl JobMaster {
         let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
         let first = ctx.cluster.graph.vertices[vertex.index()].first as usize;
         let p = ctx.cluster.graph.vertices[vertex.index()].parallelism as usize;
-        if let Some(rec) = self.reconciling.as_mut() {
+        if let Some(rec) = self.scheduler.reconciling.as_mut() {
             if rec.reports[subtask.index()].is_some_and(|(a, _, _)| a == attempt) {
                 if rec.splits[first..first + p]
                     .iter()
@@ -218,7 +218,7 @@ impl JobMaster {
         (subtask, attempt): (SubtaskId, u32),
         input: (SubtaskId, u32),
     ) {
-        if let Some(rec) = self.reconciling.as_mut() {
+        if let Some(rec) = self.scheduler.reconciling.as_mut() {
             if rec.reports[subtask.index()].is_some_and(|(a, _, _)| a == attempt) {
                 rec.inputs[subtask.index()].push(input);
             }
@@ -237,13 +237,13 @@ impl JobMaster {
             task_manager: tm,
             process,
         };
-        let rec = self.reconciling.as_mut().expect("reconciling");
+        let rec = self.scheduler.reconciling.as_mut().expect("reconciling");
         rec.partitions[subtask.index()].push((attempt, location, bytes));
     }
 
     /// The reconciling JobMaster noticed that TaskManager process `process` is gone.
     pub(crate) fn forget_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
-        let Some(rec) = self.reconciling.as_mut() else {
+        let Some(rec) = self.scheduler.reconciling.as_mut() else {
             return;
         };
         if rec.window.expected(tm) == Some(process) {
@@ -257,9 +257,9 @@ impl JobMaster {
         // What this TaskManager runs is known now (what an earlier JobMaster left there and
         // this one does not keep, it cancelled on the report): its free slots can be used.
         if self.leader.task_managers[tm as usize] == Some(process) {
-            self.accounted[tm as usize] = true;
+            self.scheduler.accounted[tm as usize] = true;
         }
-        match self.reconciling.as_mut() {
+        match self.scheduler.reconciling.as_mut() {
             Some(rec) => {
                 if rec.window.report_done(tm, process) {
                     self.end_reconcile(ctx);
@@ -271,6 +271,7 @@ impl JobMaster {
 
     fn maybe_end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
         let complete = self
+            .scheduler
             .reconciling
             .as_ref()
             .is_some_and(|r| r.window.complete());
@@ -283,7 +284,11 @@ impl JobMaster {
     /// FAILING followed by batch recovery (P2.4).
     pub(crate) fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
         let now = ctx.now();
-        let rec = self.reconciling.take().expect("the window is open");
+        let rec = self
+            .scheduler
+            .reconciling
+            .take()
+            .expect("the window is open");
         // A reported execution that read another attempt of a producer than the one reported
         // belongs to a graph an earlier JobMaster replaced: no consistent view exists.
         let stale_inputs =
@@ -294,11 +299,10 @@ impl JobMaster {
         // A known vertex whose input vertex nobody reported ran on outputs the JobMaster
         // cannot account for (P3.4: as unknown as a missing TaskManager's).
         for v in 0..ctx.cluster.graph.vertices.len() {
-            if self.parallelism[v].is_some()
-                && ctx.cluster.graph.vertices[v]
-                    .inputs
-                    .iter()
-                    .any(|&e| self.parallelism[ctx.cluster.graph.edges[e].from.index()].is_none())
+            if self.scheduler.parallelism[v].is_some()
+                && ctx.cluster.graph.vertices[v].inputs.iter().any(|&e| {
+                    self.scheduler.parallelism[ctx.cluster.graph.edges[e].from.index()].is_none()
+                })
             {
                 failing = true;
             }
@@ -306,14 +310,14 @@ impl JobMaster {
         let (mut running, mut finished) = (0u32, 0u32);
         let mut all_finished = true;
         for v in 0..ctx.cluster.graph.vertices.len() {
-            let Some(p) = self.parallelism[v] else {
+            let Some(p) = self.scheduler.parallelism[v] else {
                 all_finished = false;
                 continue;
             };
             let vertex = &ctx.cluster.graph.vertices[v];
             let consumed = vertex.outputs.iter().any(|&e| {
                 let to = ctx.cluster.graph.edges[e].to;
-                self.parallelism[to.index()].is_some()
+                self.scheduler.parallelism[to.index()].is_some()
             });
             let has_outputs = !vertex.outputs.is_empty();
             for s in (vertex.first..vertex.first + p).map(SubtaskId) {
@@ -329,15 +333,15 @@ impl JobMaster {
                         self.exec_state(ctx, s, ExecutionState::Canceled);
                         let fresh = ctx.cluster.next_attempt[s.index()];
                         ctx.cluster.next_attempt[s.index()] += 1;
-                        let e = &mut self.exec[s.index()];
+                        let e = &mut self.scheduler.exec[s.index()];
                         e.attempt = fresh;
                         e.state = ExecutionState::Created;
                     }
                     continue;
                 };
                 // P3.2: rebuild (attempt, placement) before applying the state.
-                self.exec[s.index()].attempt = attempt;
-                self.exec[s.index()].placed = Some(tm);
+                self.scheduler.exec[s.index()].attempt = attempt;
+                self.scheduler.exec[s.index()].placed = Some(tm);
                 self.exec_state(ctx, s, state);
                 match state {
                     ExecutionState::Finished => {
@@ -358,9 +362,9 @@ impl JobMaster {
                                 .find(|(a, _, _)| *a == attempt)
                                 .copied(),
                         };
-                        self.exec[s.index()].placed = None;
+                        self.scheduler.exec[s.index()].placed = None;
                         match partition {
-                            Some(tracked) => self.tracker[s.index()] = Some(tracked),
+                            Some(tracked) => self.scheduler.tracker[s.index()] = Some(tracked),
                             None if has_outputs => failing = true,
                             None => {}
                         }
@@ -373,7 +377,7 @@ impl JobMaster {
                     _ => {
                         running += 1;
                         all_finished = false;
-                        self.slots_used[tm as usize] += 1;
+                        self.scheduler.slots_used[tm as usize] += 1;
                     }
                 }
             }
@@ -398,7 +402,7 @@ impl JobMaster {
                 // In topological order, as a JobMaster initializes them.
                 for vertex in ctx.cluster.graph.topological_order.clone() {
                     let v = vertex.index();
-                    let decided = self.parallelism[v];
+                    let decided = self.scheduler.parallelism[v];
                     if let (Some(parallelism), None) = (decided, rec.replayed.parallelism[v]) {
                         self.log(
                             ctx,
@@ -418,7 +422,7 @@ impl JobMaster {
                 )
                 .into_iter()
                 .filter(|s| {
-                    let e = self.exec[s.index()];
+                    let e = self.scheduler.exec[s.index()];
                     let logged = rec.replayed.finished[s.index()].map(|(a, _, _)| a);
                     e.state != ExecutionState::Finished || logged != Some(e.attempt)
                 })
@@ -444,12 +448,12 @@ impl JobMaster {
             let Some(c) = ctx.cluster.batch.coordinators[v] else {
                 continue;
             };
-            let Some(p) = self.parallelism[v] else {
+            let Some(p) = self.scheduler.parallelism[v] else {
                 continue;
             };
             let first = ctx.cluster.graph.vertices[v].first as usize;
             let assigned = rec.splits[first..first + p as usize].to_vec();
-            self.enumerators[v] = Some(Enumerator::rebuild(c.splits, assigned));
+            self.scheduler.enumerators[v] = Some(Enumerator::rebuild(c.splits, assigned));
         }
     }
 
@@ -457,8 +461,8 @@ impl JobMaster {
     fn release_unknown_partitions(&mut self, ctx: &mut Ctx<'_, '_>, rec: &Reconciling) {
         for (s, reported) in rec.partitions.iter().enumerate() {
             for &(attempt, location, _) in reported {
-                let tracked =
-                    self.tracker[s].is_some_and(|(a, l, _)| a == attempt && l == location);
+                let tracked = self.scheduler.tracker[s]
+                    .is_some_and(|(a, l, _)| a == attempt && l == location);
                 if !tracked {
                     self.release(ctx, SubtaskId(s as u32), attempt, location);
                 }
@@ -478,19 +482,19 @@ impl JobMaster {
         }
         self.set_job_status(ctx, JobStatus::Restarting);
         // A fresh execution graph: new attempts, nothing tracked, nothing initialized.
-        let incarnation = self.leader.incarnation;
-        let mut fresh = JobMaster::new(ctx.cluster, ctx.tms.len(), incarnation, now);
+        let mut fresh = AdaptiveBatch::new(ctx.cluster, ctx.tms.len(), now);
         for n in &mut ctx.cluster.next_attempt {
             *n += 1;
         }
-        fresh.leader.status = self.leader.status;
-        fresh.leader.task_managers = self.leader.task_managers.clone();
-        fresh.accounted = self.accounted.clone();
-        fresh.started = self.started;
-        fresh.flush_pending = self.flush_pending;
-        fresh.last_snapshot = self.last_snapshot;
-        fresh.events_failed = self.events_failed;
-        *self = fresh;
+        fresh.accounted = self.scheduler.accounted.clone();
+        fresh.started = self.scheduler.started;
+        fresh.flush_pending = self.scheduler.flush_pending;
+        fresh.last_snapshot = self.scheduler.last_snapshot;
+        fresh.events_failed = self.scheduler.events_failed;
+        *self.scheduler = fresh;
+        // The leader stays, its status and registered TaskManagers with it, but the fresh
+        // graph has counted no restart yet.
+        self.leader.restarts = 0;
         ctx.cluster.recoveries.push(RecoveryRecord {
             crashed_at: ctx.cluster.crashed_at,
             elected_at: rec.window.started,
@@ -525,7 +529,7 @@ impl JobMaster {
             },
         );
         for v in 0..ctx.cluster.graph.vertices.len() {
-            self.parallelism[v] = rec.replayed.parallelism[v];
+            self.scheduler.parallelism[v] = rec.replayed.parallelism[v];
         }
         let reserve = recovery::reserved(&ctx.cluster.graph, &rec.replayed);
         let mut awaited = BTreeSet::new();
@@ -544,7 +548,7 @@ impl JobMaster {
                     .any(|&(a, l, _)| a == attempt && l == location),
             };
             if available {
-                self.tracker[s] = Some((attempt, location, bytes));
+                self.scheduler.tracker[s] = Some((attempt, location, bytes));
             } else if reserve[s] && matches!(location, Location::TaskManager { .. }) {
                 awaited.insert(SubtaskId(s as u32));
             }
@@ -559,11 +563,12 @@ impl JobMaster {
                 }
             }
         }
-        self.recovering = Some(Recovering {
+        self.scheduler.recovering = Some(Recovering {
             replayed: rec.replayed,
             awaited,
         });
         let deadline = rec.window.started + ctx.cluster.batch.previous_worker_timeout;
+        let incarnation = self.leader.incarnation;
         ctx.sched
             .at(deadline.max(now), Event::WorkerTimeout { incarnation });
         self.maybe_end_recovery(ctx);

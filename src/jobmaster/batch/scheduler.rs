@@ -9,15 +9,16 @@ use crate::bug::Bug;
 use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
 use crate::jobmaster::batch::speculation::may_finish;
+use crate::jobmaster::batch::AdaptiveBatch;
 use crate::jobmaster::batch::Execution;
-use crate::jobmaster::batch::JobMaster;
+use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::Descriptor;
 use crate::trace::{RerunReason, TraceEvent};
 use crate::world::batch::{Ctx, Msg};
 use crate::world::Event;
 
-impl JobMaster {
+impl With<'_, AdaptiveBatch> {
     /// Initializes the vertices whose inputs finished, deploys what can run, and ends the job
     /// when every subtask finished.
     pub(crate) fn schedule(&mut self, ctx: &mut Ctx<'_, '_>) {
@@ -26,13 +27,13 @@ impl JobMaster {
             return;
         }
         for &v in &ctx.cluster.graph.topological_order.clone() {
-            if self.parallelism[v.index()].is_some() {
+            if self.scheduler.parallelism[v.index()].is_some() {
                 continue;
             }
             let inputs = &ctx.cluster.graph.vertices[v.index()].inputs;
             let ready = inputs.iter().all(|&e| {
                 let up = ctx.cluster.graph.edges[e].from;
-                self.parallelism[up.index()].is_some() && self.vertex_finished(ctx, up)
+                self.scheduler.parallelism[up.index()].is_some() && self.vertex_finished(ctx, up)
             });
             if ready {
                 self.initialize(ctx, v);
@@ -40,12 +41,12 @@ impl JobMaster {
         }
         let order = ctx.cluster.graph.topological_order.clone();
         for v in order {
-            let Some(p) = self.parallelism[v.index()] else {
+            let Some(p) = self.scheduler.parallelism[v.index()] else {
                 continue;
             };
             let first = ctx.cluster.graph.vertices[v.index()].first;
             for s in (first..first + p).map(SubtaskId) {
-                let e = self.exec[s.index()];
+                let e = self.scheduler.exec[s.index()];
                 if e.state == ExecutionState::Created
                     && e.hold_until <= now
                     && self.inputs_available(ctx, s)
@@ -56,7 +57,7 @@ impl JobMaster {
             }
         }
         let all_done = (0..ctx.cluster.graph.vertices.len()).all(|v| {
-            self.parallelism[v].is_some() && self.vertex_finished(ctx, VertexId(v as u32))
+            self.scheduler.parallelism[v].is_some() && self.vertex_finished(ctx, VertexId(v as u32))
         });
         if all_done {
             self.finish_job(ctx);
@@ -76,11 +77,11 @@ impl JobMaster {
     }
 
     pub(crate) fn inputs_available(&self, ctx: &Ctx<'_, '_>, s: SubtaskId) -> bool {
-        data::producers(&ctx.cluster.graph, &self.parallelism, s)
+        data::producers(&ctx.cluster.graph, &self.scheduler.parallelism, s)
             .iter()
             .all(|(_, p)| {
-                self.exec[p.index()].state == ExecutionState::Finished
-                    && self.tracker[p.index()].is_some()
+                self.scheduler.exec[p.index()].state == ExecutionState::Finished
+                    && self.scheduler.tracker[p.index()].is_some()
             })
     }
 
@@ -94,9 +95,11 @@ impl JobMaster {
         let slots = ctx.cluster.slots;
         (0..ctx.tms.len())
             .filter(|&t| {
-                self.leader.task_managers[t].is_some() && self.slots_used[t] < slots && usable(t)
+                self.leader.task_managers[t].is_some()
+                    && self.scheduler.slots_used[t] < slots
+                    && usable(t)
             })
-            .max_by_key(|&t| (slots - self.slots_used[t], std::cmp::Reverse(t)))
+            .max_by_key(|&t| (slots - self.scheduler.slots_used[t], std::cmp::Reverse(t)))
     }
 
     /// What a deployment of `s` as `attempt` carries: its inputs' partitions as the tracker
@@ -108,17 +111,18 @@ impl JobMaster {
         attempt: u32,
     ) -> Descriptor {
         let inputs: Vec<(usize, SubtaskId, u32, Location)> =
-            data::producers(&ctx.cluster.graph, &self.parallelism, s)
+            data::producers(&ctx.cluster.graph, &self.scheduler.parallelism, s)
                 .into_iter()
                 .map(|(edge, p)| {
-                    let (attempt, location, _) = self.tracker[p.index()].expect("available");
+                    let (attempt, location, _) =
+                        self.scheduler.tracker[p.index()].expect("available");
                     (edge, p, attempt, location)
                 })
                 .collect();
         let vertex = ctx.cluster.graph.subtasks[s.index()].vertex;
         Descriptor {
             attempt,
-            parallelism: self.parallelism[vertex.index()].expect("an initialized vertex"),
+            parallelism: self.scheduler.parallelism[vertex.index()].expect("an initialized vertex"),
             inputs,
         }
     }
@@ -126,14 +130,14 @@ impl JobMaster {
     pub(crate) fn try_deploy(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) -> bool {
         let now = ctx.now();
         let bug = ctx.cluster.bug == Some(Bug::DeployBeforeReport);
-        let Some(tm) = self.free_task_manager(ctx, |t| self.accounted[t] || bug) else {
+        let Some(tm) = self.free_task_manager(ctx, |t| self.scheduler.accounted[t] || bug) else {
             return false;
         };
-        let attempt = self.exec[s.index()].attempt;
+        let attempt = self.scheduler.exec[s.index()].attempt;
         ctx.cluster.descriptors[s.index()] = self.descriptor_for(ctx, s, attempt);
-        self.slots_used[tm] += 1;
-        self.exec[s.index()].placed = Some(tm as u32);
-        self.exec[s.index()].deployed_at = Some(now);
+        self.scheduler.slots_used[tm] += 1;
+        self.scheduler.exec[s.index()].placed = Some(tm as u32);
+        self.scheduler.exec[s.index()].deployed_at = Some(now);
         self.exec_state(ctx, s, ExecutionState::Deploying);
         ctx.cluster.record(
             now,
@@ -167,8 +171,8 @@ impl JobMaster {
             .flat_map(|&e| {
                 let up = ctx.cluster.graph.edges[e].from;
                 let first = ctx.cluster.graph.vertices[up.index()].first;
-                let p = self.parallelism[up.index()].unwrap_or(0);
-                (first..first + p).map(|s| self.tracker[s as usize].map_or(0, |t| t.2))
+                let p = self.scheduler.parallelism[up.index()].unwrap_or(0);
+                (first..first + p).map(|s| self.scheduler.tracker[s as usize].map_or(0, |t| t.2))
             })
             .sum();
         let adaptive = ctx.cluster.adaptive[v.index()];
@@ -204,10 +208,10 @@ impl JobMaster {
 
     pub(crate) fn set_parallelism(&mut self, ctx: &Ctx<'_, '_>, v: VertexId, p: u32) {
         let splits = ctx.cluster.batch.coordinators[v.index()].map(|c| c.splits);
-        self.parallelism[v.index()] = Some(p);
+        self.scheduler.parallelism[v.index()] = Some(p);
         if let Some(splits) = splits {
-            if self.enumerators[v.index()].is_none() {
-                self.enumerators[v.index()] = Some(Enumerator::new(splits, p));
+            if self.scheduler.enumerators[v.index()].is_none() {
+                self.scheduler.enumerators[v.index()] = Some(Enumerator::new(splits, p));
             }
         }
     }
@@ -219,9 +223,9 @@ impl JobMaster {
             if !vertex.outputs.is_empty() {
                 continue;
             }
-            let p = self.parallelism[v].expect("finished");
+            let p = self.scheduler.parallelism[v].expect("finished");
             for s in (vertex.first..vertex.first + p).map(SubtaskId) {
-                let attempt = self.exec[s.index()].attempt;
+                let attempt = self.scheduler.exec[s.index()].attempt;
                 let fragments = ctx
                     .cluster
                     .staged
@@ -260,7 +264,7 @@ impl JobMaster {
                 .map(SubtaskId)
                 .filter(|s| {
                     matches!(
-                        self.exec[s.index()].state,
+                        self.scheduler.exec[s.index()].state,
                         ExecutionState::Deploying
                             | ExecutionState::Initializing
                             | ExecutionState::Running
@@ -278,14 +282,20 @@ impl JobMaster {
             recovery::expand(
                 &ctx.cluster.graph,
                 &recovery::View {
-                    parallelism: &self.parallelism,
+                    parallelism: &self.scheduler.parallelism,
                     finished: &self
+                        .scheduler
                         .exec
                         .iter()
                         .map(|e| e.state != ExecutionState::Created)
                         .collect::<Vec<_>>(),
-                    tracked: &self.tracker.iter().map(Option::is_some).collect::<Vec<_>>(),
-                    remembered: &self.remembered,
+                    tracked: &self
+                        .scheduler
+                        .tracker
+                        .iter()
+                        .map(Option::is_some)
+                        .collect::<Vec<_>>(),
+                    remembered: &self.scheduler.remembered,
                 },
                 seeds,
                 ctx.cluster.bug,
@@ -302,7 +312,7 @@ impl JobMaster {
     pub(crate) fn cancel(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
         // P2.8: a failover or a reset ends every attempt of the subtask.
         self.cancel_spec(ctx, s);
-        let e = self.exec[s.index()];
+        let e = self.scheduler.exec[s.index()];
         if may_finish(e.state) {
             self.exec_state(ctx, s, ExecutionState::Canceling);
             self.exec_state(ctx, s, ExecutionState::Canceled);
@@ -328,10 +338,10 @@ impl JobMaster {
         let now = ctx.now();
         for &(s, reason) in &plan.reset {
             self.cancel(ctx, s);
-            if let Some((attempt, location, _)) = self.tracker[s.index()].take() {
+            if let Some((attempt, location, _)) = self.scheduler.tracker[s.index()].take() {
                 self.release(ctx, s, attempt, location);
             }
-            let e = &mut self.exec[s.index()];
+            let e = &mut self.scheduler.exec[s.index()];
             let was = e.state;
             let was_created = was == ExecutionState::Created;
             e.attempt = ctx.cluster.next_attempt[s.index()];
@@ -339,7 +349,7 @@ impl JobMaster {
             e.state = ExecutionState::Created;
             e.placed = None;
             e.deployed_at = None;
-            self.ran[s.index()] = None;
+            self.scheduler.ran[s.index()] = None;
             if hold {
                 e.hold_until = now + ctx.cluster.restart_delay;
             }
@@ -360,7 +370,7 @@ impl JobMaster {
             let v = ctx.cluster.graph.subtasks[s.index()].vertex;
             let index = ctx.cluster.graph.subtasks[s.index()].index;
             if ctx.cluster.bug != Some(Bug::SkipCoordinatorReset) || !plan.recovery {
-                if let Some(e) = self.enumerators[v.index()].as_mut() {
+                if let Some(e) = self.scheduler.enumerators[v.index()].as_mut() {
                     e.subtask_reset(index);
                 }
             }
@@ -376,9 +386,9 @@ impl JobMaster {
             let splits = ctx.cluster.batch.coordinators[v.index()]
                 .expect("a coordinator")
                 .splits;
-            let p = self.parallelism[v.index()].expect("initialized");
-            self.enumerators[v.index()] = Some(Enumerator::new(splits, p));
-            self.remembered[v.index()] = false;
+            let p = self.scheduler.parallelism[v.index()].expect("initialized");
+            self.scheduler.enumerators[v.index()] = Some(Enumerator::new(splits, p));
+            self.scheduler.remembered[v.index()] = false;
         }
         let subtasks: Vec<SubtaskId> = plan.reset.iter().map(|&(s, _)| s).collect();
         if !subtasks.is_empty() {

@@ -12,8 +12,9 @@
 
 use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
+use crate::jobmaster::batch::AdaptiveBatch;
 use crate::jobmaster::batch::Execution;
-use crate::jobmaster::batch::JobMaster;
+use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::TraceEvent;
 use crate::world::batch::{Ctx, Msg};
@@ -28,14 +29,14 @@ pub(crate) fn may_finish(state: ExecutionState) -> bool {
     )
 }
 
-impl JobMaster {
+impl With<'_, AdaptiveBatch> {
     /// Starts the detector's timer if speculation is on and it is not running.
     pub(crate) fn arm_speculation_check(&mut self, ctx: &mut Ctx<'_, '_>) {
         let Some(spec) = ctx.cluster.batch.speculative else {
             return;
         };
-        if !self.check_pending {
-            self.check_pending = true;
+        if !self.scheduler.check_pending {
+            self.scheduler.check_pending = true;
             let incarnation = self.leader.incarnation;
             ctx.sched
                 .after(spec.check_interval, Event::SpeculationCheck { incarnation });
@@ -44,8 +45,8 @@ impl JobMaster {
 
     /// The detector looks (P2.8), then runs again while some attempt may still finish.
     pub(crate) fn speculation_check(&mut self, ctx: &mut Ctx<'_, '_>) {
-        self.check_pending = false;
-        if self.leader.status != JobStatus::Running || self.recovering.is_some() {
+        self.scheduler.check_pending = false;
+        if self.leader.status != JobStatus::Running || self.scheduler.recovering.is_some() {
             return;
         }
         // As Flink's handler does, every slow node is blocked before any new attempt is placed.
@@ -63,7 +64,7 @@ impl JobMaster {
         for (s, _) in slow {
             self.speculate(ctx, s);
         }
-        let running = self.exec.iter().any(|e| may_finish(e.state));
+        let running = self.scheduler.exec.iter().any(|e| may_finish(e.state));
         if running {
             self.arm_speculation_check(ctx);
         }
@@ -79,7 +80,7 @@ impl JobMaster {
     ) -> Vec<(SubtaskId, Vec<u32>)> {
         let spec = ctx.cluster.batch.speculative.expect("speculation on");
         let vertex = &ctx.cluster.graph.vertices[v.index()];
-        let Some(p) = self.parallelism[v.index()] else {
+        let Some(p) = self.scheduler.parallelism[v.index()] else {
             return Vec::new();
         };
         if vertex.inputs.is_empty() || p == 0 {
@@ -88,7 +89,7 @@ impl JobMaster {
         let subtasks = (vertex.first..vertex.first + p).map(SubtaskId);
         let finished: Vec<SubtaskId> = subtasks
             .clone()
-            .filter(|s| self.exec[s.index()].state == ExecutionState::Finished)
+            .filter(|s| self.scheduler.exec[s.index()].state == ExecutionState::Finished)
             .collect();
         // The bug looks at a vertex before enough of it finished for a baseline.
         let too_few = (finished.len() as f64) / f64::from(p) < spec.baseline_ratio
@@ -100,7 +101,7 @@ impl JobMaster {
         let count = ((f64::from(p) * spec.baseline_ratio) + 0.5).floor() as usize;
         let mut times: Vec<Duration> = finished
             .iter()
-            .map(|s| self.ran[s.index()].unwrap_or(Duration::ZERO))
+            .map(|s| self.scheduler.ran[s.index()].unwrap_or(Duration::ZERO))
             .collect();
         times.sort();
         times.truncate(count);
@@ -117,9 +118,12 @@ impl JobMaster {
                     .is_some_and(|at| now.saturating_duration_since(at) >= threshold)
         };
         subtasks
-            .filter(|s| !self.exec[s.index()].state.is_terminal())
+            .filter(|s| !self.scheduler.exec[s.index()].state.is_terminal())
             .filter_map(|s| {
-                let attempts = [Some(self.exec[s.index()]), self.spec[s.index()]];
+                let attempts = [
+                    Some(self.scheduler.exec[s.index()]),
+                    self.scheduler.spec[s.index()],
+                ];
                 let tms: Vec<u32> = attempts
                     .iter()
                     .flatten()
@@ -144,7 +148,7 @@ impl JobMaster {
         }
         let until = now + spec.block_slow_node_duration;
         for &tm in slow.iter().flat_map(|(_, tms)| tms) {
-            let blocked = &mut self.blocked_until[tm as usize];
+            let blocked = &mut self.scheduler.blocked_until[tm as usize];
             *blocked = (*blocked).max(until);
         }
     }
@@ -153,10 +157,11 @@ impl JobMaster {
     /// at once), on a TaskManager that is not blocked.
     fn speculate(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
         let now = ctx.now();
-        if self.spec[s.index()].is_some() {
+        if self.scheduler.spec[s.index()].is_some() {
             return;
         }
-        let usable = |t: usize| self.accounted[t] && self.blocked_until[t] <= now;
+        let usable =
+            |t: usize| self.scheduler.accounted[t] && self.scheduler.blocked_until[t] <= now;
         // Flink waits for a slot; the next look tries again.
         let Some(tm) = self.free_task_manager(ctx, usable) else {
             return;
@@ -165,8 +170,8 @@ impl JobMaster {
         let descriptor = self.descriptor_for(ctx, s, attempt);
         ctx.cluster.next_attempt[s.index()] += 1;
         ctx.cluster.speculations.push((s, false));
-        self.slots_used[tm] += 1;
-        self.spec[s.index()] = Some(Execution {
+        self.scheduler.slots_used[tm] += 1;
+        self.scheduler.spec[s.index()] = Some(Execution {
             state: ExecutionState::Created,
             attempt,
             placed: Some(tm as u32),
@@ -198,7 +203,7 @@ impl JobMaster {
     /// The JobMaster's view of `s`'s speculative attempt goes to `to`.
     pub(crate) fn spec_state(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, to: ExecutionState) {
         let now = ctx.now();
-        let e = self.spec[s.index()]
+        let e = self.scheduler.spec[s.index()]
             .as_mut()
             .expect("a speculative attempt");
         let (from, attempt) = (e.state, e.attempt);
@@ -216,12 +221,12 @@ impl JobMaster {
 
     /// Is `attempt` the speculative attempt of `s`, in `state`?
     pub(crate) fn is_spec(&self, s: SubtaskId, attempt: u32, state: ExecutionState) -> bool {
-        self.spec[s.index()].is_some_and(|e| e.attempt == attempt && e.state == state)
+        self.scheduler.spec[s.index()].is_some_and(|e| e.attempt == attempt && e.state == state)
     }
 
     /// Does `s` have a speculative attempt that may still finish?
     pub(crate) fn spec_live(&self, s: SubtaskId) -> bool {
-        self.spec[s.index()].is_some_and(|e| may_finish(e.state))
+        self.scheduler.spec[s.index()].is_some_and(|e| may_finish(e.state))
     }
 
     /// The speculative attempt becomes the current one and the original the other (the one
@@ -230,7 +235,7 @@ impl JobMaster {
     /// one, and the summary counts it won once it is.
     pub(crate) fn spec_won(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, attempt: u32) {
         self.promote_spec(s);
-        if self.exec[s.index()].attempt != attempt {
+        if self.scheduler.exec[s.index()].attempt != attempt {
             return;
         }
         if let Some(entry) = ctx
@@ -246,14 +251,16 @@ impl JobMaster {
 
     pub(crate) fn promote_spec(&mut self, s: SubtaskId) {
         let i = s.index();
-        let spec = self.spec[i].take().expect("a speculative attempt");
-        self.spec[i] = Some(std::mem::replace(&mut self.exec[i], spec));
+        let spec = self.scheduler.spec[i]
+            .take()
+            .expect("a speculative attempt");
+        self.scheduler.spec[i] = Some(std::mem::replace(&mut self.scheduler.exec[i], spec));
     }
 
     /// Ends the other attempt of `s`, if any: cancelled if it may still finish (the first
     /// attempt to finish wins, a failover or a reset ends both), dropped otherwise.
     pub(crate) fn cancel_spec(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
-        let Some(e) = self.spec[s.index()] else {
+        let Some(e) = self.scheduler.spec[s.index()] else {
             return;
         };
         if may_finish(e.state) {
@@ -261,9 +268,9 @@ impl JobMaster {
             self.spec_state(ctx, s, ExecutionState::Canceled);
             self.send_cancel(ctx, s, e);
             self.free_spec_slot(s);
-            self.orphans.insert((s, e.attempt));
+            self.scheduler.orphans.insert((s, e.attempt));
         }
-        self.spec[s.index()] = None;
+        self.scheduler.spec[s.index()] = None;
     }
 
     /// The first attempt of `s` to finish wins: the JobMaster cancels the other (bug
@@ -277,8 +284,12 @@ impl JobMaster {
     }
 
     pub(crate) fn free_spec_slot(&mut self, s: SubtaskId) {
-        if let Some(tm) = self.spec[s.index()].as_mut().and_then(|e| e.placed.take()) {
-            self.slots_used[tm as usize] = self.slots_used[tm as usize].saturating_sub(1);
+        if let Some(tm) = self.scheduler.spec[s.index()]
+            .as_mut()
+            .and_then(|e| e.placed.take())
+        {
+            self.scheduler.slots_used[tm as usize] =
+                self.scheduler.slots_used[tm as usize].saturating_sub(1);
         }
     }
 }

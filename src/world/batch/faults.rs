@@ -135,10 +135,15 @@ impl Batch {
                 );
                 // F2.3: the write that fails loses what the buffer held, and the store stays
                 // closed for this JobMaster.
-                let failing = self.jm.as_ref().is_some_and(|jm| !jm.events_failed);
+                let failing = self.jm.as_ref().is_some_and(|jm| !jm.batch().events_failed);
                 if failing {
                     let events = self.cluster.store.lose_buffer() as u32;
-                    self.jm.as_mut().expect("alive").events_failed = true;
+                    self.jm
+                        .as_mut()
+                        .expect("alive")
+                        .adaptive()
+                        .scheduler
+                        .events_failed = true;
                     self.cluster
                         .record(now, TraceEvent::JobEventsWriteFailed { events });
                 }
@@ -182,7 +187,7 @@ impl Batch {
             let (t, mut ctx) = self.task_manager(sched, tm);
             t.lose_leader(&mut ctx);
         }
-        if let Some((jm, mut ctx)) = self.jobmaster(sched, None) {
+        if let Some((mut jm, mut ctx)) = self.jobmaster(sched, None) {
             jm.lose_task_manager(&mut ctx, tm, process);
         }
         self.tms[tm as usize].connected = true;

@@ -33,7 +33,8 @@ use crate::batch::oracle::{BatchOracles, Call, Received, TaskRpc};
 use crate::bug::Bug;
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId};
-use crate::jobmaster::batch::{JobMaster, RecoveryRecord};
+use crate::jobmaster::batch::{AdaptiveBatch, RecoveryRecord};
+use crate::jobmaster::{JobMaster, With};
 use crate::net::{RpcLinks, RpcPolicy};
 use crate::scenario::{Batch as BatchConfig, Scenario};
 use crate::status::{ExecutionState, JobStatus};
@@ -419,11 +420,12 @@ impl Batch {
         &'a mut self,
         sched: &'a mut Scheduler<'s, Event>,
         incarnation: Option<u32>,
-    ) -> Option<(&'a mut JobMaster, Ctx<'a, 's>)> {
+    ) -> Option<(With<'a, AdaptiveBatch>, Ctx<'a, 's>)> {
         let jm = self
             .jm
             .as_mut()
-            .filter(|jm| incarnation.is_none_or(|i| jm.incarnation() == i))?;
+            .filter(|jm| incarnation.is_none_or(|i| jm.incarnation() == i))?
+            .adaptive();
         let ctx = Ctx {
             cluster: &mut self.cluster,
             tms: &mut self.tms,
@@ -458,8 +460,8 @@ impl Batch {
                 self.deliver(sched, link, envelope);
             }
             Event::ReconcileTimeout { incarnation } => {
-                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
-                    if jm.reconciling.is_some() {
+                if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    if jm.scheduler.reconciling.is_some() {
                         jm.end_reconcile(&mut ctx);
                     }
                 }
@@ -484,8 +486,8 @@ impl Batch {
                 }
             }
             Event::FlushTick { incarnation } => {
-                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
-                    jm.flush_pending = false;
+                if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    jm.scheduler.flush_pending = false;
                     jm.flush(&mut ctx, FlushReason::Interval);
                 }
             }
@@ -509,7 +511,7 @@ impl Batch {
                 dead,
                 incarnation,
             } => {
-                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
                     jm.lose_task_manager(&mut ctx, task_manager, dead);
                 }
             }
@@ -538,19 +540,19 @@ impl Batch {
             }
             Event::Reconnect { task_manager } => self.reconnect(sched, task_manager),
             Event::WorkerTimeout { incarnation } => {
-                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
-                    if jm.recovering.is_some() {
+                if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                    if jm.scheduler.recovering.is_some() {
                         jm.end_recovery(&mut ctx, true);
                     }
                 }
             }
             Event::RestartDelay { incarnation } => {
-                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
                     jm.schedule(&mut ctx);
                 }
             }
             Event::SpeculationCheck { incarnation } => {
-                if let Some((jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
+                if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
                     jm.speculation_check(&mut ctx);
                 }
             }
@@ -598,9 +600,10 @@ impl Batch {
     pub fn who_is_current(&self) -> crate::batch::oracle::Current {
         let attempts = (0..self.cluster.graph.subtasks.len())
             .map(|s| {
-                self.jm
-                    .as_ref()
-                    .map(|jm| (jm.exec[s].attempt, jm.exec[s].state))
+                self.jm.as_ref().map(|jm| {
+                    let e = jm.batch().exec[s];
+                    (e.attempt, e.state)
+                })
             })
             .collect();
         let processes = self
@@ -617,7 +620,7 @@ impl Batch {
     /// Vertex `v`'s parallelism as the JobMaster decided it (or the fixed one), once it was
     /// initialized.
     pub fn decided_parallelism(&self, v: usize) -> Option<u32> {
-        self.jm.as_ref().and_then(|jm| jm.parallelism[v])
+        self.jm.as_ref().and_then(|jm| jm.batch().parallelism[v])
     }
 
     /// For a run that stopped early: what each unfinished subtask was doing.
@@ -625,6 +628,7 @@ impl Batch {
         let Some(jm) = &self.jm else {
             return vec!["no JobManager is elected".to_owned()];
         };
+        let jm = jm.batch();
         let mut out = Vec::new();
         if jm.recovering.is_some() {
             out.push("the JobManager is still RECONCILING (waiting for partition reports)".into());

@@ -5,7 +5,8 @@
 //! (`lose_task_manager`).
 
 use crate::bug::Bug;
-use crate::jobmaster::batch::{JobMaster, RecoveryRecord};
+use crate::jobmaster::batch::RecoveryRecord;
+use crate::jobmaster::JobMaster;
 use crate::status::JobStatus;
 use crate::trace::TraceEvent;
 use crate::world::batch::{Batch, Ctx};
@@ -18,20 +19,25 @@ impl Batch {
         for (at, index) in self.cluster.faults.timed() {
             sched.at(at, Event::Fault { index });
         }
-        let mut jm = JobMaster::new(&self.cluster, self.tms.len(), 0, now);
+        let jm = self.jm.insert(JobMaster::adaptive_batch(
+            &self.cluster,
+            self.tms.len(),
+            0,
+            now,
+        ));
+        let mut jm = jm.adaptive();
         for (t, tm) in self.tms.iter().enumerate() {
             jm.leader.register(t as u32, tm.process);
         }
         // Nothing runs anywhere yet.
-        jm.accounted.fill(true);
+        jm.scheduler.accounted.fill(true);
         // Attempt numbers of this first JobMaster's executions.
         for n in &mut self.cluster.next_attempt {
             *n = 1;
         }
-        for e in &mut jm.exec {
+        for e in &mut jm.scheduler.exec {
             e.attempt = 0;
         }
-        let jm = self.jm.insert(jm);
         let mut ctx = Ctx {
             cluster: &mut self.cluster,
             tms: &mut self.tms,
@@ -90,7 +96,7 @@ impl Batch {
             return;
         }
         let incarnation = self.cluster.jm_incarnation;
-        let jm = self.jm.insert(JobMaster::new(
+        let jm = self.jm.insert(JobMaster::adaptive_batch(
             &self.cluster,
             self.tms.len(),
             incarnation,
@@ -102,7 +108,7 @@ impl Batch {
         }
         self.cluster
             .record(now, TraceEvent::JobMasterElected { incarnation });
-        jm.take_over(&mut Ctx {
+        jm.adaptive().take_over(&mut Ctx {
             cluster: &mut self.cluster,
             tms: &mut self.tms,
             sched,

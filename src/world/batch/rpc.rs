@@ -107,7 +107,7 @@ impl Batch {
                 if self.cluster.reconcile.is_some() && msg.is_task_rpc() {
                     self.deliver_task_rpc(sched, tm, msg, (seq, from_process), alive && connected);
                 } else if alive && connected {
-                    if let Some((jm, mut ctx)) = self.jobmaster(sched, None) {
+                    if let Some((mut jm, mut ctx)) = self.jobmaster(sched, None) {
                         jm.receive(&mut ctx, tm, msg);
                     }
                 }
@@ -143,7 +143,7 @@ impl Batch {
         // (in send order) instead of overtaking them.
         let holding = self.tms[tm as usize].outbox.is_holding()
             && self.cluster.bug != Some(Bug::OvertakeKeptRpcs);
-        if let Some((jm, mut ctx)) = self.jobmaster(sched, None).filter(|_| reachable) {
+        if let Some((mut jm, mut ctx)) = self.jobmaster(sched, None).filter(|_| reachable) {
             let refused = jm.refuses(msg);
             if !refused && !holding {
                 return jm.receive(&mut ctx, tm, msg);

@@ -46,7 +46,7 @@ where
             .world
             .jm
             .as_ref()
-            .is_some_and(|jm| jm.reconciling.is_some());
+            .is_some_and(|jm| jm.batch().reconciling.is_some());
         self.world.is_done() || (self.act.is_none() && !open)
     }
 }
@@ -68,7 +68,7 @@ impl Model for Unstaged<'_> {
 
 /// The elected JobMaster takes `msg` from TaskManager `tm`.
 fn receive(w: &mut Batch, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
-    let (jm, mut ctx) = w.jobmaster(sched, None).expect("elected");
+    let (mut jm, mut ctx) = w.jobmaster(sched, None).expect("elected");
     jm.receive(&mut ctx, tm, msg);
 }
 
@@ -144,7 +144,7 @@ fn before_last_report_done(w: &Batch, event: &Event) -> bool {
     let Some((Address::TaskManager(tm), Msg::ReportDone)) = arriving(w, event) else {
         return false;
     };
-    let Some(rec) = w.jm.as_ref().and_then(|jm| jm.reconciling.as_ref()) else {
+    let Some(rec) = w.jm.as_ref().and_then(|jm| jm.batch().reconciling.as_ref()) else {
         return false;
     };
     let w = &rec.window;
@@ -156,7 +156,7 @@ fn after_the_window(w: &Batch, _: &Event) -> bool {
     w.cluster.reconciliations.len() == 1
         && w.jm
             .as_ref()
-            .is_some_and(|jm| jm.reconciling.is_none() && jm.status() == JobStatus::Running)
+            .is_some_and(|jm| jm.batch().reconciling.is_none() && jm.status() == JobStatus::Running)
 }
 
 impl Staging {
@@ -461,7 +461,7 @@ fn a_task_manager_lost_in_the_window_voids_its_reports() {
         w.handle(sched.now(), timeout, sched);
     });
     let (s, tm) = lost.expect("acted");
-    let e = staged.world.jm.as_ref().expect("elected").exec[s.index()];
+    let e = staged.world.jm.as_ref().expect("elected").batch().exec[s.index()];
     assert!(
         !(e.state == ExecutionState::Running && e.placed == Some(tm)),
         "{s:?} still counted as running on the lost TaskManager{tm}"
@@ -615,7 +615,9 @@ fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
             };
             let right_way = matches!(from, Address::JobMaster) == from_jobmaster;
             let after = w.cluster.reconciliations.len() == 1
-                && w.jm.as_ref().is_some_and(|jm| jm.reconciling.is_none());
+                && w.jm
+                    .as_ref()
+                    .is_some_and(|jm| jm.batch().reconciling.is_none());
             right_way && kind(&msg) && (after || msg.received().is_some())
         },
         |w, _| {
@@ -651,8 +653,10 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
     let mut deployed = None;
     let staged = stage(
         |w, e| {
-            let after = w.jm.as_ref().is_some_and(|jm| jm.reconciling.is_none())
-                && w.cluster.reconciliations.len() == 1;
+            let after =
+                w.jm.as_ref()
+                    .is_some_and(|jm| jm.batch().reconciling.is_none())
+                    && w.cluster.reconciliations.len() == 1;
             after && matches!(arriving(w, e), Some((_, Msg::Deploy { .. })))
         },
         |w, _| {

@@ -5,7 +5,7 @@
 //! deployed; otherwise each operator's state is assigned to the subtasks of this job by uid
 //! and the job is deployed as after a restore.
 
-use super::{restorable, JobMaster};
+use super::{restorable, PipelinedRegions, With};
 use crate::checkpoint::storage::{CompletedCheckpoint, OperatorState, SubtaskSnapshot};
 use crate::graph::{key_group_owner, ExecutionGraph, SubtaskId, VertexId};
 use crate::record::Record;
@@ -14,10 +14,10 @@ use crate::status::JobStatus;
 use crate::trace::{Restore, TraceEvent};
 use crate::world::Ctx;
 
-impl JobMaster {
+impl With<'_, PipelinedRegions> {
     /// Starts the job from the checkpoint it was submitted with, or fails it (F1.6).
     pub(super) fn start_from(&mut self, ctx: &mut Ctx<'_, '_>, restore: &RestoreFrom) {
-        let ignore_mixed = self.bug == Some(crate::bug::Bug::AcceptMixedChain);
+        let ignore_mixed = self.scheduler.bug == Some(crate::bug::Bug::AcceptMixedChain);
         let finished = match restorable::check_restore_from(ctx.graph, restore, ignore_mixed) {
             Ok(finished) => finished,
             Err(reason) => {
@@ -54,11 +54,11 @@ impl JobMaster {
         }
         ctx.record(TraceEvent::Restore {
             checkpoint,
-            restarted: self.executions.len() as u32,
+            restarted: self.scheduler.executions.len() as u32,
             finished: finished_ids.len() as u32,
             region: None,
         });
-        if let Some(cc) = &mut self.checkpoints {
+        if let Some(cc) = &mut self.scheduler.checkpoints {
             cc.start(ctx);
         }
     }

@@ -76,11 +76,12 @@ fn failing_a_job_cancels_never_deployed_executions_at_once() {
         when: |jm: &JobMaster| {
             jm.incarnation() == 1
                 && jm
+                    .scheduler::<PipelinedRegions>()
                     .executions
                     .iter()
                     .all(|e| e.state == ExecutionState::Created)
         },
-        act: Some(|jm: &mut JobMaster, ctx: &mut Ctx<'_, '_>| jm.fail_job(ctx)),
+        act: Some(|jm: &mut JobMaster, ctx: &mut Ctx<'_, '_>| jm.regions().fail_job(ctx)),
     };
     let mut sim = Simulation::new(sim::TieBreak::Insertion);
     sim.schedule(Instant::ZERO, Event::Start);
