@@ -9,7 +9,8 @@
 //! and `batch` (the adaptive batch scheduler, the job event log, FLIP-383 recovery and
 //! speculation, P2; its reconciliation, P3). A mode's handlers are methods of [`With`], the
 //! JobMaster seen with its scheduler known: they reach the shared part and that mode's state
-//! at once, and act through their mode's context (`world::Ctx`, `world::batch::Ctx`).
+//! at once, and act through their mode's context (`world::Ctx`, `world::batch::Ctx`). The
+//! reconcile window (P3) is the shared part's too: one window, whatever the mode.
 
 pub mod batch;
 pub(crate) mod leader;
@@ -21,6 +22,7 @@ pub mod transitions;
 use crate::status::JobStatus;
 use batch::AdaptiveBatch;
 use leader::Leader;
+use reconcile::window::Window;
 use regions::PipelinedRegions;
 
 /// The JobMaster of a job, streaming or batch.
@@ -29,6 +31,10 @@ pub struct JobMaster {
     /// processes registered with it (it learns of a loss by heartbeat timeout, of a
     /// replacement by its registration), the restarts counted.
     leader: Leader,
+    /// P3: the reconcile window of a JobMaster elected under `failover: reconcile`, while open
+    /// (who is expected, who reported in full, its statistics entry). What the reports said
+    /// is the scheduler's, each mode taking its own from them.
+    window: Option<Window>,
     /// What differs by mode.
     scheduler: Scheduler,
 }
@@ -90,6 +96,7 @@ const ONE_MODE: &str = "a world holds JobMasters of its own mode only: a streami
 /// `impl With<'_, AdaptiveBatch>` in `batch`).
 pub struct With<'a, S> {
     pub(crate) leader: &'a mut Leader,
+    pub(crate) window: &'a mut Option<Window>,
     pub(crate) scheduler: &'a mut S,
 }
 
@@ -112,6 +119,7 @@ impl JobMaster {
     pub(crate) fn with<S: Mode>(&mut self) -> With<'_, S> {
         With {
             leader: &mut self.leader,
+            window: &mut self.window,
             scheduler: S::of_mut(&mut self.scheduler).expect(ONE_MODE),
         }
     }

@@ -153,8 +153,12 @@ impl With<'_, AdaptiveBatch> {
                 self.scheduler.slots_used[tm as usize] = 0;
                 // P3.2: a TaskManager that registers in the window reports next (same link):
                 // the window waits for the whole report.
-                if let Some(rec) = self.scheduler.reconciling.as_mut() {
-                    rec.expect(tm, process);
+                let open = self
+                    .window
+                    .as_mut()
+                    .zip(self.scheduler.reconciling.as_mut());
+                if let Some((window, rec)) = open {
+                    rec.expect(window, tm, process);
                 }
                 // F2.4 step 1: every TaskManager that registers is asked for the partitions
                 // it kept; outside recovery they are all answered by a release. Under
@@ -169,7 +173,7 @@ impl With<'_, AdaptiveBatch> {
                 attempt,
                 bytes,
             } => {
-                if self.scheduler.reconciling.is_some() {
+                if self.window.is_some() {
                     self.reconcile_partition(ctx, tm, (subtask, attempt), bytes);
                 } else {
                     self.on_report(ctx, tm, (subtask, attempt), bytes);
@@ -480,6 +484,7 @@ impl JobMaster {
     ) -> JobMaster {
         JobMaster {
             leader: Leader::new(incarnation, vec![None; tms]),
+            window: None,
             scheduler: Scheduler::AdaptiveBatch(AdaptiveBatch::new(cluster, tms, now)),
         }
     }

@@ -16,11 +16,11 @@ use crate::trace::ReconcileOutcome;
 #[cfg(test)]
 mod tests;
 
-/// The JobMaster's reconcile window (P3) and what the reports in it said.
+/// What the reports in the JobMaster's reconcile window (P3) said: `Some` exactly while the
+/// window, which the JobMaster holds whatever its mode (`JobMaster::window`: which TaskManager
+/// processes it waits for; a replacement process is another TaskManager, the one the job used
+/// missed the window), is open.
 pub(crate) struct Reconciling {
-    /// Which TaskManager processes it waits for (a replacement process is another
-    /// TaskManager: the one the job used missed the window).
-    pub(crate) window: Window,
     /// Per subtask: the reported execution (attempt, state, TaskManager).
     pub(crate) reports: Vec<Option<(u32, ExecutionState, u32)>>,
     /// Per subtask: the splits its reported attempt was assigned.
@@ -40,19 +40,19 @@ pub(crate) struct Reconciling {
 impl Reconciling {
     /// TaskManager `tm` registered as `process`: the window waits for its report. What an
     /// earlier process of it reported is void: that process is gone, with its tasks.
-    pub(crate) fn expect(&mut self, tm: u32, process: u32) {
-        if self.window.expected(tm) != Some(process) {
-            self.forget(tm);
+    pub(crate) fn expect(&mut self, window: &mut Window, tm: u32, process: u32) {
+        if window.expected(tm) != Some(process) {
+            self.forget(window, tm);
         }
         // A registration (again, after a reconnection) is followed by a whole new report.
-        self.window.expect(tm, process);
+        window.expect(tm, process);
     }
 
     /// TaskManager `tm` is gone: the executions it reported are void, and the window no
     /// longer waits for it (P3.4). Its reported partitions stay known, as in P2.4: a consumer
     /// that then misses one fails over (`PartitionNotFound`).
-    pub(crate) fn forget(&mut self, tm: u32) {
-        self.window.forget(tm);
+    pub(crate) fn forget(&mut self, window: &mut Window, tm: u32) {
+        window.forget(tm);
         {
             for ((report, splits), inputs) in self
                 .reports
@@ -119,13 +119,12 @@ impl With<'_, AdaptiveBatch> {
         }
         let n = ctx.cluster.graph.subtasks.len();
         let tms = ctx.tms.len();
-        let window = Window::open(
+        *self.window = Some(Window::open(
             now,
             ctx.cluster.expected_task_managers.clone(),
             &mut ctx.cluster.reconciliations,
-        );
+        ));
         self.scheduler.reconciling = Some(Reconciling {
-            window,
             reports: vec![None; n],
             splits: vec![Vec::new(); n],
             inputs: vec![Vec::new(); n],
@@ -162,7 +161,11 @@ impl With<'_, AdaptiveBatch> {
         state: ExecutionState,
         parallelism: u32,
     ) {
-        let Some(rec) = self.scheduler.reconciling.as_mut() else {
+        let open = self
+            .window
+            .as_ref()
+            .zip(self.scheduler.reconciling.as_mut());
+        let Some((window, rec)) = open else {
             // After the window: the JobMaster went on without this execution. A running one
             // is cancelled (it may be running again elsewhere); the partition, if any, is
             // answered by a release (`on_report`).
@@ -182,7 +185,7 @@ impl With<'_, AdaptiveBatch> {
         rec.reports[subtask.index()] = Some((attempt, state, tm));
         rec.splits[subtask.index()].clear();
         rec.inputs[subtask.index()].clear();
-        let record = rec.window.record;
+        let record = window.record;
         ctx.cluster.reconciliations[record].reports += 1;
         // P3.2: rebuild first: a vertex the job events did not show is known from its
         // executions' deployment descriptors.
@@ -243,11 +246,15 @@ impl With<'_, AdaptiveBatch> {
 
     /// The reconciling JobMaster noticed that TaskManager process `process` is gone.
     pub(crate) fn forget_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
-        let Some(rec) = self.scheduler.reconciling.as_mut() else {
+        let open = self
+            .window
+            .as_mut()
+            .zip(self.scheduler.reconciling.as_mut());
+        let Some((window, rec)) = open else {
             return;
         };
-        if rec.window.expected(tm) == Some(process) {
-            rec.forget(tm);
+        if window.expected(tm) == Some(process) {
+            rec.forget(window, tm);
         }
         self.maybe_end_reconcile(ctx);
     }
@@ -259,9 +266,9 @@ impl With<'_, AdaptiveBatch> {
         if self.leader.task_managers[tm as usize] == Some(process) {
             self.scheduler.accounted[tm as usize] = true;
         }
-        match self.scheduler.reconciling.as_mut() {
-            Some(rec) => {
-                if rec.window.report_done(tm, process) {
+        match self.window.as_mut() {
+            Some(window) => {
+                if window.report_done(tm, process) {
                     self.end_reconcile(ctx);
                 }
             }
@@ -270,11 +277,7 @@ impl With<'_, AdaptiveBatch> {
     }
 
     fn maybe_end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let complete = self
-            .scheduler
-            .reconciling
-            .as_ref()
-            .is_some_and(|r| r.window.complete());
+        let complete = self.window.as_ref().is_some_and(Window::complete);
         if complete {
             self.end_reconcile(ctx);
         }
@@ -284,11 +287,12 @@ impl With<'_, AdaptiveBatch> {
     /// FAILING followed by batch recovery (P2.4).
     pub(crate) fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
         let now = ctx.now();
+        let window = self.window.take().expect("the window is open");
         let rec = self
             .scheduler
             .reconciling
             .take()
-            .expect("the window is open");
+            .expect("open with the window");
         // A reported execution that read another attempt of a producer than the one reported
         // belongs to a graph an earlier JobMaster replaced: no consistent view exists.
         let stale_inputs =
@@ -390,9 +394,7 @@ impl With<'_, AdaptiveBatch> {
             running,
             finished,
         };
-        let (outcome, event) = rec
-            .window
-            .end(now, &judged, &mut ctx.cluster.reconciliations);
+        let (outcome, event) = window.end(now, &judged, &mut ctx.cluster.reconciliations);
         ctx.cluster.record(now, event);
         match outcome {
             ReconcileOutcome::Running => {
@@ -435,7 +437,7 @@ impl With<'_, AdaptiveBatch> {
                 self.schedule(ctx);
             }
             ReconcileOutcome::Finished => self.finish_job(ctx),
-            ReconcileOutcome::Failing => self.fail_after_reconcile(ctx, rec),
+            ReconcileOutcome::Failing => self.fail_after_reconcile(ctx, &window, rec),
         }
     }
 
@@ -474,7 +476,7 @@ impl With<'_, AdaptiveBatch> {
     /// as a batch job does after a JobManager crash (P2.4), from the job events and the
     /// partitions the TaskManagers reported; a TaskManager that missed the window may still
     /// report until `previous_worker_timeout` (counted from the election).
-    fn fail_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, rec: Reconciling) {
+    fn fail_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, window: &Window, rec: Reconciling) {
         let now = ctx.now();
         self.set_job_status(ctx, JobStatus::Failing);
         for s in (0..ctx.cluster.graph.subtasks.len() as u32).map(SubtaskId) {
@@ -497,7 +499,7 @@ impl With<'_, AdaptiveBatch> {
         self.leader.restarts = 0;
         ctx.cluster.recoveries.push(RecoveryRecord {
             crashed_at: ctx.cluster.crashed_at,
-            elected_at: rec.window.started,
+            elected_at: window.started,
             ..RecoveryRecord::default()
         });
         let r = ctx.cluster.recoveries.len() - 1;
@@ -567,7 +569,7 @@ impl With<'_, AdaptiveBatch> {
             replayed: rec.replayed,
             awaited,
         });
-        let deadline = rec.window.started + ctx.cluster.batch.previous_worker_timeout;
+        let deadline = window.started + ctx.cluster.batch.previous_worker_timeout;
         let incarnation = self.leader.incarnation;
         ctx.sched
             .at(deadline.max(now), Event::WorkerTimeout { incarnation });

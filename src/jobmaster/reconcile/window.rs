@@ -2,11 +2,12 @@
 //! newly elected JobMaster waits for, which have reported in full, the window's entry in the
 //! reconciliation statistics, and how it ends.
 //!
-//! What each mode's JobMaster takes from the reports differs (a streaming one the state of
-//! each execution; a batch one also partitions, splits and inputs, and it checks them against
-//! each other), so each keeps its reports beside a [`Window`] and judges them itself
-//! ([`Judged`]); the window turns that judgement into the outcome of P3.4's table, the
-//! `reconcile-ended` trace event and the statistics, the same way for both.
+//! The JobMaster holds the one [`Window`] whatever its mode (`JobMaster::window`). What each
+//! mode's scheduler takes from the reports differs (a streaming one the state of each
+//! execution; a batch one also partitions, splits and inputs, and it checks them against each
+//! other), so each keeps its reports itself and judges them ([`Judged`]); the window turns that
+//! judgement into the outcome of P3.4's table, the `reconcile-ended` trace event and the
+//! statistics, the same way for both.
 
 use crate::checkpoint::stats::ReconcileRecord;
 use crate::trace::{ReconcileOutcome, TraceEvent};

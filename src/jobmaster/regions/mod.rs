@@ -79,9 +79,11 @@ pub struct PipelinedRegions {
     restart: Option<PendingRestart>,
     /// Per subtask: the TaskManager process its current attempt was deployed to.
     deployed_on: Vec<Option<u32>>,
-    /// The open reconcile window of a JobMaster elected under `failover: reconcile` (P3).
-    reconciling: Option<reconcile::Reconciliation>,
-    /// Its entry in the reconciliation statistics, kept after the window to count late reports.
+    /// P3: what the TaskManagers reported; `Some` exactly while the JobMaster's reconcile
+    /// window (`JobMaster::window`) is open.
+    reports: Option<reconcile::Reports>,
+    /// The window's entry in the reconciliation statistics, kept after it closed to count late
+    /// reports.
     reconcile_record: Option<usize>,
     /// F1.13: the split enumerators of sources that read splits; `None` without any.
     splits: Option<splits::SplitCoordinators>,
@@ -120,12 +122,13 @@ impl JobMaster {
             bug,
             restart: None,
             deployed_on: vec![None; graph.subtasks.len()],
-            reconciling: None,
+            reports: None,
             reconcile_record: None,
             splits: splits::SplitCoordinators::new(graph),
         };
         JobMaster {
             leader: Leader::new(incarnation, task_managers),
+            window: None,
             scheduler: Scheduler::PipelinedRegions(scheduler),
         }
     }

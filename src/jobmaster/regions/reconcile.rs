@@ -20,12 +20,8 @@ use crate::taskmanager::outbox;
 use crate::trace::{Call, ReconcileOutcome, Rpc};
 use crate::world::{Ctx, Event};
 
-/// The state of an open reconcile window.
-pub(super) struct Reconciliation {
-    window: Window,
-    /// Per subtask: the attempt and state its TaskManager reported.
-    reports: Vec<Option<(u32, ExecutionState)>>,
-}
+/// Per subtask: the attempt and state its TaskManager reported in the open window.
+pub(super) type Reports = Vec<Option<(u32, ExecutionState)>>;
 
 impl With<'_, PipelinedRegions> {
     /// P3.1: a newly elected JobMaster under `failover: reconcile` takes the job over from the
@@ -46,10 +42,8 @@ impl With<'_, PipelinedRegions> {
         }
         let window = Window::open(ctx.now, expected, &mut ctx.io.stats.reconciliations);
         self.scheduler.reconcile_record = Some(window.record);
-        self.scheduler.reconciling = Some(Reconciliation {
-            window,
-            reports: vec![None; self.scheduler.executions.len()],
-        });
+        *self.window = Some(window);
+        self.scheduler.reports = Some(vec![None; self.scheduler.executions.len()]);
         let incarnation = self.leader.incarnation;
         ctx.sched.after(
             self.scheduler.config.reconcile_timeout,
@@ -71,8 +65,8 @@ impl With<'_, PipelinedRegions> {
         state: ExecutionState,
     ) {
         let s = rpc.subtask.index();
-        if let Some(r) = &mut self.scheduler.reconciling {
-            r.reports[s] = Some((rpc.attempt, state));
+        if let Some(reports) = &mut self.scheduler.reports {
+            reports[s] = Some((rpc.attempt, state));
             let record = self
                 .scheduler
                 .reconcile_record
@@ -102,11 +96,11 @@ impl With<'_, PipelinedRegions> {
 
     /// P3.2: TaskManager `task_manager` reported every execution it hosts.
     pub(super) fn on_report_done(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32) {
-        if let Some(r) = &mut self.scheduler.reconciling {
+        if let Some(window) = self.window.as_mut() {
             // The sender is the TaskManager's process now: a report of a process that died
             // since it sent it never arrives (the world drops it).
             let process = ctx.io.membership.task_manager[task_manager as usize];
-            if r.window.report_done(task_manager, process) {
+            if window.report_done(task_manager, process) {
                 self.end_reconcile(ctx);
             }
             return;
@@ -125,11 +119,12 @@ impl With<'_, PipelinedRegions> {
     /// The heartbeat of a TaskManager timed out while reconciling: whatever it reported is void,
     /// and it counts as missing (P3.4).
     pub(super) fn lost_while_reconciling(&mut self, task_manager: u32) -> bool {
-        let Some(r) = &mut self.scheduler.reconciling else {
+        let open = self.window.as_mut().zip(self.scheduler.reports.as_mut());
+        let Some((window, reports)) = open else {
             return false;
         };
-        r.window.lose(task_manager);
-        for (i, report) in r.reports.iter_mut().enumerate() {
+        window.lose(task_manager);
+        for (i, report) in reports.iter_mut().enumerate() {
             if self.scheduler.placement[i] == task_manager {
                 *report = None;
             }
@@ -139,22 +134,19 @@ impl With<'_, PipelinedRegions> {
 
     /// `reconcile_timeout` passed.
     pub fn on_reconcile_timeout(&mut self, ctx: &mut Ctx<'_, '_>) {
-        if self.scheduler.reconciling.is_some() {
+        if self.window.is_some() {
             self.end_reconcile(ctx);
         }
     }
 
     /// P3.4: the window closes.
     fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let r = self
-            .scheduler
-            .reconciling
-            .take()
-            .expect("the window is open");
+        let window = self.window.take().expect("the window is open");
+        let reports = self.scheduler.reports.take().expect("open with the window");
         let ignore_missing = self.scheduler.bug == Some(Bug::ReconcileIgnoresMissingTm);
         // P3.2: rebuild everything but the states first ...
         if self.scheduler.bug != Some(Bug::ApplyStateBeforeRebuild) {
-            for (execution, report) in self.scheduler.executions.iter_mut().zip(&r.reports) {
+            for (execution, report) in self.scheduler.executions.iter_mut().zip(&reports) {
                 if let Some((attempt, _)) = *report {
                     execution.attempt = attempt;
                 }
@@ -163,7 +155,7 @@ impl With<'_, PipelinedRegions> {
         // ... then apply the reported states, as normal state updates would.
         let (mut unknown, mut failed, mut all_finished) = (false, false, true);
         let (mut running, mut finished) = (0, 0);
-        for (i, report) in r.reports.iter().enumerate() {
+        for (i, report) in reports.iter().enumerate() {
             let subtask = SubtaskId(i as u32);
             if self.scheduler.executions[i].state != ExecutionState::Reconciling {
                 continue; // settled in the window (its TaskManager was lost)
@@ -178,9 +170,7 @@ impl With<'_, PipelinedRegions> {
                     }
                     all_finished &= state == ExecutionState::Finished;
                 }
-                None if ignore_missing
-                    && !r.window.reported_in_full(self.scheduler.placement[i]) =>
-                {
+                None if ignore_missing && !window.reported_in_full(self.scheduler.placement[i]) => {
                     // The bug: taken for running, though nobody said so.
                     self.apply(ctx, subtask, ExecutionState::Running);
                     all_finished = false;
@@ -195,13 +185,11 @@ impl With<'_, PipelinedRegions> {
             failing: unknown || failed,
             all_finished,
             missing_counts: !ignore_missing,
-            reported: r.reports.iter().flatten().count() as u32,
+            reported: reports.iter().flatten().count() as u32,
             running,
             finished,
         };
-        let (outcome, event) = r
-            .window
-            .end(ctx.now, &judged, &mut ctx.io.stats.reconciliations);
+        let (outcome, event) = window.end(ctx.now, &judged, &mut ctx.io.stats.reconciliations);
         ctx.record(event);
         match outcome {
             ReconcileOutcome::Running => {
@@ -212,15 +200,13 @@ impl With<'_, PipelinedRegions> {
                 }
             }
             ReconcileOutcome::Finished => self.set_status(ctx, JobStatus::Finished),
-            ReconcileOutcome::Failing => {
-                let missing = r.window.missing();
-                self.restart_after_reconcile(ctx, &r, missing)
-            }
+            ReconcileOutcome::Failing => self.restart_after_reconcile(ctx, &window),
         }
     }
 
     /// P3.4 FAILING: normal failover, a full restart from the latest completed checkpoint.
-    fn restart_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, r: &Reconciliation, missing: u32) {
+    fn restart_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, window: &Window) {
+        let missing = window.missing();
         if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed(ctx)) {
             return self.give_up(ctx, exhausted);
         }
@@ -240,7 +226,7 @@ impl With<'_, PipelinedRegions> {
                     // Nobody reported it. If its TaskManager reported in full, or the process
                     // the window expected is gone, so is the attempt; otherwise its late report
                     // settles it (`on_report`, `on_report_done`).
-                    let gone = r.window.reported_in_full(tm)
+                    let gone = window.reported_in_full(tm)
                         || self.scheduler.deployed_on[i].is_none()
                         || self.leader.task_managers[tm as usize] != self.scheduler.deployed_on[i];
                     if gone {

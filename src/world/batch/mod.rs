@@ -461,7 +461,7 @@ impl Batch {
             }
             Event::ReconcileTimeout { incarnation } => {
                 if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
-                    if jm.scheduler.reconciling.is_some() {
+                    if jm.window.is_some() {
                         jm.end_reconcile(&mut ctx);
                     }
                 }

@@ -42,11 +42,7 @@ where
     }
 
     fn is_done(&self) -> bool {
-        let open = self
-            .world
-            .jm
-            .as_ref()
-            .is_some_and(|jm| jm.batch().reconciling.is_some());
+        let open = self.world.jm.as_ref().is_some_and(|jm| jm.window.is_some());
         self.world.is_done() || (self.act.is_none() && !open)
     }
 }
@@ -144,10 +140,9 @@ fn before_last_report_done(w: &Batch, event: &Event) -> bool {
     let Some((Address::TaskManager(tm), Msg::ReportDone)) = arriving(w, event) else {
         return false;
     };
-    let Some(rec) = w.jm.as_ref().and_then(|jm| jm.batch().reconciling.as_ref()) else {
+    let Some(w) = w.jm.as_ref().and_then(|jm| jm.window.as_ref()) else {
         return false;
     };
-    let w = &rec.window;
     w.missing() == 1 && w.expected(tm).is_some() && !w.reported_in_full(tm)
 }
 
@@ -156,7 +151,7 @@ fn after_the_window(w: &Batch, _: &Event) -> bool {
     w.cluster.reconciliations.len() == 1
         && w.jm
             .as_ref()
-            .is_some_and(|jm| jm.batch().reconciling.is_none() && jm.status() == JobStatus::Running)
+            .is_some_and(|jm| jm.window.is_none() && jm.status() == JobStatus::Running)
 }
 
 impl Staging {
@@ -615,9 +610,7 @@ fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
             };
             let right_way = matches!(from, Address::JobMaster) == from_jobmaster;
             let after = w.cluster.reconciliations.len() == 1
-                && w.jm
-                    .as_ref()
-                    .is_some_and(|jm| jm.batch().reconciling.is_none());
+                && w.jm.as_ref().is_some_and(|jm| jm.window.is_none());
             right_way && kind(&msg) && (after || msg.received().is_some())
         },
         |w, _| {
@@ -653,10 +646,8 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
     let mut deployed = None;
     let staged = stage(
         |w, e| {
-            let after =
-                w.jm.as_ref()
-                    .is_some_and(|jm| jm.batch().reconciling.is_none())
-                    && w.cluster.reconciliations.len() == 1;
+            let after = w.jm.as_ref().is_some_and(|jm| jm.window.is_none())
+                && w.cluster.reconciliations.len() == 1;
             after && matches!(arriving(w, e), Some((_, Msg::Deploy { .. })))
         },
         |w, _| {
