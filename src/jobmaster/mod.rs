@@ -19,6 +19,7 @@ pub mod regions;
 pub(crate) mod restorable;
 pub mod transitions;
 
+use crate::bug::Bug;
 use crate::status::JobStatus;
 use batch::AdaptiveBatch;
 use leader::Leader;
@@ -35,6 +36,8 @@ pub struct JobMaster {
     /// (who is expected, who reported in full, its statistics entry). What the reports said
     /// is the scheduler's, each mode taking its own from them.
     window: Option<Window>,
+    /// The injected bug of the run, if any: which rule this JobMaster breaks on purpose.
+    bug: Option<Bug>,
     /// What differs by mode.
     scheduler: Scheduler,
 }
@@ -97,6 +100,7 @@ const ONE_MODE: &str = "a world holds JobMasters of its own mode only: a streami
 pub struct With<'a, S> {
     pub(crate) leader: &'a mut Leader,
     pub(crate) window: &'a mut Option<Window>,
+    pub(crate) bug: Option<Bug>,
     pub(crate) scheduler: &'a mut S,
 }
 
@@ -120,6 +124,7 @@ impl JobMaster {
         With {
             leader: &mut self.leader,
             window: &mut self.window,
+            bug: self.bug,
             scheduler: S::of_mut(&mut self.scheduler).expect(ONE_MODE),
         }
     }

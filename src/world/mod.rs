@@ -4,9 +4,10 @@
 //! [`World`] is the one `sim::Model` a run drives, whatever the job's mode: one kernel
 //! [`Event`] vocabulary, and a half per mode that dispatches it to that mode's actors
 //! ([`Streaming`], [`Batch`]). The actors' own code lives beside each other whatever the mode:
-//! the batch JobMaster (adaptive batch scheduler, job event log, FLIP-383 recovery) in
-//! `crate::jobmaster::batch`, the batch TaskManager (tasks and blocking partitions) in
-//! `crate::taskmanager::batch`.
+//! one JobMaster (`crate::jobmaster`) whose scheduler differs by mode (pipelined regions in
+//! `crate::jobmaster::regions`; the adaptive batch scheduler, job event log and FLIP-383
+//! recovery in `crate::jobmaster::batch`), the batch TaskManager (tasks and blocking
+//! partitions) in `crate::taskmanager::batch`.
 //!
 //! Actors (JobMaster, TaskManagers, tasks) own their state and change it only in their
 //! handlers; they learn about each other only through RPCs and data channels, which the world

@@ -20,7 +20,7 @@ impl With<'_, AdaptiveBatch> {
         }
         // F2.3: after a failed write this JobMaster logs nothing more.
         let failed = self.scheduler.events_failed;
-        if failed && ctx.cluster.bug != Some(Bug::LogAfterWriteFailure) {
+        if failed && self.bug != Some(Bug::LogAfterWriteFailure) {
             return;
         }
         let what = match &event {

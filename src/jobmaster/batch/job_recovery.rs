@@ -42,7 +42,7 @@ impl With<'_, AdaptiveBatch> {
         }
         // P2.4: RECONCILING while replaying and waiting for the previous TaskManagers.
         self.set_job_status(ctx, JobStatus::Reconciling);
-        if !ctx.cluster.store.readable() && ctx.cluster.bug != Some(Bug::ReplayUnreadableLog) {
+        if !ctx.cluster.store.readable() && self.bug != Some(Bug::ReplayUnreadableLog) {
             self.replay_failed(ctx, r);
             for tm in 0..ctx.tms.len() as u32 {
                 ctx.register(tm, self.leader.incarnation);
@@ -275,7 +275,7 @@ impl With<'_, AdaptiveBatch> {
             if let Some(r) = ctx.cluster.recoveries.last_mut() {
                 r.late_reports += 1;
             }
-            if ctx.cluster.bug == Some(Bug::KeepLatePartitions) {
+            if self.bug == Some(Bug::KeepLatePartitions) {
                 return;
             }
         }
@@ -296,7 +296,7 @@ impl With<'_, AdaptiveBatch> {
             &ctx.cluster.batch,
             &replayed,
             &tracked,
-            ctx.cluster.bug,
+            self.bug,
         );
         // Coordinators: restored from the snapshot when they support batch snapshots (P2.5),
         // fresh otherwise.
@@ -333,7 +333,7 @@ impl With<'_, AdaptiveBatch> {
         }
         // Step 3: unfinished subtasks of a vertex with a restored coordinator return their
         // splits (`subtaskReset`).
-        if ctx.cluster.bug != Some(Bug::SkipCoordinatorReset) {
+        if self.bug != Some(Bug::SkipCoordinatorReset) {
             for v in 0..ctx.cluster.graph.vertices.len() {
                 let Some(p) = replayed.parallelism[v] else {
                     continue;

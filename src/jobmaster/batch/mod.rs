@@ -1,15 +1,19 @@
-//! The JobMaster of a batch job (P2): its view of every execution, the partition tracker, the
-//! split enumerators, and what it does with each message it receives.
+//! The adaptive batch scheduler, the JobMaster's mode for a batch job (P2): its view of every
+//! execution, the partition tracker, the split enumerators, and what it does with each
+//! message it receives.
 //!
-//! The JobMaster owns its state (`JobMaster`, volatile: a crash drops it, the next leader
-//! starts anew) and acts on the rest of the world only through its [`Ctx`]: the cluster's
-//! links, trace and durable storage, and the kernel's scheduler for its timers. One module per
-//! concern, each a part of `impl JobMaster`: `scheduler` (the adaptive batch scheduler,
-//! failover, resets and releases), `job_events` (the job event log's write buffer),
-//! `job_recovery` (FLIP-383 recovery on a new JobMaster, P2.4), `speculation` (P2.8) and
-//! `reconcile` (P3 for batch jobs, the JobMaster's side, with the window both modes share,
-//! `super::reconcile::window`; the TaskManager's side is `crate::taskmanager::reconcile`). The
-//! streaming JobMaster is [`super::JobMaster`].
+//! Its state is [`AdaptiveBatch`], one variant of the JobMaster's [`Scheduler`] (volatile: a
+//! crash drops the JobMaster, the next leader starts anew); its handlers are methods of
+//! [`With<AdaptiveBatch>`], so they reach the JobMaster's shared part (the `Leader`, the
+//! reconcile window) beside this state, and act on the rest of the world only through its
+//! [`Ctx`]: the cluster's links, trace and durable storage, and the kernel's scheduler for its
+//! timers. The world's batch half reaches them through `JobMaster::adaptive`. One module per
+//! concern, each a part of `impl With<'_, AdaptiveBatch>`: `scheduler` (the adaptive batch
+//! scheduler, failover, resets and releases), `job_events` (the job event log's write
+//! buffer), `job_recovery` (FLIP-383 recovery on a new JobMaster, P2.4), `speculation` (P2.8)
+//! and `reconcile` (P3 for batch jobs, the JobMaster's side, beside the window both modes
+//! share, `super::reconcile::window`; the TaskManager's side is
+//! `crate::taskmanager::reconcile`). The streaming mode is `super::regions`.
 
 mod job_events;
 mod job_recovery;
@@ -431,7 +435,7 @@ impl With<'_, AdaptiveBatch> {
         let sink = ctx.cluster.graph.vertices[vertex.index()]
             .outputs
             .is_empty();
-        let skip = sink && ctx.cluster.bug == Some(Bug::SkipFinalFlush);
+        let skip = sink && self.bug == Some(Bug::SkipFinalFlush);
         if vertex_done && !skip {
             // P2.2: a finished vertex closes the file: flush. For the last one this is what
             // lets a crash before the job's result is durable (P2.7) recover the job finished.
@@ -485,6 +489,7 @@ impl JobMaster {
         JobMaster {
             leader: Leader::new(incarnation, vec![None; tms]),
             window: None,
+            bug: cluster.bug,
             scheduler: Scheduler::AdaptiveBatch(AdaptiveBatch::new(cluster, tms, now)),
         }
     }
@@ -561,7 +566,7 @@ impl With<'_, AdaptiveBatch> {
             // JobMaster stops tracking the partitions the lost one reported (Flink's
             // `disconnectTaskManager` stops tracking them at once); the end of the wait then
             // runs their producers again instead of keeping them finished on a dead process.
-            if ctx.cluster.bug != Some(Bug::KeepLostPartitionsInRecovery) {
+            if self.bug != Some(Bug::KeepLostPartitionsInRecovery) {
                 for tracked in &mut self.scheduler.tracker {
                     if tracked.is_some_and(|(_, l, _)| l == lost) {
                         *tracked = None;
@@ -579,7 +584,7 @@ impl With<'_, AdaptiveBatch> {
             // there whose speculative attempt runs elsewhere hands over to it.
             if self.scheduler.spec[s.index()]
                 .is_some_and(|e| e.placed == Some(tm) && !e.state.is_terminal())
-                && ctx.cluster.bug != Some(Bug::KeepSpeculativeOnLostTaskManager)
+                && self.bug != Some(Bug::KeepSpeculativeOnLostTaskManager)
             {
                 self.spec_state(ctx, s, ExecutionState::Failed);
                 self.free_spec_slot(s);

@@ -100,7 +100,7 @@ impl With<'_, AdaptiveBatch> {
         ctx.cluster
             .oracles
             .rpc_refused(&ctx.cluster.graph, (tm, process), rpc, (now, index));
-        ctx.cluster.bug != Some(Bug::DropRefusedRpc)
+        self.bug != Some(Bug::DropRefusedRpc)
     }
 
     // ---- JobMaster side ------------------------------------------------------------------
@@ -375,7 +375,7 @@ impl With<'_, AdaptiveBatch> {
                     }
                     ExecutionState::Failed | ExecutionState::Canceled => {
                         // P3.4: a FAILED or CANCELED execution makes the window FAILING.
-                        failing |= ctx.cluster.bug != Some(Bug::ReconcileAdoptsFailed);
+                        failing |= self.bug != Some(Bug::ReconcileAdoptsFailed);
                         all_finished = false;
                     }
                     _ => {
@@ -503,7 +503,7 @@ impl With<'_, AdaptiveBatch> {
             ..RecoveryRecord::default()
         });
         let r = ctx.cluster.recoveries.len() - 1;
-        if !ctx.cluster.store.readable() && ctx.cluster.bug != Some(Bug::ReplayUnreadableLog) {
+        if !ctx.cluster.store.readable() && self.bug != Some(Bug::ReplayUnreadableLog) {
             self.replay_failed(ctx, r);
             for (s, reported) in rec.partitions.iter().enumerate() {
                 for &(attempt, location, _) in reported {

@@ -129,7 +129,7 @@ impl With<'_, AdaptiveBatch> {
 
     pub(crate) fn try_deploy(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) -> bool {
         let now = ctx.now();
-        let bug = ctx.cluster.bug == Some(Bug::DeployBeforeReport);
+        let bug = self.bug == Some(Bug::DeployBeforeReport);
         let Some(tm) = self.free_task_manager(ctx, |t| self.scheduler.accounted[t] || bug) else {
             return false;
         };
@@ -178,7 +178,7 @@ impl With<'_, AdaptiveBatch> {
         let adaptive = ctx.cluster.adaptive[v.index()];
         let parallelism = if adaptive {
             let a = ctx.cluster.batch.adaptive;
-            let tasks = if ctx.cluster.bug == Some(Bug::AdaptiveRoundsDown) {
+            let tasks = if self.bug == Some(Bug::AdaptiveRoundsDown) {
                 input_bytes / a.bytes_per_task
             } else {
                 input_bytes.div_ceil(a.bytes_per_task)
@@ -298,7 +298,7 @@ impl With<'_, AdaptiveBatch> {
                     remembered: &self.scheduler.remembered,
                 },
                 seeds,
-                ctx.cluster.bug,
+                self.bug,
             )
         };
         self.reset(ctx, &plan, true);
@@ -355,7 +355,7 @@ impl With<'_, AdaptiveBatch> {
             }
             // F2.6: a reset makes a new execution (a new attempt, CREATED); the bug reuses the
             // old one, which leaves a terminal state.
-            if ctx.cluster.bug == Some(Bug::ReuseTerminalExecution) && was.is_terminal() {
+            if self.bug == Some(Bug::ReuseTerminalExecution) && was.is_terminal() {
                 let attempt = e.attempt;
                 ctx.cluster.record(
                     now,
@@ -369,7 +369,7 @@ impl With<'_, AdaptiveBatch> {
             }
             let v = ctx.cluster.graph.subtasks[s.index()].vertex;
             let index = ctx.cluster.graph.subtasks[s.index()].index;
-            if ctx.cluster.bug != Some(Bug::SkipCoordinatorReset) || !plan.recovery {
+            if self.bug != Some(Bug::SkipCoordinatorReset) || !plan.recovery {
                 if let Some(e) = self.scheduler.enumerators[v.index()].as_mut() {
                     e.subtask_reset(index);
                 }

@@ -93,7 +93,7 @@ impl With<'_, AdaptiveBatch> {
             .collect();
         // The bug looks at a vertex before enough of it finished for a baseline.
         let too_few = (finished.len() as f64) / f64::from(p) < spec.baseline_ratio
-            && ctx.cluster.bug != Some(Bug::IgnoreBaselineRatio);
+            && self.bug != Some(Bug::IgnoreBaselineRatio);
         if finished.len() as u32 == p || too_few {
             return Vec::new();
         }
@@ -276,7 +276,7 @@ impl With<'_, AdaptiveBatch> {
     /// The first attempt of `s` to finish wins: the JobMaster cancels the other (bug
     /// `keep-slow-attempt`: it forgets to).
     pub(crate) fn first_finish_wins(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
-        if ctx.cluster.bug == Some(Bug::KeepSlowAttempt) && self.spec_live(s) {
+        if self.bug == Some(Bug::KeepSlowAttempt) && self.spec_live(s) {
             // The loser stays RUNNING in the view and on its TaskManager.
             return;
         }

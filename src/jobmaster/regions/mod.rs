@@ -75,7 +75,6 @@ pub struct PipelinedRegions {
     finished: usize,
     checkpoints: Option<CheckpointCoordinator>,
     config: JobMasterConfig,
-    bug: Option<Bug>,
     restart: Option<PendingRestart>,
     /// Per subtask: the TaskManager process its current attempt was deployed to.
     deployed_on: Vec<Option<u32>>,
@@ -119,7 +118,6 @@ impl JobMaster {
             checkpoints: checkpointing
                 .map(|c| CheckpointCoordinator::new(c, bug, graph.subtasks.len(), incarnation)),
             config,
-            bug,
             restart: None,
             deployed_on: vec![None; graph.subtasks.len()],
             reports: None,
@@ -129,6 +127,7 @@ impl JobMaster {
         JobMaster {
             leader: Leader::new(incarnation, task_managers),
             window: None,
+            bug,
             scheduler: Scheduler::PipelinedRegions(scheduler),
         }
     }
@@ -386,7 +385,7 @@ impl With<'_, PipelinedRegions> {
                 // run newer attempts, which did not fail.
                 let hosted = self.scheduler.placement[i] == task_manager
                     && self.scheduler.deployed_on[i] == Some(dead);
-                (hosted || ctx.config.bug == Some(Bug::FailUnrelatedOnTmLoss))
+                (hosted || self.bug == Some(Bug::FailUnrelatedOnTmLoss))
                     && !self.scheduler.executions[i].state.is_terminal()
             })
             .map(|i| SubtaskId(i as u32))
@@ -432,9 +431,9 @@ impl With<'_, PipelinedRegions> {
 
     /// P1.8: the fixed-delay restart strategy allows `max_attempts` restarts (the injected
     /// `restart-gives-up-early` one fewer).
-    fn restarts_allowed(&self, ctx: &Ctx<'_, '_>) -> u32 {
+    fn restarts_allowed(&self) -> u32 {
         let max = self.scheduler.config.restart_strategy.max_attempts;
-        match ctx.config.bug {
+        match self.bug {
             Some(Bug::RestartGivesUpEarly) => max.saturating_sub(1),
             _ => max,
         }
@@ -461,7 +460,7 @@ impl With<'_, PipelinedRegions> {
                 return self.check_restart(ctx); // one more casualty of the same failover
             }
         }
-        if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed(ctx)) {
+        if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed()) {
             return self.give_up(ctx, exhausted);
         }
         // A failure during a pending restart widens it to the whole job.
@@ -590,7 +589,7 @@ impl With<'_, PipelinedRegions> {
     /// checkpoint cannot be restored and the job failed instead.
     fn restore(&mut self, ctx: &mut Ctx<'_, '_>, scope: &[SubtaskId], record: usize) -> bool {
         let latest = ctx.io.storage.latest();
-        let checkpoint = if self.scheduler.bug == Some(Bug::RestoreFromPending) {
+        let checkpoint = if self.bug == Some(Bug::RestoreFromPending) {
             ctx.io
                 .storage
                 .newest_written()
@@ -642,7 +641,7 @@ impl With<'_, PipelinedRegions> {
         let mut replayed = 0;
         for &s in scope {
             let keep = finished[s.index()];
-            let restore = if keep && self.scheduler.bug == Some(Bug::RestartFinishedTasks) {
+            let restore = if keep && self.bug == Some(Bug::RestartFinishedTasks) {
                 Restore::FRESH // the bug: run it again as if it never had
             } else {
                 Restore {

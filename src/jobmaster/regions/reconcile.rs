@@ -143,9 +143,9 @@ impl With<'_, PipelinedRegions> {
     fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
         let window = self.window.take().expect("the window is open");
         let reports = self.scheduler.reports.take().expect("open with the window");
-        let ignore_missing = self.scheduler.bug == Some(Bug::ReconcileIgnoresMissingTm);
+        let ignore_missing = self.bug == Some(Bug::ReconcileIgnoresMissingTm);
         // P3.2: rebuild everything but the states first ...
-        if self.scheduler.bug != Some(Bug::ApplyStateBeforeRebuild) {
+        if self.bug != Some(Bug::ApplyStateBeforeRebuild) {
             for (execution, report) in self.scheduler.executions.iter_mut().zip(&reports) {
                 if let Some((attempt, _)) = *report {
                     execution.attempt = attempt;
@@ -207,7 +207,7 @@ impl With<'_, PipelinedRegions> {
     /// P3.4 FAILING: normal failover, a full restart from the latest completed checkpoint.
     fn restart_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, window: &Window) {
         let missing = window.missing();
-        if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed(ctx)) {
+        if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed()) {
             return self.give_up(ctx, exhausted);
         }
         self.set_status(ctx, JobStatus::Failing);

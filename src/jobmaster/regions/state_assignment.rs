@@ -17,7 +17,7 @@ use crate::world::Ctx;
 impl With<'_, PipelinedRegions> {
     /// Starts the job from the checkpoint it was submitted with, or fails it (F1.6).
     pub(super) fn start_from(&mut self, ctx: &mut Ctx<'_, '_>, restore: &RestoreFrom) {
-        let ignore_mixed = self.scheduler.bug == Some(crate::bug::Bug::AcceptMixedChain);
+        let ignore_mixed = self.bug == Some(crate::bug::Bug::AcceptMixedChain);
         let finished = match restorable::check_restore_from(ctx.graph, restore, ignore_mixed) {
             Ok(finished) => finished,
             Err(reason) => {
