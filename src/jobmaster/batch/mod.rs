@@ -278,7 +278,7 @@ impl With<'_, AdaptiveBatch> {
                     self.free_slot(subtask);
                     if missing.is_none()
                         && self.spec_live(subtask)
-                        && ctx.cluster.bug != Some(Bug::NoSpeculativeHandover)
+                        && self.bug != Some(Bug::NoSpeculativeHandover)
                     {
                         // P2.8: the speculative attempt may still finish: it carries on alone.
                         self.promote_spec(subtask);
@@ -595,7 +595,7 @@ impl With<'_, AdaptiveBatch> {
                 && !e.state.is_terminal()
                 && e.state != ExecutionState::Created
                 && self.spec_live(s)
-                && ctx.cluster.bug != Some(Bug::NoSpeculativeHandover)
+                && self.bug != Some(Bug::NoSpeculativeHandover)
             {
                 self.exec_state(ctx, s, ExecutionState::Failed);
                 self.free_slot(s);
