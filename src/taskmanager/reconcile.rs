@@ -206,6 +206,7 @@ impl BatchTaskManager {
             self.schedule_retry(ctx);
             return;
         }
+        ctx.resending(self.index);
         for (seq, msg) in self.outbox.take() {
             ctx.count_resent();
             self.send_numbered(ctx, msg, seq);

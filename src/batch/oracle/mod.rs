@@ -207,6 +207,12 @@ impl BatchOracles {
         self.rpcs.sent(tm, process, rpc);
     }
 
+    /// P3.3: TaskManager `tm` sends the RPCs it kept again.
+    pub fn rpcs_resent(&mut self, tm: u32, (now, index): (Instant, u64)) {
+        let found = self.rpcs.resent(tm);
+        self.rpc_order(tm, (now, index), found);
+    }
+
     /// TaskManager `tm`'s process `process` lost `rpc` at its send: its link was cut.
     pub fn rpc_lost(&mut self, tm: u32, process: u32, rpc: TaskRpc) {
         self.rpcs.lost(tm, process, rpc);
@@ -296,6 +302,7 @@ impl BatchOracles {
         now: Instant,
         event: &TraceEvent,
     ) {
+        self.rpcs.observe(event);
         if let Some(message) = self.reconcile.between(event, now) {
             self.violate(
                 Invariant::ReconcileOutcome,

@@ -11,8 +11,14 @@
 //!
 //! Reports (P3.2) are outside the order, as in the streaming oracle: they answer one election
 //! and overtake what waits in the outbox.
+//!
+//! A TaskManager sends its kept RPCs again only while it can reach the JobMaster: alive,
+//! connected, and knowing a leader (P3.3). The ledger follows each TaskManager's reach from
+//! the trace (lost, started, disconnected, reconnected, leader lost and found), not from the
+//! TaskManager's own flags.
 
 use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::trace::TraceEvent;
 use sim::Instant;
 
 /// Which task RPC.
@@ -72,6 +78,8 @@ pub(super) struct Ledger {
     /// Per TaskManager: the last RPC applied and its rank.
     last_applied: Vec<Option<(u64, TaskRpc)>>,
     next_rank: u64,
+    /// Per TaskManager, as the trace tells: (alive, connected, knows a leader).
+    reach: Vec<(bool, bool, bool)>,
 }
 
 impl Ledger {
@@ -80,7 +88,44 @@ impl Ledger {
             outstanding: (0..task_managers).map(|_| Vec::new()).collect(),
             last_applied: vec![None; task_managers],
             next_rank: 0,
+            // Every TaskManager starts alive, connected, and registered with the first leader.
+            reach: vec![(true, true, true); task_managers],
         }
+    }
+
+    /// What `event` says of a TaskManager's reach to the JobMaster.
+    pub(super) fn observe(&mut self, event: &TraceEvent) {
+        let (tm, change): (u32, fn(&mut (bool, bool, bool))) = match *event {
+            TraceEvent::TaskManagerLost { task_manager } => {
+                (task_manager, |r| *r = (false, false, false))
+            }
+            TraceEvent::TaskManagerStarted { task_manager } => {
+                (task_manager, |r| *r = (true, true, false))
+            }
+            TraceEvent::TaskManagerDisconnected { task_manager } => (task_manager, |r| r.1 = false),
+            TraceEvent::TaskManagerReconnected { task_manager } => (task_manager, |r| r.1 = true),
+            TraceEvent::LeaderLost { task_manager } => (task_manager, |r| r.2 = false),
+            TraceEvent::LeaderFound { task_manager } => (task_manager, |r| r.2 = true),
+            _ => return,
+        };
+        if let Some(reach) = self.reach.get_mut(tm as usize) {
+            change(reach);
+        }
+    }
+
+    /// TaskManager `tm` sends its kept RPCs again: only while it can reach the JobMaster.
+    pub(super) fn resent(&self, tm: u32) -> Option<String> {
+        let (alive, connected, leader) = self.reach[tm as usize];
+        let why = match (alive, connected, leader) {
+            (false, _, _) => "is dead",
+            (true, false, _) => "is disconnected from the JobManager",
+            (true, true, false) => "knows no leader",
+            (true, true, true) => return None,
+        };
+        Some(format!(
+            "TaskManager{tm} sends its kept RPCs again while it {why}: they wait until it can \
+             reach the JobMaster (P3.3)"
+        ))
     }
 
     /// Process `process` of TaskManager `tm` sends `rpc` for the first time.
@@ -183,4 +228,36 @@ fn never_sent(graph: &ExecutionGraph, tm: u32, process: u32, rpc: TaskRpc) -> St
          once, from the process that sent it)",
         rpc.describe(graph)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_rpcs_are_sent_again_only_while_the_taskmanager_reaches_the_jobmaster() {
+        let mut l = Ledger::new(2);
+        assert_eq!(
+            l.resent(0),
+            None,
+            "alive, connected, registered with the first leader"
+        );
+        l.observe(&TraceEvent::TaskManagerDisconnected { task_manager: 0 });
+        assert!(l.resent(0).expect("cut off").contains("disconnected"));
+        assert_eq!(l.resent(1), None, "another TaskManager's link is its own");
+        l.observe(&TraceEvent::TaskManagerReconnected { task_manager: 0 });
+        l.observe(&TraceEvent::LeaderLost { task_manager: 0 });
+        assert!(l.resent(0).expect("no leader").contains("knows no leader"));
+        l.observe(&TraceEvent::LeaderFound { task_manager: 0 });
+        assert_eq!(l.resent(0), None);
+        l.observe(&TraceEvent::TaskManagerLost { task_manager: 0 });
+        assert!(l.resent(0).expect("dead").contains("is dead"));
+        l.observe(&TraceEvent::TaskManagerStarted { task_manager: 0 });
+        assert!(l
+            .resent(0)
+            .expect("a new process")
+            .contains("knows no leader"));
+        l.observe(&TraceEvent::LeaderFound { task_manager: 0 });
+        assert_eq!(l.resent(0), None);
+    }
 }

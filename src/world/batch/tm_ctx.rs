@@ -147,6 +147,14 @@ impl TmCtx<'_, '_> {
         self.cluster.rpcs_resent += 1;
     }
 
+    /// P3.3: TaskManager `tm` is about to send its kept RPCs again; the oracles judge whether
+    /// it may (it must be able to reach the JobMaster).
+    pub(crate) fn resending(&mut self, tm: u32) {
+        let index = self.cluster.trace.len().saturating_sub(1);
+        let now = self.now();
+        self.cluster.oracles.rpcs_resent(tm, (now, index));
+    }
+
     // ---- the task table ----------------------------------------------------------------
 
     pub(crate) fn task(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
