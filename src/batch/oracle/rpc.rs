@@ -95,21 +95,18 @@ impl Ledger {
 
     /// What `event` says of a TaskManager's reach to the JobMaster.
     pub(super) fn observe(&mut self, event: &TraceEvent) {
-        let (tm, change): (u32, fn(&mut (bool, bool, bool))) = match *event {
-            TraceEvent::TaskManagerLost { task_manager } => {
-                (task_manager, |r| *r = (false, false, false))
-            }
-            TraceEvent::TaskManagerStarted { task_manager } => {
-                (task_manager, |r| *r = (true, true, false))
-            }
-            TraceEvent::TaskManagerDisconnected { task_manager } => (task_manager, |r| r.1 = false),
-            TraceEvent::TaskManagerReconnected { task_manager } => (task_manager, |r| r.1 = true),
-            TraceEvent::LeaderLost { task_manager } => (task_manager, |r| r.2 = false),
-            TraceEvent::LeaderFound { task_manager } => (task_manager, |r| r.2 = true),
-            _ => return,
+        let Some(reach) = event_task_manager(event).and_then(|tm| self.reach.get_mut(tm as usize))
+        else {
+            return;
         };
-        if let Some(reach) = self.reach.get_mut(tm as usize) {
-            change(reach);
+        match *event {
+            TraceEvent::TaskManagerLost { .. } => *reach = (false, false, false),
+            TraceEvent::TaskManagerStarted { .. } => *reach = (true, true, false),
+            TraceEvent::TaskManagerDisconnected { .. } => reach.1 = false,
+            TraceEvent::TaskManagerReconnected { .. } => reach.1 = true,
+            TraceEvent::LeaderLost { .. } => reach.2 = false,
+            TraceEvent::LeaderFound { .. } => reach.2 = true,
+            _ => {}
         }
     }
 
@@ -218,6 +215,19 @@ impl Ledger {
             }
         }
         out
+    }
+}
+
+/// The TaskManager whose reach to the JobMaster `event` changes, if any.
+fn event_task_manager(event: &TraceEvent) -> Option<u32> {
+    match *event {
+        TraceEvent::TaskManagerLost { task_manager }
+        | TraceEvent::TaskManagerStarted { task_manager }
+        | TraceEvent::TaskManagerDisconnected { task_manager }
+        | TraceEvent::TaskManagerReconnected { task_manager }
+        | TraceEvent::LeaderLost { task_manager }
+        | TraceEvent::LeaderFound { task_manager } => Some(task_manager),
+        _ => None,
     }
 }
 
