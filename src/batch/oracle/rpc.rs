@@ -78,8 +78,37 @@ pub(super) struct Ledger {
     /// Per TaskManager: the last RPC applied and its rank.
     last_applied: Vec<Option<(u64, TaskRpc)>>,
     next_rank: u64,
-    /// Per TaskManager, as the trace tells: (alive, connected, knows a leader).
-    reach: Vec<(bool, bool, bool)>,
+    /// Per TaskManager, as the trace tells.
+    reach: Vec<Reach>,
+}
+
+/// Whether a TaskManager can reach the JobMaster.
+#[derive(Clone, Copy)]
+struct Reach {
+    alive: bool,
+    connected: bool,
+    /// It knows a leader (it registered with the current JobMaster's incarnation, F2.5).
+    leader: bool,
+}
+
+impl Reach {
+    /// Every TaskManager starts alive, connected, and registered with the first leader.
+    const FIRST: Reach = Reach {
+        alive: true,
+        connected: true,
+        leader: true,
+    };
+    const DEAD: Reach = Reach {
+        alive: false,
+        connected: false,
+        leader: false,
+    };
+    /// A replacement process: connected, without a leader yet.
+    const STARTED: Reach = Reach {
+        alive: true,
+        connected: true,
+        leader: false,
+    };
 }
 
 impl Ledger {
@@ -88,31 +117,39 @@ impl Ledger {
             outstanding: (0..task_managers).map(|_| Vec::new()).collect(),
             last_applied: vec![None; task_managers],
             next_rank: 0,
-            // Every TaskManager starts alive, connected, and registered with the first leader.
-            reach: vec![(true, true, true); task_managers],
+            reach: vec![Reach::FIRST; task_managers],
         }
     }
 
     /// What `event` says of a TaskManager's reach to the JobMaster.
     pub(super) fn observe(&mut self, event: &TraceEvent) {
-        let Some(reach) = event_task_manager(event).and_then(|tm| self.reach.get_mut(tm as usize))
-        else {
-            return;
-        };
         match *event {
-            TraceEvent::TaskManagerLost { .. } => *reach = (false, false, false),
-            TraceEvent::TaskManagerStarted { .. } => *reach = (true, true, false),
-            TraceEvent::TaskManagerDisconnected { .. } => reach.1 = false,
-            TraceEvent::TaskManagerReconnected { .. } => reach.1 = true,
-            TraceEvent::LeaderLost { .. } => reach.2 = false,
-            TraceEvent::LeaderFound { .. } => reach.2 = true,
+            TraceEvent::TaskManagerLost { task_manager } => {
+                self.reach[task_manager as usize] = Reach::DEAD;
+            }
+            TraceEvent::TaskManagerStarted { task_manager } => {
+                self.reach[task_manager as usize] = Reach::STARTED;
+            }
+            TraceEvent::TaskManagerDisconnected { task_manager }
+            | TraceEvent::TaskManagerReconnected { task_manager } => {
+                let up = matches!(event, TraceEvent::TaskManagerReconnected { .. });
+                self.reach[task_manager as usize].connected = up;
+            }
+            TraceEvent::LeaderLost { task_manager } | TraceEvent::LeaderFound { task_manager } => {
+                let found = matches!(event, TraceEvent::LeaderFound { .. });
+                self.reach[task_manager as usize].leader = found;
+            }
             _ => {}
         }
     }
 
     /// TaskManager `tm` sends its kept RPCs again: only while it can reach the JobMaster.
     pub(super) fn resent(&self, tm: u32) -> Option<String> {
-        let (alive, connected, leader) = self.reach[tm as usize];
+        let Reach {
+            alive,
+            connected,
+            leader,
+        } = self.reach[tm as usize];
         let why = match (alive, connected, leader) {
             (false, _, _) => "is dead",
             (true, false, _) => "is disconnected from the JobManager",
@@ -215,19 +252,6 @@ impl Ledger {
             }
         }
         out
-    }
-}
-
-/// The TaskManager whose reach to the JobMaster `event` changes, if any.
-fn event_task_manager(event: &TraceEvent) -> Option<u32> {
-    match *event {
-        TraceEvent::TaskManagerLost { task_manager }
-        | TraceEvent::TaskManagerStarted { task_manager }
-        | TraceEvent::TaskManagerDisconnected { task_manager }
-        | TraceEvent::TaskManagerReconnected { task_manager }
-        | TraceEvent::LeaderLost { task_manager }
-        | TraceEvent::LeaderFound { task_manager } => Some(task_manager),
-        _ => None,
     }
 }
 
