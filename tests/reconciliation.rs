@@ -6,7 +6,7 @@
 use flinksim::run::{run, RunOptions, RunReport};
 use flinksim::scenario;
 use flinksim::status::JobStatus;
-use flinksim::trace::{ReconcileOutcome, Retain};
+use flinksim::trace::{ReconcileOutcome, Retain, TraceEvent};
 
 fn load_and_run(name: &str) -> RunReport {
     let path = format!("{}/scenarios/{name}.json", env!("CARGO_MANIFEST_DIR"));
@@ -148,4 +148,152 @@ fn the_summary_counts_what_each_window_saw() {
         );
         assert_eq!(report.failovers.len(), failovers, "{name}: failovers");
     }
+}
+
+/// The same figures for batch jobs' windows (P3.2, P3.4 with P2.4): a window that keeps running
+/// and finished executions, one where every execution finished during the outage, one on the
+/// remote shuffle, and three FAILING ones (a task failed during the outage, a TaskManager late,
+/// every report after the window).
+#[test]
+fn the_summary_counts_what_each_batch_window_saw() {
+    // (scenario, outcome, reports, late reports, kept running, kept finished)
+    let table = [
+        (
+            "batch-reconcile-all-in-time",
+            ReconcileOutcome::Running,
+            9,
+            0,
+            3,
+            6,
+        ),
+        (
+            "batch-reconcile-finished-during-outage",
+            ReconcileOutcome::Running,
+            9,
+            0,
+            0,
+            9,
+        ),
+        (
+            "batch-reconcile-remote-shuffle",
+            ReconcileOutcome::Running,
+            3,
+            0,
+            0,
+            3,
+        ),
+        (
+            "batch-reconcile-task-failed-during-outage",
+            ReconcileOutcome::Failing,
+            9,
+            0,
+            0,
+            8,
+        ),
+        (
+            "batch-reconcile-taskmanager-late",
+            ReconcileOutcome::Failing,
+            4,
+            0,
+            0,
+            4,
+        ),
+        (
+            "batch-reconcile-window-shorter-than-reports",
+            ReconcileOutcome::Failing,
+            0,
+            4,
+            0,
+            0,
+        ),
+    ];
+    for (name, outcome, reports, late, running, finished) in table {
+        let report = load_and_run(name);
+        assert!(
+            report.violations.is_empty(),
+            "{name}: {:?}",
+            report.violations
+        );
+        let [r] = &report.reconciliations[..] else {
+            panic!(
+                "{name}: one reconciliation, got {}",
+                report.reconciliations.len()
+            );
+        };
+        assert_eq!(r.outcome, Some(outcome), "{name}");
+        assert_eq!(
+            (r.reports, r.late_reports, r.kept_running, r.kept_finished),
+            (reports, late, running, finished),
+            "{name}: (reports, late reports, kept running, kept finished)"
+        );
+    }
+}
+
+/// Every recovery record of a shipped batch scenario's summary tells the times the trace tells
+/// (P2.4; `recovery_time` is read from them): the crash is a `jobmaster_lost` instant, the
+/// election the first `jobmaster_elected` after it, and the job runs again no earlier.
+#[test]
+fn batch_recovery_records_match_the_trace() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the scenarios folder")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut checked = 0;
+    for file in files {
+        let scenario = scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        if scenario.mode != scenario::Mode::Batch {
+            continue;
+        }
+        let name = file.display();
+        let report = run(
+            &scenario,
+            &RunOptions {
+                seed: None,
+                retain: Retain::Protocol,
+            },
+        );
+        let lost: Vec<_> = report
+            .trace
+            .kept()
+            .iter()
+            .filter(|(_, _, e)| matches!(e, TraceEvent::JobMasterLost { .. }))
+            .map(|&(_, t, _)| t)
+            .collect();
+        let elected: Vec<_> = report
+            .trace
+            .kept()
+            .iter()
+            .filter(|(_, _, e)| matches!(e, TraceEvent::JobMasterElected { .. }))
+            .map(|&(_, t, _)| t)
+            .collect();
+        let figures = report
+            .batch
+            .as_ref()
+            .expect("a batch run has batch figures");
+        for r in &figures.recoveries {
+            assert!(
+                lost.contains(&r.crashed_at),
+                "{name}: crashed at {}",
+                r.crashed_at
+            );
+            let next = elected.iter().find(|&&t| t >= r.crashed_at);
+            assert_eq!(
+                next,
+                Some(&r.elected_at),
+                "{name}: elected at {}",
+                r.elected_at
+            );
+            if let Some(running) = r.running_at {
+                assert!(running >= r.elected_at, "{name}: running at {running}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 20,
+        "only {checked} recoveries among the shipped batch scenarios"
+    );
 }
