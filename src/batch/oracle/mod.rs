@@ -63,6 +63,12 @@ pub struct BatchOracles {
     /// says they finished) whose reset is not in the job event log yet; it must be before any
     /// subtask is deployed again.
     unlogged_resets: BTreeSet<SubtaskId>,
+    /// P2.2 with P3.2: the durable finishes a reconcile window that ended RUNNING did not keep,
+    /// or kept although a recovery would not (when, the event's index, the subtasks). The
+    /// JobMaster logs exactly these as one reset as it ends the window, before it acts on
+    /// anything else: a finish kept as a recovery would keep it must not be reset in the log
+    /// (a later recovery would run it again); any other claim must be.
+    stale_claims: Option<(Instant, u64, BTreeSet<SubtaskId>)>,
     /// The job's status is RECONCILING (what the last `job_status` event said).
     job_reconciling: bool,
     /// The job's status is terminal (what the last `job_status` event said).
@@ -105,6 +111,16 @@ pub struct Current {
     pub processes: Vec<Option<u32>>,
 }
 
+/// What a new JobMaster replays from the durable job events ([`BatchOracles::replay`]).
+struct Replayed {
+    /// Per vertex, its logged parallelism.
+    parallelism: Vec<Option<u32>>,
+    /// The finishes kept, with attempt and location.
+    finished: BTreeMap<SubtaskId, (u32, Location)>,
+    /// Some kept finish carries a snapshot.
+    snapshot_exists: bool,
+}
+
 struct Window {
     started: Instant,
     reports: BTreeSet<(SubtaskId, u32, u32, u32)>,
@@ -139,6 +155,7 @@ impl BatchOracles {
             rpcs: rpc::Ledger::new(task_managers),
             executions: executions::Executions::new(graph, task_managers, slots),
             unlogged_resets: BTreeSet::new(),
+            stale_claims: None,
             job_reconciling: false,
             job_terminal: false,
             reconcile_mode: jobmaster.failover == crate::scenario::Failover::Reconcile,
@@ -158,10 +175,14 @@ impl BatchOracles {
     }
 
     /// The JobMaster appended `event` to its write buffer.
-    pub fn logged(&mut self, event: &JobEvent) {
+    pub fn logged(&mut self, graph: &ExecutionGraph, event: &JobEvent) {
         if let JobEvent::Reset { subtasks } = event {
             for s in subtasks {
                 self.unlogged_resets.remove(s);
+            }
+            if let Some((now, index, stale)) = self.stale_claims.take() {
+                let logged: BTreeSet<SubtaskId> = subtasks.iter().copied().collect();
+                self.check_stale_claims(graph, (now, index), &stale, &logged);
             }
         }
         self.log.push(event.clone());
@@ -174,6 +195,42 @@ impl BatchOracles {
     /// while the job is RECONCILING (`in_recovery`; nothing is logged then either).
     fn must_log_resets(&self, in_recovery: bool) -> bool {
         !self.writes_failed && (self.batch.job_events.log_recovery_resets || !in_recovery)
+    }
+
+    /// The reset the JobMaster logged as a RUNNING window ended (`logged`; none if it logged
+    /// none) against the durable finishes the window did not keep (`stale`).
+    fn check_stale_claims(
+        &mut self,
+        graph: &ExecutionGraph,
+        (now, index): (Instant, u64),
+        stale: &BTreeSet<SubtaskId>,
+        logged: &BTreeSet<SubtaskId>,
+    ) {
+        let name = |s: &SubtaskId| graph.subtask_name(*s).to_string();
+        let message = if let Some(s) = logged.difference(stale).next() {
+            format!(
+                "the reconciliation kept {} FINISHED with the attempt a recovery would keep \
+                 from the job event log, yet the JobMaster logs its reset (P2.2: a later \
+                 recovery would run it again)",
+                name(s)
+            )
+        } else if let Some(s) = stale.difference(logged).next() {
+            format!(
+                "the job event log claims {} finished, which the reconciliation did not keep \
+                 or a recovery would not keep (F2.3), and the JobMaster ends the window without \
+                 logging its reset (P2.2, P3.2)",
+                name(s)
+            )
+        } else {
+            return;
+        };
+        self.violate(
+            Invariant::MinimalRerun,
+            now,
+            index,
+            vec!["JobMaster".into()],
+            message,
+        );
     }
 
     fn durably_finished(&self) -> BTreeMap<SubtaskId, u32> {
@@ -303,6 +360,20 @@ impl BatchOracles {
         event: &TraceEvent,
     ) {
         self.rpcs.observe(event);
+        // The window's end logs its resets before the JobMaster does anything but set the
+        // job's status and log the vertices it initialized.
+        if !matches!(
+            event,
+            TraceEvent::ReconcileEnded { .. }
+                | TraceEvent::JobStatus { .. }
+                | TraceEvent::JobEventLogged { .. }
+                | TraceEvent::JobEventsFlushed { .. }
+                | TraceEvent::VertexInitialized { .. }
+        ) {
+            if let Some((at, at_index, stale)) = self.stale_claims.take() {
+                self.check_stale_claims(graph, (at, at_index), &stale, &BTreeSet::new());
+            }
+        }
         if let Some(message) = self.reconcile.between(event, now) {
             self.violate(
                 Invariant::ReconcileOutcome,
@@ -515,11 +586,23 @@ impl BatchOracles {
                 // and run again, or another attempt adopted) is reset in the log.
                 if outcome == crate::trace::ReconcileOutcome::Running && self.must_log_resets(false)
                 {
+                    let durable = &self.log[..self.durable.min(self.log.len())];
+                    let replayed = Self::replay(graph, durable).finished;
+                    let mut stale = BTreeSet::new();
                     for (s, attempt) in self.durably_finished() {
-                        if self.reconcile.holds(s) != Some((attempt, ExecutionState::Finished)) {
+                        let held = self.reconcile.holds(s);
+                        if held != Some((attempt, ExecutionState::Finished)) {
                             self.unlogged_resets.insert(s);
                         }
+                        // A claim the window kept stands only if a recovery would keep it too.
+                        let kept = replayed
+                            .get(&s)
+                            .map(|&(a, _)| (a, ExecutionState::Finished));
+                        if kept.is_none() || held != kept {
+                            stale.insert(s);
+                        }
                     }
+                    self.stale_claims = Some((now, index, stale));
                 }
                 // P3.2 (as P2.4 step 1 does from the replayed events): a window that ends
                 // RUNNING or FINISHED re-initializes every vertex it knows, with the
@@ -807,8 +890,10 @@ impl BatchOracles {
     }
 
     /// `minimal-rerun`: recompute which subtasks stay finished and compare.
-    fn check_recovery(&mut self, graph: &ExecutionGraph, index: u64, now: Instant, w: &Window) {
-        let durable = &self.log[..self.durable.min(self.log.len())];
+    /// What a new JobMaster replays from the durable job events (P2.4 step 1, F2.3): each
+    /// vertex's logged parallelism, the finishes it keeps (up to the last one with a snapshot,
+    /// not reset since, of a vertex logged initialized), and whether any carries a snapshot.
+    fn replay(graph: &ExecutionGraph, durable: &[JobEvent]) -> Replayed {
         // F2.3, read backwards: finished events after the last one with a snapshot do not count.
         let cut = durable.iter().rposition(|e| {
             matches!(
@@ -853,6 +938,24 @@ impl BatchOracles {
         };
         // A finish whose vertex was never logged initialized cannot be placed.
         finished.retain(|s, _| within(*s));
+        Replayed {
+            parallelism,
+            finished,
+            snapshot_exists,
+        }
+    }
+
+    fn check_recovery(&mut self, graph: &ExecutionGraph, index: u64, now: Instant, w: &Window) {
+        let durable = &self.log[..self.durable.min(self.log.len())];
+        let Replayed {
+            parallelism,
+            finished,
+            snapshot_exists,
+        } = Self::replay(graph, durable);
+        let within = |s: SubtaskId| {
+            let sub = &graph.subtasks[s.index()];
+            parallelism[sub.vertex.index()].is_some_and(|p| sub.index < p)
+        };
         let consumers_of = |s: SubtaskId| -> (bool, Vec<SubtaskId>) {
             let v = &graph.vertices[graph.subtasks[s.index()].vertex.index()];
             let uninitialized = v
@@ -1042,6 +1145,9 @@ impl BatchOracles {
         current: &Current,
     ) -> Vec<Violation> {
         let (attempts, processes) = (&current.attempts, &current.processes);
+        if let Some((at, at_index, stale)) = self.stale_claims.take() {
+            self.check_stale_claims(graph, (at, at_index), &stale, &BTreeSet::new());
+        }
         if let Some(message) = self.executions.settle_lost(graph) {
             let actors = vec!["JobMaster".into()];
             self.violate(Invariant::FailoverScope, now, last_index, actors, message);

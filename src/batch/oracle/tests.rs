@@ -73,20 +73,26 @@ impl Feed {
     /// flushed: a recovery may keep `src[0]`.
     fn durable_finish(&mut self, location: Location) {
         for vertex in [0, 1] {
-            self.oracles.logged(&JobEvent::VertexInitialized {
-                vertex: VertexId(vertex),
-                parallelism: 1,
-            });
+            self.oracles.logged(
+                &self.graph,
+                &JobEvent::VertexInitialized {
+                    vertex: VertexId(vertex),
+                    parallelism: 1,
+                },
+            );
         }
-        self.oracles.logged(&JobEvent::Finished {
-            subtask: SRC,
-            attempt: 0,
-            location,
-            bytes: 64,
-            snapshot: Some(Box::new(super::super::events::Snapshot {
-                enumerators: vec![None, None],
-            })),
-        });
+        self.oracles.logged(
+            &self.graph,
+            &JobEvent::Finished {
+                subtask: SRC,
+                attempt: 0,
+                location,
+                bytes: 64,
+                snapshot: Some(Box::new(super::super::events::Snapshot {
+                    enumerators: vec![None, None],
+                })),
+            },
+        );
         self.event(TraceEvent::JobEventsFlushed {
             events: 3,
             reason: FlushReason::Interval,
@@ -242,9 +248,12 @@ fn recovery_waits_for_a_needed_partition_until_the_deadline() {
             run.recovered(SRC);
         } else {
             // A recovery that does not keep SRC logs its reset, as the JobMaster does (P2.2).
-            run.oracles.logged(&JobEvent::Reset {
-                subtasks: vec![SRC],
-            });
+            run.oracles.logged(
+                &run.graph,
+                &JobEvent::Reset {
+                    subtasks: vec![SRC],
+                },
+            );
         }
         // The next event (the end) comes 1 ms after `now`.
         let before = Duration::from_nanos(end_after.as_nanos() - 1_000_000);
@@ -553,9 +562,12 @@ fn a_reset_is_logged_before_the_next_deployment() {
             reason: RerunReason::Failover,
         });
         if log_it {
-            run.oracles.logged(&JobEvent::Reset {
-                subtasks: vec![SRC],
-            });
+            run.oracles.logged(
+                &run.graph,
+                &JobEvent::Reset {
+                    subtasks: vec![SRC],
+                },
+            );
         }
         run.event(TraceEvent::Deployed {
             subtask: SRC,

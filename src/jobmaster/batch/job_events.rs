@@ -35,7 +35,7 @@ impl With<'_, AdaptiveBatch> {
                 ..
             }
         );
-        ctx.cluster.oracles.logged(&event);
+        ctx.cluster.oracles.logged(&ctx.cluster.graph, &event);
         let full = ctx
             .cluster
             .store
