@@ -397,7 +397,9 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
             let (actor, text) = event_line(&report.graph, event);
             writeln!(out, "{:>14}  {actor:<18} {text}", time.to_string())?;
         }
-        let data_events = report.trace.len() - report.trace.kept().len() as u64 + hidden;
+        // A buffer's record-level details (F1.14 step 10) are hidden with it but are no trace events.
+        let data_events =
+            report.trace.len() - report.trace.kept_events() + hidden - report.trace.details();
         if timeline == Timeline::Protocol && data_events > 0 {
             writeln!(
                 out,

@@ -597,6 +597,9 @@ impl Probes {
             TraceEvent::Push { .. }
             | TraceEvent::Arrive { .. }
             | TraceEvent::Take { .. }
+            | TraceEvent::BufferSent { .. }
+            | TraceEvent::BufferArrived { .. }
+            | TraceEvent::BufferTaken { .. }
             | TraceEvent::Blocked { .. } => {}
             _ => self.observe_protocol(event),
         }

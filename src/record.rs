@@ -85,6 +85,18 @@ pub fn map_value(value: i64) -> i64 {
     value.wrapping_add(1)
 }
 
+/// F1.14 step 10: what identifies a network buffer's records in the trace hash, in one word:
+/// two FxHash steps per record (its origin and key, then its sequence number and value),
+/// against about nine words per record for a record-level event with its time.
+pub fn digest(records: &[Record]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    records.iter().fold(0, |d, r| {
+        let d =
+            (d.rotate_left(5) ^ (u64::from(r.origin.0) << 32 | u64::from(r.key))).wrapping_mul(K);
+        (d.rotate_left(5) ^ r.seq ^ (r.value as u64).rotate_left(32)).wrapping_mul(K)
+    })
+}
+
 /// SplitMix64's finalizer: a fixed, well-distributed mix used for keys and key groups.
 pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

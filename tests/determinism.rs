@@ -1,9 +1,10 @@
 //! A run is a pure function of (scenario, seed): the same inputs give the same trace, other
 //! seeds give other timings, and what is kept for rendering never changes the run.
 
+use flinksim::record::{digest, Element, Record};
 use flinksim::run::{run, RunOptions, RunReport};
 use flinksim::scenario::{self, Scenario};
-use flinksim::trace::Retain;
+use flinksim::trace::{Retain, TraceEvent};
 
 fn load(name: &str) -> Scenario {
     let path = format!("{}/scenarios/{name}.json", env!("CARGO_MANIFEST_DIR"));
@@ -75,6 +76,67 @@ fn runs_with_network_buffers_are_reproducible() {
     }
 }
 
+/// F1.14 step 10: with buffers, a buffer's send, arrival and take are one trace event each, and
+/// what `--timeline all` and `--trace` keep still shows every record: each buffer event is
+/// followed by its records' own `push`, `arrive` or `take` events, at its index, which are
+/// kept but neither hashed nor counted; the buffer's digest is that of those records.
+#[test]
+fn a_buffer_event_keeps_its_records_for_rendering() {
+    let scenario = load("buffers-aligned-small");
+    let run = run_with(&scenario, 5, Retain::Everything);
+    let kept = run.trace.kept();
+    assert_eq!(run.trace.kept_events(), run.trace.len());
+    let (mut i, mut buffers) = (0, 0);
+    while i < kept.len() {
+        let (index, _, event) = kept[i];
+        let (records, of, digested) = match event {
+            TraceEvent::BufferSent {
+                records, digest, ..
+            } => (records, "push", Some(digest)),
+            TraceEvent::BufferArrived { records, .. } => (records, "arrive", None),
+            TraceEvent::BufferTaken {
+                records, digest, ..
+            } => (records, "take", Some(digest)),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        buffers += 1;
+        let details = &kept[i + 1..i + 1 + records as usize];
+        let of_records: Vec<Record> = details
+            .iter()
+            .map(|&(j, _, e)| {
+                assert_eq!((j, e.kind()), (index, of), "{event:?}");
+                match e {
+                    TraceEvent::Push {
+                        element: Element::Record(r),
+                        ..
+                    }
+                    | TraceEvent::Arrive {
+                        element: Element::Record(r),
+                        ..
+                    }
+                    | TraceEvent::Take {
+                        element: Element::Record(r),
+                        ..
+                    } => r,
+                    other => panic!("{other:?} after {event:?}"),
+                }
+            })
+            .collect();
+        if let Some(d) = digested {
+            assert_eq!(d, digest(&of_records), "{event:?}");
+        }
+        i += 1 + records as usize;
+    }
+    assert!(buffers > 100, "{buffers} buffer events");
+    assert_eq!(
+        run.trace.details() as usize,
+        kept.len() - run.trace.len() as usize
+    );
+}
+
 #[test]
 fn shuffled_tie_break_is_reproducible_and_explores_other_orders() {
     let mut scenario = load("unequal-forward");
@@ -123,8 +185,8 @@ fn the_buffered_job_at_realistic_rates_is_reproducible() {
     for run in &runs {
         assert!(run.violations.is_empty(), "{:?}", run.violations);
         assert_eq!(
-            run.trace_hash, 0xa473_1c4e_bd0b_ee32,
-            "the hash of main's binary at 2cf825a: the speed-ups change no event"
+            run.trace_hash, 0x852a_5f66_4838_ca23,
+            "F1.14 step 10: a buffer's send, arrival and take are one trace event each"
         );
     }
     assert_eq!(runs[0].sinks, runs[1].sinks);

@@ -44,11 +44,11 @@ use radix::RadixHeap;
 /// It was 1,024 (and [`HEAP_BELOW`] 256) until a job hovering around a thousand pending
 /// events (`streaming-100-buffers.json`) showed the cost of switching back and forth there:
 /// with these thresholds it switches once and runs 2.3% fewer instructions.
-pub const RADIX_ABOVE: usize = 1 << 8;
+pub const RADIX_ABOVE: usize = 1 << 11;
 
 /// Below this many the radix heap turns back into a binary heap; the gap to [`RADIX_ABOVE`]
 /// keeps a queue that hovers around one size from converting back and forth.
-pub const HEAP_BELOW: usize = 1 << 6;
+pub const HEAP_BELOW: usize = 1 << 9;
 
 /// How events scheduled for the same instant are ordered (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

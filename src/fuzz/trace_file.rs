@@ -92,7 +92,7 @@ pub fn body(
 ) -> io::Result<Written> {
     let mut written = Written {
         events: 0,
-        truncated: report.trace.kept().len() as u64 != report.trace.len(),
+        truncated: report.trace.kept_events() != report.trace.len(),
     };
     let mut violations: Vec<&Violation> = report.violations.iter().collect();
     violations.sort_by_key(|v| v.event_index);

@@ -338,6 +338,86 @@ impl Oracles {
         }
     }
 
+    /// F1.14 step 10: sees a network buffer's `records` (its send, arrival or take, `event`),
+    /// judging each as its own record-level event (`as_event`) at the buffer event's `index`:
+    /// exactly what one `observe` per record event would find, in one call. On the records'
+    /// short path (see `observe`) a buffer is counted whole.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn observe_buffer(
+        &mut self,
+        graph: &ExecutionGraph,
+        storage: &CheckpointStorage,
+        faults: &FaultPlan,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+        records: &[Record],
+        as_event: &impl Fn(Record) -> TraceEvent,
+    ) {
+        if self.plain_records && self.counts_buffer(graph, index, event, records) {
+            return;
+        }
+        for &record in records {
+            self.observe(graph, storage, faults, index, now, &as_event(record));
+        }
+    }
+
+    /// The short path of [`Oracles::observe_buffer`]: what `observe`'s short path does with
+    /// each record of the buffer, for the buffer at once; false where it would not take that
+    /// path (a subtask that must stay finished, a trigger awaited by `trigger-at-once`).
+    #[inline]
+    fn counts_buffer(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        event: &TraceEvent,
+        records: &[Record],
+    ) -> bool {
+        match *event {
+            TraceEvent::BufferArrived { .. } => true,
+            TraceEvent::BufferSent { channel, .. } => {
+                let from = graph.channels[channel.index()].from;
+                if self.must_stay_finished[from.index()] {
+                    return false;
+                }
+                self.sent[channel.index()] += records.len() as u64;
+                if self.is_source[from.index()] {
+                    let emitted = &mut self.emitted[from.index()];
+                    for r in records.iter().filter(|r| r.origin == from) {
+                        *emitted = (*emitted).max(r.seq + 1);
+                    }
+                }
+                true
+            }
+            TraceEvent::BufferTaken {
+                subtask, channel, ..
+            } => {
+                if self.must_stay_finished[subtask.index()]
+                    || !self
+                        .trigger_at_once
+                        .as_ref()
+                        .is_none_or(|t| t.awaits_nothing())
+                {
+                    return false;
+                }
+                self.processed[channel.index()] += records.len() as u64;
+                if self.sink[subtask.index()] == Some(Delivery::AtLeastOnce)
+                    && self.sink_heads[subtask.index()]
+                {
+                    let vertex = graph.subtasks[subtask.index()].vertex.0;
+                    self.sunk.extend(records.iter().map(|&record| Sunk {
+                        vertex,
+                        record,
+                        event_index: index,
+                    }));
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Sees one trace event as it is recorded.
     #[inline]
     pub fn observe(

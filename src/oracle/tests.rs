@@ -958,3 +958,109 @@ fn the_records_short_path_judges_as_the_full_path() {
     };
     assert_eq!(judge(true), judge(false));
 }
+
+/// F1.14 step 10: a network buffer shown to the oracles in one call (`observe_buffer`, on the
+/// records' short path or the full one) is judged exactly as its records shown one by one at
+/// the buffer event's index: the same violations as they happen (`trigger-at-once`,
+/// `finished-not-rerun`), the same counts and the same end-of-run judgement.
+#[test]
+fn a_buffer_is_judged_as_its_records_one_by_one() {
+    use ExecutionState::{Finished, Running};
+    #[derive(Clone, Copy, PartialEq)]
+    enum Feed {
+        PerRecord,
+        Buffer { short: bool },
+    }
+    let judge = |feed: Feed| {
+        let flink = r#""checkpointing": {"interval": "1s", "finish_protocol": "flink"},"#;
+        let mut run = Run::new(SOURCE_TO_SINK, flink);
+        if let Feed::Buffer { short } = feed {
+            run.world.io.oracles.plain_records = short;
+        }
+        let buffer = |run: &mut Run, event: TraceEvent, seqs: std::ops::Range<u64>| {
+            let records: Vec<Record> = seqs.map(|seq| record(SRC, seq)).collect();
+            let as_event = |r: Record| match event {
+                TraceEvent::BufferSent { channel, .. } => TraceEvent::Push {
+                    channel,
+                    element: Element::Record(r),
+                },
+                TraceEvent::BufferArrived { channel, .. } => TraceEvent::Arrive {
+                    channel,
+                    element: Element::Record(r),
+                },
+                TraceEvent::BufferTaken {
+                    subtask, channel, ..
+                } => TraceEvent::Take {
+                    subtask,
+                    channel,
+                    element: Element::Record(r),
+                },
+                other => unreachable!("{other:?}"),
+            };
+            let index = run.index;
+            run.index += 1;
+            let w = &mut run.world;
+            let (graph, io) = (&w.graph, &mut w.io);
+            match feed {
+                Feed::PerRecord => {
+                    for &r in &records {
+                        let e = as_event(r);
+                        io.oracles
+                            .observe(graph, &io.storage, &io.faults, index, run.now, &e);
+                    }
+                }
+                Feed::Buffer { .. } => io.oracles.observe_buffer(
+                    graph,
+                    &io.storage,
+                    &io.faults,
+                    index,
+                    run.now,
+                    &event,
+                    &records,
+                    &as_event,
+                ),
+            }
+        };
+        let sent = |records| TraceEvent::BufferSent {
+            channel: CHANNEL,
+            records,
+            digest: 0,
+        };
+        let taken = |records| TraceEvent::BufferTaken {
+            subtask: SINK,
+            channel: CHANNEL,
+            records,
+            digest: 0,
+        };
+        buffer(&mut run, sent(4), 0..4);
+        let arrived = TraceEvent::BufferArrived {
+            channel: CHANNEL,
+            records: 4,
+        };
+        buffer(&mut run, arrived, 0..4);
+        buffer(&mut run, taken(1), 0..1);
+        run.feed(TraceEvent::CheckpointSeen {
+            subtask: SINK,
+            checkpoint: 1,
+            by_trigger: true,
+        });
+        buffer(&mut run, taken(2), 1..3);
+        run.task_state(SINK, Running, Finished);
+        run.checkpoint(1, &[SINK]);
+        run.restore(1);
+        buffer(&mut run, sent(1), 4..5);
+        buffer(&mut run, taken(1), 3..4);
+        let during = run.violations();
+        let invariants: Vec<Invariant> = during.iter().map(|v| v.0).collect();
+        assert!(invariants.contains(&Invariant::TriggerAtOnce), "{during:?}");
+        assert!(
+            invariants.contains(&Invariant::FinishedNotRerun),
+            "{during:?}"
+        );
+        let emitted = run.world.io.oracles.emitted(SRC);
+        (during, emitted, run.finish())
+    };
+    let per_record = judge(Feed::PerRecord);
+    assert_eq!(judge(Feed::Buffer { short: true }), per_record);
+    assert_eq!(judge(Feed::Buffer { short: false }), per_record);
+}

@@ -149,6 +149,9 @@ pub struct Task {
     finish_after_upload: bool,
     /// F1.11: a stop-with-savepoint, as far as this task knows of it.
     stop: savepoint::Stop,
+    /// F1.14 step 10: the records of the buffer the current step takes, for its one trace
+    /// event (reused, so a step does not allocate).
+    taken: Vec<Record>,
 }
 
 impl Task {
@@ -238,6 +241,7 @@ impl Task {
             close_after_upload: false,
             finish_after_upload: false,
             stop: savepoint::Stop::default(),
+            taken: Vec::new(),
         }
     }
 

@@ -4,6 +4,7 @@
 //! a source, emit the next record, and be busy for the processing time; or go idle.
 
 use super::*;
+use crate::record::digest;
 
 impl Task {
     /// Steps when idle: not in a step, not waiting for credit.
@@ -71,20 +72,21 @@ impl Task {
                 // a second entry for a channel already drained.
                 continue;
             }
+            // F1.14 step 9: with buffers, a record is taken with the rest of its buffer, and
+            // the channel goes back in the queue after them (`process_buffer`).
+            if ctx.io.data.uses_buffers()
+                && matches!(ctx.io.data.element(channel, 0), Element::Record(_))
+            {
+                return self.process_buffer(ctx, slot, channel);
+            }
             let element = self.take(ctx, channel);
             let blocks = matches!(element, Element::Barrier(_));
-            // F1.14: with buffers, the rest of the record's buffer is taken in this step too,
-            // and the channel goes back in the queue after it (`process_buffer`).
-            let in_buffer = ctx.io.data.uses_buffers() && matches!(element, Element::Record(_));
-            if ctx.io.data.buffered(channel) > 0 && !blocks && !in_buffer {
+            if ctx.io.data.buffered(channel) > 0 && !blocks {
                 self.available.push_back((slot, channel));
             }
             match element {
                 Element::Record(record) => {
                     self.note_taken(slot, record);
-                    if in_buffer {
-                        return self.process_buffer(ctx, slot, channel, record);
-                    }
                     self.process(ctx, record);
                     return;
                 }
@@ -132,14 +134,22 @@ impl Task {
         self.schedule_step(ctx, cost);
     }
 
-    /// Takes the oldest element of input `channel`: a producer waiting for the credit this
-    /// frees is woken, and the take is in the trace.
-    pub(super) fn take(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) -> Element {
+    /// Takes the oldest element of input `channel` without recording it: a producer waiting
+    /// for the credit this frees is woken.
+    #[inline]
+    fn take_quietly(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) -> Element {
         let (element, wake_producer) = ctx.io.data.take(channel);
         if let Some(channel) = wake_producer {
             ctx.sched
                 .after(sim::Duration::ZERO, Event::Credit { channel });
         }
+        element
+    }
+
+    /// Takes the oldest element of input `channel`: a producer waiting for the credit this
+    /// frees is woken, and the take is in the trace.
+    pub(super) fn take(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) -> Element {
+        let element = self.take_quietly(ctx, channel);
         ctx.record(TraceEvent::Take {
             subtask: self.id,
             channel,
@@ -148,10 +158,11 @@ impl Task {
         element
     }
 
-    /// F1.14 step 9: runs the chain on `first`, just taken from `channel`, and on the records
-    /// after it in the same network buffer, in one step, and charges the sum of their
+    /// F1.14 step 9: takes the oldest record of `channel` and the records after it in the same
+    /// network buffer, runs the chain on each in one step, and charges the sum of their
     /// processing times. A record whose outputs find no credit ends the step there, the rest
-    /// of the buffer staying queued, as a single record's step would.
+    /// of the buffer staying queued, as a single record's step would. The records taken are
+    /// one trace event at the step's end, after what their outputs sent (step 10).
     ///
     /// *Why:* Flink's input reads a buffer's records one after the other before it polls the
     /// next buffer (`StreamTaskNetworkInput` drains its record deserializer first), so nothing
@@ -159,16 +170,17 @@ impl Task {
     /// one per record is what lets a job at realistic rates run faster than real time. What
     /// the task does is the same as record by record, but earlier: the records' outputs are
     /// written at the step's start and the task is then busy for the whole buffer.
-    pub(super) fn process_buffer(
-        &mut self,
-        ctx: &mut Ctx<'_, '_>,
-        slot: u32,
-        channel: ChannelId,
-        first: Record,
-    ) {
-        let mut record = first;
+    pub(super) fn process_buffer(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, channel: ChannelId) {
+        let mut taken = std::mem::take(&mut self.taken);
+        taken.clear();
         let mut busy = sim::Duration::ZERO;
         loop {
+            let element = self.take_quietly(ctx, channel);
+            let Element::Record(record) = element else {
+                unreachable!("a data buffer holds records only, got {element:?}");
+            };
+            self.note_taken(slot, record);
+            taken.push(record);
             let flow = self.chain.process(record);
             self.flow(ctx, flow);
             let unblocked = self.flush(ctx);
@@ -176,13 +188,20 @@ impl Task {
             if !unblocked || ctx.io.data.rest_of_buffer(channel) == 0 {
                 break;
             }
-            let element = self.take(ctx, channel);
-            let Element::Record(next) = element else {
-                unreachable!("a data buffer holds records only, got {element:?}");
-            };
-            self.note_taken(slot, next);
-            record = next;
         }
+        let event = TraceEvent::BufferTaken {
+            subtask: self.id,
+            channel,
+            records: taken.len() as u32,
+            digest: digest(&taken),
+        };
+        let subtask = self.id;
+        ctx.record_buffer(event, &taken, |record| TraceEvent::Take {
+            subtask,
+            channel,
+            element: Element::Record(record),
+        });
+        self.taken = taken;
         if ctx.io.data.buffered(channel) > 0 {
             self.available.push_back((slot, channel));
         }

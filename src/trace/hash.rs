@@ -74,6 +74,24 @@ impl TraceEvent {
                 hash_element(h, element);
             }
             TraceEvent::Blocked { subtask, channel } => words(h, 8, &[id(subtask), ch(channel)]),
+            TraceEvent::BufferSent {
+                channel,
+                records,
+                digest,
+            } => words(h, 46, &[ch(channel), u64::from(records), digest]),
+            TraceEvent::BufferArrived { channel, records } => {
+                words(h, 47, &[ch(channel), u64::from(records)])
+            }
+            TraceEvent::BufferTaken {
+                subtask,
+                channel,
+                records,
+                digest,
+            } => words(
+                h,
+                48,
+                &[id(subtask), ch(channel), u64::from(records), digest],
+            ),
             TraceEvent::EndOfInput { subtask } => words(h, 9, &[id(subtask)]),
             TraceEvent::CheckpointTriggered { checkpoint } => words(h, 10, &[checkpoint]),
             TraceEvent::CheckpointNotTriggered { reason } => words(h, 11, &[reason as u64]),

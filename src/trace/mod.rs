@@ -71,6 +71,29 @@ pub enum TraceEvent {
         channel: ChannelId,
         element: Element,
     },
+    /// F1.14 step 10 (network buffers on): a producer put a data buffer of `records` records
+    /// on `channel`'s wire. `digest` identifies them (`record::digest`). Their record-level
+    /// `push` events are shown to the oracles and, when everything is kept, follow it in the
+    /// rendered trace, but are not hashed.
+    BufferSent {
+        channel: ChannelId,
+        records: u32,
+        digest: u64,
+    },
+    /// F1.14 step 10: a data buffer of `records` records reached the consumer of `channel`
+    /// (which ones follows from the FIFO order of the `buffer_sent` events).
+    BufferArrived {
+        channel: ChannelId,
+        records: u32,
+    },
+    /// F1.14 step 10: in one step a consumer took `records` records of one data buffer from
+    /// `channel` and processed them (`digest` as for `buffer_sent`).
+    BufferTaken {
+        subtask: SubtaskId,
+        channel: ChannelId,
+        records: u32,
+        digest: u64,
+    },
     /// A producer found an output channel full and waits for credit (back-pressure).
     Blocked {
         subtask: SubtaskId,
@@ -441,6 +464,9 @@ impl TraceEvent {
             TraceEvent::Push { .. } => "push",
             TraceEvent::Arrive { .. } => "arrive",
             TraceEvent::Take { .. } => "take",
+            TraceEvent::BufferSent { .. } => "buffer_sent",
+            TraceEvent::BufferArrived { .. } => "buffer_arrived",
+            TraceEvent::BufferTaken { .. } => "buffer_taken",
             TraceEvent::Blocked { .. } => "blocked",
             TraceEvent::EndOfInput { .. } => "end_of_input",
             TraceEvent::CheckpointTriggered { .. } => "checkpoint_triggered",
@@ -513,7 +539,10 @@ impl TraceEvent {
             TraceEvent::Push { element, .. }
             | TraceEvent::Arrive { element, .. }
             | TraceEvent::Take { element, .. } => matches!(element, Element::Record(_)),
-            TraceEvent::Blocked { .. }
+            TraceEvent::BufferSent { .. }
+            | TraceEvent::BufferArrived { .. }
+            | TraceEvent::BufferTaken { .. }
+            | TraceEvent::Blocked { .. }
             | TraceEvent::Commit { .. }
             | TraceEvent::ChainedSink { .. } => true,
             TraceEvent::JobStatus { .. }
@@ -613,6 +642,9 @@ pub struct Trace {
     count: u64,
     retain: Retain,
     kept: Vec<(u64, Instant, TraceEvent)>,
+    /// Of `kept`, the record-level events of network buffers (F1.14 step 10), kept for
+    /// rendering under the buffer event they belong to but not hashed nor counted.
+    details: u64,
     /// Trace events one kernel event may record (`trace::budget`); unbounded unless a world sets it.
     per_event: u64,
     /// The count past which the event being handled is abandoned.
@@ -626,6 +658,7 @@ impl Trace {
             count: 0,
             retain,
             kept: Vec::new(),
+            details: 0,
             per_event: u64::MAX,
             event_limit: u64::MAX,
         }
@@ -664,6 +697,34 @@ impl Trace {
             self.kept.push((index, now, event));
         }
         index
+    }
+
+    /// F1.14 step 10: the record-level event `event` of the buffer event `index` (recorded
+    /// just before), kept for rendering only when everything is kept (`--timeline all`,
+    /// `--trace`); never hashed nor counted, so what a user asks to see never changes the run.
+    #[inline]
+    pub fn detail(&mut self, index: u64, now: Instant, event: TraceEvent) {
+        if self.retain == Retain::Everything && self.kept.len() < MAX_KEPT_EVENTS {
+            self.kept.push((index, now, event));
+            self.details += 1;
+        }
+    }
+
+    /// Whether record-level events of buffers are kept ([`Trace::detail`]): only then are
+    /// they worth making.
+    #[inline]
+    pub fn keeps_details(&self) -> bool {
+        self.retain == Retain::Everything
+    }
+
+    /// Kept record-level details of buffer events ([`Trace::detail`]).
+    pub fn details(&self) -> u64 {
+        self.details
+    }
+
+    /// Kept events that are trace events (hashed and counted), not a buffer's details.
+    pub fn kept_events(&self) -> u64 {
+        self.kept.len() as u64 - self.details
     }
 
     pub fn len(&self) -> u64 {

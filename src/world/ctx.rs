@@ -11,7 +11,7 @@ use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::net::{DataPlane, LinkId, RpcLinks};
 use crate::oracle::Oracles;
 use crate::probes::Probes;
-use crate::record::Element;
+use crate::record::{digest, Element, Record};
 use crate::scenario::{DurationRange, FailoverScope, FinishProtocol};
 use crate::taskmanager::{outbox, Outbox};
 use crate::trace::{Address, Rpc, Trace, TraceEvent};
@@ -109,6 +109,9 @@ pub struct Io {
     pub membership: Membership,
     /// Per TaskManager, the RPCs it keeps for the JobMaster (P3.3; only under reconcile).
     pub outboxes: Vec<Outbox<Rpc>>,
+    /// F1.14 step 10: room for one network buffer's records while its event is recorded
+    /// (reused, so recording a buffer does not allocate).
+    pub records: Vec<Record>,
 }
 
 /// A handler's view of the world.
@@ -133,14 +136,52 @@ impl Ctx<'_, '_> {
             self.now,
             &event,
         );
-        self.io.probes.observe(&event);
-        for due in self.io.faults.observe(self.graph, index, &event) {
+        self.observed(index, &event);
+    }
+
+    /// What watches every recorded event besides the trace and the oracles: the probes, and
+    /// the fault plan's triggers.
+    #[inline]
+    fn observed(&mut self, index: u64, event: &TraceEvent) {
+        self.io.probes.observe(event);
+        for due in self.io.faults.observe(self.graph, index, event) {
             let event = match due {
                 Due::Fire(index) => Event::Fault { index },
                 Due::Release(index) => Event::ReleaseChannel { index },
             };
             self.sched.after(Duration::ZERO, event);
         }
+    }
+
+    /// F1.14 step 10: records `event`, a network buffer's send, arrival or take, as one trace
+    /// event, and shows the oracles each of its `records` as its own record-level event
+    /// (`as_event`), in order, all at the buffer event's index: the oracles judge records,
+    /// the hash covers buffers. The record-level events are kept for rendering only when
+    /// everything is kept (`--timeline all`, `--trace`).
+    #[inline]
+    pub fn record_buffer(
+        &mut self,
+        event: TraceEvent,
+        records: &[Record],
+        as_event: impl Fn(Record) -> TraceEvent,
+    ) {
+        let index = self.io.trace.record(self.now, event);
+        self.io.oracles.observe_buffer(
+            self.graph,
+            &self.io.storage,
+            &self.io.faults,
+            index,
+            self.now,
+            &event,
+            records,
+            &as_event,
+        );
+        if self.io.trace.keeps_details() {
+            for &record in records {
+                self.io.trace.detail(index, self.now, as_event(record));
+            }
+        }
+        self.observed(index, &event);
     }
 
     /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
@@ -215,8 +256,8 @@ impl Ctx<'_, '_> {
     }
 
     /// F1.14: puts `channel`'s current buffer on the wire if the consumer has a buffer for it
-    /// (false: no credit, it stays). Its records arrive together; each is recorded as pushed
-    /// now.
+    /// (false: no credit, it stays). Its records arrive together; the send is one trace event
+    /// (step 10).
     pub fn send_buffer(&mut self, channel: ChannelId) -> bool {
         let extra = self.io.faults.channel_delay(self.now);
         let Some(sent) = self.io.data.send_buffer(self.now, channel, extra) else {
@@ -230,10 +271,26 @@ impl Ctx<'_, '_> {
                 elements: sent.records,
             },
         );
-        for index in sent.first..sent.first + sent.records as usize {
-            let element = self.io.data.element(channel, index);
-            self.record(TraceEvent::Push { channel, element });
-        }
+        let mut records = std::mem::take(&mut self.io.records);
+        records.clear();
+        records.extend(
+            (sent.first..sent.first + sent.records as usize).map(|index| {
+                match self.io.data.element(channel, index) {
+                    Element::Record(record) => record,
+                    other => unreachable!("a data buffer holds records only, got {other:?}"),
+                }
+            }),
+        );
+        let event = TraceEvent::BufferSent {
+            channel,
+            records: sent.records,
+            digest: digest(&records),
+        };
+        self.record_buffer(event, &records, |record| TraceEvent::Push {
+            channel,
+            element: Element::Record(record),
+        });
+        self.io.records = records;
         true
     }
 

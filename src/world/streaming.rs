@@ -7,13 +7,13 @@ use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
 use crate::faults::FaultPlan;
-use crate::graph::{ExecutionGraph, SubtaskId};
+use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::regions::PipelinedRegions;
 use crate::jobmaster::{JobMaster, With};
 use crate::net::{DataPlane, Envelope, RpcLinks, RpcPolicy};
 use crate::oracle::Oracles;
 use crate::probes::Probes;
-use crate::record::Element;
+use crate::record::{Element, Record};
 use crate::scenario::{
     CheckpointMode, Checkpointing, Cluster, Failover, FaultKind, JobMasterConfig, Scenario,
 };
@@ -110,6 +110,7 @@ impl Streaming {
                 task_manager: vec![0; tms],
             },
             outboxes: (0..tms).map(|_| Outbox::default()).collect(),
+            records: Vec::new(),
         };
         if let Some(restore) = &scenario.restore_from {
             io.oracles.restore_from(&graph, restore);
@@ -341,13 +342,24 @@ impl Streaming {
                 // once. An arrival is usually one element or one data buffer; under a
                 // shuffled tie-break two arrivals due at one instant on one channel may swap,
                 // so one may bring records and the event behind them.
+                // F1.14 step 10: with buffers, a run of records arriving together is one
+                // trace event, recorded before the event behind it (if any) arrives.
+                let buffers = ctx.io.data.uses_buffers();
+                let mut run = std::mem::take(&mut ctx.io.records);
+                run.clear();
                 let mut records: Option<(Element, bool)> = None;
                 for _ in 0..elements {
                     if ctx.io.data.epoch(channel) != epoch {
                         break; // a consumer's failure released the partition meanwhile
                     }
                     let (element, was_empty) = ctx.io.data.arrive(channel);
-                    ctx.record(TraceEvent::Arrive { channel, element });
+                    match element {
+                        Element::Record(record) if buffers => run.push(record),
+                        _ => {
+                            buffer_arrived(&mut ctx, channel, &mut run);
+                            ctx.record(TraceEvent::Arrive { channel, element });
+                        }
+                    }
                     if element.needs_credit() {
                         records.get_or_insert((element, was_empty));
                         continue;
@@ -357,6 +369,8 @@ impl Streaming {
                     }
                     deliver(&mut ctx, tasks, task_managers, channel, element, was_empty);
                 }
+                buffer_arrived(&mut ctx, channel, &mut run);
+                ctx.io.records = run;
                 if let Some((first, was_empty)) = records {
                     if ctx.io.data.epoch(channel) == epoch {
                         deliver(&mut ctx, tasks, task_managers, channel, first, was_empty);
@@ -655,7 +669,7 @@ fn deliver(
     ctx: &mut Ctx<'_, '_>,
     tasks: &mut [Option<Task>],
     task_managers: &mut [TaskManager],
-    channel: crate::graph::ChannelId,
+    channel: ChannelId,
     element: Element,
     was_empty: bool,
 ) {
@@ -664,6 +678,24 @@ fn deliver(
         task.on_input(ctx, channel, element, was_empty);
         drop_if_failed(&mut tasks[consumer.index()], task_managers, ctx.now);
     }
+}
+
+/// F1.14 step 10: the records of a buffer that just arrived on `channel` (`run`, emptied), as
+/// one trace event; nothing when the run is empty.
+#[inline]
+fn buffer_arrived(ctx: &mut Ctx<'_, '_>, channel: ChannelId, run: &mut Vec<Record>) {
+    if run.is_empty() {
+        return;
+    }
+    let event = TraceEvent::BufferArrived {
+        channel,
+        records: run.len() as u32,
+    };
+    ctx.record_buffer(event, run, |record| TraceEvent::Arrive {
+        channel,
+        element: Element::Record(record),
+    });
+    run.clear();
 }
 
 /// The task of `subtask`, if it is the attempt a timer was set by.

@@ -259,6 +259,35 @@ impl Narrator<'_> {
                 channel,
                 element,
             } => self.take(subtask, channel, element),
+            TraceEvent::BufferSent {
+                channel, records, ..
+            } => told(
+                self.name(self.graph.channels[channel.index()].from),
+                "F1.14",
+                format!("sends a buffer of {records} records on {}", self.channel(channel)),
+            ),
+            TraceEvent::BufferArrived { channel, records } => {
+                let to = self.graph.channels[channel.index()].to;
+                self.tasks[to.index()].eop_just_arrived = None;
+                told(
+                    self.name(to),
+                    "",
+                    format!("a buffer of {records} records arrived on {}", self.channel(channel)),
+                )
+            }
+            TraceEvent::BufferTaken {
+                subtask,
+                channel,
+                records,
+                ..
+            } => {
+                self.tasks[subtask.index()].eop_just_arrived = None;
+                told(
+                    self.name(subtask),
+                    "F1.14 step 9",
+                    format!("takes a buffer's {records} records from {} in one step", self.channel(channel)),
+                )
+            }
             TraceEvent::Blocked { subtask, channel } => told(
                 self.name(subtask),
                 "P0",

@@ -169,6 +169,25 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
         } => {
             json!({"task": name(*subtask), "channel": channel(*c), "element": element_json(graph, element)})
         }
+        TraceEvent::BufferSent {
+            channel: c,
+            records,
+            digest,
+        } => {
+            json!({"channel": channel(*c), "records": records, "digest": format!("{digest:#018x}")})
+        }
+        TraceEvent::BufferArrived {
+            channel: c,
+            records,
+        } => json!({"channel": channel(*c), "records": records}),
+        TraceEvent::BufferTaken {
+            subtask,
+            channel: c,
+            records,
+            digest,
+        } => {
+            json!({"task": name(*subtask), "channel": channel(*c), "records": records, "digest": format!("{digest:#018x}")})
+        }
         TraceEvent::Blocked {
             subtask,
             channel: c,

@@ -72,6 +72,30 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             name(*subtask),
             format!("took {} from {}", element_text(graph, element), channel(*c)),
         ),
+        TraceEvent::BufferSent {
+            channel: c,
+            records,
+            ..
+        } => (
+            name(graph.channels[c.index()].from),
+            format!("sent a buffer of {records} records on {}", channel(*c)),
+        ),
+        TraceEvent::BufferArrived {
+            channel: c,
+            records,
+        } => (
+            name(graph.channels[c.index()].to),
+            format!("a buffer of {records} records arrived on {}", channel(*c)),
+        ),
+        TraceEvent::BufferTaken {
+            subtask,
+            channel: c,
+            records,
+            ..
+        } => (
+            name(*subtask),
+            format!("took a buffer's {records} records from {}", channel(*c)),
+        ),
         TraceEvent::Blocked {
             subtask,
             channel: c,
