@@ -111,6 +111,11 @@ impl OperatorChain {
         self.head_mut().next_source_seq()
     }
 
+    /// F1.14 step 11: records the head source has left to emit (`None`: no limit).
+    pub fn records_left(&self) -> Option<u64> {
+        self.members[0].records_left()
+    }
+
     /// The head source has no record to emit: why (F1.13: a reader may ask for a split).
     pub fn idle(&mut self) -> Idle {
         self.head_mut().idle()

@@ -21,6 +21,7 @@ mod chain;
 mod notify;
 mod operator;
 mod output;
+mod pacing;
 mod reader;
 mod savepoint;
 mod step;
@@ -152,6 +153,8 @@ pub struct Task {
     /// F1.14 step 10: the records of the buffer the current step takes, for its one trace
     /// event (reused, so a step does not allocate).
     taken: Vec<Record>,
+    /// F1.14 step 11: a lone source at a fixed pace, written lazily.
+    pacing: Option<pacing::Pacing>,
 }
 
 impl Task {
@@ -201,6 +204,7 @@ impl Task {
         }
         // A snapshot taken after end of input restores a finished operator chain (F1.6).
         let finished_on_restore = restore.finished || snapshot.is_some_and(|s| s.finished);
+        let pacing = pacing::Pacing::new(ctx, vertex, &chain);
         if finished_on_restore {
             chain.finish_on_restore();
         }
@@ -242,6 +246,7 @@ impl Task {
             finish_after_upload: false,
             stop: savepoint::Stop::default(),
             taken: Vec::new(),
+            pacing,
         }
     }
 
@@ -344,6 +349,7 @@ impl Task {
             }
         }
         self.step(ctx);
+        self.rearm(ctx);
     }
 
     /// An element reached the input buffer of `channel`.
@@ -377,17 +383,21 @@ impl Task {
 
     /// The consumer of `channel` returned a credit.
     pub fn on_credit(&mut self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) {
+        self.catch_up(ctx);
         if self.blocked_on == Some(channel) {
             self.blocked_on = None;
             self.wake(ctx);
         }
+        self.rearm(ctx);
     }
 
     /// `flink` (F1.5 step 3): the consumer of `channel` processed every record sent on it.
     pub fn on_all_records_processed(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.catch_up(ctx);
         self.unacknowledged_outputs -= 1;
         self.check_close(ctx);
         self.wake(ctx);
+        self.rearm(ctx);
     }
 
     /// The scheduled step is due.
@@ -401,6 +411,7 @@ impl Task {
 
     /// An RPC for this attempt reached its TaskManager.
     pub fn on_rpc(&mut self, ctx: &mut Ctx<'_, '_>, call: Call) {
+        self.catch_up(ctx); // F1.14 step 11
         match call {
             Call::TriggerCheckpoint(n) => self.on_trigger(ctx, n),
             Call::TriggerSavepoint { checkpoint, drain } => {
@@ -426,6 +437,7 @@ impl Task {
         // out by a step. Handlers reached from inside a step never wake: the step's own loop
         // goes on.
         self.wake(ctx);
+        self.rearm(ctx);
     }
 
     /// Acts on where a record came out of the chain (F1.12).
@@ -1079,6 +1091,7 @@ impl Task {
         let Some(i) = self.uploading.iter().position(|(c, _)| *c == n) else {
             return;
         };
+        self.catch_up(ctx); // F1.14 step 11
         let (_, snapshot) = self.uploading.remove(i);
         ctx.record(TraceEvent::SnapshotUploaded {
             subtask: self.id,
@@ -1094,6 +1107,7 @@ impl Task {
         // Like an RPC handler: what the upload unblocked (closing, outputs queued) is carried out
         // by a step.
         self.wake(ctx);
+        self.rearm(ctx);
     }
 
     /// The last running upload ended: a task waiting for it to close or to finish goes on. (An

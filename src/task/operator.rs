@@ -268,6 +268,20 @@ impl Operator {
         }
     }
 
+    /// F1.14 step 11: records a bounded source has left (`None`: unbounded, or reading
+    /// splits, whose end the reader knows).
+    pub fn records_left(&self) -> Option<u64> {
+        match self {
+            Operator::Source {
+                next,
+                limit,
+                splits: None,
+                ..
+            } => limit.map(|limit| limit.saturating_sub(*next)),
+            _ => None,
+        }
+    }
+
     /// A source with no record to emit: its input ended, or (F1.13) a reader holding no split
     /// asks for one or waits for the answer.
     pub fn idle(&mut self) -> Idle {

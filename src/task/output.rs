@@ -153,6 +153,7 @@ impl Task {
     /// on the wire; one without stays current (it goes when full, before an event, or at the
     /// next flush). The flusher runs until the task has nothing left to send.
     pub fn on_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+        self.catch_up(ctx); // F1.14 step 11: what is due goes with this flush
         let mut left = false;
         for gate in &ctx.graph.subtasks[self.id.index()].outputs {
             for &channel in &gate.channels {
@@ -167,6 +168,7 @@ impl Task {
         if self.phase != Phase::Finished || left {
             self.arm_output_flush(ctx);
         }
+        self.rearm(ctx);
     }
 
     /// F1.14: the next firing of the output flusher, one buffer timeout from now, unless one

@@ -37,7 +37,7 @@ impl Task {
                             self.flow(ctx, flow);
                             self.flush(ctx);
                             let pause = draw(&mut ctx.io.workload, self.chain.source_interval());
-                            self.schedule_step(ctx, pause);
+                            self.pace(ctx, pause); // F1.14 step 11
                         }
                         None => match self.chain.idle() {
                             Idle::End => {

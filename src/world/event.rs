@@ -24,6 +24,9 @@ pub enum Event {
     /// records (streaming), reading a split or a whole input (batch). Carries the attempt so a
     /// step scheduled for a previous attempt is ignored.
     TaskStep { subtask: SubtaskId, attempt: u32 },
+    /// F1.14 step 11: a lazily paced source's next step that something could see is due; it
+    /// runs every step due since (`Task::catch_up`).
+    SourceWake { subtask: SubtaskId, attempt: u32 },
     /// A failover's restart delay passed. Timers carry the JobMaster incarnation: they die
     /// with it.
     RestartDelay { incarnation: u32 },

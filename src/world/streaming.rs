@@ -398,6 +398,14 @@ impl Streaming {
                     }
                 }
             }
+            Event::SourceWake { subtask, attempt } => {
+                if let Some(task) = &mut tasks[subtask.index()] {
+                    if task.attempt() == attempt {
+                        task.on_source_wake(&mut ctx);
+                        drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
+                    }
+                }
+            }
             Event::AlignmentTimeout {
                 subtask,
                 attempt,
@@ -633,6 +641,7 @@ impl Streaming {
             },
             Event::TaskInitialized { subtask, .. }
             | Event::TaskStep { subtask, .. }
+            | Event::SourceWake { subtask, .. }
             | Event::AlignmentTimeout { subtask, .. }
             | Event::SnapshotUploaded { subtask, .. }
             | Event::OutputFlush { subtask, .. } => task(subtask),

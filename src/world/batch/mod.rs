@@ -569,6 +569,7 @@ impl Batch {
             | Event::Arrive { .. }
             | Event::Credit { .. }
             | Event::OutputFlush { .. }
+            | Event::SourceWake { .. }
             | Event::AllRecordsProcessed { .. }
             | Event::CheckpointTick { .. }
             | Event::CheckpointTriggerAt { .. }
