@@ -141,7 +141,7 @@ impl Ctx<'_, '_> {
 
     /// What watches every recorded event besides the trace and the oracles: the probes, and
     /// the fault plan's triggers.
-    #[inline]
+    #[inline(always)]
     fn observed(&mut self, index: u64, event: &TraceEvent) {
         self.io.probes.observe(event);
         for due in self.io.faults.observe(self.graph, index, event) {

@@ -345,7 +345,10 @@ impl Streaming {
                 // F1.14 step 10: with buffers, a run of records arriving together is one
                 // trace event, recorded before the event behind it (if any) arrives.
                 let buffers = ctx.io.data.uses_buffers();
-                let mut run = std::mem::take(&mut ctx.io.records);
+                let mut run = match buffers {
+                    true => std::mem::take(&mut ctx.io.records),
+                    false => Vec::new(), // stays empty: no allocation
+                };
                 run.clear();
                 let mut records: Option<(Element, bool)> = None;
                 for _ in 0..elements {
@@ -356,7 +359,9 @@ impl Streaming {
                     match element {
                         Element::Record(record) if buffers => run.push(record),
                         _ => {
-                            buffer_arrived(&mut ctx, channel, &mut run);
+                            if !run.is_empty() {
+                                buffer_arrived(&mut ctx, channel, &mut run);
+                            }
                             ctx.record(TraceEvent::Arrive { channel, element });
                         }
                     }
@@ -369,8 +374,12 @@ impl Streaming {
                     }
                     deliver(&mut ctx, tasks, task_managers, channel, element, was_empty);
                 }
-                buffer_arrived(&mut ctx, channel, &mut run);
-                ctx.io.records = run;
+                if buffers {
+                    if !run.is_empty() {
+                        buffer_arrived(&mut ctx, channel, &mut run);
+                    }
+                    ctx.io.records = run;
+                }
                 if let Some((first, was_empty)) = records {
                     if ctx.io.data.epoch(channel) == epoch {
                         deliver(&mut ctx, tasks, task_managers, channel, first, was_empty);
@@ -689,13 +698,9 @@ fn deliver(
     }
 }
 
-/// F1.14 step 10: the records of a buffer that just arrived on `channel` (`run`, emptied), as
-/// one trace event; nothing when the run is empty.
-#[inline]
+/// F1.14 step 10: the records of a buffer that just arrived on `channel` (`run`, not empty,
+/// emptied), as one trace event.
 fn buffer_arrived(ctx: &mut Ctx<'_, '_>, channel: ChannelId, run: &mut Vec<Record>) {
-    if run.is_empty() {
-        return;
-    }
     let event = TraceEvent::BufferArrived {
         channel,
         records: run.len() as u32,
