@@ -42,8 +42,10 @@ use radix::RadixHeap;
 /// `benches/kernel.rs` (the hold model): around a few hundred pending the two are about as
 /// fast; at 4,096 the radix heap is already about 1.5 times faster, at 2^20 five to seven.
 /// It was 1,024 (and [`HEAP_BELOW`] 256) until a job hovering around a thousand pending
-/// events (`streaming-100-buffers.json`) showed the cost of switching back and forth there:
-/// with these thresholds it switches once and runs 2.3% fewer instructions.
+/// events (`streaming-100-buffers.json`) showed the cost of switching back and forth there;
+/// then 256 (and 64), which switched once; since network buffers record one trace event per
+/// buffer that job runs 3.5% fewer instructions with the binary heap it keeps below 2,048
+/// (about 290 instructions an event against the radix heap's 360 at that size).
 pub const RADIX_ABOVE: usize = 1 << 11;
 
 /// Below this many the radix heap turns back into a binary heap; the gap to [`RADIX_ABOVE`]
