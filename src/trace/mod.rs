@@ -623,7 +623,8 @@ pub const FORMAT_VERSION: u32 = 3;
 pub const OLDEST_REPLAYABLE_FORMAT: u32 = 2;
 
 /// Which events a run keeps in memory for rendering after it ends. Hashing and the oracles see
-/// every event regardless.
+/// every event regardless; only `Everything` also keeps the record-level details of network
+/// buffer events (F1.14 step 10), which are never hashed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Retain {
     Nothing,
