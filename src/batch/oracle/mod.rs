@@ -359,7 +359,10 @@ impl BatchOracles {
         now: Instant,
         event: &TraceEvent,
     ) {
-        self.rpcs.observe(event);
+        if let Some(message) = self.rpcs.observe(event) {
+            let actors = vec!["JobMaster".into()];
+            self.violate(Invariant::FailoverScope, now, index, actors, message);
+        }
         // The window's end logs its resets before the JobMaster does anything but set the
         // job's status and log the vertices it initialized.
         if !matches!(

@@ -121,8 +121,28 @@ impl Ledger {
         }
     }
 
-    /// What `event` says of a TaskManager's reach to the JobMaster.
-    pub(super) fn observe(&mut self, event: &TraceEvent) {
+    /// What `event` says of a TaskManager's reach to the JobMaster; what is wrong with a
+    /// reconnection, if anything: only a live process that was cut off reconnects (P1.8), and
+    /// a JobMaster that takes anything else for a reconnection drops a healthy TaskManager's
+    /// registration and fails its tasks.
+    pub(super) fn observe(&mut self, event: &TraceEvent) -> Option<String> {
+        if let TraceEvent::TaskManagerReconnected { task_manager } = *event {
+            let Reach {
+                alive, connected, ..
+            } = self.reach[task_manager as usize];
+            let why = match (alive, connected) {
+                (false, _) => Some("it is dead"),
+                (true, true) => Some("its process was never cut off"),
+                (true, false) => None,
+            };
+            if let Some(why) = why {
+                self.reach[task_manager as usize].connected = alive;
+                return Some(format!(
+                    "TaskManager{task_manager} is reconnected to the JobMaster although {why}: \
+                     only a live process that was cut off reconnects (P1.8)"
+                ));
+            }
+        }
         match *event {
             TraceEvent::TaskManagerLost { task_manager } => {
                 self.reach[task_manager as usize] = Reach::DEAD;
@@ -141,6 +161,7 @@ impl Ledger {
             }
             _ => {}
         }
+        None
     }
 
     /// TaskManager `tm` sends its kept RPCs again: only while it can reach the JobMaster.
@@ -293,5 +314,27 @@ mod tests {
             .contains("knows no leader"));
         l.observe(&TraceEvent::LeaderFound { task_manager: 0 });
         assert_eq!(l.resent(0), None);
+    }
+
+    #[test]
+    fn only_a_cut_off_live_process_reconnects() {
+        let mut l = Ledger::new(2);
+        let reconnect = TraceEvent::TaskManagerReconnected { task_manager: 0 };
+        let found = l.observe(&reconnect).expect("never cut off");
+        assert!(found.contains("never cut off"), "{found}");
+        assert_eq!(
+            l.observe(&TraceEvent::TaskManagerDisconnected { task_manager: 0 }),
+            None
+        );
+        assert_eq!(l.observe(&reconnect), None, "cut off, then reconnected");
+        l.observe(&TraceEvent::TaskManagerDisconnected { task_manager: 0 });
+        l.observe(&TraceEvent::TaskManagerLost { task_manager: 0 });
+        let found = l.observe(&reconnect).expect("dead");
+        assert!(found.contains("is dead"), "{found}");
+        l.observe(&TraceEvent::TaskManagerStarted { task_manager: 0 });
+        assert!(
+            l.observe(&reconnect).is_some(),
+            "a new process is connected"
+        );
     }
 }
