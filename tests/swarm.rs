@@ -9,7 +9,9 @@ use flinksim::fuzz::campaign::{run_campaign, CampaignOptions, SeedResult};
 use flinksim::fuzz::generate::{generate, GenerateOptions};
 use flinksim::fuzz::hunt::{hunt, Target};
 use flinksim::fuzz::strategy::Strategy;
+use flinksim::fuzz::swarm::{BatchFeature, BatchSwarm, Setting};
 use flinksim::fuzz::Outcome;
+use flinksim::scenario::Mode;
 use serde_json::Value;
 use std::process::Command;
 
@@ -20,11 +22,27 @@ fn swarm() -> GenerateOptions {
     }
 }
 
+fn batch_swarm() -> GenerateOptions {
+    GenerateOptions {
+        mode: Some(Mode::Batch),
+        ..swarm()
+    }
+}
+
 fn campaign(seeds: std::ops::Range<u64>, threads: usize, recheck: f64) -> Vec<SeedResult> {
+    campaign_of(swarm(), seeds, threads, recheck)
+}
+
+fn campaign_of(
+    generate: GenerateOptions,
+    seeds: std::ops::Range<u64>,
+    threads: usize,
+    recheck: f64,
+) -> Vec<SeedResult> {
     let options = CampaignOptions {
         seeds,
         threads,
-        generate: swarm(),
+        generate,
         shard: None,
         time_limit: None,
         recheck,
@@ -52,6 +70,124 @@ fn a_swarm_campaign_is_the_same_on_any_thread_count_twice_and_clean() {
         .map(|r| (r.seed, r.outcome, r.violated.clone()))
         .collect();
     assert!(bad.is_empty(), "seeds not clean: {bad:?}");
+}
+
+/// Batch seeds too (`BatchSwarm`): the same results on one and two threads, every run twice
+/// the same trace hash, and clean without a bug.
+#[test]
+fn a_batch_swarm_campaign_is_the_same_on_any_thread_count_twice_and_clean() {
+    let one = campaign_of(batch_swarm(), 0..400, 1, 0.0);
+    assert_eq!(one, campaign_of(batch_swarm(), 0..400, 2, 0.0));
+    let twice = campaign_of(batch_swarm(), 0..400, 2, 1.0);
+    assert!(twice.iter().all(|r| r.rechecked));
+    let bad: Vec<_> = twice
+        .iter()
+        .filter(|r| !matches!(r.outcome, Outcome::Ok | Outcome::Budget))
+        .map(|r| (r.seed, r.outcome, r.violated.clone()))
+        .collect();
+    assert!(bad.is_empty(), "seeds not clean: {bad:?}");
+}
+
+/// Whether a batch scenario has `feature` (`BatchSpec::configure`).
+fn batch_has(doc: &Value, feature: BatchFeature) -> bool {
+    let faults = doc["faults"].as_array().cloned().unwrap_or_default();
+    let count = |kind: &str, at_finish: bool| {
+        faults
+            .iter()
+            .filter(|f| f["fault"] == kind && f.get("when").is_some() == at_finish)
+            .count()
+    };
+    let reconcile = doc["jobmaster"]["failover"] == "reconcile";
+    match feature {
+        // On: at least two crashes; off: none (but one at the job's end, CrashAtFinish's).
+        BatchFeature::JobManagerCrashes => count("crash_jobmaster", false) >= 2,
+        BatchFeature::LostTaskManager => count("lose_task_manager", false) > 0,
+        BatchFeature::DisconnectedTaskManager => count("disconnect_task_manager", false) > 0,
+        BatchFeature::FailedTask => count("fail_task", false) > 0,
+        BatchFeature::DelaySpike => count("delay_spike", false) > 0,
+        BatchFeature::RpcLoss => count("rpc_loss", false) > 0,
+        BatchFeature::WriteFailure => count("job_events_write_failure", false) > 0,
+        BatchFeature::ReadFailure => count("job_events_read_failure", false) > 0,
+        BatchFeature::CrashAtFinish => count("crash_jobmaster", true) > 0,
+        BatchFeature::Reconcile => reconcile,
+        BatchFeature::ShortWindow => {
+            reconcile
+                && doc["jobmaster"]["reconcile_timeout"]
+                    .as_str()
+                    .and_then(|t| t.strip_suffix("us"))
+                    .and_then(|us| us.parse::<u64>().ok())
+                    .is_some_and(|us| us < 1_000)
+        }
+        BatchFeature::Speculation => doc["batch"].get("speculative").is_some(),
+        BatchFeature::FastHeartbeat => doc["jobmaster"].get("heartbeat_timeout").is_some(),
+        BatchFeature::RemoteShuffle => doc["batch"]["shuffle"]["kind"] == "remote",
+        BatchFeature::RegistrationTimeout => !doc["batch"]["registration_timeout"].is_null(),
+        BatchFeature::ReleasePartitions => doc["batch"]["keep_partitions"] == false,
+    }
+}
+
+/// A batch configuration's settings: off removes each feature from the scenario, on puts it
+/// in wherever the plain generator may draw it (speculation only under restart, a short window
+/// only under reconcile), drawn leaves the plain seed's; every other draw is the plain seed's
+/// (its graph, the first crash or none).
+#[test]
+fn a_batch_setting_removes_or_forces_its_feature() {
+    let plain = GenerateOptions {
+        mode: Some(Mode::Batch),
+        ..GenerateOptions::default()
+    };
+    let zero = |f: &Value, key: &str| f[key].is_null();
+    for feature in BatchFeature::ALL {
+        let (mut off, mut on, mut drawn) = (0, 0, 0);
+        for seed in 0..300 {
+            let doc = generate(seed, &batch_swarm());
+            let reconcile = doc["jobmaster"]["failover"] == "reconcile";
+            match BatchSwarm::of(seed).setting(feature) {
+                Setting::Off => {
+                    off += 1;
+                    assert!(
+                        !batch_has(&doc, feature),
+                        "{feature:?} off, seed {seed}: {doc}"
+                    );
+                    if feature == BatchFeature::JobManagerCrashes {
+                        let crashes = doc["faults"].as_array().unwrap().iter();
+                        assert!(crashes
+                            .filter(|f| f["fault"] == "crash_jobmaster")
+                            .all(|f| zero(f, "at")));
+                    }
+                }
+                Setting::On => {
+                    let possible = match feature {
+                        BatchFeature::Speculation => !reconcile,
+                        BatchFeature::ShortWindow => reconcile,
+                        _ => true,
+                    };
+                    if possible {
+                        on += 1;
+                        assert!(
+                            batch_has(&doc, feature),
+                            "{feature:?} on, seed {seed}: {doc}"
+                        );
+                    }
+                }
+                Setting::Drawn => {
+                    drawn += 1;
+                    let p = generate(seed, &plain);
+                    assert_eq!(p["job"], doc["job"], "seed {seed}");
+                    if matches!(
+                        feature,
+                        BatchFeature::RemoteShuffle | BatchFeature::RegistrationTimeout
+                    ) {
+                        assert_eq!(batch_has(&p, feature), batch_has(&doc, feature));
+                    }
+                }
+            }
+        }
+        assert!(
+            off > 20 && on > 20 && drawn > 20,
+            "{feature:?}: {off} {on} {drawn}"
+        );
+    }
 }
 
 /// A swarm seed's scenario is the plain generator's with features switched: its graph is the

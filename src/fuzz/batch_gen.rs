@@ -18,6 +18,7 @@
 //! - in one scenario of three `failover: reconcile` (P3) with a window and a retention that
 //!   may be shorter than the outage.
 
+use super::swarm::{BatchFeature, BatchSwarm};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -52,6 +53,9 @@ pub struct BatchSpec {
     /// P2.8, speculative execution (only under restart: refused with reconcile): the
     /// baseline ratio and multiplier, and which TaskManager is how many times slower.
     pub speculative: Option<(f64, f64, u32, u32)>,
+    /// The JobMaster's heartbeat timeout (µs); `None`: the default 50 ms. Only a swarm
+    /// configuration sets one ([`BatchFeature::FastHeartbeat`]).
+    pub heartbeat_timeout_us: Option<u64>,
 }
 
 /// Records in each split.
@@ -68,54 +72,80 @@ impl BatchSpec {
     }
 }
 
+/// A JobManager crash at `at` µs, a new one elected `after` µs later.
+fn crash(at: u64, after: u64) -> Value {
+    json!({"at": format!("{at}us"), "fault": "crash_jobmaster", "restart_after": format!("{after}us")})
+}
+
+/// TaskManager `t` lost at `at` µs and back after `d` µs, or cut off for `d` µs.
+fn task_manager_fault(t: u64, at: u64, d: u64, lose: bool) -> Value {
+    if lose {
+        json!({"at": format!("{at}us"), "fault": "lose_task_manager", "task_manager": t, "restart_after": format!("{d}us")})
+    } else {
+        json!({"at": format!("{at}us"), "fault": "disconnect_task_manager", "task_manager": t, "duration": format!("{d}us")})
+    }
+}
+
+fn task_fault(vertex: &str, i: u64, at: u64) -> Value {
+    json!({"at": format!("{at}us"), "fault": "fail_task", "task": format!("{vertex}[{i}]")})
+}
+
+/// A delay spike of `extra` µs on the RPCs, or RPC loss with probability `tenths` / 10 and a
+/// resend after `extra` µs, for `duration` µs from `at`.
+fn network_fault(at: u64, duration: u64, extra: u64, tenths: u64, spike: bool) -> Value {
+    if spike {
+        json!({"at": format!("{at}us"), "fault": "delay_spike", "extra": format!("{extra}us"),
+               "duration": format!("{duration}us"), "target": "rpcs"})
+    } else {
+        json!({"at": format!("{at}us"), "fault": "rpc_loss", "probability": tenths as f64 / 10.0,
+               "retry_after": format!("{extra}us"), "duration": format!("{duration}us")})
+    }
+}
+
+fn store_fault(at: u64, write: bool) -> Value {
+    let fault = if write {
+        "job_events_write_failure"
+    } else {
+        "job_events_read_failure"
+    };
+    json!({"at": format!("{at}us"), "fault": fault})
+}
+
+fn crash_at_finish(after: u64) -> Value {
+    json!({"when": {"job_status": "FINISHED"}, "fault": "crash_jobmaster",
+           "restart_after": format!("{after}us")})
+}
+
 fn faults() -> impl Strategy<Value = Vec<Value>> {
-    let crash = (1u64..40_000, 1u64..60_000).prop_map(|(at, after)| {
-        json!({"at": format!("{at}us"), "fault": "crash_jobmaster", "restart_after": format!("{after}us")})
-    });
-    let task_manager = (0u32..3, 1u64..60_000, 1u64..120_000, any::<bool>()).prop_map(
-        |(t, at, d, lose)| {
-            if lose {
-                json!({"at": format!("{at}us"), "fault": "lose_task_manager", "task_manager": t, "restart_after": format!("{d}us")})
-            } else {
-                json!({"at": format!("{at}us"), "fault": "disconnect_task_manager", "task_manager": t, "duration": format!("{d}us")})
-            }
-        },
-    );
-    let task = (prop::sample::select(vec!["src", "agg"]), 0u32..2, 1u64..40_000).prop_map(
-        |(v, i, at)| {
-            json!({"at": format!("{at}us"), "fault": "fail_task", "task": format!("{v}[{i}]")})
-        },
-    );
+    let crash = (1u64..40_000, 1u64..60_000).prop_map(|(at, after)| crash(at, after));
+    let task_manager = (0u32..3, 1u64..60_000, 1u64..120_000, any::<bool>())
+        .prop_map(|(t, at, d, lose)| task_manager_fault(u64::from(t), at, d, lose));
+    let task = (
+        prop::sample::select(vec!["src", "agg"]),
+        0u32..2,
+        1u64..40_000,
+    )
+        .prop_map(|(v, i, at)| task_fault(v, u64::from(i), at));
     // Network faults on the RPCs (a batch job has no data channels): a delay spike, or RPC
     // loss with a resend delay, often around a crash's recovery, where reports race
     // `previous_worker_timeout` and a reconcile window.
-    let network = (1u64..80_000, 1u64..60_000, 1u64..40_000, 0u32..=10, any::<bool>())
+    let network = (
+        1u64..80_000,
+        1u64..60_000,
+        1u64..40_000,
+        0u32..=10,
+        any::<bool>(),
+    )
         .prop_map(|(at, duration, extra, tenths, spike)| {
-            if spike {
-                json!({"at": format!("{at}us"), "fault": "delay_spike", "extra": format!("{extra}us"),
-                       "duration": format!("{duration}us"), "target": "rpcs"})
-            } else {
-                json!({"at": format!("{at}us"), "fault": "rpc_loss", "probability": f64::from(tenths) / 10.0,
-                       "retry_after": format!("{extra}us"), "duration": format!("{duration}us")})
-            }
+            network_fault(at, duration, extra, u64::from(tenths), spike)
         });
     // The job event store failing to write (the JobMaster logs nothing more) or to be read
     // back (the next recovery restarts the job in full), F2.3 and F2.4 step 5.
-    let store = (1u64..40_000, any::<bool>()).prop_map(|(at, write)| {
-        let fault = if write {
-            "job_events_write_failure"
-        } else {
-            "job_events_read_failure"
-        };
-        json!({"at": format!("{at}us"), "fault": fault})
-    });
+    let store = (1u64..40_000, any::<bool>()).prop_map(|(at, write)| store_fault(at, write));
     // A crash the moment the job is FINISHED, before its result is durable (P2.7): the next
     // JobManager recovers a job that has nothing left to run, or, after a failed write, only
     // the finishes the store took.
-    let at_finish = (1u64..60_000).prop_map(|after| {
-        json!({"when": {"job_status": "FINISHED"}, "fault": "crash_jobmaster",
-               "restart_after": format!("{after}us")})
-    });
+    let at_finish = (1u64..60_000).prop_map(crash_at_finish);
     (
         prop::collection::vec(crash, 1..4),
         prop::collection::vec(task_manager, 0..3),
@@ -176,6 +206,7 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
             )| BatchSpec {
                 reconcile: (reconcile == 0).then_some((window_us, retention_us)),
                 speculative: speculative.filter(|_| reconcile != 0),
+                heartbeat_timeout_us: None,
                 chain,
                 second_source,
                 agg_coordinator,
@@ -193,6 +224,125 @@ pub fn spec() -> impl Strategy<Value = BatchSpec> {
                 faults,
             },
         )
+}
+
+impl BatchSpec {
+    /// Swarm testing (`fuzz --strategy swarm`, [`super::swarm`]): each [`BatchFeature`] kept as
+    /// drawn, switched off (its faults removed, its setting the plain default) or switched on
+    /// (a fault of its kind added where none was drawn, its setting drawn from the
+    /// configuration's own values where the plain generator drew none).
+    pub fn configure(&mut self, swarm: &BatchSwarm) {
+        use BatchFeature as F;
+        let value = |f: F, key: u64, range: std::ops::Range<u64>| swarm.value(f, key, range);
+        let kinds: [(F, &[&str]); 8] = [
+            (F::LostTaskManager, &["lose_task_manager"]),
+            (F::DisconnectedTaskManager, &["disconnect_task_manager"]),
+            (F::FailedTask, &["fail_task"]),
+            (F::DelaySpike, &["delay_spike"]),
+            (F::RpcLoss, &["rpc_loss"]),
+            (F::WriteFailure, &["job_events_write_failure"]),
+            (F::ReadFailure, &["job_events_read_failure"]),
+            (F::CrashAtFinish, &["crash_jobmaster"]),
+        ];
+        let at_finish = |f: &Value| f.get("when").is_some();
+        let is = |f: &Value, feature: F, names: &[&str]| {
+            names.iter().any(|n| f["fault"] == *n)
+                && match feature {
+                    F::CrashAtFinish => at_finish(f),
+                    _ => true,
+                }
+        };
+        let crashes = |faults: &[Value]| {
+            faults
+                .iter()
+                .filter(|f| f["fault"] == "crash_jobmaster" && !at_finish(f))
+                .count()
+        };
+        // Off: every fault of the kind goes.
+        for (feature, names) in kinds {
+            if !swarm.has(feature, true) {
+                self.faults.retain(|f| !is(f, feature, names));
+            }
+        }
+        if !swarm.has(F::JobManagerCrashes, true) {
+            self.faults
+                .retain(|f| f["fault"] != "crash_jobmaster" || at_finish(f));
+        }
+        // On: one of the kind where none was drawn, its times in the plain generator's ranges.
+        for (feature, names) in kinds {
+            if swarm.has(feature, false) && !self.faults.iter().any(|f| is(f, feature, names)) {
+                let (at, d) = (value(feature, 0, 1..40_000), value(feature, 1, 1..60_000));
+                self.faults.push(match feature {
+                    F::LostTaskManager | F::DisconnectedTaskManager => task_manager_fault(
+                        value(feature, 2, 0..3),
+                        at,
+                        2 * d,
+                        feature == F::LostTaskManager,
+                    ),
+                    F::FailedTask => task_fault(
+                        ["src", "agg"][value(feature, 2, 0..2) as usize],
+                        value(feature, 3, 0..2),
+                        at,
+                    ),
+                    F::DelaySpike | F::RpcLoss => network_fault(
+                        2 * at,
+                        d,
+                        value(feature, 2, 1..40_000),
+                        value(feature, 3, 0..11),
+                        feature == F::DelaySpike,
+                    ),
+                    F::WriteFailure | F::ReadFailure => store_fault(at, feature == F::WriteFailure),
+                    _ => crash_at_finish(d),
+                });
+            }
+        }
+        if swarm.has(F::JobManagerCrashes, false) {
+            for key in 0..2u64.saturating_sub(crashes(&self.faults) as u64) {
+                let f = F::JobManagerCrashes;
+                let fault = crash(
+                    value(f, 2 * key, 1..40_000),
+                    value(f, 2 * key + 1, 1..60_000),
+                );
+                self.faults.push(fault);
+            }
+        }
+        if !swarm.has(F::Reconcile, self.reconcile.is_some()) {
+            self.reconcile = None;
+        } else if self.reconcile.is_none() {
+            let f = F::Reconcile;
+            self.reconcile = Some((value(f, 0, 1_000..60_000), value(f, 1, 0..100_000)));
+        }
+        if let Some((window, _)) = &mut self.reconcile {
+            if swarm.has(F::ShortWindow, false) {
+                *window = value(F::ShortWindow, 0, 300..1_000);
+            }
+        }
+        // P2.8: speculation is refused with reconcile.
+        if !swarm.has(F::Speculation, self.speculative.is_some()) || self.reconcile.is_some() {
+            self.speculative = None;
+        } else if self.speculative.is_none() {
+            let f = F::Speculation;
+            self.speculative = Some((
+                [0.0, 0.25, 0.5, 0.75][value(f, 0, 0..4) as usize],
+                [1.0, 1.5, 2.0][value(f, 1, 0..3) as usize],
+                value(f, 2, 0..3) as u32,
+                [1, 2, 5, 20][value(f, 3, 0..4) as usize],
+            ));
+        }
+        if swarm.has(F::FastHeartbeat, false) {
+            self.heartbeat_timeout_us = Some(value(F::FastHeartbeat, 0, 1_000..5_000));
+        }
+        self.remote = swarm.has(F::RemoteShuffle, self.remote);
+        if !swarm.has(
+            F::RegistrationTimeout,
+            self.registration_timeout_us.is_some(),
+        ) {
+            self.registration_timeout_us = None;
+        } else if self.registration_timeout_us.is_none() {
+            self.registration_timeout_us = Some(value(F::RegistrationTimeout, 0, 1_000..80_000));
+        }
+        self.keep_partitions = !swarm.has(F::ReleasePartitions, !self.keep_partitions);
+    }
 }
 
 /// The scenario document of `spec`.
@@ -263,6 +413,9 @@ pub fn document(name: &str, seed: u64, spec: &BatchSpec, shuffled: bool) -> Valu
         },
         "budget": {"max_events": super::generate::MAX_EVENTS, "max_time": super::generate::MAX_TIME},
     });
+    if let Some(us) = spec.heartbeat_timeout_us {
+        doc["jobmaster"]["heartbeat_timeout"] = json!(format!("{us}us"));
+    }
     if let Some((ratio, multiplier, tm, factor)) = spec.speculative {
         doc["batch"]["speculative"] =
             json!({"baseline_ratio": ratio, "baseline_multiplier": multiplier});

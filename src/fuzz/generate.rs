@@ -37,7 +37,7 @@
 //! Every choice is an index or a number resolved against the graph with `%`, so any value the
 //! shrinker produces is still a valid scenario.
 
-use super::swarm::{Feature, MaybeSwarm, Setting, Swarm};
+use super::swarm::{BatchSwarm, Feature, MaybeSwarm, Setting, Swarm};
 use crate::bug::Bug;
 use crate::scenario::{FinishProtocol, Mode};
 use proptest::prelude::*;
@@ -801,6 +801,7 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
     let protocols = protocols(options);
     let bias = Bias::of(options);
     let configuration = options.swarm.then(|| Swarm::of(seed));
+    let batch_configuration = options.swarm.then(|| BatchSwarm::of(seed));
     // A bug's campaign draws the mode of its rule; the plain generator does not know the bug.
     let biasing = options.bug.filter(|_| !options.unbiased);
     let mode = match (biasing, options.mode, options.protocol) {
@@ -968,6 +969,11 @@ pub fn scenario_strategy(seed: u64, options: &GenerateOptions) -> BoxedStrategy<
                     None => batch_draw == 0,
                 };
                 if is_batch {
+                    // A swarm configuration switches the batch features on or off.
+                    let mut batch = batch;
+                    if let Some(configuration) = &batch_configuration {
+                        batch.configure(configuration);
+                    }
                     let mut doc = super::batch_gen::document(
                         &format!("fuzz-seed-{seed}"),
                         seed,

@@ -157,12 +157,22 @@ impl Ledger {
 
     /// Any trace event while the window is open: once complete, the JobMaster applies the
     /// states (`execution_state`) and ends the window (`reconcile_ended`) before anything else.
+    /// A window can be complete as it opens (every TaskManager the job used was given up on
+    /// before the crash); the new JobMaster's opening step tells the TaskManagers of it (P3.1,
+    /// they register) before it checks its window, so their `leader_lost` and `leader_found`
+    /// of that step come first.
     pub(super) fn between(&mut self, event: &TraceEvent, now: Instant) -> Option<String> {
         let w = self.window.as_mut()?;
-        let allowed = matches!(
-            event,
-            TraceEvent::ExecutionState { .. } | TraceEvent::ReconcileEnded { .. }
-        );
+        let opening = w.opened == now
+            && matches!(
+                event,
+                TraceEvent::LeaderLost { .. } | TraceEvent::LeaderFound { .. }
+            );
+        let allowed = opening
+            || matches!(
+                event,
+                TraceEvent::ExecutionState { .. } | TraceEvent::ReconcileEnded { .. }
+            );
         if !w.complete || allowed {
             return None;
         }
@@ -691,6 +701,16 @@ mod tests {
         );
         let wrong = ledger.between(&other, at(5)).expect("caught");
         assert!(wrong.contains("still open"), "{wrong}");
+        // Complete as it opens: the TaskManagers told of the new JobMaster in its opening step
+        // come first, and nothing else.
+        let found = TraceEvent::LeaderFound { task_manager: 0 };
+        let mut ledger = Ledger::new(&graph, 2, Duration::from_millis(50));
+        ledger.timed_out(0);
+        ledger.timed_out(1);
+        ledger.leader_changed();
+        ledger.open(&graph, &[], at(7));
+        assert_eq!(ledger.between(&found, at(7)), None, "the opening step");
+        assert!(ledger.between(&found, at(8)).is_some(), "a later step");
 
         let mut ledger = all_reported(&graph);
         done(&mut ledger, &graph, 0);

@@ -114,9 +114,11 @@ impl Batch {
             }
             Address::TaskManager(tm) => {
                 let t = &self.tms[tm as usize];
-                // Fencing (Flink's JobMasterId): once a TaskManager follows a new leader it
-                // ignores what an older JobMaster sent.
-                let fenced = t.leader.is_some_and(|leader| leader != from_process);
+                // Fencing (Flink's JobMasterId): a TaskManager takes what the JobMaster it
+                // follows sent, and ignores an older JobMaster's once it follows a new leader or
+                // none (F2.5: it stopped trusting it, as a TaskExecutor closes the JobManager
+                // connection, after which it accepts no task from it).
+                let fenced = t.leader != Some(from_process);
                 if t.alive && t.connected && t.process == to_incarnation && !fenced {
                     let (t, mut ctx) = self.task_manager(sched, tm);
                     t.receive(&mut ctx, msg);
