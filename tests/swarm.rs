@@ -275,7 +275,7 @@ fn a_swarm_violation_shrinks_and_replays() {
         "--strategy",
         "swarm",
         "--seeds",
-        "0..9",
+        "0..40",
         "--bug",
         "keep-failure-count",
         "--shrink",
@@ -287,7 +287,7 @@ fn a_swarm_violation_shrinks_and_replays() {
     assert_eq!(found.status.code(), Some(1), "{text}");
     assert!(text.contains("strategy swarm"), "{text}");
     assert!(
-        text.contains("shrunk seed 8 (checkpoint-failures) in"),
+        text.contains("shrunk seed 39 (checkpoint-failures) in"),
         "{text}"
     );
     let header: Value = serde_json::from_str(
@@ -299,7 +299,7 @@ fn a_swarm_violation_shrinks_and_replays() {
     )
     .unwrap();
     assert_eq!(header["strategy"], "swarm");
-    let file = dir.path().join("seed-8-checkpoint-failures.json");
+    let file = dir.path().join("seed-39-checkpoint-failures.json");
     let run = flinksim(&["run", file.to_str().unwrap(), "--quiet"]);
     assert_eq!(
         run.status.code(),
