@@ -17,6 +17,9 @@
 //!   `previous_worker_timeout`), and sometimes a failed source or map subtask;
 //! - in one scenario of three `failover: reconcile` (P3) with a window and a retention that
 //!   may be shorter than the outage.
+//!
+//! Under `fuzz --strategy swarm`, [`BatchSpec::configure`] then switches each of these
+//! features off or on as the seed's [`BatchSwarm`] says ([`super::swarm`]).
 
 use super::swarm::{BatchFeature, BatchSwarm};
 use proptest::prelude::*;

@@ -7,11 +7,23 @@
 //! markers, a tolerable-failures limit, chains, network buffers, …) independently, most in one
 //! seed of four or five. A bug that needs two or three of them together is then met in one
 //! seed of 16 to 125 before any timing luck, and a feature that hides a bug (a restart that
-//! clears what a later failure needs) dilutes the rest. A swarm configuration switches each
-//! feature on in a third of the seeds, off in a third, and leaves it to the generator's own
+//! clears what a later failure needs) dilutes the rest. A swarm configuration switches most
+//! features on in a third of the seeds, off in a third, and leaves them to the generator's own
 //! draw in the last third: a pair of rare features co-occurs in about one seed of six, and
-//! every feature is also absent often enough for what it masks to show. The generator's fault
-//! kinds are a swarm of their own already (`generate`: each kind enabled in half the seeds).
+//! every feature is also absent often enough for what it masks to show. A feature that hides
+//! most bugs when present (a **suppressor**: at-least-once barriers rule out savepoints and
+//! alignment, a remote shuffle keeps every partition) is on less often, and one that many bugs
+//! need more often (weights per feature, `Feature::weights`, `BatchFeature::weights`, chosen
+//! from each feature's failure rates per setting over the injected bugs). The generator's
+//! fault kinds in streaming jobs are a swarm of their own already (`generate`: each kind
+//! enabled in half the seeds).
+//!
+//! A batch seed (P2, `batch_gen`) has a configuration of its own, [`BatchSwarm`], over what the
+//! batch generator draws: each fault kind (JobManager crashes, lost or cut-off TaskManagers, a
+//! failed task, delay spikes, RPC loss, job event store write and read failures, a crash at
+//! FINISHED), `failover: reconcile`, speculation, a remote shuffle, a registration timeout and
+//! released partitions. Off removes every fault of a kind; on adds one where the plain seed has
+//! none, its times from the configuration's own values in the plain generator's ranges.
 //!
 //! Two settings reach what the plain generator draws rarely or never, situations a user's job
 //! can be in: [`Feature::FailingSnapshot`] on always also fails the asynchronous part of the
@@ -20,7 +32,10 @@
 //! with a failing snapshot), and [`Feature::CoarseTimes`] on fixes every channel and RPC latency and every source's record
 //! interval to a whole multiple of 100 µs, so messages sent in one instant arrive in one
 //! instant and events of different tasks fall on one instant (P1.3 step 3's barrier and
-//! EndOfPartition), as in a hand-written scenario.
+//! EndOfPartition), as in a hand-written scenario. Two batch settings likewise:
+//! [`BatchFeature::ShortWindow`] (a reconcile window under 1 ms, shorter than most RPCs, P3.4)
+//! and [`BatchFeature::FastHeartbeat`] (1 to 5 ms, so a TaskManager or the JobManager is given
+//! up on within a recovery).
 //!
 //! The configuration is drawn from its own hash of the seed, not from proptest's stream, so
 //! every draw of the scenario is what the plain generator makes of that seed, and shrinking
