@@ -29,10 +29,6 @@ fn batch_swarm() -> GenerateOptions {
     }
 }
 
-fn campaign(seeds: std::ops::Range<u64>, threads: usize, recheck: f64) -> Vec<SeedResult> {
-    campaign_of(swarm(), seeds, threads, recheck)
-}
-
 fn campaign_of(
     generate: GenerateOptions,
     seeds: std::ops::Range<u64>,
@@ -51,13 +47,16 @@ fn campaign_of(
     run_campaign(&options, |_| {}).results
 }
 
-/// The same results on one and two threads, and every run twice the same trace hash
-/// (`--recheck 1`: a mismatch would be a violation); without a bug, every seed is clean.
-#[test]
-fn a_swarm_campaign_is_the_same_on_any_thread_count_twice_and_clean() {
-    let one = campaign(0..300, 1, 0.0);
-    assert_eq!(one, campaign(0..300, 2, 0.0));
-    let twice = campaign(0..300, 2, 1.0);
+/// `generate`'s campaign over `seeds`: the same results on one and two threads, and every run
+/// twice the same trace hash (`--recheck 1`: a mismatch would be a violation); without a bug,
+/// every seed is clean.
+fn same_on_any_thread_count_twice_and_clean(
+    generate: GenerateOptions,
+    seeds: std::ops::Range<u64>,
+) {
+    let one = campaign_of(generate, seeds.clone(), 1, 0.0);
+    assert_eq!(one, campaign_of(generate, seeds.clone(), 2, 0.0));
+    let twice = campaign_of(generate, seeds, 2, 1.0);
     assert!(twice.iter().all(|r| r.rechecked));
     let unrechecked = |r: &SeedResult| SeedResult {
         rechecked: false,
@@ -72,20 +71,15 @@ fn a_swarm_campaign_is_the_same_on_any_thread_count_twice_and_clean() {
     assert!(bad.is_empty(), "seeds not clean: {bad:?}");
 }
 
-/// Batch seeds too (`BatchSwarm`): the same results on one and two threads, every run twice
-/// the same trace hash, and clean without a bug.
+#[test]
+fn a_swarm_campaign_is_the_same_on_any_thread_count_twice_and_clean() {
+    same_on_any_thread_count_twice_and_clean(swarm(), 0..300);
+}
+
+/// Batch seeds too (`BatchSwarm`).
 #[test]
 fn a_batch_swarm_campaign_is_the_same_on_any_thread_count_twice_and_clean() {
-    let one = campaign_of(batch_swarm(), 0..400, 1, 0.0);
-    assert_eq!(one, campaign_of(batch_swarm(), 0..400, 2, 0.0));
-    let twice = campaign_of(batch_swarm(), 0..400, 2, 1.0);
-    assert!(twice.iter().all(|r| r.rechecked));
-    let bad: Vec<_> = twice
-        .iter()
-        .filter(|r| !matches!(r.outcome, Outcome::Ok | Outcome::Budget))
-        .map(|r| (r.seed, r.outcome, r.violated.clone()))
-        .collect();
-    assert!(bad.is_empty(), "seeds not clean: {bad:?}");
+    same_on_any_thread_count_twice_and_clean(batch_swarm(), 0..400);
 }
 
 /// Whether a batch scenario has `feature` (`BatchSpec::configure`).
