@@ -237,23 +237,20 @@ impl BatchSpec {
     pub fn configure(&mut self, swarm: &BatchSwarm) {
         use BatchFeature as F;
         let value = |f: F, key: u64, range: std::ops::Range<u64>| swarm.value(f, key, range);
-        let kinds: [(F, &[&str]); 8] = [
-            (F::LostTaskManager, &["lose_task_manager"]),
-            (F::DisconnectedTaskManager, &["disconnect_task_manager"]),
-            (F::FailedTask, &["fail_task"]),
-            (F::DelaySpike, &["delay_spike"]),
-            (F::RpcLoss, &["rpc_loss"]),
-            (F::WriteFailure, &["job_events_write_failure"]),
-            (F::ReadFailure, &["job_events_read_failure"]),
-            (F::CrashAtFinish, &["crash_jobmaster"]),
+        // The fault kinds a feature counts (a crash at FINISHED is the one with a `when`).
+        let kinds: [(F, &str); 8] = [
+            (F::LostTaskManager, "lose_task_manager"),
+            (F::DisconnectedTaskManager, "disconnect_task_manager"),
+            (F::FailedTask, "fail_task"),
+            (F::DelaySpike, "delay_spike"),
+            (F::RpcLoss, "rpc_loss"),
+            (F::WriteFailure, "job_events_write_failure"),
+            (F::ReadFailure, "job_events_read_failure"),
+            (F::CrashAtFinish, "crash_jobmaster"),
         ];
         let at_finish = |f: &Value| f.get("when").is_some();
-        let is = |f: &Value, feature: F, names: &[&str]| {
-            names.iter().any(|n| f["fault"] == *n)
-                && match feature {
-                    F::CrashAtFinish => at_finish(f),
-                    _ => true,
-                }
+        let is = |f: &Value, feature: F, kind: &str| {
+            f["fault"] == kind && (feature != F::CrashAtFinish || at_finish(f))
         };
         let crashes = |faults: &[Value]| {
             faults
@@ -262,9 +259,9 @@ impl BatchSpec {
                 .count()
         };
         // Off: every fault of the kind goes.
-        for (feature, names) in kinds {
+        for (feature, kind) in kinds {
             if !swarm.has(feature, true) {
-                self.faults.retain(|f| !is(f, feature, names));
+                self.faults.retain(|f| !is(f, feature, kind));
             }
         }
         if !swarm.has(F::JobManagerCrashes, true) {
@@ -272,8 +269,8 @@ impl BatchSpec {
                 .retain(|f| f["fault"] != "crash_jobmaster" || at_finish(f));
         }
         // On: one of the kind where none was drawn, its times in the plain generator's ranges.
-        for (feature, names) in kinds {
-            if swarm.has(feature, false) && !self.faults.iter().any(|f| is(f, feature, names)) {
+        for (feature, kind) in kinds {
+            if swarm.has(feature, false) && !self.faults.iter().any(|f| is(f, feature, kind)) {
                 let (at, d) = (value(feature, 0, 1..40_000), value(feature, 1, 1..60_000));
                 self.faults.push(match feature {
                     F::LostTaskManager | F::DisconnectedTaskManager => task_manager_fault(
