@@ -69,6 +69,28 @@ fn a_reconciled_run_is_deterministic() {
     }
 }
 
+/// `name`'s run had one reconcile window, which ended `outcome` with these (reports, late
+/// reports, kept running, kept finished).
+fn assert_one_window(
+    name: &str,
+    report: &RunReport,
+    outcome: ReconcileOutcome,
+    counts: (u32, u32, u32, u32),
+) {
+    let [r] = &report.reconciliations[..] else {
+        panic!(
+            "{name}: one reconciliation, got {}",
+            report.reconciliations.len()
+        );
+    };
+    assert_eq!(r.outcome, Some(outcome), "{name}");
+    assert_eq!(
+        (r.reports, r.late_reports, r.kept_running, r.kept_finished),
+        counts,
+        "{name}: (reports, late reports, kept running, kept finished)"
+    );
+}
+
 /// The summary's reconciliation figures (`flinksim run` prints them; P3.2, P3.4), pinned for
 /// windows that keep running and finished executions, that fail for a TaskManager lost or
 /// late, and that get late reports: reports in the window and after it, executions kept
@@ -134,18 +156,7 @@ fn the_summary_counts_what_each_window_saw() {
     ];
     for (name, outcome, reports, late, running, finished, failovers) in table {
         let report = load_and_run(name);
-        let [r] = &report.reconciliations[..] else {
-            panic!(
-                "{name}: one reconciliation, got {}",
-                report.reconciliations.len()
-            );
-        };
-        assert_eq!(r.outcome, Some(outcome), "{name}");
-        assert_eq!(
-            (r.reports, r.late_reports, r.kept_running, r.kept_finished),
-            (reports, late, running, finished),
-            "{name}: (reports, late reports, kept running, kept finished)"
-        );
+        assert_one_window(name, &report, outcome, (reports, late, running, finished));
         assert_eq!(report.failovers.len(), failovers, "{name}: failovers");
     }
 }
@@ -214,18 +225,7 @@ fn the_summary_counts_what_each_batch_window_saw() {
             "{name}: {:?}",
             report.violations
         );
-        let [r] = &report.reconciliations[..] else {
-            panic!(
-                "{name}: one reconciliation, got {}",
-                report.reconciliations.len()
-            );
-        };
-        assert_eq!(r.outcome, Some(outcome), "{name}");
-        assert_eq!(
-            (r.reports, r.late_reports, r.kept_running, r.kept_finished),
-            (reports, late, running, finished),
-            "{name}: (reports, late reports, kept running, kept finished)"
-        );
+        assert_one_window(name, &report, outcome, (reports, late, running, finished));
     }
 }
 
