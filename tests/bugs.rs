@@ -141,6 +141,24 @@ fn skipping_the_coordinator_reset_is_caught_on_a_vertex_that_is_no_source() {
     }
 }
 
+/// A TaskManager lost inside a reconcile window that then ends FAILING takes its reported
+/// partitions with it into batch recovery (P2.3), as one lost during P2.4's own wait does.
+#[test]
+fn keeping_lost_partitions_is_caught_inside_a_reconcile_window_too() {
+    let name = "batch-reconcile-window-loses-taskmanager-partitions";
+    let mut scenario = load(name);
+    assert!(
+        violated(&scenario).is_empty(),
+        "{name} must pass as shipped"
+    );
+    scenario.bug = Some(Bug::KeepLostPartitionsInRecovery);
+    let found = violated(&scenario);
+    assert!(
+        found.contains(&Invariant::MinimalRerun),
+        "{name}: expected minimal-rerun, found {found:?}"
+    );
+}
+
 /// Under each injected bug, `flinksim explain` on its shipped scenario tells the violation
 /// inline, as a key moment naming the oracle, right after the event where it was first visible
 /// (issue 16): the narration says where the run departed from the rule, not only the summary.

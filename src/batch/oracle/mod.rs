@@ -549,13 +549,13 @@ impl BatchOracles {
                 if !self.job_reconciling && !self.job_terminal {
                     self.executions.timed_out(task_manager);
                 }
-                // P2.3 inside P2.4's wait; a reconcile window (P3) adopts or fails what was
-                // reported as a whole when it ends, and only then does P2.4 begin.
-                // The reconcile ledger's window is open from RECONCILING to its end; only under
-                // `failover: reconcile` is that a P3 window.
-                let in_p3_window = self.reconcile_mode && self.reconcile.is_open();
+                // P2.3: what survives is what live TaskManagers the JobMaster still knows hold,
+                // inside P2.4's wait and inside a reconcile window (P3) alike: a window that
+                // ends RUNNING or FINISHED adopts the reports as a whole (and this P2.4 ledger
+                // is dropped), one that ends FAILING goes on to P2.4 without what the timed-out
+                // TaskManager reported.
                 self.reconcile.timed_out(task_manager);
-                if let Some(w) = self.window.as_mut().filter(|_| !in_p3_window) {
+                if let Some(w) = self.window.as_mut() {
                     let lost: Vec<_> = w
                         .reports
                         .iter()

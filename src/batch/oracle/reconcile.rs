@@ -190,12 +190,6 @@ impl Ledger {
         self.window.as_ref().map(|w| w.known.clone())
     }
 
-    /// Whether the window opened at the last RECONCILING is still open (it ends with
-    /// `reconcile_ended` or a change of leader).
-    pub(super) fn is_open(&self) -> bool {
-        self.window.is_some()
-    }
-
     /// What the JobMaster holds for `s` (attempt, state), from its `execution_state` events.
     pub(super) fn holds(&self, s: SubtaskId) -> Option<(u32, ExecutionState)> {
         self.view[s.index()]

@@ -561,6 +561,16 @@ impl With<'_, AdaptiveBatch> {
             task_manager: tm,
             process,
         };
+        // P2.3, P3.2: the same inside a reconcile window: a window that ends FAILING goes on to
+        // P2.4 with what live TaskManagers reported, and one that would adopt a finish whose
+        // partition was on the lost process cannot (it ends FAILING).
+        if let Some(rec) = self.scheduler.reconciling.as_mut() {
+            if self.bug != Some(Bug::KeepLostPartitionsInRecovery) {
+                for reported in &mut rec.partitions {
+                    reported.retain(|&(_, l, _)| l != lost);
+                }
+            }
+        }
         if self.scheduler.recovering.is_some() {
             // P2.3, P2.4 step 2: what survives is what live TaskManagers hold, so a recovering
             // JobMaster stops tracking the partitions the lost one reported (Flink's
