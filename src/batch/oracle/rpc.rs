@@ -61,6 +61,9 @@ struct Sent {
     rank: u64,
     /// When and at which event a reconciling JobMaster first refused it.
     refused: Option<(Instant, u64)>,
+    /// The JobManager incarnation it went to: the leader's when sent, or the next one's while
+    /// none leads; a resend readdresses every RPC its TaskManager still has outstanding.
+    to: u32,
 }
 
 /// A refused RPC that was never applied: who sent it, what, when it was refused.
@@ -80,6 +83,10 @@ pub(super) struct Ledger {
     next_rank: u64,
     /// Per TaskManager, as the trace tells.
     reach: Vec<Reach>,
+    /// The incarnation an RPC sent now goes to, and the one leading (none between a crash and
+    /// the next election), as `jobmaster_lost` and `jobmaster_elected` tell.
+    addressed: u32,
+    leading: Option<u32>,
 }
 
 /// Whether a TaskManager can reach the JobMaster.
@@ -118,6 +125,8 @@ impl Ledger {
             last_applied: vec![None; task_managers],
             next_rank: 0,
             reach: vec![Reach::FIRST; task_managers],
+            addressed: 0,
+            leading: Some(0),
         }
     }
 
@@ -144,6 +153,14 @@ impl Ledger {
             }
         }
         match *event {
+            TraceEvent::JobMasterLost { incarnation } => {
+                self.addressed = incarnation + 1;
+                self.leading = None;
+            }
+            TraceEvent::JobMasterElected { incarnation } => {
+                self.addressed = incarnation;
+                self.leading = Some(incarnation);
+            }
             TraceEvent::TaskManagerLost { task_manager } => {
                 self.reach[task_manager as usize] = Reach::DEAD;
             }
@@ -165,7 +182,10 @@ impl Ledger {
     }
 
     /// TaskManager `tm` sends its kept RPCs again: only while it can reach the JobMaster.
-    pub(super) fn resent(&self, tm: u32) -> Option<String> {
+    pub(super) fn resent(&mut self, tm: u32) -> Option<String> {
+        for s in &mut self.outstanding[tm as usize] {
+            s.to = self.addressed;
+        }
         let Reach {
             alive,
             connected,
@@ -190,6 +210,7 @@ impl Ledger {
             rpc,
             rank: self.next_rank,
             refused: None,
+            to: self.addressed,
         });
         self.next_rank += 1;
     }
@@ -244,6 +265,16 @@ impl Ledger {
             return Some(never_sent(graph, tm, process, rpc));
         };
         let sent = self.outstanding[tm as usize].remove(i);
+        if self.leading != Some(sent.to) {
+            return Some(format!(
+                "JobManager {} applied {} from TaskManager{tm}, which was sent to JobManager {}: \
+                 an RPC on the wire dies with the JobManager it went to, and its TaskManager \
+                 keeps it and sends it again once it reaches the next one (P3.3)",
+                self.leading.map_or("none".to_owned(), |l| l.to_string()),
+                rpc.describe(graph),
+                sent.to
+            ));
+        }
         let last = self.last_applied[tm as usize].replace((sent.rank, rpc));
         let (rank, before) = last?;
         (rank > sent.rank).then(|| {
