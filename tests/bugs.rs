@@ -127,35 +127,33 @@ fn skipping_the_coordinator_reset_is_caught_on_a_vertex_that_is_no_source() {
         "batch-coordinator-on-map-unfinished",
         "batch-coordinator-on-map-finished-partition-missing",
     ] {
-        let mut scenario = load(name);
-        assert!(
-            violated(&scenario).is_empty(),
-            "{name} must pass as shipped"
-        );
-        scenario.bug = Some(Bug::SkipCoordinatorReset);
-        let found = violated(&scenario);
-        assert!(
-            found.contains(&Invariant::MinimalRerun),
-            "{name}: expected minimal-rerun, found {found:?}"
-        );
+        assert_caught_on(name, Bug::SkipCoordinatorReset, Invariant::MinimalRerun);
     }
+}
+
+/// `name` passes as shipped and `invariant` catches `bug` on it.
+fn assert_caught_on(name: &str, bug: Bug, invariant: Invariant) {
+    let mut scenario = load(name);
+    assert!(
+        violated(&scenario).is_empty(),
+        "{name} must pass as shipped"
+    );
+    scenario.bug = Some(bug);
+    let found = violated(&scenario);
+    assert!(
+        found.contains(&invariant),
+        "{name}: expected {invariant:?}, found {found:?}"
+    );
 }
 
 /// A TaskManager lost inside a reconcile window that then ends FAILING takes its reported
 /// partitions with it into batch recovery (P2.3), as one lost during P2.4's own wait does.
 #[test]
 fn keeping_lost_partitions_is_caught_inside_a_reconcile_window_too() {
-    let name = "batch-reconcile-window-loses-taskmanager-partitions";
-    let mut scenario = load(name);
-    assert!(
-        violated(&scenario).is_empty(),
-        "{name} must pass as shipped"
-    );
-    scenario.bug = Some(Bug::KeepLostPartitionsInRecovery);
-    let found = violated(&scenario);
-    assert!(
-        found.contains(&Invariant::MinimalRerun),
-        "{name}: expected minimal-rerun, found {found:?}"
+    assert_caught_on(
+        "batch-reconcile-window-loses-taskmanager-partitions",
+        Bug::KeepLostPartitionsInRecovery,
+        Invariant::MinimalRerun,
     );
 }
 

@@ -255,20 +255,14 @@ fn batch_recovery_records_match_the_trace() {
                 retain: Retain::Protocol,
             },
         );
-        let lost: Vec<_> = report
-            .trace
-            .kept()
-            .iter()
-            .filter(|(_, _, e)| matches!(e, TraceEvent::JobMasterLost { .. }))
-            .map(|&(_, t, _)| t)
-            .collect();
-        let elected: Vec<_> = report
-            .trace
-            .kept()
-            .iter()
-            .filter(|(_, _, e)| matches!(e, TraceEvent::JobMasterElected { .. }))
-            .map(|&(_, t, _)| t)
-            .collect();
+        let instants = |wanted: fn(&TraceEvent) -> bool| -> Vec<_> {
+            let kept = report.trace.kept().iter();
+            kept.filter(|(_, _, e)| wanted(e))
+                .map(|&(_, t, _)| t)
+                .collect()
+        };
+        let lost = instants(|e| matches!(e, TraceEvent::JobMasterLost { .. }));
+        let elected = instants(|e| matches!(e, TraceEvent::JobMasterElected { .. }));
         let figures = report
             .batch
             .as_ref()
