@@ -462,6 +462,11 @@ enum Step {
     Lost(u32, u32, TaskRpc),
     Refused(u32, u32, TaskRpc),
     Taken(u32, u32, TaskRpc),
+    /// A JobManager incarnation crashed, or was elected.
+    JobManagerLost(u32),
+    JobManagerElected(u32),
+    /// The TaskManager sent its kept RPCs again.
+    Resent(u32),
 }
 
 fn rpc_steps(steps: &[Step]) -> Vec<Invariant> {
@@ -473,6 +478,13 @@ fn rpc_steps(steps: &[Step]) -> Vec<Invariant> {
             Step::Lost(tm, p, rpc) => run.oracles.rpc_lost(tm, p, rpc),
             Step::Refused(tm, p, rpc) => run.oracles.rpc_refused(&run.graph, (tm, p), rpc, at),
             Step::Taken(tm, p, rpc) => run.oracles.rpc_applied(&run.graph, (tm, p), rpc, at),
+            Step::JobManagerLost(incarnation) => {
+                run.event(TraceEvent::JobMasterLost { incarnation })
+            }
+            Step::JobManagerElected(incarnation) => {
+                run.event(TraceEvent::JobMasterElected { incarnation })
+            }
+            Step::Resent(tm) => run.oracles.rpcs_resent(tm, at),
         }
     }
     run.violations()
@@ -484,6 +496,34 @@ fn rpc(call: Call) -> TaskRpc {
         subtask: SRC,
         attempt: 0,
     }
+}
+
+/// P3.3: a task RPC is applied only by the JobManager it went to (the leader when sent, the
+/// next one while none leads); one on the wire when its JobManager crashed reaches the next only
+/// by a resend.
+#[test]
+fn a_task_rpc_is_applied_only_by_the_jobmanager_it_went_to() {
+    use Step::*;
+    let running = rpc(Call::Running);
+    let crash = [JobManagerLost(0), JobManagerElected(1)];
+    let then = |before: &[Step], after: &[Step]| rpc_steps(&[before, &crash[..], after].concat());
+    assert_eq!(
+        then(&[Sent(0, 0, running)], &[Taken(0, 0, running)]),
+        [Invariant::RpcOrder],
+        "sent to JobManager 0, taken by JobManager 1"
+    );
+    assert!(then(&[Sent(0, 0, running)], &[Resent(0), Taken(0, 0, running)]).is_empty());
+    assert!(
+        rpc_steps(&[
+            JobManagerLost(0),
+            Sent(0, 0, running),
+            JobManagerElected(1),
+            Taken(0, 0, running)
+        ])
+        .is_empty(),
+        "sent while none leads: to the next"
+    );
+    assert!(then(&[], &[Sent(0, 0, running), Taken(0, 0, running)]).is_empty());
 }
 
 /// P0, P3.3: the JobMaster takes one TaskManager's task RPCs in the order they were first
