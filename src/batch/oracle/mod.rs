@@ -19,6 +19,7 @@ mod rpc;
 mod speculation;
 #[cfg(test)]
 mod tests;
+mod tracked;
 
 pub use reconcile::Received;
 pub use rpc::{Call, TaskRpc};
@@ -101,6 +102,8 @@ pub struct BatchOracles {
     retention: retention::Retention,
     /// `speculation`'s ledger (P2.8).
     speculation: speculation::Ledger,
+    /// `minimal-rerun`: the partitions each JobMaster tracks, which it must not release.
+    tracked: tracked::Tracked,
 }
 
 /// What the end of a run says about who is current, for `no-lost-rpc`.
@@ -171,6 +174,7 @@ impl BatchOracles {
             finished_attempt: BTreeMap::new(),
             retention: retention::Retention::new(task_managers, batch.registration_timeout),
             speculation: speculation::Ledger::new(graph, task_managers, slots, batch.speculative),
+            tracked: tracked::Tracked::default(),
         }
     }
 
@@ -317,6 +321,7 @@ impl BatchOracles {
         (now, index): (Instant, u64),
     ) {
         if let Received::Partition { subtask, attempt } = what {
+            self.tracked.reported(tm, subtask, attempt);
             if let Some(cleaned) = self.retention.reported(tm, (subtask, attempt)) {
                 let name = graph.subtask_name(subtask).to_string();
                 self.violate(
@@ -399,6 +404,10 @@ impl BatchOracles {
             }
         }
         self.retention.observe(now, event);
+        if let Some((at, at_index, message)) = self.tracked.observe(graph, (now, index), event) {
+            let actors = vec!["JobMaster".into()];
+            self.violate(Invariant::MinimalRerun, at, at_index, actors, message);
+        }
         if let Some(message) = self.speculation.observe(graph, now, event) {
             self.violate(
                 Invariant::Speculation,
@@ -1160,6 +1169,10 @@ impl BatchOracles {
         if let Some(message) = self.executions.settle_lost(graph) {
             let actors = vec!["JobMaster".into()];
             self.violate(Invariant::FailoverScope, now, last_index, actors, message);
+        }
+        if let Some((at, at_index, message)) = self.tracked.finish(graph) {
+            let actors = vec!["JobMaster".into()];
+            self.violate(Invariant::MinimalRerun, at, at_index, actors, message);
         }
         if let Some(message) = self.speculation.finish(graph) {
             let actors = vec!["JobMaster".into()];

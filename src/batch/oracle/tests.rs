@@ -638,3 +638,40 @@ fn a_kept_rpc_lost_when_sent_again_is_still_owed() {
     });
     assert_eq!(found, [Invariant::NoLostRpc]);
 }
+
+/// P2.2 with P3.2: a window that ends RUNNING without keeping a durable finish logs that
+/// finish's reset as it ends, before anything else: logged, it is clean; the JobMaster
+/// acting first (here, a TaskManager's disconnection taken) or the run ending without it is
+/// a violation.
+#[test]
+fn a_running_window_logs_the_reset_of_every_durable_finish_it_did_not_keep() {
+    let ended = |then: Option<bool>| {
+        let mut run = Feed::new("internal");
+        run.durable_finish(Location::TaskManager {
+            task_manager: 0,
+            process: 0,
+        });
+        run.open();
+        run.event(TraceEvent::ReconcileEnded {
+            outcome: ReconcileOutcome::Running,
+            reported: 0,
+            missing: 0,
+        });
+        match then {
+            Some(true) => run.oracles.logged(
+                &run.graph,
+                &JobEvent::Reset {
+                    subtasks: vec![SRC],
+                },
+            ),
+            Some(false) => run.event(TraceEvent::TaskManagerDisconnected { task_manager: 1 }),
+            None => {}
+        }
+        let mut found = run.finish();
+        found.retain(|&i| i == Invariant::MinimalRerun);
+        found
+    };
+    assert_eq!(ended(Some(true)), []);
+    assert_eq!(ended(Some(false)), [Invariant::MinimalRerun]);
+    assert_eq!(ended(None), [Invariant::MinimalRerun]);
+}
