@@ -11,7 +11,7 @@
 use super::invariant::Invariant;
 use super::Violation;
 use crate::status::JobStatus;
-use crate::trace::FaultEvent;
+use crate::trace::{FaultEvent, ReconcileOutcome, TraceEvent};
 use sim::Instant;
 
 /// The most failovers fault `fault` can start in a job of `subtasks` subtasks.
@@ -80,6 +80,68 @@ pub fn gave_up(failovers: u32, max_attempts: u32, now: Instant, index: u64) -> O
     })
 }
 
+/// P1.8 from the other side: a JobMaster restarts the job at most `max_attempts` times, and
+/// the failure after the last one fails the job. The oracle counts the restarts itself, per
+/// JobMaster (a new one starts with a fresh strategy): every `failover` of the pipelined-region
+/// scheduler, and every full restart a reconcile window ending FAILING calls for (P3.4: the job
+/// going to RESTARTING after it; a strategy already used up fails the job instead).
+#[derive(Default)]
+pub struct Restarts {
+    counted: u32,
+    /// A reconcile window ended FAILING: its restart is the next RESTARTING.
+    window_failed: bool,
+}
+
+impl Restarts {
+    pub fn observe(
+        &mut self,
+        event: &TraceEvent,
+        max_attempts: u32,
+        (now, index): (Instant, u64),
+    ) -> Option<Violation> {
+        match *event {
+            TraceEvent::JobMasterElected { .. } => {
+                *self = Restarts::default();
+                return None;
+            }
+            TraceEvent::ReconcileEnded { outcome, .. } => {
+                self.window_failed = outcome == ReconcileOutcome::Failing;
+                return None;
+            }
+            TraceEvent::JobStatus {
+                to: JobStatus::Restarting,
+                ..
+            } if std::mem::take(&mut self.window_failed) => {}
+            TraceEvent::Failover { .. } => {}
+            _ => return None,
+        }
+        self.counted += 1;
+        (self.counted > max_attempts).then(|| Violation {
+            invariant: Invariant::JobStatus,
+            time: now,
+            actors: vec!["JobMaster".to_owned()],
+            event_index: index,
+            message: format!(
+                "the JobMaster restarts the job for the {} time, but the restart strategy \
+                 allows {max_attempts} restart(s): the failure after the last one fails the job \
+                 (P1.8)",
+                ordinal(self.counted)
+            ),
+        })
+    }
+}
+
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +164,65 @@ mod tests {
         // A JobManager crash has no bound: no judgement.
         let crash = FaultEvent::CrashJobMaster;
         assert!(judge(JobStatus::Failed, &[crash], 0, 4, 1000, at, 9).is_none());
+    }
+
+    #[test]
+    fn a_jobmaster_restarts_at_most_max_attempts_times() {
+        let failover = TraceEvent::Failover {
+            cause: Some(SubtaskId(0)),
+            restarting: 1,
+            full: false,
+        };
+        let at = (Instant::ZERO, 7);
+        let mut restarts = Restarts::default();
+        assert!(restarts.observe(&failover, 2, at).is_none());
+        assert!(restarts.observe(&failover, 2, at).is_none());
+        let v = restarts.observe(&failover, 2, at).expect("a third restart");
+        assert_eq!((v.invariant, v.event_index), (Invariant::JobStatus, 7));
+        assert!(v.message.contains("3rd time"), "{}", v.message);
+        // A new JobMaster counts from zero.
+        restarts.observe(&TraceEvent::JobMasterElected { incarnation: 1 }, 2, at);
+        assert!(restarts.observe(&failover, 2, at).is_none());
+    }
+
+    #[test]
+    fn a_failing_reconcile_window_counts_its_restart() {
+        let ended = |outcome| TraceEvent::ReconcileEnded {
+            outcome,
+            reported: 0,
+            missing: 1,
+        };
+        let restarting = TraceEvent::JobStatus {
+            from: JobStatus::Failing,
+            to: JobStatus::Restarting,
+        };
+        let at = (Instant::ZERO, 3);
+        // max_attempts 0: a restart after a FAILING window is one too many.
+        let mut restarts = Restarts::default();
+        restarts.observe(&ended(ReconcileOutcome::Failing), 0, at);
+        assert!(restarts.observe(&restarting, 0, at).is_some());
+        // A window that ends RUNNING restarts nothing, and RESTARTING is counted only once.
+        let mut restarts = Restarts::default();
+        restarts.observe(&ended(ReconcileOutcome::Running), 0, at);
+        assert!(restarts.observe(&restarting, 0, at).is_none());
+        let mut restarts = Restarts::default();
+        restarts.observe(&ended(ReconcileOutcome::Failing), 1, at);
+        assert!(restarts.observe(&restarting, 1, at).is_none());
+        assert!(restarts.observe(&restarting, 1, at).is_none());
+    }
+
+    #[test]
+    fn ordinals_read_as_english() {
+        let words: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111]
+            .map(ordinal)
+            .into();
+        assert_eq!(
+            words,
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st",
+                "111th"
+            ]
+        );
     }
 
     #[test]

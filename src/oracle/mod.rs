@@ -143,6 +143,8 @@ pub struct Oracles {
     fired: Vec<crate::trace::FaultEvent>,
     /// P1.8: `restart_strategy.max_attempts`.
     max_attempts: u32,
+    /// `job-status`: the restarts each JobMaster made, counted here.
+    restarts: job_status::Restarts,
     /// P1.1: `checkpointing.min_pause`, and when the current coordinator last completed one.
     min_pause: sim::Duration,
     last_completed_at: Option<Instant>,
@@ -231,6 +233,7 @@ impl Oracles {
             restored: None,
             fired: Vec::new(),
             max_attempts: config.max_attempts,
+            restarts: job_status::Restarts::default(),
             min_pause: config.min_pause,
             last_completed_at: None,
             violations: Vec::new(),
@@ -457,6 +460,12 @@ impl Oracles {
             if let Some(v) = job_status::gave_up(failovers, self.max_attempts, now, index) {
                 self.violate(v);
             }
+        }
+        if let Some(v) = self
+            .restarts
+            .observe(event, self.max_attempts, (now, index))
+        {
+            self.violate(v);
         }
         match *event {
             TraceEvent::Push {
