@@ -236,7 +236,10 @@ fn streaming_report(scenario: &Scenario, world: Streaming, ended: Ended) -> RunR
         trace_len.saturating_sub(1),
         scenario.jobmaster.restart_strategy.max_attempts,
         |tm, rpc| {
-            io.outboxes[tm as usize].kept().any(|r| r == rpc)
+            io.task_managers[tm as usize]
+                .outbox
+                .kept()
+                .any(|r| r == rpc)
                 || io.rpc.in_flight_from(tm).any(|r| r == rpc)
         },
     );

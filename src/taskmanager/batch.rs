@@ -1,12 +1,14 @@
-//! A TaskManager of a batch job: the tasks it runs and the result partitions it hosts
-//! (blocking exchanges, internal shuffle), losing and re-registering with a leader (P2.3, F2.5).
+//! A batch job's part of a TaskManager (`Blocking`: the result partitions it hosts under
+//! the internal shuffle, its own link bookkeeping) and a batch TaskManager's handlers: the
+//! tasks it runs, writing and reading blocking partitions, losing and re-registering with a
+//! leader (P2.3, F2.5).
 //!
 //! The TaskManager is an actor: it owns its process, its leader, its connection and the
 //! partitions it holds, and its handlers act through a [`TmCtx`], which lends it only what a
 //! TaskManager may touch (its link to the JobMaster, the scheduler, the trace, the task table,
 //! the shuffle service and the other TaskManagers' partitions to read). The tasks it runs are
-//! held per subtask in the task table (`world::batch`'s `tasks` module says why). The
-//! streaming TaskManager is [`super::TaskManager`].
+//! held per subtask in the task table (`world::batch`'s `tasks` module says why). What every
+//! TaskManager keeps, whatever its mode, is [`super::TaskManager`]'s.
 
 use crate::batch::data::{self, Fragment};
 use crate::batch::events::Location;
@@ -14,7 +16,7 @@ use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
-use crate::taskmanager::Outbox;
+use crate::taskmanager::{Mode, TaskManager};
 use crate::trace::TraceEvent;
 use crate::world::batch::{Msg, TmCtx};
 use crate::world::Event;
@@ -36,17 +38,12 @@ pub(crate) struct Partition {
     pub(crate) fragments: Vec<Fragment>,
 }
 
-pub(crate) struct TaskManager {
-    /// Which TaskManager of the cluster it is.
-    pub(crate) index: u32,
-    pub(crate) process: u32,
-    pub(crate) alive: bool,
-    pub(crate) connected: bool,
-    /// The JobMaster incarnation it works for.
-    pub(crate) leader: Option<u32>,
+/// What a batch job's TaskManager holds besides what every TaskManager keeps: the result
+/// partitions it hosts (internal shuffle), and the bookkeeping of its own link to the
+/// JobMaster (its RPCs on the wire, the connection's epoch) and of its leader's losses (F2.5).
+#[derive(Default)]
+pub(crate) struct Blocking {
     pub(crate) partitions: Vec<Partition>,
-    /// P3.3: RPCs no JobMaster accepted yet, by send order.
-    pub(crate) outbox: Outbox<Msg>,
     /// Its RPCs on the wire to the JobMaster: kept ones are resent only once it is empty,
     /// so a resent RPC never overtakes an older one.
     pub(crate) in_flight: u32,
@@ -60,49 +57,18 @@ pub(crate) struct TaskManager {
     pub(crate) leader_losses: u32,
 }
 
-impl TaskManager {
-    /// The first process of a TaskManager, registered with the first JobMaster.
-    pub(crate) fn new(index: u32) -> TaskManager {
-        TaskManager {
-            index,
-            process: 0,
-            alive: true,
-            connected: true,
-            leader: Some(0),
-            partitions: Vec::new(),
-            outbox: Outbox::default(),
-            in_flight: 0,
-            wire: std::collections::BTreeMap::new(),
-            link_epoch: 0,
-            leader_losses: 0,
-        }
-    }
+impl Mode for Blocking {
+    type Msg = Msg;
 
-    /// The process died: its memory goes with it (partitions of the internal shuffle, kept
-    /// RPCs, what was on the wire), and with it its leader. Returns the dead process.
-    pub(crate) fn crash(&mut self) -> u32 {
-        self.alive = false;
-        self.leader = None;
-        self.forget();
-        self.process
-    }
-
-    /// A replacement process starts, connected and without a leader yet.
-    pub(crate) fn restart(&mut self) {
-        self.process += 1;
-        self.alive = true;
-        self.connected = true;
-        self.leader = None;
-        self.forget();
-    }
-
+    /// Partitions of the internal shuffle and what was on the wire die with the process.
     fn forget(&mut self) {
         self.partitions.clear();
-        self.outbox.clear();
         self.in_flight = 0;
         self.wire.clear();
     }
+}
 
+impl TaskManager<Blocking> {
     /// The connection to the JobMaster is reset: whatever was on the wire either way is lost.
     /// Returns whether it was up (a live, connected process).
     pub(crate) fn disconnect(&mut self) -> bool {
@@ -110,20 +76,9 @@ impl TaskManager {
             return false;
         }
         self.connected = false;
-        self.link_epoch += 1;
-        self.in_flight = 0;
+        self.mode.link_epoch += 1;
+        self.mode.in_flight = 0;
         true
-    }
-
-    /// Alive, and working for JobMaster `incarnation`.
-    pub(crate) fn works_for(&self, incarnation: u32) -> bool {
-        self.alive && self.leader == Some(incarnation)
-    }
-
-    /// Process `process`, cut off, still believes in a leader when its heartbeat timeout to
-    /// the JobMaster fires: it loses its leader then (F2.5).
-    pub(crate) fn misses_leader(&self, process: u32) -> bool {
-        self.alive && self.process == process && !self.connected && self.leader.is_some()
     }
 
     /// It forgets its leader; F2.5: when `arm` (a registration timeout is configured), the
@@ -131,23 +86,15 @@ impl TaskManager {
     pub(crate) fn forget_leader(&mut self, arm: bool) -> Option<(u32, u32)> {
         self.leader = None;
         arm.then(|| {
-            self.leader_losses += 1;
-            (self.process, self.leader_losses)
+            self.mode.leader_losses += 1;
+            (self.process, self.mode.leader_losses)
         })
     }
 
     /// F2.5: the registration timeout armed for `(process, losses)` acts: the same process
     /// lost no leader since and found none.
     pub(crate) fn registration_expired(&self, process: u32, losses: u32) -> bool {
-        self.alive
-            && self.process == process
-            && self.leader_losses == losses
-            && self.leader.is_none()
-    }
-
-    /// It can register with JobMaster `incarnation`: alive, connected, not registered yet.
-    pub(crate) fn may_register(&self, incarnation: u32) -> bool {
-        self.alive && self.connected && self.leader != Some(incarnation)
+        self.runs(process) && self.mode.leader_losses == losses && self.leader.is_none()
     }
 
     /// Its partition of `producer`'s attempt, if it is process `process` and still holds it.
@@ -157,17 +104,18 @@ impl TaskManager {
         producer: SubtaskId,
         attempt: u32,
     ) -> Option<&Partition> {
-        if !self.alive || self.process != process {
+        if !self.runs(process) {
             return None;
         }
-        self.partitions
+        self.mode
+            .partitions
             .iter()
             .find(|p| p.producer == producer && p.attempt == attempt)
     }
 
     /// Releases its partition of `producer`'s attempt; whether it held it.
     pub(crate) fn release(&mut self, producer: SubtaskId, attempt: u32) -> bool {
-        let held = &mut self.partitions;
+        let held = &mut self.mode.partitions;
         match held
             .iter()
             .position(|p| p.producer == producer && p.attempt == attempt)
@@ -182,13 +130,14 @@ impl TaskManager {
 
     /// F2.1, F2.5: it releases every partition it holds, and hands them back for the trace.
     pub(crate) fn release_all(&mut self) -> Vec<Partition> {
-        std::mem::take(&mut self.partitions)
+        std::mem::take(&mut self.mode.partitions)
     }
 
     /// F2.4 step 1: what it reports to a JobManager that asks: each partition it holds, with
     /// its size in bytes.
     pub(crate) fn held(&self, record_bytes: u64) -> Vec<(SubtaskId, u32, u64)> {
-        self.partitions
+        self.mode
+            .partitions
             .iter()
             .map(|p| {
                 let bytes = data::total_records(&p.fragments) * record_bytes;
@@ -219,7 +168,7 @@ pub(crate) struct Task {
     pub(crate) inputs: Vec<(SubtaskId, u32)>,
 }
 
-impl TaskManager {
+impl TaskManager<Blocking> {
     /// A message of the JobMaster arrives (fenced and checked by the link layer).
     pub(crate) fn receive(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg) {
         match msg {
@@ -316,9 +265,9 @@ impl TaskManager {
         if !ctx.send_to_jobmaster(self, msg, seq) {
             return;
         }
-        self.in_flight += 1;
+        self.mode.in_flight += 1;
         if ctx.reconcile().is_some() && msg.is_task_rpc() {
-            self.wire.insert(seq, msg);
+            self.mode.wire.insert(seq, msg);
         }
     }
 
@@ -470,7 +419,7 @@ impl TaskManager {
             if remote {
                 ctx.write_remote(partition);
             } else {
-                self.partitions.push(partition);
+                self.mode.partitions.push(partition);
             }
             ctx.record(TraceEvent::PartitionWritten {
                 subtask,

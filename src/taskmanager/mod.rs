@@ -1,20 +1,23 @@
-//! The TaskManager: hosts tasks in its slots and relays their state reports to the JobMaster.
+//! The TaskManager, one type for both kinds of job: a process that hosts tasks in its slots
+//! and relays their state reports to the JobMaster, follows a leader, and under
+//! `jobmaster.failover: reconcile` (P3) outlives its JobMaster: it keeps the RPCs no JobMaster
+//! accepted in an [`Outbox`] and sends them again until one does (P3.3), and it remembers
+//! tasks that ended, for a while, so it can report them to the next JobMaster (P3.1).
 //!
-//! Under `jobmaster.failover: reconcile` (P3) it also outlives its JobMaster: it keeps the
-//! RPCs no JobMaster accepted in an [`Outbox`] and sends them again until one does (P3.3), and
-//! it remembers tasks that ended, for a while, so it can report them to the next JobMaster
-//! (P3.1).
+//! What both modes keep is [`TaskManager`]'s own: which TaskManager it is, its process
+//! incarnation and liveness, its connection, the leader it follows and its outbox. What only
+//! one mode has is its [`Mode`] part, a type parameter because each world holds TaskManagers
+//! of its own mode only, and because the outbox keeps that mode's messages:
+//! [`Pipelined`] (streaming: the subtasks its slots host and the tasks that ended there) and
+//! `batch::Blocking` (batch: the result partitions it holds and its RPCs on the wire).
 
 pub mod batch;
 pub mod outbox;
+mod pipelined;
 pub(crate) mod reconcile;
 pub use outbox::Outbox;
+pub use pipelined::{Ended, Pipelined};
 
-use crate::graph::SubtaskId;
-use crate::status::ExecutionState;
-use crate::task::Task;
-use crate::trace::Restore;
-use crate::world::Ctx;
 use sim::{Duration, Instant};
 
 /// P3.1: a task that ended at `ended` is remembered (and reported to a new leader, P3.2) for
@@ -23,79 +26,94 @@ pub(crate) fn forgotten(ended: Instant, now: Instant, retention: Duration) -> bo
     now.saturating_duration_since(ended) > retention
 }
 
-/// A task that ended and left its slot (failed, or cancelled by a JobMaster), as the
-/// TaskManager remembers it for reports (P3.1).
-#[derive(Clone, Copy, Debug)]
-pub struct Ended {
-    pub subtask: SubtaskId,
-    pub attempt: u32,
-    pub state: ExecutionState,
-    pub at: Instant,
+/// What only one kind of job's TaskManager holds, beside what every TaskManager keeps.
+pub trait Mode: Default {
+    /// What its outbox keeps: the mode's message to the JobMaster (P3.3).
+    type Msg: Copy;
+
+    /// The process died or a new one starts: what of this part lived in the process is gone.
+    fn forget(&mut self);
 }
 
-pub struct TaskManager {
-    index: u32,
-    /// Subtasks deployed here, in deployment order.
-    hosted: Vec<SubtaskId>,
-    /// P3.1: tasks that ended and left their slot.
-    ended: Vec<Ended>,
+/// A TaskManager of either kind of job (module doc): what every TaskManager keeps, and its
+/// mode's part.
+pub struct TaskManager<M: Mode> {
+    /// Which TaskManager of the cluster it is.
+    pub(crate) index: u32,
+    /// Its process incarnation: a replacement process is the next one.
+    pub(crate) process: u32,
+    pub(crate) alive: bool,
+    /// Its connection to the JobMaster is up (only a batch fault cuts it).
+    pub(crate) connected: bool,
+    /// The JobMaster incarnation it follows; `None` from its process's death until it learns
+    /// of a leader (HA).
+    pub(crate) leader: Option<u32>,
+    /// P3.3: RPCs no JobMaster accepted yet, by send order.
+    pub(crate) outbox: Outbox<M::Msg>,
+    /// What only its mode has.
+    pub(crate) mode: M,
 }
 
-impl TaskManager {
-    pub fn new(index: u32) -> TaskManager {
+impl<M: Mode> TaskManager<M> {
+    /// The first process of a TaskManager, registered with the first JobMaster.
+    pub fn new(index: u32) -> TaskManager<M> {
         TaskManager {
             index,
-            hosted: Vec::new(),
-            ended: Vec::new(),
+            process: 0,
+            alive: true,
+            connected: true,
+            leader: Some(0),
+            outbox: Outbox::default(),
+            mode: M::default(),
         }
-    }
-
-    /// `submitTask`: creates the attempt in one of this TaskManager's slots. The caller stores
-    /// it and starts it.
-    pub fn submit(
-        &mut self,
-        ctx: &Ctx<'_, '_>,
-        subtask: SubtaskId,
-        attempt: u32,
-        restore: Restore,
-    ) -> Task {
-        if !self.hosted.contains(&subtask) {
-            self.hosted.push(subtask);
-        }
-        self.ended.retain(|e| e.subtask != subtask);
-        Task::new(ctx, subtask, attempt, self.index, restore)
     }
 
     pub fn index(&self) -> u32 {
         self.index
     }
 
-    pub fn hosted(&self) -> &[SubtaskId] {
-        &self.hosted
+    /// Process `process` of it is the one alive.
+    pub(crate) fn runs(&self, process: u32) -> bool {
+        self.alive && self.process == process
     }
 
-    /// A task ended and leaves its slot: remember it (P3.1).
-    pub fn task_ended(&mut self, task: &Task, now: Instant) {
-        self.ended.push(Ended {
-            subtask: task.subtask(),
-            attempt: task.attempt(),
-            state: task.state(),
-            at: task.ended_at().unwrap_or(now),
-        });
+    /// The process died: its memory goes with it (kept RPCs, and what its mode's part keeps in
+    /// the process), and with it its leader. Returns the dead process.
+    pub(crate) fn crash(&mut self) -> u32 {
+        self.alive = false;
+        self.leader = None;
+        self.forget();
+        self.process
     }
 
-    /// The remembered end of `subtask`'s last attempt here, if it left its slot.
-    pub fn ended(&self, subtask: SubtaskId) -> Option<Ended> {
-        self.ended
-            .iter()
-            .rev()
-            .find(|e| e.subtask == subtask)
-            .copied()
+    /// A replacement process starts, connected and without a leader yet.
+    pub(crate) fn restart(&mut self) {
+        self.process += 1;
+        self.alive = true;
+        self.connected = true;
+        self.leader = None;
+        self.forget();
     }
 
-    /// The process died: its memory goes with it (its outbox is the caller's).
-    pub fn died(&mut self) {
-        self.ended.clear();
+    fn forget(&mut self) {
+        self.outbox.clear();
+        self.mode.forget();
+    }
+
+    /// Alive, and working for JobMaster `incarnation`.
+    pub(crate) fn works_for(&self, incarnation: u32) -> bool {
+        self.alive && self.leader == Some(incarnation)
+    }
+
+    /// Process `process`, cut off, still believes in a leader when its heartbeat timeout to
+    /// the JobMaster fires: it loses its leader then (F2.5).
+    pub(crate) fn misses_leader(&self, process: u32) -> bool {
+        self.runs(process) && !self.connected && self.leader.is_some()
+    }
+
+    /// It can register with JobMaster `incarnation`: alive, connected, not registered yet.
+    pub(crate) fn may_register(&self, incarnation: u32) -> bool {
+        self.alive && self.connected && self.leader != Some(incarnation)
     }
 }
 
@@ -116,5 +134,28 @@ mod tests {
         assert!(forgotten(ended, at(1_501), retention));
         assert!(!forgotten(ended, ended, Duration::ZERO));
         assert!(forgotten(ended, at(1_001), Duration::ZERO));
+    }
+
+    /// A process's death takes its leader and what it kept; its replacement is the next
+    /// process, connected, and follows no leader until it learns of one. The same for both
+    /// modes' TaskManagers.
+    #[test]
+    fn a_replacement_process_is_the_next_one_and_follows_no_leader_yet() {
+        let mut tm = TaskManager::<Pipelined>::new(1);
+        assert!(tm.runs(0) && tm.works_for(0));
+        tm.outbox.keep(0, rpc());
+        assert_eq!(tm.crash(), 0);
+        assert!(!tm.runs(0) && !tm.works_for(0) && !tm.outbox.is_holding());
+        tm.restart();
+        assert!(tm.runs(1) && !tm.runs(0));
+        assert!(tm.leader.is_none() && tm.may_register(0));
+    }
+
+    fn rpc() -> crate::trace::Rpc {
+        crate::trace::Rpc {
+            subtask: crate::graph::SubtaskId(0),
+            attempt: 0,
+            call: crate::trace::Call::ReportDone,
+        }
     }
 }

@@ -2,9 +2,11 @@
 //! elected JobMaster (P3.2) and the RPCs kept while no JobMaster takes them, retried in send
 //! order (P3.3, with the [`Outbox`](super::Outbox) of both modes).
 //!
-//! A streaming TaskManager acts through [`Ctx`] (its outbox is in `Io`); a batch one is the
-//! batch `TaskManager` with its outbox, acting through its [`TmCtx`].
+//! A streaming TaskManager acts through [`Ctx`] (the streaming world's TaskManagers are in its
+//! `Io`, where a task's send reaches its TaskManager's outbox); a batch one through its
+//! [`TmCtx`].
 
+use super::batch::Blocking;
 use super::TaskManager;
 use crate::batch::data;
 use crate::bug::Bug;
@@ -12,7 +14,6 @@ use crate::graph::SubtaskId;
 use crate::net::LinkId;
 use crate::status::ExecutionState;
 use crate::task::Task;
-use crate::taskmanager::batch::TaskManager as BatchTaskManager;
 use crate::trace::{Address, Call, Rpc, TraceEvent};
 use crate::world::batch::{Msg, TmCtx};
 use crate::world::Ctx;
@@ -29,7 +30,7 @@ pub(crate) fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, seq: u64, rpc: Rpc) {
     if ctx.config.bug == Some(Bug::DropRefusedRpc) {
         return; // the bug: the TaskManager forgets it
     }
-    ctx.io.outboxes[tm as usize].keep(seq, rpc);
+    ctx.io.task_managers[tm as usize].outbox.keep(seq, rpc);
     if ctx.io.membership.jobmaster_alive {
         schedule_retry(ctx, tm);
     }
@@ -37,23 +38,21 @@ pub(crate) fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, seq: u64, rpc: Rpc) {
 
 /// P3.3: schedules the retry of TaskManager `task_manager`'s outbox (`Outbox::schedule_retry`).
 pub(crate) fn schedule_retry(ctx: &mut Ctx<'_, '_>, task_manager: u32) {
-    let process = ctx.io.membership.task_manager[task_manager as usize];
-    ctx.io.outboxes[task_manager as usize].schedule_retry(ctx.sched, task_manager, process);
+    let tm = &mut ctx.io.task_managers[task_manager as usize];
+    tm.outbox
+        .schedule_retry(ctx.sched, task_manager, tm.process);
 }
 
 /// P3.2: TaskManager `tm` reports to a newly elected JobMaster every execution it hosts, and
 /// every one that ended within `retention` (P3.1), then says its report is complete.
-pub(crate) fn report(
-    ctx: &mut Ctx<'_, '_>,
-    tm: &TaskManager,
-    tasks: &[Option<Task>],
-    retention: Duration,
-) {
-    let from = Address::TaskManager(tm.index());
-    for &subtask in tm.hosted() {
+pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, tasks: &[Option<Task>], retention: Duration) {
+    let from = Address::TaskManager(tm);
+    for i in 0..ctx.io.task_managers[tm as usize].hosted().len() {
+        let host = &ctx.io.task_managers[tm as usize];
+        let subtask = host.hosted()[i];
         let (attempt, state, ended_at) = match &tasks[subtask.index()] {
-            Some(t) if t.task_manager() == tm.index() => (t.attempt(), t.state(), t.ended_at()),
-            _ => match tm.ended(subtask) {
+            Some(t) if t.task_manager() == tm => (t.attempt(), t.state(), t.ended_at()),
+            _ => match host.ended(subtask) {
                 Some(e) => (e.attempt, e.state, Some(e.at)),
                 None => continue,
             },
@@ -85,10 +84,12 @@ pub(crate) fn report(
     // A question the previous JobMaster took but never answered is asked again of its
     // successor: an `option2` "finishing" report (P1.2) whose answer died with the old leader
     // would leave its task waiting forever.
-    for &subtask in tm.hosted() {
+    for i in 0..ctx.io.task_managers[tm as usize].hosted().len() {
+        let host = &ctx.io.task_managers[tm as usize];
+        let subtask = host.hosted()[i];
         if let Some(t) = tasks[subtask.index()]
             .as_ref()
-            .filter(|t| t.task_manager() == tm.index() && t.awaits_finishing_answer())
+            .filter(|t| t.task_manager() == tm && t.awaits_finishing_answer())
         {
             let rpc = Rpc {
                 subtask,
@@ -96,9 +97,10 @@ pub(crate) fn report(
                 call: Call::Finishing,
             };
             // Unless the question itself is still kept or on its way: then it is not lost.
-            let pending = ctx.io.outboxes[tm.index() as usize]
+            let pending = host
+                .outbox
                 .kept()
-                .chain(ctx.io.rpc.in_flight_from(tm.index()))
+                .chain(ctx.io.rpc.in_flight_from(tm))
                 .any(|r| r == rpc);
             if !pending {
                 ctx.send(from, Address::JobMaster, rpc);
@@ -109,7 +111,7 @@ pub(crate) fn report(
 
 // ---- batch jobs --------------------------------------------------------------------------
 
-impl BatchTaskManager {
+impl TaskManager<Blocking> {
     /// P3.2: every execution this TaskManager hosts (running, or ended within the retention
     /// of P3.1), a source's splits, every partition it holds; then that the report is done.
     pub(crate) fn send_reports(&mut self, ctx: &mut TmCtx<'_, '_>) {
@@ -147,7 +149,7 @@ impl BatchTaskManager {
             }
         }
         let record_bytes = ctx.config().record_bytes;
-        for p in &self.partitions {
+        for p in &self.mode.partitions {
             reports.push(Msg::Report {
                 subtask: p.producer,
                 attempt: p.attempt,
@@ -163,7 +165,7 @@ impl BatchTaskManager {
             let kept = self
                 .outbox
                 .kept()
-                .chain(self.wire.values().copied())
+                .chain(self.mode.wire.values().copied())
                 .any(|m| {
                     matches!(m, Msg::RequestSplit { subtask: s, attempt }
                     if s == subtask && attempt == t.attempt)
@@ -202,7 +204,7 @@ impl BatchTaskManager {
         if !self.alive || !self.connected || self.leader.is_none() || !self.outbox.is_holding() {
             return;
         }
-        if self.in_flight > 0 {
+        if self.mode.in_flight > 0 {
             self.schedule_retry(ctx);
             return;
         }
@@ -225,8 +227,7 @@ impl BatchTaskManager {
         let keep = ctx.reconcile().is_some()
             && matches!(link.from(), Address::TaskManager(_))
             && msg.is_task_rpc()
-            && self.alive
-            && self.process == from_process;
+            && self.runs(from_process);
         if keep {
             self.keep_task_rpc(ctx, seq, msg);
         }

@@ -1,6 +1,6 @@
-//! What a handler may touch: the run's fixed settings ([`Config`]), which processes live
-//! ([`Membership`]), the shared state ([`Io`]: network, storage, trace, oracles, probes, fault plan)
-//! and the narrow view of it a handler gets ([`Ctx`]).
+//! What a handler may touch: the run's fixed settings ([`Config`]), the JobMaster's process
+//! ([`Membership`]), the shared state ([`Io`]: the TaskManagers, network, storage, trace,
+//! oracles, probes, fault plan) and the narrow view of it a handler gets ([`Ctx`]).
 
 use super::Event;
 use crate::bug::Bug;
@@ -13,7 +13,7 @@ use crate::oracle::Oracles;
 use crate::probes::Probes;
 use crate::record::{digest, Element, Record};
 use crate::scenario::{DurationRange, FailoverScope, FinishProtocol};
-use crate::taskmanager::{outbox, Outbox};
+use crate::taskmanager::{outbox, Pipelined, TaskManager};
 use crate::trace::{Address, Rpc, Trace, TraceEvent};
 use sim::{Duration, Instant, Scheduler, Stream};
 
@@ -62,29 +62,12 @@ pub struct Config {
     pub initialization: Option<DurationRange>,
 }
 
-/// Which processes are alive, and which incarnation of each: a message sent to one
-/// incarnation is lost if that process dies, even if another one takes its place.
+/// The JobMaster's process: whether one is alive, and which incarnation was elected last. A
+/// TaskManager's process is its own (`TaskManager::process`, `alive`); `Io::incarnation`
+/// and `Io::alive` read both.
 pub struct Membership {
     pub jobmaster_alive: bool,
     pub jobmaster: u32,
-    pub task_manager_alive: Vec<bool>,
-    pub task_manager: Vec<u32>,
-}
-
-impl Membership {
-    pub(super) fn incarnation(&self, address: Address) -> u32 {
-        match address {
-            Address::JobMaster => self.jobmaster,
-            Address::TaskManager(i) => self.task_manager[i as usize],
-        }
-    }
-
-    pub(super) fn alive(&self, address: Address) -> bool {
-        match address {
-            Address::JobMaster => self.jobmaster_alive,
-            Address::TaskManager(i) => self.task_manager_alive[i as usize],
-        }
-    }
 }
 
 /// What handlers share and may touch besides their own actor.
@@ -107,11 +90,34 @@ pub struct Io {
     pub stats: CheckpointStats,
     pub faults: FaultPlan,
     pub membership: Membership,
-    /// Per TaskManager, the RPCs it keeps for the JobMaster (P3.3; only under reconcile).
-    pub outboxes: Vec<Outbox<Rpc>>,
+    /// The TaskManagers: their processes, and the RPCs each keeps for the JobMaster (P3.3;
+    /// only under reconcile), which a task's send reaches through its TaskManager.
+    pub task_managers: Vec<TaskManager<Pipelined>>,
     /// F1.14 step 10: room for one network buffer's records while its event is recorded
     /// (reused, so recording a buffer does not allocate).
     pub records: Vec<Record>,
+}
+
+impl Io {
+    /// The incarnation of `address` an RPC sent now is for, and the one a newly elected
+    /// JobMaster expects (P3.1): a TaskManager's live process or, while none runs, the next
+    /// one (a message to it is delivered if that one starts before it arrives).
+    pub(crate) fn incarnation(&self, address: Address) -> u32 {
+        match address {
+            Address::JobMaster => self.membership.jobmaster,
+            Address::TaskManager(i) => {
+                let tm = &self.task_managers[i as usize];
+                tm.process + u32::from(!tm.alive)
+            }
+        }
+    }
+
+    pub(crate) fn alive(&self, address: Address) -> bool {
+        match address {
+            Address::JobMaster => self.membership.jobmaster_alive,
+            Address::TaskManager(i) => self.task_managers[i as usize].alive,
+        }
+    }
 }
 
 /// A handler's view of the world.
@@ -187,7 +193,7 @@ impl Ctx<'_, '_> {
     /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
     /// same link, unless its destination dies first.
     pub fn send(&mut self, from: Address, to: Address, rpc: Rpc) {
-        let incarnation = self.io.membership.incarnation(to);
+        let incarnation = self.io.incarnation(to);
         self.send_to(from, to, incarnation, rpc);
     }
 
@@ -197,7 +203,7 @@ impl Ctx<'_, '_> {
     pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
         let seq = match (from, to) {
             (Address::TaskManager(tm), Address::JobMaster) => {
-                let outbox = &mut self.io.outboxes[tm as usize];
+                let outbox = &mut self.io.task_managers[tm as usize].outbox;
                 let seq = outbox.number();
                 if outbox.is_holding() && !outbox::is_report(rpc.call) {
                     self.io
@@ -231,7 +237,7 @@ impl Ctx<'_, '_> {
         if let Some(retry) = lost {
             self.record(TraceEvent::RpcLost { from, to, retry });
         }
-        let incarnations = (self.io.membership.incarnation(from), incarnation);
+        let incarnations = (self.io.incarnation(from), incarnation);
         let at = self
             .io
             .rpc

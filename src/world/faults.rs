@@ -6,14 +6,12 @@ use crate::jobmaster::JobMaster;
 use crate::scenario::FaultKind;
 use crate::scenario::SubtaskRef;
 use crate::task::Task;
-use crate::taskmanager::TaskManager;
 use crate::trace::{FaultEvent, SavepointRefusal, TraceEvent};
 
 /// Carries out fault `index`.
 pub(super) fn fire(
     ctx: &mut Ctx<'_, '_>,
     jobmaster: &mut Option<JobMaster>,
-    task_managers: &mut [TaskManager],
     tasks: &mut [Option<Task>],
     index: u32,
     kind: FaultKind,
@@ -30,7 +28,7 @@ pub(super) fn fire(
             if let Some(t) = slot {
                 if !t.state().is_terminal() {
                     t.fail(ctx);
-                    task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
+                    ctx.io.task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
                     *slot = None;
                 }
             }
@@ -72,16 +70,13 @@ pub(super) fn fire(
                 index,
                 fault: FaultEvent::LoseTaskManager(task_manager),
             });
-            let membership = &mut ctx.io.membership;
-            if !membership.task_manager_alive[task_manager as usize] {
+            let tm = &mut ctx.io.task_managers[task_manager as usize];
+            if !tm.alive {
                 return;
             }
-            membership.task_manager_alive[task_manager as usize] = false;
-            let dead = membership.task_manager[task_manager as usize];
-            membership.task_manager[task_manager as usize] += 1;
+            // Its process dies with what it kept (P3.1, P3.3).
+            let dead = tm.crash();
             ctx.record(TraceEvent::TaskManagerLost { task_manager });
-            task_managers[task_manager as usize].died();
-            ctx.io.outboxes[task_manager as usize].clear();
             // Finished producers whose result partitions die with the TaskManager.
             let mut lost_finished = Vec::new();
             for slot in tasks.iter_mut() {
@@ -106,7 +101,7 @@ pub(super) fn fire(
                     if reading {
                         let t = slot.as_mut().expect("reading");
                         t.fail(ctx);
-                        task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
+                        ctx.io.task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
                         *slot = None;
                     }
                 }

@@ -6,8 +6,9 @@
 //! ([`Streaming`], [`Batch`]). The actors' own code lives beside each other whatever the mode:
 //! one JobMaster (`crate::jobmaster`) whose scheduler differs by mode (pipelined regions in
 //! `crate::jobmaster::regions`; the adaptive batch scheduler, job event log and FLIP-383
-//! recovery in `crate::jobmaster::batch`), the batch TaskManager (tasks and blocking
-//! partitions) in `crate::taskmanager::batch`.
+//! recovery in `crate::jobmaster::batch`), one TaskManager (`crate::taskmanager`) whose part
+//! differs by mode (the batch one's tasks and blocking partitions in
+//! `crate::taskmanager::batch`).
 //!
 //! Actors (JobMaster, TaskManagers, tasks) own their state and change it only in their
 //! handlers; they learn about each other only through RPCs and data channels, which the world

@@ -21,7 +21,7 @@ use crate::source_mutant::{on, SourceMutant};
 use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::taskmanager::reconcile::{keep, report, schedule_retry};
-use crate::taskmanager::{outbox, Outbox, TaskManager};
+use crate::taskmanager::{outbox, TaskManager};
 use crate::trace::{Address, Call, Retain, Rpc, Trace, TraceEvent};
 use sim::{Actor, Duration, Instant, RandomStreams, Scheduler};
 
@@ -33,15 +33,14 @@ struct JobMasterSpec {
 }
 
 /// The streaming half of the world: the JobMaster with its pipelined-region scheduling and
-/// CheckpointCoordinator, the TaskManagers and their tasks, and `Io` (channels, RPC links,
-/// storage, trace, oracles, fault plan).
+/// CheckpointCoordinator, the tasks, and `Io` (the TaskManagers, channels, RPC links, storage,
+/// trace, oracles, fault plan).
 pub struct Streaming {
     pub graph: ExecutionGraph,
     pub config: Config,
     /// `None` while the JobMaster is dead and no successor has been elected.
     pub jobmaster: Option<JobMaster>,
     spec: JobMasterSpec,
-    pub task_managers: Vec<TaskManager>,
     /// The current attempt of every subtask, while deployed.
     pub tasks: Vec<Option<Task>>,
     pub io: Io,
@@ -86,7 +85,6 @@ impl Streaming {
                         .iter()
                         .any(|f| matches!(f.kind, FaultKind::FailSnapshot { .. }))),
         };
-        let tms = cluster.task_managers as usize;
         let mut io = Io {
             data: DataPlane::new(&graph, &scenario.network, &streams),
             rpc: RpcLinks::new(
@@ -106,10 +104,8 @@ impl Streaming {
             membership: Membership {
                 jobmaster_alive: true,
                 jobmaster: 0,
-                task_manager_alive: vec![true; tms],
-                task_manager: vec![0; tms],
             },
-            outboxes: (0..tms).map(|_| Outbox::default()).collect(),
+            task_managers: (0..cluster.task_managers).map(TaskManager::new).collect(),
             records: Vec::new(),
         };
         if let Some(restore) = &scenario.restore_from {
@@ -128,11 +124,10 @@ impl Streaming {
                 spec.config,
                 config.bug,
                 0,
-                vec![Some(0); tms],
+                vec![Some(0); cluster.task_managers as usize],
             )),
             spec,
             config,
-            task_managers: (0..cluster.task_managers).map(TaskManager::new).collect(),
             tasks: (0..graph.subtasks.len()).map(|_| None).collect(),
             graph,
             io,
@@ -188,7 +183,6 @@ impl Streaming {
             config,
             jobmaster,
             spec,
-            task_managers,
             tasks,
             io,
         } = self;
@@ -218,11 +212,10 @@ impl Streaming {
                     from_incarnation: sender,
                 } = ctx.io.rpc.deliver(link);
                 let (from, to) = (link.from(), link.to());
-                let membership = &ctx.io.membership;
-                let dead = !membership.alive(to) || membership.incarnation(to) != incarnation;
+                let dead = !ctx.io.alive(to) || ctx.io.incarnation(to) != incarnation;
                 // Fencing (Flink's JobMasterId): a TaskManager refuses the RPCs of a
                 // JobMaster that is no longer the leader.
-                let fenced = from == Address::JobMaster && membership.jobmaster != sender;
+                let fenced = from == Address::JobMaster && ctx.io.membership.jobmaster != sender;
                 if let (Address::TaskManager(tm), true) = (from, reconcile) {
                     // P3.3: under reconciliation no RPC to the JobMaster is lost while its
                     // TaskManager lives: one that found no JobMaster, or one a reconciling
@@ -231,8 +224,8 @@ impl Streaming {
                     let refused = jobmaster
                         .as_mut()
                         .is_some_and(|jm| jm.regions().refuses(rpc.call));
-                    let sender_alive = membership.task_manager_alive[tm as usize]
-                        && membership.task_manager[tm as usize] == sender;
+                    let sending = &ctx.io.task_managers[tm as usize];
+                    let sender_alive = sending.runs(sender);
                     if !sender_alive && (outbox::is_report(rpc.call) || refused || dead) {
                         // The sender died since: nobody is left to keep what the JobMaster
                         // would refuse, and a report of a dead process is void (its heartbeat
@@ -247,7 +240,7 @@ impl Streaming {
                     }
                     if !outbox::is_report(rpc.call)
                         && sender_alive
-                        && (dead || refused || ctx.io.outboxes[tm as usize].is_holding())
+                        && (dead || refused || sending.outbox.is_holding())
                     {
                         keep(&mut ctx, tm, seq, rpc);
                         return;
@@ -283,12 +276,8 @@ impl Streaming {
                             // The slot still runs a previous attempt: it is cancelled first.
                             old.cancel(&mut ctx, false);
                         }
-                        let task = task_managers[tm as usize].submit(
-                            &ctx,
-                            rpc.subtask,
-                            rpc.attempt,
-                            restore,
-                        );
+                        ctx.io.task_managers[tm as usize].submit(rpc.subtask);
+                        let task = Task::new(&ctx, rpc.subtask, rpc.attempt, tm, restore);
                         slot.insert(task).start(&mut ctx);
                     }
                     (_, Address::TaskManager(tm), Call::CancelTask) => {
@@ -296,7 +285,7 @@ impl Streaming {
                         if let Some(task) = slot.as_mut().filter(|t| t.attempt() == rpc.attempt) {
                             if !task.state().is_terminal() {
                                 task.cancel(&mut ctx, true);
-                                task_managers[tm as usize].task_ended(task, now);
+                                ctx.io.task_managers[tm as usize].task_ended(task, now);
                                 *slot = None;
                             }
                         }
@@ -304,7 +293,7 @@ impl Streaming {
                     (_, Address::TaskManager(_), call) => match &mut tasks[rpc.subtask.index()] {
                         Some(task) if task.attempt() == rpc.attempt => {
                             task.on_rpc(&mut ctx, call);
-                            drop_if_failed(&mut tasks[rpc.subtask.index()], task_managers, now);
+                            drop_if_failed(&mut ctx, &mut tasks[rpc.subtask.index()]);
                         }
                         // F1.9: the TaskManager no longer hosts the attempt; a trigger fails
                         // ("checkpoint request for unknown task"), and the coordinator hears
@@ -370,9 +359,9 @@ impl Streaming {
                         continue;
                     }
                     if let Some((first, was_empty)) = records.take() {
-                        deliver(&mut ctx, tasks, task_managers, channel, first, was_empty);
+                        deliver(&mut ctx, tasks, channel, first, was_empty);
                     }
-                    deliver(&mut ctx, tasks, task_managers, channel, element, was_empty);
+                    deliver(&mut ctx, tasks, channel, element, was_empty);
                 }
                 if buffers {
                     if !run.is_empty() {
@@ -382,7 +371,7 @@ impl Streaming {
                 }
                 if let Some((first, was_empty)) = records {
                     if ctx.io.data.epoch(channel) == epoch {
-                        deliver(&mut ctx, tasks, task_managers, channel, first, was_empty);
+                        deliver(&mut ctx, tasks, channel, first, was_empty);
                     }
                 }
             }
@@ -403,7 +392,7 @@ impl Streaming {
                 if let Some(task) = &mut tasks[subtask.index()] {
                     if task.attempt() == attempt {
                         task.on_step(&mut ctx);
-                        drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
+                        drop_if_failed(&mut ctx, &mut tasks[subtask.index()]);
                     }
                 }
             }
@@ -411,7 +400,7 @@ impl Streaming {
                 if let Some(task) = &mut tasks[subtask.index()] {
                     if task.attempt() == attempt {
                         task.on_source_wake(&mut ctx);
-                        drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
+                        drop_if_failed(&mut ctx, &mut tasks[subtask.index()]);
                     }
                 }
             }
@@ -422,7 +411,7 @@ impl Streaming {
             } => {
                 if let Some(task) = current(tasks, subtask, attempt) {
                     task.on_alignment_timeout(&mut ctx, checkpoint);
-                    drop_if_failed(&mut tasks[subtask.index()], task_managers, now);
+                    drop_if_failed(&mut ctx, &mut tasks[subtask.index()]);
                 }
             }
             Event::TaskInitialized { subtask, attempt } => {
@@ -476,7 +465,7 @@ impl Streaming {
                 // A fault due after `heal_at` never fires: the healed phase has begun.
                 if let Some(fault) = ctx.io.faults.fire(index, now) {
                     let kind = fault.kind.clone();
-                    fire(&mut ctx, jobmaster, task_managers, tasks, index, kind);
+                    fire(&mut ctx, jobmaster, tasks, index, kind);
                 }
             }
             Event::ReleaseChannel { index } => release_channel(&mut ctx, index),
@@ -490,8 +479,12 @@ impl Streaming {
                 }
             }
             Event::TaskManagerRestart { task_manager } => {
-                ctx.io.membership.task_manager_alive[task_manager as usize] = true;
-                let process = ctx.io.membership.task_manager[task_manager as usize];
+                // The replacement process learns of the leader elected last (HA).
+                let leader = ctx.io.membership.jobmaster;
+                let tm = &mut ctx.io.task_managers[task_manager as usize];
+                tm.restart();
+                tm.leader = Some(leader);
+                let process = tm.process;
                 ctx.record(TraceEvent::TaskManagerStarted { task_manager });
                 if let Some(jm) = jobmaster {
                     jm.regions()
@@ -514,11 +507,17 @@ impl Streaming {
                 membership.jobmaster += 1;
                 membership.jobmaster_alive = true;
                 let incarnation = membership.jobmaster;
-                let alive: Vec<Option<u32>> = membership
-                    .task_manager_alive
-                    .iter()
-                    .zip(&membership.task_manager)
-                    .map(|(&alive, &process)| alive.then_some(process))
+                // The live TaskManagers learn of the new leader (HA) and register with it.
+                let alive: Vec<Option<u32>> = ctx
+                    .io
+                    .task_managers
+                    .iter_mut()
+                    .map(|tm| {
+                        tm.alive.then(|| {
+                            tm.leader = Some(incarnation);
+                            tm.process
+                        })
+                    })
                     .collect();
                 ctx.record(TraceEvent::JobMasterElected { incarnation });
                 // The leader change reaches the TaskManagers: without reconciliation whatever
@@ -545,10 +544,10 @@ impl Streaming {
                 // P3.2: every TaskManager alive reports to the new leader, then sends again
                 // what it kept (P3.3).
                 let retention = spec.config.terminal_state_retention;
-                for tm in task_managers.iter() {
-                    if ctx.io.membership.task_manager_alive[tm.index() as usize] {
+                for tm in 0..ctx.io.task_managers.len() as u32 {
+                    if ctx.io.task_managers[tm as usize].alive {
                         report(&mut ctx, tm, tasks, retention);
-                        schedule_retry(&mut ctx, tm.index());
+                        schedule_retry(&mut ctx, tm);
                     }
                 }
             }
@@ -561,13 +560,11 @@ impl Streaming {
                 task_manager,
                 process,
             } => {
-                let membership = &ctx.io.membership;
-                if !membership.task_manager_alive[task_manager as usize]
-                    || membership.task_manager[task_manager as usize] != process
-                {
+                let tm = &mut ctx.io.task_managers[task_manager as usize];
+                let Some(leader) = tm.leader.filter(|_| tm.runs(process)) else {
                     return; // the process died, and its outbox with it
-                }
-                let outbox = &mut ctx.io.outboxes[task_manager as usize];
+                };
+                let outbox = &mut tm.outbox;
                 let resend_now = ctx.config.bug == Some(Bug::ResendBeforeDrained);
                 if !resend_now && ctx.io.rpc.in_flight_from(task_manager).next().is_some() {
                     // Older RPCs are still on the wire: resent now, the kept ones would land
@@ -576,7 +573,6 @@ impl Streaming {
                     schedule_retry(&mut ctx, task_manager);
                     return;
                 }
-                let leader = ctx.io.membership.incarnation(Address::JobMaster);
                 let mut kept = outbox.take();
                 // source mutant resend-newest-first
                 let next = |kept: &mut std::collections::BTreeMap<_, _>| {
@@ -686,7 +682,6 @@ impl Streaming {
 fn deliver(
     ctx: &mut Ctx<'_, '_>,
     tasks: &mut [Option<Task>],
-    task_managers: &mut [TaskManager],
     channel: ChannelId,
     element: Element,
     was_empty: bool,
@@ -694,7 +689,7 @@ fn deliver(
     let consumer = ctx.graph.channels[channel.index()].to;
     if let Some(task) = &mut tasks[consumer.index()] {
         task.on_input(ctx, channel, element, was_empty);
-        drop_if_failed(&mut tasks[consumer.index()], task_managers, ctx.now);
+        drop_if_failed(ctx, &mut tasks[consumer.index()]);
     }
 }
 
@@ -716,12 +711,12 @@ fn buffer_arrived(ctx: &mut Ctx<'_, '_>, channel: ChannelId, run: &mut Vec<Recor
 /// A task that failed itself (its snapshot's synchronous part threw, F1.9) leaves its slot, as
 /// an injected task failure does.
 #[inline]
-fn drop_if_failed(slot: &mut Option<Task>, task_managers: &mut [TaskManager], now: Instant) {
+fn drop_if_failed(ctx: &mut Ctx<'_, '_>, slot: &mut Option<Task>) {
     if let Some(t) = slot
         .as_ref()
         .filter(|t| t.state() == ExecutionState::Failed)
     {
-        task_managers[t.task_manager() as usize].task_ended(t, now);
+        ctx.io.task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
         *slot = None;
     }
 }

@@ -455,7 +455,7 @@ impl With<'_, AdaptiveBatch> {
             .cluster
             .remote
             .iter()
-            .chain(ctx.tms.iter().flat_map(|t| t.partitions.iter()))
+            .chain(ctx.tms.iter().flat_map(|t| t.mode.partitions.iter()))
             .find(|p| p.producer == subtask && p.attempt == attempt)
             .map(|p| records(&p.fragments));
         let staged = ctx

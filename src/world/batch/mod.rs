@@ -38,7 +38,8 @@ use crate::jobmaster::{JobMaster, With};
 use crate::net::{RpcLinks, RpcPolicy};
 use crate::scenario::{Batch as BatchConfig, Scenario};
 use crate::status::{ExecutionState, JobStatus};
-use crate::taskmanager::batch::{Descriptor, Partition, Task, TaskManager};
+use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
+use crate::taskmanager::TaskManager;
 use crate::trace::{Address, FlushReason, Retain, Trace, TraceEvent};
 use crate::world::Event;
 use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
@@ -199,7 +200,7 @@ pub struct Batch {
     /// The elected JobMaster; `None` between a crash and the next election.
     pub(crate) jm: Option<JobMaster>,
     /// The TaskManagers, each acting through a [`TmCtx`] (`crate::taskmanager::batch`).
-    pub(crate) tms: Vec<TaskManager>,
+    pub(crate) tms: Vec<TaskManager<Blocking>>,
     pub cluster: Cluster,
 }
 
@@ -391,7 +392,7 @@ impl Cluster {
 /// kernel's scheduler for its timers.
 pub struct Ctx<'a, 's> {
     pub cluster: &'a mut Cluster,
-    pub(crate) tms: &'a mut [TaskManager],
+    pub(crate) tms: &'a mut [TaskManager<Blocking>],
     pub sched: &'a mut Scheduler<'s, Event>,
 }
 
@@ -439,7 +440,7 @@ impl Batch {
         &'a mut self,
         sched: &'a mut Scheduler<'s, Event>,
         tm: u32,
-    ) -> (&'a mut TaskManager, TmCtx<'a, 's>) {
+    ) -> (&'a mut TaskManager<Blocking>, TmCtx<'a, 's>) {
         tm_ctx::split(&mut self.tms, &mut self.cluster, sched, tm)
     }
 

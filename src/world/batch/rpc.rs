@@ -5,7 +5,8 @@
 
 use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
-use crate::taskmanager::batch::TaskManager;
+use crate::taskmanager::batch::Blocking;
+use crate::taskmanager::TaskManager;
 use crate::trace::{Address, TraceEvent};
 use crate::world::batch::{Batch, Cluster, Msg, Sent};
 use crate::world::Event;
@@ -18,7 +19,7 @@ impl Cluster {
     pub(crate) fn send_to(
         &mut self,
         sched: &mut Scheduler<'_, Event>,
-        tm: &TaskManager,
+        tm: &TaskManager<Blocking>,
         (from, to, to_incarnation): (Address, Address, u32),
         msg: Msg,
         seq: u64,
@@ -49,7 +50,7 @@ impl Cluster {
         };
         let sent = Sent {
             msg,
-            epoch: tm.link_epoch,
+            epoch: tm.mode.link_epoch,
         };
         let at = self
             .rpc
@@ -77,10 +78,10 @@ impl Batch {
         if let Address::TaskManager(t) = from {
             let sender = &mut self.tms[t as usize];
             if sender.process == from_process {
-                sender.wire.remove(&seq);
+                sender.mode.wire.remove(&seq);
             }
         }
-        if self.tms[tm as usize].link_epoch != epoch {
+        if self.tms[tm as usize].mode.link_epoch != epoch {
             // The connection reset under it: what was on the wire is gone (P3.3: a sender
             // that keeps it learns so).
             let (t, mut ctx) = self.task_manager(sched, tm);
@@ -93,12 +94,12 @@ impl Batch {
                     unreachable!("only TaskManagers write to the JobMaster")
                 };
                 let sender = &mut self.tms[tm as usize];
-                let sender_alive = sender.alive && sender.process == from_process;
+                let sender_alive = sender.runs(from_process);
                 if !sender_alive {
                     // Its connection died with it: what it still had on the wire is gone.
                     return;
                 }
-                sender.in_flight = sender.in_flight.saturating_sub(1);
+                sender.mode.in_flight = sender.mode.in_flight.saturating_sub(1);
                 let alive = self
                     .jm
                     .as_ref()
@@ -119,7 +120,7 @@ impl Batch {
                 // none (F2.5: it stopped trusting it, as a TaskExecutor closes the JobManager
                 // connection, after which it accepts no task from it).
                 let fenced = t.leader != Some(from_process);
-                if t.alive && t.connected && t.process == to_incarnation && !fenced {
+                if t.runs(to_incarnation) && t.connected && !fenced {
                     let (t, mut ctx) = self.task_manager(sched, tm);
                     t.receive(&mut ctx, msg);
                 }
@@ -137,10 +138,7 @@ impl Batch {
         (seq, from_process): (u64, u32),
         reachable: bool,
     ) {
-        let sender_alive = {
-            let t = &self.tms[tm as usize];
-            t.alive && t.process == from_process
-        };
+        let sender_alive = self.tms[tm as usize].runs(from_process);
         // P3.3: while the sender keeps older RPCs, one that arrives from the wire joins them
         // (in send order) instead of overtaking them.
         let holding = self.tms[tm as usize].outbox.is_holding()

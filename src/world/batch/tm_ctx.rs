@@ -12,8 +12,9 @@ use crate::bug::Bug;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::Batch as BatchConfig;
 use crate::status::ExecutionState;
-use crate::taskmanager::batch::{Descriptor, Partition, Task, TaskManager};
+use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
 use crate::taskmanager::Outbox;
+use crate::taskmanager::TaskManager;
 use crate::trace::{Address, TraceEvent};
 use crate::world::batch::{Cluster, Msg};
 use crate::world::Event;
@@ -21,13 +22,16 @@ use sim::{Duration, Instant, Scheduler};
 
 /// The other TaskManagers, as one of them sees them: their partitions, to read.
 pub struct Peers<'a> {
-    before: &'a [TaskManager],
-    after: &'a [TaskManager],
+    before: &'a [TaskManager<Blocking>],
+    after: &'a [TaskManager<Blocking>],
 }
 
 impl<'a> Peers<'a> {
     /// TaskManager `tm` of `tms`, to change, and the others, to read.
-    fn around(tms: &'a mut [TaskManager], tm: u32) -> (&'a mut TaskManager, Peers<'a>) {
+    fn around(
+        tms: &'a mut [TaskManager<Blocking>],
+        tm: u32,
+    ) -> (&'a mut TaskManager<Blocking>, Peers<'a>) {
         let (before, rest) = tms.split_at_mut(tm as usize);
         let (me, after) = rest
             .split_first_mut()
@@ -40,7 +44,7 @@ impl<'a> Peers<'a> {
     }
 
     /// TaskManager `tm`, unless it is the one looking.
-    pub(crate) fn get(&self, tm: u32) -> Option<&TaskManager> {
+    pub(crate) fn get(&self, tm: u32) -> Option<&TaskManager<Blocking>> {
         let tm = tm as usize;
         let split = self.before.len();
         match tm.cmp(&split) {
@@ -53,11 +57,11 @@ impl<'a> Peers<'a> {
 
 /// TaskManager `tm` of `tms`, with its context: the rest of the cluster and the scheduler.
 pub(crate) fn split<'a, 's>(
-    tms: &'a mut [TaskManager],
+    tms: &'a mut [TaskManager<Blocking>],
     cluster: &'a mut Cluster,
     sched: &'a mut Scheduler<'s, Event>,
     tm: u32,
-) -> (&'a mut TaskManager, TmCtx<'a, 's>) {
+) -> (&'a mut TaskManager<Blocking>, TmCtx<'a, 's>) {
     let (me, peers) = Peers::around(tms, tm);
     (
         me,
@@ -118,7 +122,12 @@ impl TmCtx<'_, '_> {
 
     /// Sends message number `seq` of TaskManager `from` to the JobMaster elected last; whether
     /// it went on the wire (a cut link loses it).
-    pub(crate) fn send_to_jobmaster(&mut self, from: &TaskManager, msg: Msg, seq: u64) -> bool {
+    pub(crate) fn send_to_jobmaster(
+        &mut self,
+        from: &TaskManager<Blocking>,
+        msg: Msg,
+        seq: u64,
+    ) -> bool {
         let to = (
             Address::TaskManager(from.index),
             Address::JobMaster,
@@ -278,7 +287,7 @@ impl TmCtx<'_, '_> {
     }
 
     /// Another TaskManager, for its partitions.
-    pub(crate) fn peer(&self, tm: u32) -> Option<&TaskManager> {
+    pub(crate) fn peer(&self, tm: u32) -> Option<&TaskManager<Blocking>> {
         self.peers.get(tm)
     }
 }
@@ -290,7 +299,7 @@ mod tests {
     /// A TaskManager sees every other one as its peer, by its own number, and not itself.
     #[test]
     fn peers_are_the_others_by_number() {
-        let mut tms: Vec<TaskManager> = (0..4).map(TaskManager::new).collect();
+        let mut tms: Vec<TaskManager<Blocking>> = (0..4).map(TaskManager::new).collect();
         for me in 0..4u32 {
             let (mine, peers) = Peers::around(&mut tms, me);
             assert_eq!(mine.index, me);

@@ -472,7 +472,10 @@ fn a_finished_producer_without_its_partition_fails_the_window() {
         |_, e| matches!(e, Event::JobMasterElected),
         |w, _| {
             let (s, _, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
-            w.tms[tm as usize].partitions.retain(|p| p.producer != s);
+            w.tms[tm as usize]
+                .mode
+                .partitions
+                .retain(|p| p.producer != s);
         },
     );
     assert_eq!(staged.outcome(), ReconcileOutcome::Failing);
@@ -500,7 +503,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
                         subtask: s,
                         attempt: a,
                     };
-                    w.tms[tm as usize].wire.insert(u64::MAX, request);
+                    w.tms[tm as usize].mode.wire.insert(u64::MAX, request);
                 }
                 source = Some(s);
             },
@@ -546,7 +549,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
         |_, e| matches!(e, Event::JobMasterElected),
         |w, _| {
             let (s, a, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
-            let partitions = &mut w.tms[tm as usize].partitions;
+            let partitions = &mut w.tms[tm as usize].mode.partitions;
             let kept = partitions
                 .iter()
                 .find(|p| p.producer == s && p.attempt == a)
@@ -587,7 +590,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
         .world
         .tms
         .iter()
-        .flat_map(|t| &t.partitions)
+        .flat_map(|t| &t.mode.partitions)
         .filter(|p| p.producer == s)
         .map(|p| p.attempt)
         .collect();
@@ -615,7 +618,7 @@ fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
         },
         |w, _| {
             for t in &mut w.tms {
-                t.link_epoch += 1;
+                t.mode.link_epoch += 1;
             }
         },
     );
