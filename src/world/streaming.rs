@@ -712,12 +712,19 @@ fn buffer_arrived(ctx: &mut Ctx<'_, '_>, channel: ChannelId, run: &mut Vec<Recor
 /// an injected task failure does.
 #[inline]
 fn drop_if_failed(ctx: &mut Ctx<'_, '_>, slot: &mut Option<Task>) {
-    if let Some(t) = slot
+    if slot
         .as_ref()
-        .filter(|t| t.state() == ExecutionState::Failed)
+        .is_some_and(|t| t.state() == ExecutionState::Failed)
     {
-        ctx.io.task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
-        *slot = None;
+        drop_failed(ctx, slot);
+    }
+}
+
+/// `drop_if_failed`'s rare part, kept out of the hot paths that call it.
+#[cold]
+fn drop_failed(ctx: &mut Ctx<'_, '_>, slot: &mut Option<Task>) {
+    if let Some(t) = slot.take() {
+        ctx.io.task_managers[t.task_manager() as usize].task_ended(&t, ctx.now);
     }
 }
 
