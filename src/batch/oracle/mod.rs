@@ -321,7 +321,8 @@ impl BatchOracles {
         (now, index): (Instant, u64),
     ) {
         if let Received::Partition { subtask, attempt } = what {
-            self.tracked.reported(tm, subtask, attempt);
+            self.tracked
+                .reported((tm, process), (subtask, attempt), (now, index));
             if let Some(cleaned) = self.retention.reported(tm, (subtask, attempt)) {
                 let name = graph.subtask_name(subtask).to_string();
                 self.violate(
@@ -717,6 +718,14 @@ impl BatchOracles {
                      step 5: the log is deleted and the job restarts in full)"
                         .into(),
                 );
+            }
+            TraceEvent::RecoveryStarted {
+                full_restart: false,
+                ..
+            } => {
+                let durable = &self.log[..self.durable.min(self.log.len())];
+                self.tracked
+                    .recovery_started(&Self::replay(graph, durable).finished);
             }
             TraceEvent::RecoveryStarted {
                 full_restart: true, ..

@@ -17,7 +17,13 @@
 //! stops tracking and releases, then makes the new attempt). So a release of a tracked
 //! partition is held as a suspect until the end of its instant: the subtask's reset in that
 //! instant clears it; anything at a later instant, or the end of the run, finds it a violation.
+//!
+//! The other side of the same rule (F2.4 step 3): while a recovery waits for reports (P2.4), a
+//! reported partition the durable job events do not name as finished there (another attempt,
+//! or another place) has a producer that did not finish, and is released as it is reported,
+//! in the same instant, not kept until the wait ends.
 
+use crate::batch::events::Location;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::status::ExecutionState;
 use crate::trace::{ReconcileOutcome, TraceEvent};
@@ -36,6 +42,12 @@ pub(super) struct Tracked {
     /// Releases of tracked partitions not yet explained by a reset in their instant: subtask,
     /// attempt, TaskManager, when, the release's event index.
     suspects: Vec<(SubtaskId, u32, u32, Instant, u64)>,
+    /// While a recovery waits for reports (P2.4): per subtask, the finish the durable job
+    /// events name (attempt, TaskManager, process; remote finishes are not reported).
+    awaited: Option<BTreeMap<SubtaskId, (u32, u32, u32)>>,
+    /// Partitions reported during that wait that the job events do not name, not yet
+    /// released: subtask, attempt, TaskManager, when, the report's event index.
+    unclaimed: Vec<(SubtaskId, u32, u32, Instant, u64)>,
 }
 
 impl Tracked {
@@ -92,7 +104,9 @@ impl Tracked {
             TraceEvent::JobMasterLost { .. } => {
                 self.tracked.clear();
                 self.offered.clear();
+                self.awaited = None;
             }
+            TraceEvent::RecoveryEnded { .. } => self.awaited = None,
             // A reconcile window that ends FAILING makes a fresh execution graph (P3.4), which
             // recovers from the partitions the window's reports offered.
             TraceEvent::ReconcileEnded {
@@ -105,6 +119,9 @@ impl Tracked {
                 attempt,
             } => {
                 self.offered.remove(&(subtask, attempt));
+                self.unclaimed.retain(|&(s, a, tm, at, _)| {
+                    (s, a, tm, at) != (subtask, attempt, task_manager, now)
+                });
                 if self.tracked.get(&subtask) == Some(&(attempt, task_manager)) {
                     self.suspects
                         .push((subtask, attempt, task_manager, now, index));
@@ -115,10 +132,37 @@ impl Tracked {
         found
     }
 
-    /// TaskManager `tm` reported the partition of `attempt` of `subtask` to the JobMaster now
-    /// leading, which took the report.
-    pub(super) fn reported(&mut self, tm: u32, subtask: SubtaskId, attempt: u32) {
+    /// A recovery starts waiting for reports: `finished` is what the durable job events name
+    /// (per subtask, attempt and place), as the oracle replays them.
+    pub(super) fn recovery_started(&mut self, finished: &BTreeMap<SubtaskId, (u32, Location)>) {
+        let on_task_managers =
+            finished
+                .iter()
+                .filter_map(|(&s, &(attempt, location))| match location {
+                    Location::TaskManager {
+                        task_manager,
+                        process,
+                    } => Some((s, (attempt, task_manager, process))),
+                    Location::Remote => None,
+                });
+        self.awaited = Some(on_task_managers.collect());
+    }
+
+    /// TaskManager `tm`'s process `process` reported the partition of `attempt` of `subtask`
+    /// to the JobMaster now leading, which took the report at `(now, index)`.
+    pub(super) fn reported(
+        &mut self,
+        (tm, process): (u32, u32),
+        (subtask, attempt): (SubtaskId, u32),
+        (now, index): (Instant, u64),
+    ) {
         self.offered.insert((subtask, attempt), tm);
+        if let Some(awaited) = &self.awaited {
+            // F2.4 step 3: its producer did not finish, as far as the job events know.
+            if awaited.get(&subtask) != Some(&(attempt, tm, process)) {
+                self.unclaimed.push((subtask, attempt, tm, now, index));
+            }
+        }
     }
 
     /// The end of the run: a suspect left is a violation.
@@ -129,6 +173,22 @@ impl Tracked {
     /// The first suspect of an instant before `now`, as a violation; the others go with it
     /// (one violation per invariant is reported).
     fn settle(&mut self, graph: &ExecutionGraph, now: Instant) -> Option<(Instant, u64, String)> {
+        if let Some(&(s, attempt, tm, at, index)) = self.unclaimed.first() {
+            if at < now {
+                self.unclaimed.clear();
+                let name = graph.subtask_name(s);
+                return Some((
+                    at,
+                    index,
+                    format!(
+                        "TaskManager{tm} reported the partition of {name} (attempt {attempt}) \
+                         while the recovery waited, which the durable job events do not name \
+                         as finished there, and the JobMaster did not release it at once (F2.4 \
+                         step 3: a partition whose producer did not finish is released)"
+                    ),
+                ));
+            }
+        }
         let &(s, attempt, tm, at, index) = self.suspects.first()?;
         if at >= now {
             return None;
@@ -278,6 +338,62 @@ mod tests {
         }
     }
 
+    /// F2.4 step 3: during the wait, a report the job events do not name (another attempt,
+    /// another place) is released in its instant; the one they name is kept.
+    #[test]
+    fn a_report_the_job_events_do_not_name_is_released_at_once() {
+        let graph = graph();
+        let at = |ms| Instant::ZERO + sim::Duration::from_millis(ms);
+        let logged = BTreeMap::from([(
+            SRC0,
+            (
+                0,
+                Location::TaskManager {
+                    task_manager: 1,
+                    process: 0,
+                },
+            ),
+        )]);
+        // (reported attempt, TaskManager, process, released at ms): the violation's index.
+        let cases = [
+            ((0, 1, 0, None), None),
+            ((1, 1, 0, Some(3)), None),
+            ((1, 1, 0, Some(4)), Some(1)),
+            ((1, 1, 0, None), Some(1)),
+            ((0, 0, 0, None), Some(1)),
+            ((0, 1, 1, None), Some(1)),
+        ];
+        for ((attempt, tm, process, released), want) in cases {
+            let mut ledger = Tracked::default();
+            ledger.recovery_started(&logged);
+            ledger.reported((tm, process), (SRC0, attempt), (at(3), 1));
+            let mut found = None;
+            if let Some(ms) = released {
+                found = found.or(ledger.observe(&graph, (at(ms), 2), &release(SRC0, attempt, tm)));
+            }
+            found = found.or(ledger.finish(&graph));
+            let got = found.map(|(_, i, _)| i);
+            assert_eq!(
+                got, want,
+                "attempt {attempt} on {tm}/{process}, released {released:?}"
+            );
+        }
+        // Outside a recovery's wait, or once it ended, nothing is due at once.
+        let mut ledger = Tracked::default();
+        ledger.recovery_started(&logged);
+        ledger.observe(
+            &graph,
+            (at(2), 0),
+            &TraceEvent::RecoveryEnded {
+                recovered: 0,
+                rerun: 0,
+                timed_out: true,
+            },
+        );
+        ledger.reported((1, 0), (SRC0, 1), (at(3), 1));
+        assert!(ledger.finish(&graph).is_none());
+    }
+
     #[test]
     fn a_recovered_or_adopted_finish_is_tracked_only_if_its_partition_was_reported() {
         for from in [Created, Reconciling] {
@@ -299,7 +415,7 @@ mod tests {
                 (at(5), 1),
                 &TraceEvent::JobMasterLost { incarnation: 0 },
             );
-            ledger.reported(1, SRC0, 0);
+            ledger.reported((1, 0), (SRC0, 0), (at(5), 2));
             ledger.observe(&graph, (at(6), 2), &state(SRC0, 0, from));
             ledger.observe(&graph, (at(7), 3), &release(SRC0, 0, 1));
             assert_eq!(
