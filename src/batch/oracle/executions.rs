@@ -192,18 +192,10 @@ impl Executions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario;
     use ExecutionState::*;
 
     fn graph() -> ExecutionGraph {
-        let text = r#"{"name": "t", "mode": "batch",
-            "job": {"vertices": [
-                {"id": "src", "operator": "source", "parallelism": 3, "records": 4},
-                {"id": "sink", "operator": "sink", "parallelism": 1}],
-              "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]},
-            "cluster": {"task_managers": 2, "slots_per_task_manager": 2},
-            "batch": {"coordinators": {"src": {"splits": 3}}}}"#;
-        ExecutionGraph::build(&scenario::parse(text, "t").expect("valid").job)
+        crate::batch::oracle::tests::src_to_sink(3)
     }
 
     #[test]

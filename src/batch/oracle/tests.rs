@@ -10,6 +10,21 @@ use sim::Duration;
 
 const SRC: SubtaskId = SubtaskId(0);
 
+/// The execution graph of a batch job `src` (`sources` subtasks, a coordinator with that many
+/// splits) → `sink` (1), all-to-all, for the ledgers' own unit tests.
+pub(super) fn src_to_sink(sources: u32) -> ExecutionGraph {
+    let text = format!(
+        r#"{{"name": "t", "mode": "batch",
+        "job": {{"vertices": [
+            {{"id": "src", "operator": "source", "parallelism": {sources}, "records": 4}},
+            {{"id": "sink", "operator": "sink", "parallelism": 1}}],
+          "edges": [{{"from": "src", "to": "sink", "pattern": "all_to_all"}}]}},
+        "cluster": {{"task_managers": 2, "slots_per_task_manager": 2}},
+        "batch": {{"coordinators": {{"src": {{"splits": {sources}}}}}}}}}"#
+    );
+    ExecutionGraph::build(&crate::scenario::parse(&text, "t").expect("valid").job)
+}
+
 struct Feed {
     graph: ExecutionGraph,
     oracles: BatchOracles,

@@ -217,14 +217,7 @@ mod tests {
     use ExecutionState::{Created, Finished, Reconciling, Running};
 
     fn graph() -> ExecutionGraph {
-        let text = r#"{"name": "t", "mode": "batch",
-            "job": {"vertices": [
-                {"id": "src", "operator": "source", "parallelism": 2, "records": 4},
-                {"id": "sink", "operator": "sink", "parallelism": 1}],
-              "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]},
-            "cluster": {"task_managers": 2, "slots_per_task_manager": 2}}"#;
-        let scenario = crate::scenario::parse(text, "t").expect("valid");
-        ExecutionGraph::build(&scenario.job)
+        crate::batch::oracle::tests::src_to_sink(2)
     }
 
     const SRC0: SubtaskId = SubtaskId(0);
