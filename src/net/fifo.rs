@@ -111,6 +111,27 @@ impl Fifo {
         }
     }
 
+    /// Elements `start..start + len` as two slices, oldest first (the second is empty unless
+    /// the range wraps around the heap queue's ring).
+    #[inline]
+    pub(super) fn slices(&self, start: usize, len: usize) -> (&[Element], &[Element]) {
+        let end = start + len;
+        match (&self.one, &self.more) {
+            (Some(_), _) => (&self.one.as_slice()[start..end], &[]),
+            (None, Some(more)) => {
+                let (a, b) = more.as_slices();
+                if end <= a.len() {
+                    (&a[start..end], &[])
+                } else if start >= a.len() {
+                    (&b[start - a.len()..end - a.len()], &[])
+                } else {
+                    (&a[start..], &b[..end - a.len()])
+                }
+            }
+            (None, None) => (&[][start..end], &[]),
+        }
+    }
+
     /// The elements, oldest first.
     pub(super) fn iter(&self) -> impl Iterator<Item = Element> + '_ {
         self.one
@@ -166,6 +187,12 @@ mod tests {
             assert!(fifo.iter().eq(reference.iter().copied()));
             for (i, r) in reference.iter().enumerate() {
                 assert_eq!(fifo.get(i), *r);
+            }
+            // Every range, wrapping around the ring or not, as two slices.
+            let n = reference.len();
+            for (start, end) in [(0, n), (n / 3, n), (0, n / 2), (n / 4, n - n / 4), (n, n)] {
+                let (a, b) = fifo.slices(start, end - start);
+                assert!(a.iter().chain(b).eq(reference.range(start..end)));
             }
             if len == 0 && fifo.len() == 1 {
                 assert!(

@@ -153,6 +153,12 @@ impl DataPlane {
         b.channels[channel.index()].unsent >= b.per_buffer
     }
 
+    /// F1.14: a zero buffer timeout, with which every record is sent as soon as it is written.
+    #[inline]
+    pub fn sends_every_record(&self) -> bool {
+        self.buffers().settings.timeout == Duration::ZERO
+    }
+
     /// F1.14: serialises a record into `channel`'s current buffer, which has room.
     #[inline]
     pub fn write(&mut self, channel: ChannelId, element: Element) {
@@ -193,6 +199,25 @@ impl DataPlane {
     /// Elements in `channel`'s queue: buffered, on the wire and (F1.14) in the current buffer.
     pub fn queued(&self, channel: ChannelId) -> usize {
         self.channels[channel.index()].queue.len()
+    }
+
+    /// F1.14: appends the records `first..first + len` of `channel`'s queue (a data buffer's)
+    /// to `out`.
+    #[inline]
+    pub fn copy_records(
+        &self,
+        channel: ChannelId,
+        first: usize,
+        len: usize,
+        out: &mut Vec<crate::record::Record>,
+    ) {
+        let (a, b) = self.channels[channel.index()].queue.slices(first, len);
+        for part in [a, b] {
+            out.extend(part.iter().map(|element| match *element {
+                Element::Record(record) => record,
+                other => unreachable!("a data buffer holds records only, got {other:?}"),
+            }));
+        }
     }
 
     /// Element `index` of `channel`'s queue (oldest first).

@@ -7,8 +7,12 @@
 //! fraction of that: it radix-sorts packed 64-bit keys (the vertex and origin, then the record's
 //! key) and compares whole entries only where two share vertex, origin and key,
 //! which in practice means copies of one record.
+//!
+//! Most runs need no sort at all: [`same_entries`] tells in one pass over each list whether
+//! they hold the same entries, as many times each, and only when they do not does `finish`
+//! sort both to find and name what differs.
 
-use crate::record::Record;
+use crate::record::{mix64, Record};
 use std::cmp::Ordering;
 
 /// Sorts `items` into the order `cmp` gives, where `cmp` orders first by `head(item)`'s sink
@@ -63,6 +67,43 @@ pub fn sort_by_sink_record<T: Copy>(
         start = end;
     }
     *items = sorted;
+}
+
+/// Whether `got` (through `head`) and `want` hold the same `(sink vertex, record)` entries,
+/// each as many times, in any order: then the sorted walk of `Oracles::finish` matches every
+/// entry one for one and finds nothing.
+///
+/// *How:* the lengths, and two sums over the entries of a 64-bit hash of each entry (a
+/// multiply-and-rotate chain over its fields, then SplitMix64's finalizer), one sum of the
+/// hash and one of its product with an odd constant, rotated. A sum does not depend on the
+/// order, and a missing, extra, repeated or altered entry changes both unless two 64-bit
+/// sums collide at once. Any mismatch sends `finish` to the sorted walk, so only a collision could hide a
+/// difference, never invent one.
+///
+/// *Why:* sorting the two lists cost more than all else at the end of a run at realistic
+/// rates (two sorts of 250,000 entries on `streaming-100-buffers`, 7% of its instructions).
+pub fn same_entries<T>(
+    got: &[T],
+    want: &[(u32, Record)],
+    head: impl Fn(&T) -> (u32, Record),
+) -> bool {
+    got.len() == want.len()
+        && fingerprint(got.iter().map(head)) == fingerprint(want.iter().copied())
+}
+
+/// The order-free fingerprint of [`same_entries`].
+fn fingerprint(entries: impl Iterator<Item = (u32, Record)>) -> (u64, u64) {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    entries.fold((0, 0), |(first, second), (vertex, r)| {
+        let h = (u64::from(vertex) << 32 | u64::from(r.origin.0)).wrapping_mul(K);
+        let h = (h.rotate_left(23) ^ r.seq).wrapping_mul(K);
+        let h = (h.rotate_left(23) ^ (u64::from(r.key) << 32 | u64::from(vertex))).wrapping_mul(K);
+        let h = mix64(h ^ r.value as u64);
+        (
+            first.wrapping_add(h),
+            second.wrapping_add(h.wrapping_mul(0xbf58_476d_1ce4_e5b9).rotate_left(31)),
+        )
+    })
 }
 
 /// Bits of the key one pass of [`radix_sort`] sorts by: six passes cover 64 bits, and a
@@ -142,5 +183,64 @@ mod tests {
         plain_pairs.sort_unstable();
         sort_by_sink_record(&mut pairs, |&p| p, |a, b| a.cmp(b));
         assert_eq!(pairs, plain_pairs);
+    }
+
+    /// The same entries in another order are the same; one missing, one more copy, one
+    /// altered field or one record moved to another sink is not.
+    #[test]
+    fn same_entries_ignores_order_only() {
+        let record = |seq: u64| Record {
+            origin: SubtaskId(seq as u32 % 3),
+            key: (seq * 7) as u32,
+            seq,
+            value: seq as i64 % 5,
+        };
+        let want: Vec<(u32, Record)> = (0..1_000).map(|s| (s as u32 % 2, record(s))).collect();
+        let mut got: Vec<(u32, Record, u64)> = want.iter().rev().map(|&(v, r)| (v, r, 0)).collect();
+        let head = |&(v, r, _): &(u32, Record, u64)| (v, r);
+        assert!(same_entries(&got, &want, head));
+        let last = got.pop().unwrap();
+        assert!(!same_entries(&got, &want, head), "one missing");
+        got.push(got[0]);
+        assert!(
+            !same_entries(&got, &want, head),
+            "one copy instead of another"
+        );
+        got.pop();
+        got.push(last);
+        for altered in [
+            (last.0 ^ 1, last.1),
+            (
+                last.0,
+                Record {
+                    value: last.1.value + 1,
+                    ..last.1
+                },
+            ),
+            (
+                last.0,
+                Record {
+                    key: last.1.key + 1,
+                    ..last.1
+                },
+            ),
+            (
+                last.0,
+                Record {
+                    seq: last.1.seq + 1,
+                    ..last.1
+                },
+            ),
+            (
+                last.0,
+                Record {
+                    origin: SubtaskId(9),
+                    ..last.1
+                },
+            ),
+        ] {
+            *got.last_mut().unwrap() = (altered.0, altered.1, 0);
+            assert!(!same_entries(&got, &want, head), "{altered:?}");
+        }
     }
 }

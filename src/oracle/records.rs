@@ -168,6 +168,17 @@ impl Oracles {
                 }
                 true
             }
+            // F1.14 step 12: what `observe` does with each `commit` of the transaction (no
+            // oracle but the output's looks at a commit, nor at `transaction_committed`).
+            TraceEvent::TransactionCommitted { subtask, .. } => {
+                let vertex = graph.subtasks[subtask.index()].vertex.0;
+                self.sunk.extend(records.iter().map(|&record| Sunk {
+                    vertex,
+                    record,
+                    event_index: index,
+                }));
+                true
+            }
             _ => false,
         }
     }

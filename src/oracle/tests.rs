@@ -959,10 +959,11 @@ fn the_records_short_path_judges_as_the_full_path() {
     assert_eq!(judge(true), judge(false));
 }
 
-/// F1.14 step 10: a network buffer shown to the oracles in one call (`observe_buffer`, on the
-/// records' short path or the full one) is judged exactly as its records shown one by one at
-/// the buffer event's index: the same violations as they happen (`trigger-at-once`,
-/// `finished-not-rerun`), the same counts and the same end-of-run judgement.
+/// F1.14 steps 10 and 12: a network buffer, or a committed transaction, shown to the oracles
+/// in one call (`observe_buffer`, on the records' short path or the full one) is judged
+/// exactly as its records shown one by one at the buffer event's index: the same violations
+/// as they happen (`trigger-at-once`, `finished-not-rerun`), the same counts and the same
+/// end-of-run judgement.
 #[test]
 fn a_buffer_is_judged_as_its_records_one_by_one() {
     use ExecutionState::{Finished, Running};
@@ -994,6 +995,15 @@ fn a_buffer_is_judged_as_its_records_one_by_one() {
                     subtask,
                     channel,
                     element: Element::Record(r),
+                },
+                TraceEvent::TransactionCommitted {
+                    subtask,
+                    checkpoint,
+                    ..
+                } => TraceEvent::Commit {
+                    subtask,
+                    checkpoint,
+                    record: r,
                 },
                 other => unreachable!("{other:?}"),
             };
@@ -1050,6 +1060,13 @@ fn a_buffer_is_judged_as_its_records_one_by_one() {
         run.restore(1);
         buffer(&mut run, sent(1), 4..5);
         buffer(&mut run, taken(1), 3..4);
+        let committed = TraceEvent::TransactionCommitted {
+            subtask: SINK,
+            checkpoint: 1,
+            records: 3,
+            digest: Some(0),
+        };
+        buffer(&mut run, committed, 1..4);
         let during = run.violations();
         let invariants: Vec<Invariant> = during.iter().map(|v| v.0).collect();
         assert!(invariants.contains(&Invariant::TriggerAtOnce), "{during:?}");

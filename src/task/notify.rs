@@ -5,7 +5,7 @@
 //! itself (F1.11 step 5).
 
 use super::{Phase, Task};
-use crate::record::Record;
+use crate::record::{digest, Record};
 use crate::trace::TraceEvent;
 use crate::world::Ctx;
 
@@ -33,6 +33,23 @@ impl Task {
             if records.is_empty() || !ctx.io.external.commit(self.id, checkpoint) {
                 continue;
             }
+            if ctx.io.data.uses_buffers() {
+                // F1.14 step 12: the transaction is one trace event; the oracles see each of
+                // its records as its `commit`.
+                let subtask = self.id;
+                let event = TraceEvent::TransactionCommitted {
+                    subtask,
+                    checkpoint,
+                    records: records.len() as u64,
+                    digest: Some(digest(&records)),
+                };
+                ctx.record_buffer(event, &records, |record| TraceEvent::Commit {
+                    subtask,
+                    checkpoint,
+                    record,
+                });
+                continue;
+            }
             for &record in &records {
                 ctx.record(TraceEvent::Commit {
                     subtask: self.id,
@@ -44,6 +61,7 @@ impl Task {
                 subtask: self.id,
                 checkpoint,
                 records: records.len() as u64,
+                digest: None,
             });
         }
     }

@@ -34,8 +34,7 @@ impl Task {
                         Some(seq) => {
                             let record = source_record(self.origin, seq);
                             let flow = self.chain.emitted_by_head(record);
-                            self.flow(ctx, flow);
-                            self.flush(ctx);
+                            self.flow_and_flush(ctx, flow);
                             let pause = draw(&mut ctx.io.workload, self.chain.source_interval());
                             self.pace(ctx, pause); // F1.14 step 11
                         }
@@ -182,8 +181,7 @@ impl Task {
             self.note_taken(slot, record);
             taken.push(record);
             let flow = self.chain.process(record);
-            self.flow(ctx, flow);
-            let unblocked = self.flush(ctx);
+            let unblocked = self.flow_and_flush(ctx, flow);
             busy = busy + draw(&mut ctx.io.workload, self.process_time);
             if !unblocked || ctx.io.data.rest_of_buffer(channel) == 0 {
                 break;

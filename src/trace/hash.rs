@@ -175,7 +175,12 @@ impl TraceEvent {
                 subtask,
                 checkpoint,
                 records,
-            } => words(h, 20, &[id(subtask), checkpoint, records]),
+                digest,
+            } => match digest {
+                None => words(h, 20, &[id(subtask), checkpoint, records]),
+                // F1.14 step 12: the transaction's records are in the hash through their digest.
+                Some(digest) => words(h, 20, &[id(subtask), checkpoint, records, digest]),
+            },
             TraceEvent::ChainedSink { subtask, record } => {
                 words(h, 45, &[id(subtask)]);
                 hash_element(h, Element::Record(record));

@@ -182,10 +182,14 @@ pub enum TraceEvent {
         record: Record,
     },
     /// A two-phase-commit sink committed the transaction pre-committed at `checkpoint`.
+    /// With network buffers (F1.14 step 12) this one event stands for the transaction's
+    /// `commit` events, with `digest` the digest of its records (`record::digest`); without,
+    /// `digest` is `None` and a `commit` event for each record comes before it.
     TransactionCommitted {
         subtask: SubtaskId,
         checkpoint: u64,
         records: u64,
+        digest: Option<u64>,
     },
     /// `flink` (F1.5 step 1): the consumer of `channel` dequeued EndOfData and tells the
     /// producer that all its records were processed.

@@ -279,14 +279,9 @@ impl Ctx<'_, '_> {
         );
         let mut records = std::mem::take(&mut self.io.records);
         records.clear();
-        records.extend(
-            (sent.first..sent.first + sent.records as usize).map(|index| {
-                match self.io.data.element(channel, index) {
-                    Element::Record(record) => record,
-                    other => unreachable!("a data buffer holds records only, got {other:?}"),
-                }
-            }),
-        );
+        self.io
+            .data
+            .copy_records(channel, sent.first, sent.records as usize, &mut records);
         let event = TraceEvent::BufferSent {
             channel,
             records: sent.records,

@@ -455,6 +455,7 @@ impl Narrator<'_> {
                 subtask,
                 checkpoint,
                 records,
+                ..
             } => told(
                 self.name(subtask),
                 if self.tasks[subtask.index()].ended_input { "P1.7" } else { "P1.8, P4 exactly-once-output" },

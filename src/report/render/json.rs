@@ -260,7 +260,16 @@ pub fn event_json(graph: &ExecutionGraph, index: u64, time: Instant, event: &Tra
             subtask,
             checkpoint,
             records,
+            digest: None,
         } => json!({"task": name(*subtask), "checkpoint": checkpoint, "records": records}),
+        TraceEvent::TransactionCommitted {
+            subtask,
+            checkpoint,
+            records,
+            digest: Some(digest),
+        } => {
+            json!({"task": name(*subtask), "checkpoint": checkpoint, "records": records, "digest": format!("{digest:#018x}")})
+        }
         TraceEvent::AllRecordsProcessed { channel: c } => json!({"channel": channel(*c)}),
         TraceEvent::FaultFired { index, fault } => {
             json!({"fault": index, "what": fault_text(graph, fault)})

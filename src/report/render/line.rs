@@ -233,6 +233,7 @@ pub fn event_line(graph: &ExecutionGraph, event: &TraceEvent) -> (String, String
             subtask,
             checkpoint,
             records,
+            ..
         } => (
             name(*subtask),
             format!("committed the transaction of checkpoint {checkpoint}: {records} records"),
