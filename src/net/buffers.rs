@@ -102,15 +102,20 @@ impl Buffers {
         c.unsent = 0;
     }
 
-    /// The consumer took a record of `channel`. When that was its buffer's last, the buffer is
-    /// recycled: returns where its credit went, `Own` (an exclusive buffer, back to the
-    /// channel) or `Gate` (a floating one, back to the gate's pool).
-    pub(super) fn took_record(&mut self, channel: ChannelId) -> Option<Recycled> {
+    /// The consumer took `count` records of `channel`, all from its oldest buffer. When they
+    /// were that buffer's last, the buffer is recycled: returns where its credit went, `Own`
+    /// (an exclusive buffer, back to the channel) or `Gate` (a floating one, back to the
+    /// gate's pool).
+    pub(super) fn took_records(&mut self, channel: ChannelId, count: u32) -> Option<Recycled> {
         let c = &mut self.channels[channel.index()];
         let front = c.sizes.front_mut().expect("a record is in a buffer");
-        *front -= 1;
+        debug_assert!(
+            count <= *front,
+            "took {count} records of a buffer of {front}"
+        );
+        *front -= count;
         if *front > 0 {
-            c.taken_of_oldest += 1;
+            c.taken_of_oldest += count;
             return None;
         }
         c.sizes.pop_front();
@@ -125,14 +130,13 @@ impl Buffers {
         }
     }
 
-    /// Records left in the buffer the consumer is taking from on `channel`: 0 when it has not
-    /// started on one (the last record it took was its buffer's last).
-    pub(super) fn rest_of_started(&self, channel: ChannelId) -> u32 {
-        let c = &self.channels[channel.index()];
-        match c.sizes.front() {
-            Some(&left) if c.taken_of_oldest > 0 => left,
-            _ => 0,
-        }
+    /// Records of `channel`'s oldest buffer the consumer has yet to take (0: none queued).
+    pub(super) fn left_in_oldest(&self, channel: ChannelId) -> u32 {
+        self.channels[channel.index()]
+            .sizes
+            .front()
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The producer of `channel` waits for a buffer; it is woken by the next one its own

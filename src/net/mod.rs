@@ -237,11 +237,55 @@ impl DataPlane {
         self.buffers().channels[channel.index()].consumed
     }
 
-    /// F1.14: records of the buffer the consumer is taking from on `channel` that have arrived
-    /// and are still to be taken (0 when the last record taken was its buffer's last).
-    pub fn rest_of_buffer(&self, channel: ChannelId) -> u32 {
-        let rest = self.buffers().rest_of_started(channel);
-        rest.min(self.channels[channel.index()].arrived)
+    /// F1.14 step 9: records of the oldest data buffer of `channel` that have arrived and are
+    /// still to be taken: what a step per buffer takes, unless an output blocks it.
+    #[inline]
+    pub fn left_of_buffer(&self, channel: ChannelId) -> u32 {
+        let left = self.buffers().left_in_oldest(channel);
+        left.min(self.channels[channel.index()].arrived)
+    }
+
+    /// F1.14 step 9: takes the oldest element of `channel`'s input, a record of its oldest
+    /// data buffer, leaving the buffer's bookkeeping to [`DataPlane::took_records`].
+    #[inline]
+    pub fn pop_record(&mut self, channel: ChannelId) -> crate::record::Record {
+        let c = &mut self.channels[channel.index()];
+        assert!(c.arrived > 0, "took from a channel with nothing buffered");
+        c.arrived -= 1;
+        match c.queue.pop_front() {
+            Some(Element::Record(record)) => record,
+            other => unreachable!("a data buffer holds records only, got {other:?}"),
+        }
+    }
+
+    /// F1.14 step 9: the consumer took `count` records of `channel`'s oldest data buffer
+    /// ([`DataPlane::pop_record`]): as many takes' worth of bookkeeping at once. Returns the
+    /// channel whose producer a recycled buffer's credit wakes, as [`DataPlane::take`] does.
+    #[inline]
+    pub fn took_records(&mut self, channel: ChannelId, count: u32) -> Option<ChannelId> {
+        let buffers = self.buffers.as_mut().expect("network buffers are on");
+        let recycled = buffers.took_records(channel, count);
+        self.wake_for(channel, recycled)
+    }
+
+    /// Whose producer waits for the credit a recycled buffer of `channel` (if one was)
+    /// returned: the channel's own, or the next one waiting on its gate.
+    #[inline]
+    fn wake_for(&mut self, channel: ChannelId, recycled: Option<Recycled>) -> Option<ChannelId> {
+        let buffers = self.buffers.as_mut().expect("network buffers are on");
+        match recycled {
+            None => None,
+            Some(Recycled::Own) => {
+                std::mem::take(&mut self.channels[channel.index()].producer_waiting)
+                    .then_some(channel)
+            }
+            Some(Recycled::Gate) => {
+                let channels = &mut self.channels;
+                buffers.next_waiting(channel, |w| {
+                    std::mem::take(&mut channels[w as usize].producer_waiting)
+                })
+            }
+        }
     }
 
     /// F1.14: records of one full buffer.
@@ -459,17 +503,8 @@ impl DataPlane {
             let wake = std::mem::take(&mut c.producer_waiting);
             return (element, wake.then_some(channel));
         };
-        let wake = match buffers.took_record(channel) {
-            None => None,
-            Some(Recycled::Own) => std::mem::take(&mut c.producer_waiting).then_some(channel),
-            Some(Recycled::Gate) => {
-                let channels = &mut self.channels;
-                buffers.next_waiting(channel, |w| {
-                    std::mem::take(&mut channels[w as usize].producer_waiting)
-                })
-            }
-        };
-        (element, wake)
+        let recycled = buffers.took_records(channel, 1);
+        (element, self.wake_for(channel, recycled))
     }
 
     /// Records and events on the wire or buffered, for diagnostics.
@@ -590,6 +625,49 @@ mod tests {
         assert_eq!(p.take(C), (record(2), Some(C)), "then its exclusive one");
         assert_eq!(p.buffers_consumed(C), 2);
         assert!(p.send_buffer(now, other, Duration::ZERO).is_some());
+    }
+
+    /// F1.14 step 9: a buffer's records popped one by one with its bookkeeping done once
+    /// (`pop_record`, `took_records`) leave the channel as takes of each do: the same records,
+    /// the same credit to the same producer, and a half-taken buffer holds its credit.
+    #[test]
+    fn a_buffer_taken_at_once_is_taken_as_its_records() {
+        let planes = [buffered_plane(), buffered_plane()].map(|mut p| {
+            let now = Instant::ZERO;
+            for (channel, seq) in [(C, 0), (C, 1), (C, 2)] {
+                p.write(channel, record(seq));
+                if p.current_full(channel) {
+                    p.send_buffer(now, channel, Duration::ZERO).expect("credit");
+                }
+            }
+            p.send_buffer(now, C, Duration::ZERO)
+                .expect("the floating buffer");
+            p.wait_for_credit(C);
+            for _ in 0..3 {
+                p.arrive(C);
+            }
+            p
+        });
+        let [mut one, mut batch] = planes;
+        let by_takes: Vec<_> = (0..3).map(|_| one.take(C)).collect();
+        assert_eq!(batch.left_of_buffer(C), 2);
+        let first = [batch.pop_record(C), batch.pop_record(C)];
+        let credit = batch.took_records(C, 2);
+        assert_eq!(batch.left_of_buffer(C), 1);
+        let last = batch.pop_record(C);
+        assert_eq!(batch.took_records(C, 1), by_takes[2].1);
+        let by_batch = [
+            (Element::Record(first[0]), None),
+            (Element::Record(first[1]), credit),
+            (Element::Record(last), by_takes[2].1),
+        ];
+        assert_eq!(by_takes, by_batch);
+        assert_eq!(
+            by_takes[1].1,
+            Some(C),
+            "the recycled buffer wakes the waiting producer"
+        );
+        assert_eq!(batch.buffers_consumed(C), one.buffers_consumed(C));
     }
 
     /// F1.14 step 6: an unaligned barrier overtakes the current buffer, not what is on the

@@ -133,22 +133,24 @@ impl Task {
         self.schedule_step(ctx, cost);
     }
 
-    /// Takes the oldest element of input `channel` without recording it: a producer waiting
-    /// for the credit this frees is woken.
+    /// F1.14 step 9: `count` records of the oldest data buffer of `channel` were popped: a
+    /// producer waiting for the credit a recycled buffer frees is woken.
     #[inline]
-    fn take_quietly(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) -> Element {
-        let (element, wake_producer) = ctx.io.data.take(channel);
-        if let Some(channel) = wake_producer {
+    fn wake_producer(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId, count: u32) {
+        if let Some(channel) = ctx.io.data.took_records(channel, count) {
             ctx.sched
                 .after(sim::Duration::ZERO, Event::Credit { channel });
         }
-        element
     }
 
     /// Takes the oldest element of input `channel`: a producer waiting for the credit this
     /// frees is woken, and the take is in the trace.
     pub(super) fn take(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) -> Element {
-        let element = self.take_quietly(ctx, channel);
+        let (element, wake_producer) = ctx.io.data.take(channel);
+        if let Some(channel) = wake_producer {
+            ctx.sched
+                .after(sim::Duration::ZERO, Event::Credit { channel });
+        }
         ctx.record(TraceEvent::Take {
             subtask: self.id,
             channel,
@@ -173,17 +175,24 @@ impl Task {
         let mut taken = std::mem::take(&mut self.taken);
         taken.clear();
         let mut busy = sim::Duration::ZERO;
-        loop {
-            let element = self.take_quietly(ctx, channel);
-            let Element::Record(record) = element else {
-                unreachable!("a data buffer holds records only, got {element:?}");
-            };
+        // The records are popped one by one and the buffer's bookkeeping done once: after the
+        // last one's pop, which recycles the buffer and may wake its producer (before that
+        // record's outputs, as a take of it alone would), or where an output blocks.
+        let left = ctx.io.data.left_of_buffer(channel);
+        for k in 1..=left {
+            let record = ctx.io.data.pop_record(channel);
+            if k == left {
+                self.wake_producer(ctx, channel, left);
+            }
             self.note_taken(slot, record);
             taken.push(record);
             let flow = self.chain.process(record);
             let unblocked = self.flow_and_flush(ctx, flow);
             busy = busy + draw(&mut ctx.io.workload, self.process_time);
-            if !unblocked || ctx.io.data.rest_of_buffer(channel) == 0 {
+            if !unblocked {
+                if k < left {
+                    self.wake_producer(ctx, channel, k);
+                }
                 break;
             }
         }
