@@ -141,7 +141,31 @@ impl Restored {
 /// `(sink vertex index, record)` pairs, in no particular order (the caller sorts them only
 /// when they differ from the output, `output_order`), with one entry per expected copy; and every
 /// source subtask that emitted more records than the scenario gives it. `restored`: what a job
-/// submitted with a checkpoint starts from (F1.6).
+/// submitted with a checkpoint starts from (F1.6). See [`each_expected`] for the rest.
+pub fn expected_sink_output(
+    graph: &ExecutionGraph,
+    emitted: &[u64],
+    split_read: &BTreeMap<u32, Vec<u64>>,
+    finished: bool,
+    restored: Option<&Restored>,
+    stopped: Option<&[bool]>,
+) -> (Vec<(u32, Record)>, Vec<Overrun>) {
+    let mut expected = Vec::new();
+    let overrun = each_expected(
+        graph,
+        emitted,
+        split_read,
+        finished,
+        restored,
+        stopped,
+        &mut |vertex, record| expected.push((vertex, record)),
+    );
+    (expected, overrun)
+}
+
+/// Gives `output` every expected `(sink vertex index, record)` pair, one call per expected
+/// copy, and returns every source subtask that emitted more records than the scenario gives
+/// it: [`expected_sink_output`] without the list (a fingerprint of it needs none).
 ///
 /// `stopped`: a savepoint stopped the job (F1.11), and which source subtasks ended their input
 /// (the others stopped without drain): a source then counts for what it emitted, and a keyed
@@ -151,28 +175,35 @@ impl Restored {
 /// went; such a source emits, per split, all of its records once the job finished, else the
 /// prefix it did emit. Its record `o` of split `k` is record `(k << 32) | o` of the vertex's
 /// subtask 0, whichever reader read it.
-pub fn expected_sink_output(
+pub fn each_expected(
     graph: &ExecutionGraph,
     emitted: &[u64],
     split_read: &BTreeMap<u32, Vec<u64>>,
     finished: bool,
     restored: Option<&Restored>,
     stopped: Option<&[bool]>,
-) -> (Vec<(u32, Record)>, Vec<Overrun>) {
+    output: &mut (impl FnMut(u32, Record) + ?Sized),
+) -> Vec<Overrun> {
     let mut outputs: Vec<Vec<Record>> = vec![Vec::new(); graph.vertices.len()];
     // Per vertex: every source before it (or itself) ended its input.
     let mut drained = vec![true; graph.vertices.len()];
-    let mut expected = Vec::new();
     let mut overrun = Vec::new();
     for &v in &graph.topological_order {
         let vertex = &graph.vertices[v.index()];
         // What enters the chain's head: the records its input edges carry, or, for a source,
-        // the records the scenario gives it.
-        let mut stream: Vec<Record> = vertex
-            .inputs
-            .iter()
-            .flat_map(|&e| outputs[graph.edges[e].from.index()].iter().copied())
-            .collect();
+        // the records the scenario gives it. The one input of a vertex that is its producer's
+        // only consumer is moved, not copied (a job at realistic rates has hundreds of
+        // thousands, and fresh memory for each copy is most of this function's time).
+        let mut stream: Vec<Record> = match vertex.inputs[..] {
+            [e] if graph.vertices[graph.edges[e].from.index()].outputs.len() == 1 => {
+                std::mem::take(&mut outputs[graph.edges[e].from.index()])
+            }
+            _ => vertex
+                .inputs
+                .iter()
+                .flat_map(|&e| outputs[graph.edges[e].from.index()].iter().copied())
+                .collect(),
+        };
         for &e in &vertex.inputs {
             let from = graph.edges[e].from.index();
             drained[v.index()] &= drained[from];
@@ -269,7 +300,9 @@ pub fn expected_sink_output(
                         .collect()
                 }
                 Operator::Sink { .. } => {
-                    expected.extend(stream.into_iter().map(|r| (v.0, r)));
+                    for r in stream {
+                        output(v.0, r);
+                    }
                     Vec::new()
                 }
             };
@@ -277,9 +310,11 @@ pub fn expected_sink_output(
         outputs[v.index()] = stream;
     }
     if let Some(r) = restored {
-        expected.extend(r.pending.iter().copied());
+        for &(vertex, record) in &r.pending {
+            output(vertex, record);
+        }
     }
-    (expected, overrun)
+    overrun
 }
 
 #[cfg(test)]
