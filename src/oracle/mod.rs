@@ -1201,15 +1201,16 @@ impl Oracles {
             let emitted: Vec<u64> = (s.emitted.iter().zip(&self.emitted))
                 .map(|(&last, &ever)| if last == u64::MAX { ever } else { last })
                 .collect();
-            expected = reference::expected_sink_output(
+            expected.clear();
+            reference::each_expected(
                 graph,
                 &emitted,
                 &split_read,
                 finished,
                 restored,
                 Some(s.ended),
-            )
-            .0;
+                &mut |v, r| expected.push((v, r)),
+            );
         }
         for reference::Overrun {
             source,

@@ -159,27 +159,33 @@ impl Oracles {
                 if self.sink[subtask.index()] == Some(Delivery::AtLeastOnce)
                     && self.sink_heads[subtask.index()]
                 {
-                    let vertex = graph.subtasks[subtask.index()].vertex.0;
-                    self.sunk.extend(records.iter().map(|&record| Sunk {
-                        vertex,
-                        record,
-                        event_index: index,
-                    }));
+                    self.sunk_all(graph, subtask, records, index);
                 }
                 true
             }
             // F1.14 step 12: what `observe` does with each `commit` of the transaction (no
             // oracle but the output's looks at a commit, nor at `transaction_committed`).
             TraceEvent::TransactionCommitted { subtask, .. } => {
-                let vertex = graph.subtasks[subtask.index()].vertex.0;
-                self.sunk.extend(records.iter().map(|&record| Sunk {
-                    vertex,
-                    record,
-                    event_index: index,
-                }));
+                self.sunk_all(graph, subtask, records, index);
                 true
             }
             _ => false,
         }
+    }
+
+    /// `records` are output of `subtask`'s sink, seen at trace event `index`.
+    fn sunk_all(
+        &mut self,
+        graph: &ExecutionGraph,
+        subtask: SubtaskId,
+        records: &[Record],
+        index: u64,
+    ) {
+        let vertex = graph.subtasks[subtask.index()].vertex.0;
+        self.sunk.extend(records.iter().map(|&record| Sunk {
+            vertex,
+            record,
+            event_index: index,
+        }));
     }
 }

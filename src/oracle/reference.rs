@@ -138,34 +138,11 @@ impl Restored {
     }
 }
 
-/// `(sink vertex index, record)` pairs, in no particular order (the caller sorts them only
-/// when they differ from the output, `output_order`), with one entry per expected copy; and every
-/// source subtask that emitted more records than the scenario gives it. `restored`: what a job
-/// submitted with a checkpoint starts from (F1.6). See [`each_expected`] for the rest.
-pub fn expected_sink_output(
-    graph: &ExecutionGraph,
-    emitted: &[u64],
-    split_read: &BTreeMap<u32, Vec<u64>>,
-    finished: bool,
-    restored: Option<&Restored>,
-    stopped: Option<&[bool]>,
-) -> (Vec<(u32, Record)>, Vec<Overrun>) {
-    let mut expected = Vec::new();
-    let overrun = each_expected(
-        graph,
-        emitted,
-        split_read,
-        finished,
-        restored,
-        stopped,
-        &mut |vertex, record| expected.push((vertex, record)),
-    );
-    (expected, overrun)
-}
-
 /// Gives `output` every expected `(sink vertex index, record)` pair, one call per expected
-/// copy, and returns every source subtask that emitted more records than the scenario gives
-/// it: [`expected_sink_output`] without the list (a fingerprint of it needs none).
+/// copy, in no particular order (the caller folds them into a fingerprint, or collects and
+/// sorts them only when they differ from the output, `output_order`); and returns every
+/// source subtask that emitted more records than the scenario gives it. `restored`: what a
+/// job submitted with a checkpoint starts from (F1.6).
 ///
 /// `stopped`: a savepoint stopped the job (F1.11), and which source subtasks ended their input
 /// (the others stopped without drain): a source then counts for what it emitted, and a keyed

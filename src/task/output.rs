@@ -17,14 +17,25 @@ use crate::world::{Ctx, Event};
 impl Task {
     /// Routes a record to one channel of every output gate.
     pub(super) fn emit(&mut self, ctx: &mut Ctx<'_, '_>, record: Record) {
-        let gates = &ctx.graph.subtasks[self.id.index()].outputs;
-        let misroute = ctx.config.bug == Some(Bug::MisrouteKeyGroup);
-        for (g, gate) in gates.iter().enumerate() {
-            let channel = ctx
-                .graph
-                .route(gate, &record, &mut self.round_robin[g], misroute);
-            self.pending_out
+        self.route(ctx, record, |task, _, channel| {
+            task.pending_out
                 .push_back((channel, Element::Record(record)));
+        });
+    }
+
+    /// The channel of each output gate `record` goes to, gate by gate, given to `place`.
+    #[inline]
+    fn route(
+        &mut self,
+        ctx: &mut Ctx<'_, '_>,
+        record: Record,
+        mut place: impl FnMut(&mut Task, &mut Ctx<'_, '_>, ChannelId),
+    ) {
+        let graph = ctx.graph;
+        let misroute = ctx.config.bug == Some(Bug::MisrouteKeyGroup);
+        for (g, gate) in graph.subtasks[self.id.index()].outputs.iter().enumerate() {
+            let channel = graph.route(gate, &record, &mut self.round_robin[g], misroute);
+            place(self, ctx, channel);
         }
     }
 
@@ -84,20 +95,15 @@ impl Task {
             self.emit(ctx, record);
             return self.flush(ctx);
         }
-        let gates = &ctx.graph.subtasks[self.id.index()].outputs;
-        let misroute = ctx.config.bug == Some(Bug::MisrouteKeyGroup);
-        for (g, gate) in gates.iter().enumerate() {
-            let channel = ctx
-                .graph
-                .route(gate, &record, &mut self.round_robin[g], misroute);
-            let element = Element::Record(record);
-            if !self.pending_out.is_empty() {
-                self.pending_out.push_back((channel, element));
-            } else if !self.write_record(ctx, channel, element) {
-                self.pending_out.push_back((channel, element));
-                self.block(ctx, channel);
+        let element = Element::Record(record);
+        self.route(ctx, record, |task, ctx, channel| {
+            if !task.pending_out.is_empty() {
+                task.pending_out.push_back((channel, element));
+            } else if !task.write_record(ctx, channel, element) {
+                task.pending_out.push_back((channel, element));
+                task.block(ctx, channel);
             }
-        }
+        });
         self.pending_out.is_empty()
     }
 
