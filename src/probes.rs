@@ -704,7 +704,7 @@ impl Probes {
                 (Address::JobMaster, Call::TriggerMissed(_)) => {
                     self.hit.insert(Probe::TriggerMissedFinishedTask)
                 }
-                (Address::JobMaster, Call::UpdateTaskExecutionState(_))
+                (Address::JobMaster, Call::UpdateTaskExecutionState { .. })
                     if rpc.attempt < self.latest_attempt[rpc.subtask.index()] =>
                 {
                     self.hit.insert(Probe::LateTaskmanagerReport)

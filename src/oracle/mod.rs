@@ -904,7 +904,7 @@ impl Oracles {
                 // P3.3: a reconciling JobMaster applies reports only; everything else waits
                 // in the TaskManager's outbox until the view is rebuilt.
                 if self.reconciling
-                    && !matches!(rpc.call, Call::ReportExecution(_) | Call::ReportDone)
+                    && !matches!(rpc.call, Call::ReportExecution { .. } | Call::ReportDone)
                 {
                     self.violate(Violation {
                         invariant: Invariant::NoLostRpc,
@@ -921,7 +921,7 @@ impl Oracles {
                 }
                 self.rpc_applied(graph, tm, rpc, index, now);
                 match rpc.call {
-                    Call::ReportExecution(_) => self.reported[rpc.subtask.index()] = true,
+                    Call::ReportExecution { .. } => self.reported[rpc.subtask.index()] = true,
                     Call::ReportDone => self.check_retention(graph, tm, index, now),
                     _ => {}
                 }

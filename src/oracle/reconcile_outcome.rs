@@ -152,7 +152,7 @@ impl ReconcileOutcome {
             } => {
                 if let Some(w) = self.window.as_mut() {
                     match rpc.call {
-                        Call::ReportExecution(state) => {
+                        Call::ReportExecution { state, .. } => {
                             w.reports[rpc.subtask.index()] = Some((rpc.attempt, state, tm));
                         }
                         Call::ReportDone => {
@@ -388,7 +388,17 @@ mod tests {
 
         fn both_reported_running(&mut self) {
             for s in [SRC, SINK] {
-                assert_eq!(self.report(12, s, Call::ReportExecution(Running)), None);
+                assert_eq!(
+                    self.report(
+                        12,
+                        s,
+                        Call::ReportExecution {
+                            state: Running,
+                            parallelism: 1
+                        }
+                    ),
+                    None
+                );
             }
             assert_eq!(self.report(12, SRC, Call::ReportDone), None);
         }
@@ -421,15 +431,45 @@ mod tests {
     #[test]
     fn a_window_closed_before_its_timeout_without_every_report_is_caught() {
         let mut feed = Feed::new();
-        assert_eq!(feed.report(12, SRC, Call::ReportExecution(Running)), None);
+        assert_eq!(
+            feed.report(
+                12,
+                SRC,
+                Call::ReportExecution {
+                    state: Running,
+                    parallelism: 1
+                }
+            ),
+            None
+        );
         let wrong = feed.end(20, Outcome::Failing, 1, 1).expect("caught");
         assert!(wrong.contains("before reconcile_timeout"), "{wrong}");
         let mut feed = Feed::new();
-        assert_eq!(feed.report(12, SRC, Call::ReportExecution(Running)), None);
+        assert_eq!(
+            feed.report(
+                12,
+                SRC,
+                Call::ReportExecution {
+                    state: Running,
+                    parallelism: 1
+                }
+            ),
+            None
+        );
         assert_eq!(feed.state(60, SRC, Running), None);
         assert_eq!(feed.end(60, Outcome::Failing, 1, 1), None);
         let mut feed = Feed::new();
-        assert_eq!(feed.report(12, SRC, Call::ReportExecution(Running)), None);
+        assert_eq!(
+            feed.report(
+                12,
+                SRC,
+                Call::ReportExecution {
+                    state: Running,
+                    parallelism: 1
+                }
+            ),
+            None
+        );
         assert_eq!(feed.state(60, SRC, Running), None);
         let wrong = feed.end(60, Outcome::Running, 1, 1).expect("caught");
         assert!(wrong.contains("TaskManager0 missed the window"), "{wrong}");

@@ -49,7 +49,7 @@ fn link_index(from: Address, to: Address) -> Option<usize> {
 
 /// Reports of a reconciliation (P3.2), which are not ordered with the other RPCs.
 fn is_report(rpc: &Rpc) -> bool {
-    matches!(rpc.call, Call::ReportExecution(_) | Call::ReportDone)
+    matches!(rpc.call, Call::ReportExecution { .. } | Call::ReportDone)
 }
 
 fn name(a: Address) -> String {
@@ -165,7 +165,7 @@ mod tests {
         Rpc {
             subtask: SubtaskId(subtask),
             attempt: 0,
-            call: Call::UpdateTaskExecutionState(state),
+            call: Call::update(state),
         }
     }
 

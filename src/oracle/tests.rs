@@ -558,7 +558,7 @@ fn a_restore_from_a_checkpoint_that_never_completed_is_reported_once() {
 #[test]
 fn a_refused_rpc_is_owed_once_until_it_is_applied() {
     let reconcile = r#""jobmaster": {"failover": "reconcile"},"#;
-    let running = Call::UpdateTaskExecutionState(ExecutionState::Running);
+    let running = Call::update(ExecutionState::Running);
     let refuse = |subtask| TraceEvent::RpcRefused {
         from: TM0,
         rpc: Rpc {
@@ -599,7 +599,7 @@ fn a_refused_rpc_is_owed_once_until_it_is_applied() {
 /// attempt is replaced; nothing else is forgiven.
 #[test]
 fn a_lost_taskmanager_or_a_replaced_attempt_owes_nothing_more() {
-    let running = Call::UpdateTaskExecutionState(ExecutionState::Running);
+    let running = Call::update(ExecutionState::Running);
     let mut run = Run::new(
         SOURCE_TO_SINK,
         r#""cluster": {"task_managers": 2}, "jobmaster": {"failover": "reconcile"},"#,
@@ -670,7 +670,16 @@ fn a_report_that_omits_a_task_finished_within_the_retention_is_a_rerun() {
             .feed(TraceEvent::JobMasterElected { incarnation: 1 });
         run.rpc(TM1, JM, SINK, 0, Call::ReportDone);
         if report_sink {
-            run.rpc(TM0, JM, SINK, 0, Call::ReportExecution(Finished));
+            run.rpc(
+                TM0,
+                JM,
+                SINK,
+                0,
+                Call::ReportExecution {
+                    state: Finished,
+                    parallelism: 1,
+                },
+            );
         }
         let done = run.index;
         run.rpc(TM0, JM, SINK, 0, Call::ReportDone);
@@ -802,7 +811,7 @@ fn the_output_check_tells_a_repeat_from_a_record_no_failure_free_run_produces() 
 #[test]
 fn a_reconciling_jobmaster_applies_only_reports() {
     let reconcile = r#""jobmaster": {"failover": "reconcile"},"#;
-    let running = Call::UpdateTaskExecutionState(ExecutionState::Running);
+    let running = Call::update(ExecutionState::Running);
     let mut run = Run::new(SOURCE_TO_SINK, reconcile);
     run.feed(TraceEvent::JobStatus {
         from: JobStatus::Created,
@@ -813,7 +822,10 @@ fn a_reconciling_jobmaster_applies_only_reports() {
         JM,
         SRC,
         0,
-        Call::ReportExecution(ExecutionState::Running),
+        Call::ReportExecution {
+            state: ExecutionState::Running,
+            parallelism: 1,
+        },
     );
     assert_eq!(run.violations(), []);
     let applied = run.rpc(TM0, JM, SRC, 0, running);

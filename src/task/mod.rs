@@ -423,15 +423,21 @@ impl Task {
             Call::AssignSplit(split) => self.chain.assign_split(split),
             Call::CancelTask => unreachable!("the TaskManager cancels tasks itself"),
             Call::SubmitTask { .. }
-            | Call::UpdateTaskExecutionState(_)
+            | Call::UpdateTaskExecutionState { .. }
             | Call::AcknowledgeCheckpoint { .. }
             | Call::DeclineCheckpoint { .. }
             | Call::TriggerMissed(_)
             | Call::TriggerFailed(_)
-            | Call::ReportExecution(_)
+            | Call::ReportExecution { .. }
             | Call::ReportDone
             | Call::RequestSplit
             | Call::Finishing => unreachable!("{call:?} is never sent to a task"),
+            Call::RegisterTaskManager
+            | Call::ReleasePartition
+            | Call::AskPartitions
+            | Call::ReportPartition { .. }
+            | Call::ReportSplit(_)
+            | Call::ReportInput { .. } => unreachable!("{call:?} is a batch job's"),
         }
         // Whatever the call changed (outputs queued, channels unblocked, closing) is carried
         // out by a step. Handlers reached from inside a step never wake: the step's own loop
@@ -1339,10 +1345,7 @@ impl Task {
             });
         }
         if report {
-            self.send(
-                ctx,
-                Call::UpdateTaskExecutionState(ExecutionState::Canceled),
-            );
+            self.send(ctx, Call::update(ExecutionState::Canceled));
         }
     }
 
@@ -1372,7 +1375,7 @@ impl Task {
             to,
         });
         if to != ExecutionState::Deploying {
-            self.send(ctx, Call::UpdateTaskExecutionState(to));
+            self.send(ctx, Call::update(to));
         }
     }
 }

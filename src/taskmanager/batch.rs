@@ -17,8 +17,8 @@ use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
 use crate::taskmanager::{Mode, TaskManager};
-use crate::trace::TraceEvent;
-use crate::world::batch::{Msg, TmCtx};
+use crate::trace::{Call, Rpc, TraceEvent};
+use crate::world::batch::TmCtx;
 use crate::world::Event;
 use sim::{Duration, Instant};
 
@@ -49,7 +49,7 @@ pub(crate) struct Blocking {
     pub(crate) in_flight: u32,
     /// P3.3: its task RPCs on the wire by send order, until they arrive (applied, refused
     /// and kept, or lost with a connection, which it learns of on arrival).
-    pub(crate) wire: std::collections::BTreeMap<u64, Msg>,
+    pub(crate) wire: std::collections::BTreeMap<u64, Rpc>,
     /// Bumped by every disconnection.
     pub(crate) link_epoch: u32,
     /// Bumped whenever it loses its leader: a registration timeout armed then (F2.5) acts only
@@ -58,8 +58,6 @@ pub(crate) struct Blocking {
 }
 
 impl Mode for Blocking {
-    type Msg = Msg;
-
     /// Partitions of the internal shuffle and what was on the wire die with the process.
     fn forget(&mut self) {
         self.partitions.clear();
@@ -170,15 +168,20 @@ pub(crate) struct Task {
 
 impl TaskManager<Blocking> {
     /// A message of the JobMaster arrives (fenced and checked by the link layer).
-    pub(crate) fn receive(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg) {
-        match msg {
-            Msg::Deploy { subtask, attempt } => self.deploy(ctx, subtask, attempt),
-            Msg::Cancel { subtask, attempt } => {
+    pub(crate) fn receive(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Rpc) {
+        let Rpc {
+            subtask,
+            attempt,
+            call,
+        } = msg;
+        match call {
+            Call::SubmitTask(_) => self.deploy(ctx, subtask, attempt),
+            Call::CancelTask => {
                 if ctx.running(subtask, attempt) {
                     ctx.end_task(subtask, attempt, ExecutionState::Canceled);
                 }
             }
-            Msg::Release { subtask, attempt } => {
+            Call::ReleasePartition => {
                 if self.release(subtask, attempt) {
                     ctx.record(TraceEvent::PartitionReleased {
                         subtask,
@@ -187,22 +190,18 @@ impl TaskManager<Blocking> {
                     });
                 }
             }
-            Msg::AskPartitions => {
+            Call::AskPartitions => {
                 let held = self.held(ctx.config().record_bytes);
                 for (subtask, attempt, bytes) in held {
-                    let report = Msg::Report {
+                    let report = Rpc {
                         subtask,
                         attempt,
-                        bytes,
+                        call: Call::ReportPartition { bytes },
                     };
                     self.send_to_jobmaster(ctx, report);
                 }
             }
-            Msg::AssignSplit {
-                subtask,
-                attempt,
-                split,
-            } => {
+            Call::AssignSplit(split) => {
                 if !ctx.running(subtask, attempt) {
                     return;
                 }
@@ -223,22 +222,30 @@ impl TaskManager<Blocking> {
                     None => self.finish_task(ctx, subtask, attempt),
                 }
             }
-            Msg::Register
-            | Msg::Running { .. }
-            | Msg::Finished { .. }
-            | Msg::Failed { .. }
-            | Msg::RequestSplit { .. }
-            | Msg::Report { .. }
-            | Msg::ReportExecution { .. }
-            | Msg::ReportSplit { .. }
-            | Msg::ReportInput { .. }
-            | Msg::ReportDone => unreachable!("a JobMaster message"),
+            Call::RegisterTaskManager
+            | Call::UpdateTaskExecutionState { .. }
+            | Call::RequestSplit
+            | Call::ReportPartition { .. }
+            | Call::ReportExecution { .. }
+            | Call::ReportSplit(_)
+            | Call::ReportInput { .. }
+            | Call::ReportDone => unreachable!("a message to the JobMaster"),
+            Call::TriggerCheckpoint(_)
+            | Call::TriggerSavepoint { .. }
+            | Call::NotifyCheckpointComplete(_)
+            | Call::NotifyCheckpointAborted(_)
+            | Call::AcknowledgeCheckpoint { .. }
+            | Call::DeclineCheckpoint { .. }
+            | Call::TriggerMissed(_)
+            | Call::TriggerFailed(_)
+            | Call::Finishing
+            | Call::FinishingAnswer(_) => unreachable!("a batch job takes no checkpoints"),
         }
     }
 
     /// A message to the JobMaster: under reconciliation a task's RPC waits behind those no
     /// JobMaster took yet (P3.3); without a leader other messages are not sent.
-    pub(crate) fn send_to_jobmaster(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg) {
+    pub(crate) fn send_to_jobmaster(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Rpc) {
         if let Some(rpc) = msg.task_rpc() {
             ctx.rpc_sent(self.index, self.process, rpc);
         }
@@ -261,7 +268,7 @@ impl TaskManager<Blocking> {
     /// Sends its message number `seq` to the JobMaster elected last (P3.3: a resent one keeps
     /// its number); one on the wire counts as in flight, and a task's RPC under
     /// reconciliation is remembered until it arrives.
-    pub(crate) fn send_numbered(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Msg, seq: u64) {
+    pub(crate) fn send_numbered(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Rpc, seq: u64) {
         if !ctx.send_to_jobmaster(self, msg, seq) {
             return;
         }
@@ -275,7 +282,14 @@ impl TaskManager<Blocking> {
         ctx.task_mut(subtask, attempt)
             .expect("running")
             .awaiting_split = true;
-        self.send_to_jobmaster(ctx, Msg::RequestSplit { subtask, attempt });
+        self.send_to_jobmaster(
+            ctx,
+            Rpc {
+                subtask,
+                attempt,
+                call: Call::RequestSplit,
+            },
+        );
     }
 
     /// One draw per step; P2.8: a slow TaskManager's tasks take `slowdown` times as long.
@@ -333,7 +347,14 @@ impl TaskManager<Blocking> {
         ] {
             ctx.task_state(subtask, attempt, to);
         }
-        self.send_to_jobmaster(ctx, Msg::Running { subtask, attempt });
+        self.send_to_jobmaster(
+            ctx,
+            Rpc {
+                subtask,
+                attempt,
+                call: Call::update(ExecutionState::Running),
+            },
+        );
         if ctx.is_source(subtask) {
             self.request_split(ctx, subtask, attempt);
             return;
@@ -431,7 +452,14 @@ impl TaskManager<Blocking> {
         ctx.task_state(subtask, attempt, ExecutionState::Finished);
         let started = ctx.task(subtask, attempt).expect("task").started;
         ctx.finished(subtask, attempt, started);
-        self.send_to_jobmaster(ctx, Msg::Finished { subtask, attempt });
+        self.send_to_jobmaster(
+            ctx,
+            Rpc {
+                subtask,
+                attempt,
+                call: Call::update(ExecutionState::Finished),
+            },
+        );
     }
 
     /// Its task `subtask` (attempt `attempt`) fails, by a fault or because the partition of
@@ -446,10 +474,14 @@ impl TaskManager<Blocking> {
         ctx.end_task(subtask, attempt, ExecutionState::Failed);
         self.send_to_jobmaster(
             ctx,
-            Msg::Failed {
+            Rpc {
                 subtask,
                 attempt,
-                missing,
+                // P2.4: the producer whose partition it missed is the failure's cause.
+                call: Call::UpdateTaskExecutionState {
+                    state: ExecutionState::Failed,
+                    cause: missing,
+                },
             },
         );
     }
@@ -528,7 +560,7 @@ impl TaskManager<Blocking> {
         ctx.record(TraceEvent::LeaderFound {
             task_manager: self.index,
         });
-        self.send_to_jobmaster(ctx, Msg::Register);
+        self.send_to_jobmaster(ctx, Rpc::of_task_manager(Call::RegisterTaskManager));
         if ctx.reconcile().is_some() {
             self.send_reports(ctx);
         }

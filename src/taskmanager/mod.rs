@@ -5,9 +5,9 @@
 //! tasks that ended, for a while, so it can report them to the next JobMaster (P3.1).
 //!
 //! What both modes keep is [`TaskManager`]'s own: which TaskManager it is, its process
-//! incarnation and liveness, its connection, the leader it follows and its outbox. What only
-//! one mode has is its [`Mode`] part, a type parameter because each world holds TaskManagers
-//! of its own mode only, and because the outbox keeps that mode's messages:
+//! incarnation and liveness, its connection, the leader it follows and its outbox (of RPCs,
+//! one vocabulary for both modes, `crate::trace::rpc`). What only one mode has is its
+//! [`Mode`] part, a type parameter because each world holds TaskManagers of its own mode only:
 //! [`Pipelined`] (streaming: the subtasks its slots host and the tasks that ended there) and
 //! `batch::Blocking` (batch: the result partitions it holds and its RPCs on the wire).
 
@@ -28,9 +28,6 @@ pub(crate) fn forgotten(ended: Instant, now: Instant, retention: Duration) -> bo
 
 /// What only one kind of job's TaskManager holds, beside what every TaskManager keeps.
 pub trait Mode: Default {
-    /// What its outbox keeps: the mode's message to the JobMaster (P3.3).
-    type Msg: Copy;
-
     /// The process died or a new one starts: what of this part lived in the process is gone.
     fn forget(&mut self);
 }
@@ -49,7 +46,7 @@ pub struct TaskManager<M: Mode> {
     /// of a leader (HA).
     pub(crate) leader: Option<u32>,
     /// P3.3: RPCs no JobMaster accepted yet, by send order.
-    pub(crate) outbox: Outbox<M::Msg>,
+    pub(crate) outbox: Outbox,
     /// What only its mode has.
     pub(crate) mode: M,
 }
@@ -152,10 +149,6 @@ mod tests {
     }
 
     fn rpc() -> crate::trace::Rpc {
-        crate::trace::Rpc {
-            subtask: crate::graph::SubtaskId(0),
-            attempt: 0,
-            call: crate::trace::Call::ReportDone,
-        }
+        crate::trace::Rpc::of_task_manager(crate::trace::Call::ReportDone)
     }
 }

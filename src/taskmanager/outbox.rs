@@ -14,10 +14,10 @@
 //! other refused ones but ahead of every held one. (Appending it behind the held ones let a
 //! `CANCELED` overtake an acknowledgement sent before it: found by `rpc-order`, fuzz seed 931.)
 //!
-//! Streaming and batch TaskManagers keep different messages (a streaming `Rpc`, a batch
-//! message), so the outbox is generic over what it keeps.
+//! Streaming and batch TaskManagers keep the same message, an [`Rpc`]: one vocabulary for
+//! both kinds of job (`crate::trace::rpc`).
 
-use crate::trace::Call;
+use crate::trace::{Call, Rpc};
 use crate::world::Event;
 use sim::{Duration, Scheduler};
 use std::collections::BTreeMap;
@@ -26,9 +26,9 @@ use std::collections::BTreeMap;
 /// reconcile window is short, and a fixed pace keeps runs easy to read.
 pub const RETRY: Duration = Duration::from_millis(5);
 
-pub struct Outbox<M> {
+pub struct Outbox {
     /// The kept RPCs by send number: refused on arrival, or held back at their send.
-    kept: BTreeMap<u64, M>,
+    kept: BTreeMap<u64, Rpc>,
     /// The number the next RPC to the JobMaster gets. It goes on counting across a restart:
     /// only the order within one process matters.
     next_seq: u64,
@@ -36,7 +36,7 @@ pub struct Outbox<M> {
     retry_scheduled: bool,
 }
 
-impl<M> Default for Outbox<M> {
+impl Default for Outbox {
     fn default() -> Self {
         Outbox {
             kept: BTreeMap::new(),
@@ -48,10 +48,10 @@ impl<M> Default for Outbox<M> {
 
 /// Reports belong to one election: a TaskManager never keeps them (a new JobMaster asks again).
 pub fn is_report(call: Call) -> bool {
-    matches!(call, Call::ReportExecution(_) | Call::ReportDone)
+    matches!(call, Call::ReportExecution { .. } | Call::ReportDone)
 }
 
-impl<M: Copy> Outbox<M> {
+impl Outbox {
     /// The send number of a new RPC to the JobMaster.
     #[inline]
     pub fn number(&mut self) -> u64 {
@@ -67,13 +67,13 @@ impl<M: Copy> Outbox<M> {
     }
 
     /// The kept RPCs, oldest first.
-    pub fn kept(&self) -> impl Iterator<Item = M> + '_ {
+    pub fn kept(&self) -> impl Iterator<Item = Rpc> + '_ {
         self.kept.values().copied()
     }
 
     /// Keeps RPC number `seq`: it came back from the wire refused (or found no JobMaster), or
     /// it is held back at its send behind the kept ones.
-    pub fn keep(&mut self, seq: u64, rpc: M) {
+    pub fn keep(&mut self, seq: u64, rpc: Rpc) {
         self.kept.insert(seq, rpc);
     }
 
@@ -103,7 +103,7 @@ impl<M: Copy> Outbox<M> {
 
     /// The retry is due: hands over every kept RPC with its send number, oldest first, to be
     /// sent again.
-    pub fn take(&mut self) -> BTreeMap<u64, M> {
+    pub fn take(&mut self) -> BTreeMap<u64, Rpc> {
         self.retry_scheduled = false;
         std::mem::take(&mut self.kept)
     }
@@ -126,13 +126,12 @@ mod tests {
     use super::*;
     use crate::graph::SubtaskId;
     use crate::status::ExecutionState;
-    use crate::trace::Rpc;
 
     fn rpc(n: u32) -> Rpc {
         Rpc {
             subtask: SubtaskId(n),
             attempt: 0,
-            call: Call::UpdateTaskExecutionState(ExecutionState::Finished),
+            call: Call::update(ExecutionState::Finished),
         }
     }
 

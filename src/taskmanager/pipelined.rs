@@ -7,7 +7,6 @@ use super::{Mode, TaskManager};
 use crate::graph::SubtaskId;
 use crate::status::ExecutionState;
 use crate::task::Task;
-use crate::trace::Rpc;
 use sim::Instant;
 
 /// A task that ended and left its slot (failed, or cancelled by a JobMaster), as the
@@ -31,8 +30,6 @@ pub struct Pipelined {
 }
 
 impl Mode for Pipelined {
-    type Msg = Rpc;
-
     /// What it remembers of ended tasks dies with the process.
     fn forget(&mut self) {
         self.ended.clear();

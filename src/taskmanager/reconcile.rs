@@ -10,12 +10,11 @@ use super::batch::Blocking;
 use super::TaskManager;
 use crate::batch::data;
 use crate::bug::Bug;
-use crate::graph::SubtaskId;
 use crate::net::LinkId;
 use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::trace::{Address, Call, Rpc, TraceEvent};
-use crate::world::batch::{Msg, TmCtx};
+use crate::world::batch::TmCtx;
 use crate::world::Ctx;
 use sim::Duration;
 
@@ -64,7 +63,8 @@ pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, tasks: &[Option<Task>], ret
                 continue; // forgotten
             }
         }
-        let call = Call::ReportExecution(state);
+        let parallelism = ctx.graph.vertex_of(subtask).parallelism;
+        let call = Call::ReportExecution { state, parallelism };
         ctx.send(
             from,
             Address::JobMaster,
@@ -75,12 +75,11 @@ pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, tasks: &[Option<Task>], ret
             },
         );
     }
-    let done = Rpc {
-        subtask: SubtaskId(0),
-        attempt: 0,
-        call: Call::ReportDone,
-    };
-    ctx.send(from, Address::JobMaster, done);
+    ctx.send(
+        from,
+        Address::JobMaster,
+        Rpc::of_task_manager(Call::ReportDone),
+    );
     // A question the previous JobMaster took but never answered is asked again of its
     // successor: an `option2` "finishing" report (P1.2) whose answer died with the old leader
     // would leave its task waiting forever.
@@ -126,37 +125,43 @@ impl TaskManager<Blocking> {
             if t.task_manager != tm || t.process != process || forgotten {
                 continue;
             }
-            reports.push(Msg::ReportExecution {
+            reports.push(Rpc {
                 subtask,
                 attempt: t.attempt,
-                state: t.state,
-                parallelism: t.parallelism,
+                call: Call::ReportExecution {
+                    state: t.state,
+                    parallelism: t.parallelism,
+                },
             });
             for &split in &t.splits {
-                reports.push(Msg::ReportSplit {
+                reports.push(Rpc {
                     subtask,
                     attempt: t.attempt,
-                    split,
+                    call: Call::ReportSplit(split),
                 });
             }
             for &(producer, producer_attempt) in &t.inputs {
-                reports.push(Msg::ReportInput {
+                reports.push(Rpc {
                     subtask,
                     attempt: t.attempt,
-                    producer,
-                    producer_attempt,
+                    call: Call::ReportInput {
+                        producer,
+                        producer_attempt,
+                    },
                 });
             }
         }
         let record_bytes = ctx.config().record_bytes;
         for p in &self.mode.partitions {
-            reports.push(Msg::Report {
+            reports.push(Rpc {
                 subtask: p.producer,
                 attempt: p.attempt,
-                bytes: data::total_records(&p.fragments) * record_bytes,
+                call: Call::ReportPartition {
+                    bytes: data::total_records(&p.fragments) * record_bytes,
+                },
             });
         }
-        reports.push(Msg::ReportDone);
+        reports.push(Rpc::of_task_manager(Call::ReportDone));
         // A split request the old JobMaster answered too late (fenced) is asked again: the
         // new JobMaster's enumerator answers it once rebuilt. One that is kept, or still on
         // the wire (it will be refused and kept, or applied), is not: it would be answered
@@ -167,7 +172,7 @@ impl TaskManager<Blocking> {
                 .kept()
                 .chain(self.mode.wire.values().copied())
                 .any(|m| {
-                    matches!(m, Msg::RequestSplit { subtask: s, attempt }
+                    matches!(m, Rpc { subtask: s, attempt, call: Call::RequestSplit }
                     if s == subtask && attempt == t.attempt)
                 });
             if t.task_manager == tm
@@ -176,9 +181,10 @@ impl TaskManager<Blocking> {
                 && t.state == ExecutionState::Running
                 && !kept
             {
-                reports.push(Msg::RequestSplit {
+                reports.push(Rpc {
                     subtask,
                     attempt: t.attempt,
+                    call: Call::RequestSplit,
                 });
             }
         }
@@ -222,7 +228,7 @@ impl TaskManager<Blocking> {
         ctx: &mut TmCtx<'_, '_>,
         link: LinkId,
         (seq, from_process): (u64, u32),
-        msg: Msg,
+        msg: Rpc,
     ) {
         let keep = ctx.reconcile().is_some()
             && matches!(link.from(), Address::TaskManager(_))
@@ -234,7 +240,7 @@ impl TaskManager<Blocking> {
     }
 
     /// P3.3: it keeps its task RPC number `seq` for a retry.
-    pub(crate) fn keep_task_rpc(&mut self, ctx: &mut TmCtx<'_, '_>, seq: u64, msg: Msg) {
+    pub(crate) fn keep_task_rpc(&mut self, ctx: &mut TmCtx<'_, '_>, seq: u64, msg: Rpc) {
         self.outbox.keep(seq, msg);
         ctx.count_kept();
         self.schedule_retry(ctx);

@@ -511,7 +511,9 @@ fn words(h: &mut TraceHasher, tag: u64, fields: &[u64]) {
 fn call_words(call: Call) -> (u64, u64, u64) {
     match call {
         Call::SubmitTask(restore) => (1, restore.checkpoint, u64::from(restore.finished)),
-        Call::UpdateTaskExecutionState(state) => (2, state as u64, 0),
+        Call::UpdateTaskExecutionState { state, cause } => {
+            (2, state as u64, cause.map_or(0, |p| u64::from(p.0) + 1))
+        }
         Call::TriggerCheckpoint(n) => (3, n, 0),
         Call::NotifyCheckpointComplete(n) => (4, n, 0),
         Call::NotifyCheckpointAborted(n) => (5, n, 0),
@@ -524,12 +526,23 @@ fn call_words(call: Call) -> (u64, u64, u64) {
         Call::Finishing => (9, 0, 0),
         Call::FinishingAnswer(set) => (10, set.base, set.mask),
         Call::CancelTask => (11, 0, 0),
-        Call::ReportExecution(state) => (12, state as u64, 0),
+        // The parallelism is the subtask's vertex's, fixed by the graph: it adds nothing.
+        Call::ReportExecution { state, .. } => (12, state as u64, 0),
         Call::ReportDone => (13, 0, 0),
         Call::TriggerFailed(n) => (14, n, 0),
         Call::TriggerSavepoint { checkpoint, drain } => (15, checkpoint, u64::from(drain)),
         Call::RequestSplit => (16, 0, 0),
         Call::AssignSplit(split) => (17, split.map_or(u64::MAX, u64::from), 0),
+        // Batch calls: never recorded today, tagged so that they could be without a clash.
+        Call::RegisterTaskManager => (18, 0, 0),
+        Call::ReleasePartition => (19, 0, 0),
+        Call::AskPartitions => (20, 0, 0),
+        Call::ReportPartition { bytes } => (21, bytes, 0),
+        Call::ReportSplit(split) => (22, u64::from(split), 0),
+        Call::ReportInput {
+            producer,
+            producer_attempt,
+        } => (23, u64::from(producer.0), u64::from(producer_attempt)),
     }
 }
 

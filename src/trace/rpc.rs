@@ -1,4 +1,12 @@
-//! What travels by RPC: addresses, the calls and the small `Copy` payloads they carry.
+//! What travels by RPC between the JobMaster and TaskManagers, for both kinds of job:
+//! addresses, the calls and the small `Copy` payloads they carry.
+//!
+//! One vocabulary, as Flink has one set of RPC gateways: deploy, cancel, a task's state
+//! update, split request and assignment, and the P3.2 report are one call whether the job is
+//! streaming or batch. What only one kind of job has is a call of its own in the same enum:
+//! the checkpoint calls (streaming), registration and partition calls (batch). Only the
+//! streaming world records RPCs in the trace (`rpc` events); a batch world's RPCs travel
+//! unrecorded, so the hash of a call (`trace::hash`) is a contract with streaming traces only.
 
 use super::DeclineReason;
 use crate::graph::SubtaskId;
@@ -11,8 +19,10 @@ pub enum Address {
     TaskManager(u32),
 }
 
-/// An RPC's payload. Data never travels by RPC, only through channels. Every RPC concerns one
-/// attempt of one subtask; the TaskManager routes it to that task (or answers for it).
+/// An RPC's payload. Data never travels by RPC, only through channels. Nearly every RPC
+/// concerns one attempt of one subtask; the TaskManager routes it to that task (or answers for
+/// it). A call about the TaskManager as a whole (registration, `AskPartitions`, `ReportDone`)
+/// leaves `subtask` and `attempt` unused (see [`Rpc::of_task_manager`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Rpc {
     pub subtask: SubtaskId,
@@ -20,13 +30,30 @@ pub struct Rpc {
     pub call: Call,
 }
 
+impl Rpc {
+    /// A call about TaskManager as a whole, not about one task: `subtask` and `attempt` unused.
+    pub fn of_task_manager(call: Call) -> Rpc {
+        Rpc {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            call,
+        }
+    }
+}
+
 /// What an RPC asks or tells.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Call {
-    /// JobMaster → TaskManager: deploy this attempt into its slot.
+    /// JobMaster → TaskManager: deploy this attempt into its slot (a batch task always
+    /// starts fresh).
     SubmitTask(Restore),
     /// TaskManager → JobMaster: the task's state changed (Flink's `updateTaskExecutionState`).
-    UpdateTaskExecutionState(ExecutionState),
+    /// `cause`: a batch task failed for want of this producer's partition (P2.4); `None`
+    /// otherwise, and always in streaming jobs.
+    UpdateTaskExecutionState {
+        state: ExecutionState,
+        cause: Option<SubtaskId>,
+    },
     /// CheckpointCoordinator → task: start checkpoint `n` (P1.1: sources, and tasks whose
     /// inputs all finished).
     TriggerCheckpoint(u64),
@@ -58,8 +85,12 @@ pub enum Call {
     FinishingAnswer(CheckpointSet),
     /// JobMaster → TaskManager: cancel this attempt (failover, P1.8).
     CancelTask,
-    /// TaskManager → a new JobMaster (P3.2): it hosts this attempt, in this state.
-    ReportExecution(ExecutionState),
+    /// TaskManager → a new JobMaster (P3.2): it hosts this attempt, in this state, of a vertex
+    /// of this parallelism (from the deployment descriptor).
+    ReportExecution {
+        state: ExecutionState,
+        parallelism: u32,
+    },
     /// TaskManager → a new JobMaster (P3.2): its report is complete (`subtask` unused).
     ReportDone,
     /// Source reader → its split enumerator in the JobMaster (F1.13 step 1): it holds no split.
@@ -67,6 +98,31 @@ pub enum Call {
     /// Split enumerator → source reader (F1.13 step 1): a split to read, or `None`: no split
     /// is left, the reader ends its input after its splits.
     AssignSplit(Option<u32>),
+    /// Batch, TaskManager → JobMaster: it registers with a JobMaster it newly follows.
+    RegisterTaskManager,
+    /// Batch, JobMaster → TaskManager: release the partition this attempt produced (P2.3).
+    ReleasePartition,
+    /// Batch, JobMaster → TaskManager (F2.4 step 1): `getAndRetainPartitionWithMetrics`.
+    AskPartitions,
+    /// Batch, TaskManager → JobMaster (F2.4): a partition this attempt produced, kept across
+    /// the JobManager's absence, with its metrics.
+    ReportPartition { bytes: u64 },
+    /// Batch, TaskManager → a new JobMaster (P3.2): a split the reported source attempt was
+    /// assigned (its reader's state).
+    ReportSplit(u32),
+    /// Batch, TaskManager → a new JobMaster (P3.2): a partition the reported attempt consumed
+    /// (from its deployment descriptor).
+    ReportInput {
+        producer: SubtaskId,
+        producer_attempt: u32,
+    },
+}
+
+impl Call {
+    /// A task's state update without a failure cause (every streaming one).
+    pub const fn update(state: ExecutionState) -> Call {
+        Call::UpdateTaskExecutionState { state, cause: None }
+    }
 }
 
 /// How a new attempt starts (the part of Flink's deployment descriptor that matters here).

@@ -11,8 +11,8 @@ use crate::jobmaster::batch::AdaptiveBatch;
 use crate::jobmaster::batch::Recovering;
 use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{RerunReason, TraceEvent};
-use crate::world::batch::{Ctx, Msg};
+use crate::trace::{Call, RerunReason, Rpc, TraceEvent};
+use crate::world::batch::Ctx;
 use crate::world::Event;
 
 use std::collections::BTreeSet;
@@ -246,7 +246,15 @@ impl With<'_, AdaptiveBatch> {
                     late: false,
                 },
             );
-            self.send_to_task_manager(ctx, tm, Msg::Release { subtask, attempt });
+            self.send_to_task_manager(
+                ctx,
+                tm,
+                Rpc {
+                    subtask,
+                    attempt,
+                    call: Call::ReleasePartition,
+                },
+            );
             return;
         }
         // The JobMaster tracks this very partition already (a report that crossed a
@@ -279,7 +287,15 @@ impl With<'_, AdaptiveBatch> {
                 return;
             }
         }
-        self.send_to_task_manager(ctx, tm, Msg::Release { subtask, attempt });
+        self.send_to_task_manager(
+            ctx,
+            tm,
+            Rpc {
+                subtask,
+                attempt,
+                call: Call::ReleasePartition,
+            },
+        );
     }
 
     /// P2.4 steps 1-4, then RUNNING.

@@ -31,8 +31,8 @@ use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{FlushReason, RerunReason, TraceEvent};
-use crate::world::batch::{Cluster, Ctx, Msg};
+use crate::trace::{Call, FlushReason, RerunReason, Rpc, TraceEvent};
+use crate::world::batch::{Cluster, Ctx};
 use crate::world::Event;
 use sim::{Duration, Instant};
 use std::collections::BTreeSet;
@@ -123,7 +123,7 @@ pub struct RecoveryRecord {
 }
 
 impl With<'_, AdaptiveBatch> {
-    pub(crate) fn receive(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Msg) {
+    pub(crate) fn receive(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Rpc) {
         let now = ctx.now();
         let process = ctx.tms[tm as usize].process;
         let index = ctx.cluster.trace.len().saturating_sub(1);
@@ -137,8 +137,13 @@ impl With<'_, AdaptiveBatch> {
                 .oracles
                 .rpc_applied(&ctx.cluster.graph, (tm, process), rpc, (now, index));
         }
-        match msg {
-            Msg::Register => {
+        let Rpc {
+            subtask,
+            attempt,
+            call,
+        } = msg;
+        match call {
+            Call::RegisterTaskManager => {
                 // A new process under the same number: the old one is gone for good.
                 let old = self.leader.task_managers[tm as usize];
                 if let Some(old) = old.filter(|&old| old != process) {
@@ -168,40 +173,30 @@ impl With<'_, AdaptiveBatch> {
                 // it kept; outside recovery they are all answered by a release. Under
                 // reconciliation it reports them unasked, with its executions (P3.2).
                 if ctx.cluster.reconcile.is_none() {
-                    self.send_to_task_manager(ctx, tm, Msg::AskPartitions);
+                    self.send_to_task_manager(ctx, tm, Rpc::of_task_manager(Call::AskPartitions));
                 }
                 self.schedule(ctx);
             }
-            Msg::Report {
-                subtask,
-                attempt,
-                bytes,
-            } => {
+            Call::ReportPartition { bytes } => {
                 if self.window.is_some() {
                     self.reconcile_partition(ctx, tm, (subtask, attempt), bytes);
                 } else {
                     self.on_report(ctx, tm, (subtask, attempt), bytes);
                 }
             }
-            Msg::ReportExecution {
-                subtask,
-                attempt,
-                state,
-                parallelism,
-            } => self.on_report_execution(ctx, tm, (subtask, attempt), state, parallelism),
-            Msg::ReportSplit {
-                subtask,
-                attempt,
-                split,
-            } => self.on_report_split(ctx, subtask, attempt, split),
-            Msg::ReportInput {
-                subtask,
-                attempt,
+            Call::ReportExecution { state, parallelism } => {
+                self.on_report_execution(ctx, tm, (subtask, attempt), state, parallelism)
+            }
+            Call::ReportSplit(split) => self.on_report_split(ctx, subtask, attempt, split),
+            Call::ReportInput {
                 producer,
                 producer_attempt,
             } => self.on_report_input((subtask, attempt), (producer, producer_attempt)),
-            Msg::ReportDone => self.on_report_done(ctx, tm),
-            Msg::Running { subtask, attempt } => {
+            Call::ReportDone => self.on_report_done(ctx, tm),
+            Call::UpdateTaskExecutionState {
+                state: ExecutionState::Running,
+                ..
+            } => {
                 if self.current(subtask, attempt, ExecutionState::Deploying) {
                     self.exec_state(ctx, subtask, ExecutionState::Initializing);
                     self.exec_state(ctx, subtask, ExecutionState::Running);
@@ -210,7 +205,7 @@ impl With<'_, AdaptiveBatch> {
                     self.spec_state(ctx, subtask, ExecutionState::Running);
                 }
             }
-            Msg::RequestSplit { subtask, attempt } => {
+            Call::RequestSplit => {
                 let e = self.scheduler.exec[subtask.index()];
                 if e.attempt != attempt || e.state.is_terminal() {
                     return;
@@ -229,17 +224,17 @@ impl With<'_, AdaptiveBatch> {
                         split,
                     },
                 );
-                self.send_to_task_manager(
-                    ctx,
-                    tm,
-                    Msg::AssignSplit {
-                        subtask,
-                        attempt,
-                        split,
-                    },
-                );
+                let assign = Rpc {
+                    subtask,
+                    attempt,
+                    call: Call::AssignSplit(split),
+                };
+                self.send_to_task_manager(ctx, tm, assign);
             }
-            Msg::Finished { subtask, attempt } => {
+            Call::UpdateTaskExecutionState {
+                state: ExecutionState::Finished,
+                ..
+            } => {
                 // P2.8: a speculative attempt that finishes first becomes the current one.
                 if self.is_spec(subtask, attempt, ExecutionState::Running) {
                     self.spec_won(ctx, subtask, attempt);
@@ -253,10 +248,10 @@ impl With<'_, AdaptiveBatch> {
                 }
                 self.on_finished(ctx, tm, subtask, attempt);
             }
-            Msg::Failed {
-                subtask,
-                attempt,
-                missing,
+            // P2.4: a task that failed for want of a partition names its producer as the cause.
+            Call::UpdateTaskExecutionState {
+                state: ExecutionState::Failed,
+                cause: missing,
             } => {
                 let spec = self.scheduler.spec[subtask.index()].filter(|e| e.attempt == attempt);
                 if let Some(e) = spec.filter(|e| !e.state.is_terminal()) {
@@ -296,11 +291,24 @@ impl With<'_, AdaptiveBatch> {
                 }
                 self.failover(ctx, seeds);
             }
-            Msg::Deploy { .. }
-            | Msg::Cancel { .. }
-            | Msg::Release { .. }
-            | Msg::AskPartitions
-            | Msg::AssignSplit { .. } => unreachable!("a TaskManager message"),
+            Call::UpdateTaskExecutionState { state, .. } => {
+                unreachable!("a batch task reports no {state:?}")
+            }
+            Call::SubmitTask(_)
+            | Call::CancelTask
+            | Call::ReleasePartition
+            | Call::AskPartitions
+            | Call::AssignSplit(_) => unreachable!("a message to a TaskManager"),
+            Call::TriggerCheckpoint(_)
+            | Call::TriggerSavepoint { .. }
+            | Call::NotifyCheckpointComplete(_)
+            | Call::NotifyCheckpointAborted(_)
+            | Call::AcknowledgeCheckpoint { .. }
+            | Call::DeclineCheckpoint { .. }
+            | Call::TriggerMissed(_)
+            | Call::TriggerFailed(_)
+            | Call::Finishing
+            | Call::FinishingAnswer(_) => unreachable!("a batch job takes no checkpoints"),
         }
     }
 
@@ -308,8 +316,13 @@ impl With<'_, AdaptiveBatch> {
     /// Flink's gateway of one TaskExecutor, by its resource id), so a replacement that has
     /// started but whose registration has not arrived yet never gets what was meant for the
     /// dead one.
-    pub(crate) fn send_to_task_manager(&self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Msg) {
-        if let Msg::Release { subtask, attempt } = msg {
+    pub(crate) fn send_to_task_manager(&self, ctx: &mut Ctx<'_, '_>, tm: u32, msg: Rpc) {
+        if let Rpc {
+            subtask,
+            attempt,
+            call: Call::ReleasePartition,
+        } = msg
+        {
             ctx.cluster.record(
                 ctx.sched.now(),
                 TraceEvent::ReleaseRequested {

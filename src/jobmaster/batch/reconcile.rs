@@ -11,7 +11,7 @@
 use super::*;
 use crate::batch::recovery;
 use crate::jobmaster::reconcile::window::{Judged, Window};
-use crate::trace::ReconcileOutcome;
+use crate::trace::{Call, ReconcileOutcome, Rpc};
 
 #[cfg(test)]
 mod tests;
@@ -73,7 +73,7 @@ impl Reconciling {
 impl With<'_, AdaptiveBatch> {
     /// P3.3: the reconciling JobMaster refuses a task's RPC (`Leader::refuses`; reports and
     /// registrations are taken).
-    pub(crate) fn refuses(&self, msg: Msg) -> bool {
+    pub(crate) fn refuses(&self, msg: Rpc) -> bool {
         self.leader.refuses(!msg.is_task_rpc())
     }
 
@@ -83,7 +83,7 @@ impl With<'_, AdaptiveBatch> {
         &mut self,
         ctx: &mut Ctx<'_, '_>,
         (tm, process): (u32, u32),
-        msg: Msg,
+        msg: Rpc,
     ) -> bool {
         let now = ctx.now();
         let rpc = msg.task_rpc().expect("only task RPCs are kept");
@@ -175,7 +175,15 @@ impl With<'_, AdaptiveBatch> {
             let current = self.scheduler.exec[subtask.index()];
             let superseded = current.attempt != attempt || current.placed != Some(tm);
             if superseded && !state.is_terminal() {
-                self.send_to_task_manager(ctx, tm, Msg::Cancel { subtask, attempt });
+                self.send_to_task_manager(
+                    ctx,
+                    tm,
+                    Rpc {
+                        subtask,
+                        attempt,
+                        call: Call::CancelTask,
+                    },
+                );
             }
             return;
         };

@@ -14,8 +14,8 @@ use crate::jobmaster::batch::Execution;
 use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::Descriptor;
-use crate::trace::{RerunReason, TraceEvent};
-use crate::world::batch::{Ctx, Msg};
+use crate::trace::{Call, RerunReason, Restore, Rpc, TraceEvent};
+use crate::world::batch::Ctx;
 use crate::world::Event;
 
 impl With<'_, AdaptiveBatch> {
@@ -152,9 +152,10 @@ impl With<'_, AdaptiveBatch> {
         self.send_to_task_manager(
             ctx,
             tm as u32,
-            Msg::Deploy {
+            Rpc {
                 subtask: s,
                 attempt,
+                call: Call::SubmitTask(Restore::FRESH),
             },
         );
         true
@@ -324,9 +325,10 @@ impl With<'_, AdaptiveBatch> {
     /// Tells the TaskManager attempt `e` of `s` went to that the JobMaster cancelled it.
     pub(crate) fn send_cancel(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, e: Execution) {
         if let Some(tm) = e.placed {
-            let cancel = Msg::Cancel {
+            let cancel = Rpc {
                 subtask: s,
                 attempt: e.attempt,
+                call: Call::CancelTask,
             };
             self.send_to_task_manager(ctx, tm, cancel);
         }
@@ -425,9 +427,10 @@ impl With<'_, AdaptiveBatch> {
             Location::TaskManager { task_manager, .. } => self.send_to_task_manager(
                 ctx,
                 task_manager,
-                Msg::Release {
+                Rpc {
                     subtask: s,
                     attempt,
+                    call: Call::ReleasePartition,
                 },
             ),
         }

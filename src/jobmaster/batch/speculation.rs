@@ -16,8 +16,8 @@ use crate::jobmaster::batch::AdaptiveBatch;
 use crate::jobmaster::batch::Execution;
 use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::TraceEvent;
-use crate::world::batch::{Ctx, Msg};
+use crate::trace::{Call, Restore, Rpc, TraceEvent};
+use crate::world::batch::Ctx;
 use crate::world::Event;
 use sim::{Duration, Instant};
 
@@ -193,9 +193,10 @@ impl With<'_, AdaptiveBatch> {
         self.send_to_task_manager(
             ctx,
             tm as u32,
-            Msg::Deploy {
+            Rpc {
                 subtask: s,
                 attempt,
+                call: Call::SubmitTask(Restore::FRESH),
             },
         );
     }

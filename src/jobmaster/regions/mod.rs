@@ -188,7 +188,9 @@ impl With<'_, PipelinedRegions> {
             &self.scheduler.placement[..],
         );
         match (rpc.call, &mut self.scheduler.checkpoints) {
-            (Call::ReportExecution(state), _) => self.on_report(ctx, task_manager, rpc, state),
+            (Call::ReportExecution { state, .. }, _) => {
+                self.on_report(ctx, task_manager, rpc, state)
+            }
             (Call::ReportDone, _) => self.on_report_done(ctx, task_manager),
             (Call::RequestSplit, _) => {
                 let coordinators = self
@@ -201,7 +203,7 @@ impl With<'_, PipelinedRegions> {
                     self.call_current(ctx, rpc.subtask, answer);
                 }
             }
-            (Call::UpdateTaskExecutionState(state), _) => {
+            (Call::UpdateTaskExecutionState { state, .. }, _) => {
                 self.on_task_state(ctx, rpc.subtask, rpc.attempt, state)
             }
             (Call::AcknowledgeCheckpoint { checkpoint, .. }, Some(cc)) => {

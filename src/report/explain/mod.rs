@@ -95,7 +95,7 @@ pub fn narrate(scenario: &Scenario, report: &RunReport) -> Vec<Narration> {
         // An `updateTaskExecutionState` RPC is told together with the JobMaster's view change
         // it causes, on one line.
         if let TraceEvent::Rpc { sent_at, rpc, .. } = event {
-            if let Call::UpdateTaskExecutionState(state) = rpc.call {
+            if let Call::UpdateTaskExecutionState { state, .. } = rpc.call {
                 if let Some((_, _, TraceEvent::ExecutionState { subtask, to, .. })) =
                     events.get(i + 1)
                 {

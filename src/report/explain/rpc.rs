@@ -26,7 +26,7 @@ impl Narrator<'_> {
                 };
                 told(dest, rule, format!("deploys {name} attempt {attempt}: {how}"))
             }
-            Call::UpdateTaskExecutionState(state) => told(
+            Call::UpdateTaskExecutionState { state, .. } => told(
                 dest,
                 "",
                 format!("receives {name} attempt {attempt} is {state} from {}", address(from)),
@@ -139,7 +139,7 @@ impl Narrator<'_> {
                 told(dest, "P1.2 option2", text)
             }
             Call::CancelTask => told(dest, "P1.8", format!("cancels {name} attempt {attempt} for the failover")),
-            Call::ReportExecution(state) => told(
+            Call::ReportExecution { state, .. } => told(
                 dest,
                 "P3.2",
                 format!("learns from {} that it hosts {name} attempt {attempt}, {state}", address(from)),
@@ -148,6 +148,13 @@ impl Narrator<'_> {
             Call::RequestSplit => told(dest, "F1.13 step 1", format!("hears that {name} attempt {attempt} holds no split and asks for one")),
             Call::AssignSplit(Some(split)) => told(dest, "F1.13 step 1", format!("delivers split {split} from the enumerator to {name} attempt {attempt}, which reads it next")),
             Call::AssignSplit(None) => told(dest, "F1.13 step 1", format!("delivers the enumerator's answer to {name} attempt {attempt}: no split is left, so it ends its input after its splits")),
+            // Batch calls: the batch world records no `rpc` events, so no trace holds them.
+            Call::RegisterTaskManager
+            | Call::ReleasePartition
+            | Call::AskPartitions
+            | Call::ReportPartition { .. }
+            | Call::ReportSplit(_)
+            | Call::ReportInput { .. } => unreachable!("a batch RPC is never recorded"),
         }
     }
 }

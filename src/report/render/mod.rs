@@ -77,7 +77,7 @@ pub(super) fn call_parts(call: &Call) -> (&'static str, String, Value) {
             json!({"restore_checkpoint": restore.checkpoint, "finished_on_restore": restore.finished}),
         ),
         Call::CancelTask => ("cancelTask", String::new(), json!({})),
-        Call::ReportExecution(state) => (
+        Call::ReportExecution { state, .. } => (
             "reportExecution",
             state.to_string(),
             json!({"state": state.name()}),
@@ -89,10 +89,32 @@ pub(super) fn call_parts(call: &Call) -> (&'static str, String, Value) {
             split.map_or("no split left".to_owned(), |s| format!("split {s}")),
             json!({ "split": split }),
         ),
-        Call::UpdateTaskExecutionState(state) => (
+        Call::UpdateTaskExecutionState { state, .. } => (
             "updateTaskExecutionState",
             state.to_string(),
             json!({"state": state.name()}),
+        ),
+        // Batch calls: the batch world does not record its RPCs, named here for completeness.
+        Call::RegisterTaskManager => ("registerTaskManager", String::new(), json!({})),
+        Call::ReleasePartition => ("releasePartition", String::new(), json!({})),
+        Call::AskPartitions => ("askPartitions", String::new(), json!({})),
+        Call::ReportPartition { bytes } => (
+            "reportPartition",
+            format!("{bytes} bytes"),
+            json!({ "bytes": bytes }),
+        ),
+        Call::ReportSplit(split) => (
+            "reportSplit",
+            format!("split {split}"),
+            json!({ "split": split }),
+        ),
+        Call::ReportInput {
+            producer,
+            producer_attempt,
+        } => (
+            "reportInput",
+            format!("subtask {} attempt {producer_attempt}", producer.0),
+            json!({"producer": producer.0, "producer_attempt": producer_attempt}),
         ),
         Call::TriggerCheckpoint(n) => {
             ("triggerCheckpoint", n.to_string(), json!({"checkpoint": n}))

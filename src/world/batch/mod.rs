@@ -29,7 +29,7 @@ pub use tm_ctx::{Peers, TmCtx};
 
 use crate::batch::data::Fragment;
 use crate::batch::events::JobEventStore;
-use crate::batch::oracle::{BatchOracles, Call, Received, TaskRpc};
+use crate::batch::oracle::{BatchOracles, Call as TaskCall, Received, TaskRpc};
 use crate::bug::Bug;
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId};
@@ -40,99 +40,28 @@ use crate::scenario::{Batch as BatchConfig, Scenario};
 use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
 use crate::taskmanager::TaskManager;
-use crate::trace::{Address, FlushReason, Retain, Trace, TraceEvent};
+use crate::trace::{Address, Call, FlushReason, Retain, Rpc, Trace, TraceEvent};
 use crate::world::Event;
 use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
 
-/// A message between the JobMaster and a TaskManager.
-#[derive(Clone, Copy, Debug)]
-pub enum Msg {
-    // JobMaster → TaskManager.
-    Deploy {
-        subtask: SubtaskId,
-        attempt: u32,
-    },
-    Cancel {
-        subtask: SubtaskId,
-        attempt: u32,
-    },
-    Release {
-        subtask: SubtaskId,
-        attempt: u32,
-    },
-    /// F2.4 step 1: `getAndRetainPartitionWithMetrics`.
-    AskPartitions,
-    AssignSplit {
-        subtask: SubtaskId,
-        attempt: u32,
-        split: Option<u32>,
-    },
-    // TaskManager → JobMaster.
-    Register,
-    Running {
-        subtask: SubtaskId,
-        attempt: u32,
-    },
-    Finished {
-        subtask: SubtaskId,
-        attempt: u32,
-    },
-    Failed {
-        subtask: SubtaskId,
-        attempt: u32,
-        missing: Option<SubtaskId>,
-    },
-    RequestSplit {
-        subtask: SubtaskId,
-        attempt: u32,
-    },
-    /// F2.4: a partition kept across the JobManager's absence, with its metrics (bytes).
-    Report {
-        subtask: SubtaskId,
-        attempt: u32,
-        bytes: u64,
-    },
-    /// P3.2 (`failover: reconcile`): an execution this TaskManager hosts, its state and its
-    /// vertex's parallelism (from the deployment descriptor).
-    ReportExecution {
-        subtask: SubtaskId,
-        attempt: u32,
-        state: ExecutionState,
-        parallelism: u32,
-    },
-    /// P3.2: a split a reported source execution was assigned (its reader's state).
-    ReportSplit {
-        subtask: SubtaskId,
-        attempt: u32,
-        split: u32,
-    },
-    /// P3.2: a partition a reported execution consumed (from its deployment descriptor).
-    ReportInput {
-        subtask: SubtaskId,
-        attempt: u32,
-        producer: SubtaskId,
-        producer_attempt: u32,
-    },
-    /// P3.2: the TaskManager's report is complete.
-    ReportDone,
-}
-
-impl Msg {
+/// How the batch world reads an RPC (`trace::Rpc`, the one vocabulary of both kinds of job).
+impl Rpc {
     /// A task's RPC to the JobMaster: refused while it reconciles and retried (P3.3).
     pub(crate) fn task_rpc(self) -> Option<TaskRpc> {
-        let (call, subtask, attempt) = match self {
-            Msg::Running { subtask, attempt } => (Call::Running, subtask, attempt),
-            Msg::Finished { subtask, attempt } => (Call::Finished, subtask, attempt),
-            Msg::Failed {
-                subtask, attempt, ..
-            } => (Call::Failed, subtask, attempt),
-            Msg::RequestSplit { subtask, attempt } => (Call::RequestSplit, subtask, attempt),
+        let call = match self.call {
+            Call::UpdateTaskExecutionState { state, .. } => match state {
+                ExecutionState::Running => TaskCall::Running,
+                ExecutionState::Finished => TaskCall::Finished,
+                ExecutionState::Failed => TaskCall::Failed,
+                _ => return None,
+            },
+            Call::RequestSplit => TaskCall::RequestSplit,
             _ => return None,
         };
         Some(TaskRpc {
             call,
-            subtask,
-            attempt,
+            subtask: self.subtask,
+            attempt: self.attempt,
         })
     }
 
@@ -143,30 +72,20 @@ impl Msg {
     /// What `reconcile-outcome` learns when the JobMaster takes this message (a registration
     /// is told separately, once the JobMaster dropped any older process of the sender).
     pub(crate) fn received(self) -> Option<Received> {
-        Some(match self {
-            Msg::ReportExecution {
-                subtask,
-                attempt,
-                state,
-                parallelism,
-            } => Received::Execution {
+        let (subtask, attempt) = (self.subtask, self.attempt);
+        Some(match self.call {
+            Call::ReportExecution { state, parallelism } => Received::Execution {
                 subtask,
                 attempt,
                 state,
                 parallelism,
             },
-            Msg::ReportSplit {
-                subtask,
-                attempt,
-                split,
-            } => Received::Split {
+            Call::ReportSplit(split) => Received::Split {
                 subtask,
                 attempt,
                 split,
             },
-            Msg::ReportInput {
-                subtask,
-                attempt,
+            Call::ReportInput {
                 producer,
                 producer_attempt,
             } => Received::Input {
@@ -175,10 +94,8 @@ impl Msg {
                 producer,
                 producer_attempt,
             },
-            Msg::Report {
-                subtask, attempt, ..
-            } => Received::Partition { subtask, attempt },
-            Msg::ReportDone => Received::Done,
+            Call::ReportPartition { .. } => Received::Partition { subtask, attempt },
+            Call::ReportDone => Received::Done,
             _ => return None,
         })
     }
@@ -187,7 +104,7 @@ impl Msg {
 /// A message as it travels on a link.
 #[derive(Clone, Copy, Debug)]
 pub struct Sent {
-    pub msg: Msg,
+    pub msg: Rpc,
     /// The TaskManager's connection it went out on: a disconnection resets the connection,
     /// and what was on the wire is gone.
     pub epoch: u32,
@@ -402,7 +319,7 @@ impl Ctx<'_, '_> {
     }
 
     /// Sends `msg` to process `process` of TaskManager `tm`.
-    pub(crate) fn send_to_task_manager(&mut self, tm: u32, process: u32, msg: Msg) {
+    pub(crate) fn send_to_task_manager(&mut self, tm: u32, process: u32, msg: Rpc) {
         let to = (Address::JobMaster, Address::TaskManager(tm), process);
         self.cluster
             .send_to(self.sched, &self.tms[tm as usize], to, msg, 0);

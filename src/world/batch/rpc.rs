@@ -7,8 +7,8 @@ use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
 use crate::taskmanager::batch::Blocking;
 use crate::taskmanager::TaskManager;
-use crate::trace::{Address, TraceEvent};
-use crate::world::batch::{Batch, Cluster, Msg, Sent};
+use crate::trace::{Address, Rpc, TraceEvent};
+use crate::world::batch::{Batch, Cluster, Sent};
 use crate::world::Event;
 use sim::Scheduler;
 
@@ -21,7 +21,7 @@ impl Cluster {
         sched: &mut Scheduler<'_, Event>,
         tm: &TaskManager<Blocking>,
         (from, to, to_incarnation): (Address, Address, u32),
-        msg: Msg,
+        msg: Rpc,
         seq: u64,
     ) -> bool {
         let link = LinkId::between(from, to);
@@ -134,7 +134,7 @@ impl Batch {
         &mut self,
         sched: &mut Scheduler<'_, Event>,
         tm: u32,
-        msg: Msg,
+        msg: Rpc,
         (seq, from_process): (u64, u32),
         reachable: bool,
     ) {

@@ -8,29 +8,33 @@ fn the_oracle_learns_every_report_and_nothing_else() {
     let (s, p) = (SubtaskId(1), SubtaskId(0));
     let state = ExecutionState::Running;
     let reports = [
-        Msg::ReportExecution {
+        Rpc {
             subtask: s,
             attempt: 2,
-            state,
-            parallelism: 3,
+            call: Call::ReportExecution {
+                state,
+                parallelism: 3,
+            },
         },
-        Msg::ReportSplit {
+        Rpc {
             subtask: s,
             attempt: 2,
-            split: 4,
+            call: Call::ReportSplit(4),
         },
-        Msg::ReportInput {
+        Rpc {
             subtask: s,
             attempt: 2,
-            producer: p,
-            producer_attempt: 1,
+            call: Call::ReportInput {
+                producer: p,
+                producer_attempt: 1,
+            },
         },
-        Msg::Report {
+        Rpc {
             subtask: s,
             attempt: 2,
-            bytes: 64,
+            call: Call::ReportPartition { bytes: 64 },
         },
-        Msg::ReportDone,
+        Rpc::of_task_manager(Call::ReportDone),
     ];
     let told: Vec<String> = reports
         .iter()
@@ -47,14 +51,16 @@ fn the_oracle_learns_every_report_and_nothing_else() {
         ]
     );
     let others = [
-        Msg::Register,
-        Msg::Running {
+        Rpc::of_task_manager(Call::RegisterTaskManager),
+        Rpc {
             subtask: s,
             attempt: 2,
+            call: Call::update(ExecutionState::Running),
         },
-        Msg::RequestSplit {
+        Rpc {
             subtask: s,
             attempt: 2,
+            call: Call::RequestSplit,
         },
     ];
     assert!(others.iter().all(|m| m.received().is_none()));

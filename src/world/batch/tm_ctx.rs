@@ -15,8 +15,8 @@ use crate::status::ExecutionState;
 use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
 use crate::taskmanager::Outbox;
 use crate::taskmanager::TaskManager;
-use crate::trace::{Address, TraceEvent};
-use crate::world::batch::{Cluster, Msg};
+use crate::trace::{Address, Rpc, TraceEvent};
+use crate::world::batch::Cluster;
 use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 
@@ -125,7 +125,7 @@ impl TmCtx<'_, '_> {
     pub(crate) fn send_to_jobmaster(
         &mut self,
         from: &TaskManager<Blocking>,
-        msg: Msg,
+        msg: Rpc,
         seq: u64,
     ) -> bool {
         let to = (
@@ -143,7 +143,7 @@ impl TmCtx<'_, '_> {
 
     /// P3.3: schedules the retry of `outbox`, process `process` of TaskManager `tm`'s
     /// (`Outbox::schedule_retry`).
-    pub(crate) fn schedule_retry(&mut self, outbox: &mut Outbox<Msg>, tm: u32, process: u32) {
+    pub(crate) fn schedule_retry(&mut self, outbox: &mut Outbox, tm: u32, process: u32) {
         outbox.schedule_retry(self.sched, tm, process);
     }
 

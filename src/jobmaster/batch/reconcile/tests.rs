@@ -13,7 +13,7 @@ use super::*;
 use crate::net::LinkId;
 use crate::oracle::invariant::Invariant;
 use crate::taskmanager::batch::Partition;
-use crate::trace::{Address, Retain};
+use crate::trace::{Address, Call, Retain, Rpc};
 use crate::world::batch::{Batch, Cluster};
 use sim::{Budget, Model, Scheduler, Simulation};
 
@@ -63,13 +63,13 @@ impl Model for Unstaged<'_> {
 }
 
 /// The elected JobMaster takes `msg` from TaskManager `tm`.
-fn receive(w: &mut Batch, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Msg) {
+fn receive(w: &mut Batch, sched: &mut Scheduler<'_, Event>, tm: u32, msg: Rpc) {
     let (mut jm, mut ctx) = w.jobmaster(sched, None).expect("elected");
     jm.receive(&mut ctx, tm, msg);
 }
 
 /// The message an event delivers, and where from.
-fn arriving(w: &Batch, event: &Event) -> Option<(Address, Msg)> {
+fn arriving(w: &Batch, event: &Event) -> Option<(Address, Rpc)> {
     let Event::Rpc { link } = *event else {
         return None;
     };
@@ -78,7 +78,7 @@ fn arriving(w: &Batch, event: &Event) -> Option<(Address, Msg)> {
 }
 
 /// Every message on its way, with where it goes.
-fn messages_on_the_wire(w: &Batch) -> Vec<(Address, Msg)> {
+fn messages_on_the_wire(w: &Batch) -> Vec<(Address, Rpc)> {
     (0..w.tms.len() as u32)
         .flat_map(|tm| {
             let task_manager = Address::TaskManager(tm);
@@ -137,7 +137,14 @@ where
 /// the window is in, so a message the test hands the JobMaster then is the last before it
 /// ends the window.
 fn before_last_report_done(w: &Batch, event: &Event) -> bool {
-    let Some((Address::TaskManager(tm), Msg::ReportDone)) = arriving(w, event) else {
+    let Some((
+        Address::TaskManager(tm),
+        Rpc {
+            call: Call::ReportDone,
+            ..
+        },
+    )) = arriving(w, event)
+    else {
         return false;
     };
     let Some(w) = w.jm.as_ref().and_then(|jm| jm.window.as_ref()) else {
@@ -194,9 +201,11 @@ impl Staging {
         messages_on_the_wire(&self.world)
             .into_iter()
             .filter_map(|(to, msg)| match msg {
-                Msg::Cancel { subtask, attempt } if to == Address::TaskManager(tm) => {
-                    Some((subtask, attempt))
-                }
+                Rpc {
+                    subtask,
+                    attempt,
+                    call: Call::CancelTask,
+                } if to == Address::TaskManager(tm) => Some((subtask, attempt)),
                 _ => None,
             })
             .collect()
@@ -216,15 +225,15 @@ fn hosted(w: &Batch, name: &str, state: ExecutionState) -> Option<(SubtaskId, u3
     })
 }
 
-fn report(w: &Batch, s: SubtaskId, attempt: u32, state: ExecutionState) -> Msg {
-    Msg::ReportExecution {
+fn report(w: &Batch, s: SubtaskId, attempt: u32, state: ExecutionState) -> Rpc {
+    let parallelism = w.cluster.tasks[s.index()]
+        .as_ref()
+        .expect("hosted")
+        .parallelism;
+    Rpc {
         subtask: s,
         attempt,
-        state,
-        parallelism: w.cluster.tasks[s.index()]
-            .as_ref()
-            .expect("hosted")
-            .parallelism,
+        call: Call::ReportExecution { state, parallelism },
     }
 }
 
@@ -234,7 +243,7 @@ fn another(w: &Batch, tm: u32) -> u32 {
 
 /// Hands the JobMaster `msgs` from `tm`, as if they had just arrived, and checks the window
 /// ends with `expected` and that the oracle agrees.
-fn window_ends(msgs: impl FnOnce(&Batch) -> Vec<(u32, Msg)>, expected: ReconcileOutcome) {
+fn window_ends(msgs: impl FnOnce(&Batch) -> Vec<(u32, Rpc)>, expected: ReconcileOutcome) {
     let staged = stage(before_last_report_done, |w, sched| {
         for (tm, msg) in msgs(w) {
             receive(w, sched, tm, msg);
@@ -286,11 +295,13 @@ fn a_report_sent_again_in_full_is_no_contradiction() {
             {
                 msgs.push((
                     tm,
-                    Msg::ReportInput {
+                    Rpc {
                         subtask: s,
                         attempt: a,
-                        producer,
-                        producer_attempt,
+                        call: Call::ReportInput {
+                            producer,
+                            producer_attempt,
+                        },
                     },
                 ));
             }
@@ -329,10 +340,10 @@ fn a_split_two_readers_hold_fails_the_window() {
             let (_, (s, a, tm), split) = two_readers(w);
             vec![(
                 tm,
-                Msg::ReportSplit {
+                Rpc {
                     subtask: s,
                     attempt: a,
-                    split,
+                    call: Call::ReportSplit(split),
                 },
             )]
         },
@@ -348,10 +359,10 @@ fn a_split_of_an_unreported_attempt_is_ignored() {
             let (_, (s, a, tm), split) = two_readers(w);
             vec![(
                 tm,
-                Msg::ReportSplit {
+                Rpc {
                     subtask: s,
                     attempt: a + 1,
-                    split,
+                    call: Call::ReportSplit(split),
                 },
             )]
         },
@@ -375,11 +386,13 @@ fn an_input_read_from_a_replaced_attempt_fails_the_window() {
             let (s, a, tm, p, pa) = an_input(w);
             vec![(
                 tm,
-                Msg::ReportInput {
+                Rpc {
                     subtask: s,
                     attempt: a,
-                    producer: p,
-                    producer_attempt: pa + 1,
+                    call: Call::ReportInput {
+                        producer: p,
+                        producer_attempt: pa + 1,
+                    },
                 },
             )]
         },
@@ -396,11 +409,13 @@ fn an_input_of_an_unreported_attempt_is_ignored() {
             let (s, a, tm, p, pa) = an_input(w);
             vec![(
                 tm,
-                Msg::ReportInput {
+                Rpc {
                     subtask: s,
                     attempt: a + 1,
-                    producer: p,
-                    producer_attempt: pa + 1,
+                    call: Call::ReportInput {
+                        producer: p,
+                        producer_attempt: pa + 1,
+                    },
                 },
             )]
         },
@@ -499,9 +514,10 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
                 task.ended = None;
                 task.awaiting_split = true;
                 if on_the_wire {
-                    let request = Msg::RequestSplit {
+                    let request = Rpc {
                         subtask: s,
                         attempt: a,
+                        call: Call::RequestSplit,
                     };
                     w.tms[tm as usize].mode.wire.insert(u64::MAX, request);
                 }
@@ -521,14 +537,14 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
             .count();
         let on_its_way = messages_on_the_wire(&staged.world)
             .into_iter()
-            .filter(|(_, m)| matches!(m, Msg::RequestSplit { subtask, .. } if subtask == &s))
+            .filter(|(_, m)| matches!(m, Rpc { subtask, call: Call::RequestSplit, .. } if subtask == &s))
             .count();
         let kept = staged
             .world
             .tms
             .iter()
             .flat_map(|t| t.outbox.kept())
-            .filter(|m| matches!(m, Msg::RequestSplit { subtask, .. } if *subtask == s))
+            .filter(|m| matches!(m, Rpc { subtask, call: Call::RequestSplit, .. } if *subtask == s))
             .count();
         refused + on_its_way + kept
     };
@@ -575,7 +591,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
     let mut staged = staged;
     let on_its_way = |st: &Staging| {
         messages_on_the_wire(&st.world).iter().any(|(_, m)| {
-            matches!(m, Msg::Release { subtask, attempt: a } if *subtask == s && *a == attempt)
+            matches!(m, Rpc { subtask, attempt: a, call: Call::ReleasePartition } if *subtask == s && *a == attempt)
         })
     };
     while on_its_way(&staged) {
@@ -605,7 +621,7 @@ fn a_reported_partition_the_window_does_not_keep_is_released() {
 /// Stages a connection reset under the first message of `kind` on its way from the JobMaster
 /// (`from_jobmaster`) or to it, after the window or, for a report, in it: the message arrives
 /// on the old connection (P3.3). Returns what the TaskManagers keep to send again.
-fn reset_under(kind: fn(&Msg) -> bool, from_jobmaster: bool) -> Vec<Msg> {
+fn reset_under(kind: fn(&Rpc) -> bool, from_jobmaster: bool) -> Vec<Rpc> {
     let staged = stage(
         |w, e| {
             let Some((from, msg)) = arriving(w, e) else {
@@ -651,7 +667,17 @@ fn a_deployment_reaching_a_cut_off_task_manager_is_lost() {
         |w, e| {
             let after = w.jm.as_ref().is_some_and(|jm| jm.window.is_none())
                 && w.cluster.reconciliations.len() == 1;
-            after && matches!(arriving(w, e), Some((_, Msg::Deploy { .. })))
+            after
+                && matches!(
+                    arriving(w, e),
+                    Some((
+                        _,
+                        Rpc {
+                            call: Call::SubmitTask(_),
+                            ..
+                        }
+                    ))
+                )
         },
         |w, _| {
             for t in &mut w.tms {
