@@ -300,6 +300,11 @@ mod tests {
 
     const SRC: SubtaskId = SubtaskId(0);
     const SINK: SubtaskId = SubtaskId(1);
+    /// P3.2: a TaskManager reports an attempt RUNNING (every vertex has parallelism 1).
+    const RUNNING: Call = Call::ReportExecution {
+        state: Running,
+        parallelism: 1,
+    };
 
     fn at(ms: u64) -> Instant {
         Instant::ZERO.saturating_add(Duration::from_millis(ms))
@@ -388,17 +393,7 @@ mod tests {
 
         fn both_reported_running(&mut self) {
             for s in [SRC, SINK] {
-                assert_eq!(
-                    self.report(
-                        12,
-                        s,
-                        Call::ReportExecution {
-                            state: Running,
-                            parallelism: 1
-                        }
-                    ),
-                    None
-                );
+                assert_eq!(self.report(12, s, RUNNING), None);
             }
             assert_eq!(self.report(12, SRC, Call::ReportDone), None);
         }
@@ -431,45 +426,15 @@ mod tests {
     #[test]
     fn a_window_closed_before_its_timeout_without_every_report_is_caught() {
         let mut feed = Feed::new();
-        assert_eq!(
-            feed.report(
-                12,
-                SRC,
-                Call::ReportExecution {
-                    state: Running,
-                    parallelism: 1
-                }
-            ),
-            None
-        );
+        assert_eq!(feed.report(12, SRC, RUNNING), None);
         let wrong = feed.end(20, Outcome::Failing, 1, 1).expect("caught");
         assert!(wrong.contains("before reconcile_timeout"), "{wrong}");
         let mut feed = Feed::new();
-        assert_eq!(
-            feed.report(
-                12,
-                SRC,
-                Call::ReportExecution {
-                    state: Running,
-                    parallelism: 1
-                }
-            ),
-            None
-        );
+        assert_eq!(feed.report(12, SRC, RUNNING), None);
         assert_eq!(feed.state(60, SRC, Running), None);
         assert_eq!(feed.end(60, Outcome::Failing, 1, 1), None);
         let mut feed = Feed::new();
-        assert_eq!(
-            feed.report(
-                12,
-                SRC,
-                Call::ReportExecution {
-                    state: Running,
-                    parallelism: 1
-                }
-            ),
-            None
-        );
+        assert_eq!(feed.report(12, SRC, RUNNING), None);
         assert_eq!(feed.state(60, SRC, Running), None);
         let wrong = feed.end(60, Outcome::Running, 1, 1).expect("caught");
         assert!(wrong.contains("TaskManager0 missed the window"), "{wrong}");

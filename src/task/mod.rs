@@ -431,13 +431,14 @@ impl Task {
             | Call::ReportExecution { .. }
             | Call::ReportDone
             | Call::RequestSplit
-            | Call::Finishing => unreachable!("{call:?} is never sent to a task"),
-            Call::RegisterTaskManager
+            | Call::Finishing
+            // A batch job's calls.
+            | Call::RegisterTaskManager
             | Call::ReleasePartition
             | Call::AskPartitions
             | Call::ReportPartition { .. }
             | Call::ReportSplit(_)
-            | Call::ReportInput { .. } => unreachable!("{call:?} is a batch job's"),
+            | Call::ReportInput { .. } => unreachable!("{call:?} is never sent to a task"),
         }
         // Whatever the call changed (outputs queued, channels unblocked, closing) is carried
         // out by a step. Handlers reached from inside a step never wake: the step's own loop

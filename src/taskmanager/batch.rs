@@ -169,12 +169,8 @@ pub(crate) struct Task {
 impl TaskManager<Blocking> {
     /// A message of the JobMaster arrives (fenced and checked by the link layer).
     pub(crate) fn receive(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Rpc) {
-        let Rpc {
-            subtask,
-            attempt,
-            call,
-        } = msg;
-        match call {
+        let (subtask, attempt) = (msg.subtask, msg.attempt);
+        match msg.call {
             Call::SubmitTask(_) => self.deploy(ctx, subtask, attempt),
             Call::CancelTask => {
                 if ctx.running(subtask, attempt) {
@@ -193,11 +189,7 @@ impl TaskManager<Blocking> {
             Call::AskPartitions => {
                 let held = self.held(ctx.config().record_bytes);
                 for (subtask, attempt, bytes) in held {
-                    let report = Rpc {
-                        subtask,
-                        attempt,
-                        call: Call::ReportPartition { bytes },
-                    };
+                    let report = Rpc::new(subtask, attempt, Call::ReportPartition { bytes });
                     self.send_to_jobmaster(ctx, report);
                 }
             }
@@ -222,24 +214,9 @@ impl TaskManager<Blocking> {
                     None => self.finish_task(ctx, subtask, attempt),
                 }
             }
-            Call::RegisterTaskManager
-            | Call::UpdateTaskExecutionState { .. }
-            | Call::RequestSplit
-            | Call::ReportPartition { .. }
-            | Call::ReportExecution { .. }
-            | Call::ReportSplit(_)
-            | Call::ReportInput { .. }
-            | Call::ReportDone => unreachable!("a message to the JobMaster"),
-            Call::TriggerCheckpoint(_)
-            | Call::TriggerSavepoint { .. }
-            | Call::NotifyCheckpointComplete(_)
-            | Call::NotifyCheckpointAborted(_)
-            | Call::AcknowledgeCheckpoint { .. }
-            | Call::DeclineCheckpoint { .. }
-            | Call::TriggerMissed(_)
-            | Call::TriggerFailed(_)
-            | Call::Finishing
-            | Call::FinishingAnswer(_) => unreachable!("a batch job takes no checkpoints"),
+            // Only the calls above go to a batch TaskManager: messages to the JobMaster, the
+            // checkpoint calls of streaming jobs.
+            call => unreachable!("{call:?} is never sent to a batch TaskManager"),
         }
     }
 
@@ -282,14 +259,7 @@ impl TaskManager<Blocking> {
         ctx.task_mut(subtask, attempt)
             .expect("running")
             .awaiting_split = true;
-        self.send_to_jobmaster(
-            ctx,
-            Rpc {
-                subtask,
-                attempt,
-                call: Call::RequestSplit,
-            },
-        );
+        self.send_to_jobmaster(ctx, Rpc::new(subtask, attempt, Call::RequestSplit));
     }
 
     /// One draw per step; P2.8: a slow TaskManager's tasks take `slowdown` times as long.
@@ -349,11 +319,7 @@ impl TaskManager<Blocking> {
         }
         self.send_to_jobmaster(
             ctx,
-            Rpc {
-                subtask,
-                attempt,
-                call: Call::update(ExecutionState::Running),
-            },
+            Rpc::new(subtask, attempt, Call::update(ExecutionState::Running)),
         );
         if ctx.is_source(subtask) {
             self.request_split(ctx, subtask, attempt);
@@ -454,11 +420,7 @@ impl TaskManager<Blocking> {
         ctx.finished(subtask, attempt, started);
         self.send_to_jobmaster(
             ctx,
-            Rpc {
-                subtask,
-                attempt,
-                call: Call::update(ExecutionState::Finished),
-            },
+            Rpc::new(subtask, attempt, Call::update(ExecutionState::Finished)),
         );
     }
 

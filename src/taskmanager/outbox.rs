@@ -26,6 +26,7 @@ use std::collections::BTreeMap;
 /// reconcile window is short, and a fixed pace keeps runs easy to read.
 pub const RETRY: Duration = Duration::from_millis(5);
 
+#[derive(Default)]
 pub struct Outbox {
     /// The kept RPCs by send number: refused on arrival, or held back at their send.
     kept: BTreeMap<u64, Rpc>,
@@ -34,16 +35,6 @@ pub struct Outbox {
     next_seq: u64,
     /// A retry is scheduled.
     retry_scheduled: bool,
-}
-
-impl Default for Outbox {
-    fn default() -> Self {
-        Outbox {
-            kept: BTreeMap::new(),
-            next_seq: 0,
-            retry_scheduled: false,
-        }
-    }
 }
 
 /// Reports belong to one election: a TaskManager never keeps them (a new JobMaster asks again).

@@ -90,11 +90,7 @@ pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, tasks: &[Option<Task>], ret
             .as_ref()
             .filter(|t| t.task_manager() == tm && t.awaits_finishing_answer())
         {
-            let rpc = Rpc {
-                subtask,
-                attempt: t.attempt(),
-                call: Call::Finishing,
-            };
+            let rpc = Rpc::new(subtask, t.attempt(), Call::Finishing);
             // Unless the question itself is still kept or on its way: then it is not lost.
             let pending = host
                 .outbox
@@ -125,41 +121,37 @@ impl TaskManager<Blocking> {
             if t.task_manager != tm || t.process != process || forgotten {
                 continue;
             }
-            reports.push(Rpc {
+            reports.push(Rpc::new(
                 subtask,
-                attempt: t.attempt,
-                call: Call::ReportExecution {
+                t.attempt,
+                Call::ReportExecution {
                     state: t.state,
                     parallelism: t.parallelism,
                 },
-            });
+            ));
             for &split in &t.splits {
-                reports.push(Rpc {
-                    subtask,
-                    attempt: t.attempt,
-                    call: Call::ReportSplit(split),
-                });
+                reports.push(Rpc::new(subtask, t.attempt, Call::ReportSplit(split)));
             }
             for &(producer, producer_attempt) in &t.inputs {
-                reports.push(Rpc {
+                reports.push(Rpc::new(
                     subtask,
-                    attempt: t.attempt,
-                    call: Call::ReportInput {
+                    t.attempt,
+                    Call::ReportInput {
                         producer,
                         producer_attempt,
                     },
-                });
+                ));
             }
         }
         let record_bytes = ctx.config().record_bytes;
         for p in &self.mode.partitions {
-            reports.push(Rpc {
-                subtask: p.producer,
-                attempt: p.attempt,
-                call: Call::ReportPartition {
+            reports.push(Rpc::new(
+                p.producer,
+                p.attempt,
+                Call::ReportPartition {
                     bytes: data::total_records(&p.fragments) * record_bytes,
                 },
-            });
+            ));
         }
         reports.push(Rpc::of_task_manager(Call::ReportDone));
         // A split request the old JobMaster answered too late (fenced) is asked again: the
@@ -181,11 +173,7 @@ impl TaskManager<Blocking> {
                 && t.state == ExecutionState::Running
                 && !kept
             {
-                reports.push(Rpc {
-                    subtask,
-                    attempt: t.attempt,
-                    call: Call::RequestSplit,
-                });
+                reports.push(Rpc::new(subtask, t.attempt, Call::RequestSplit));
             }
         }
         for msg in reports {

@@ -31,7 +31,15 @@ pub struct Rpc {
 }
 
 impl Rpc {
-    /// A call about TaskManager as a whole, not about one task: `subtask` and `attempt` unused.
+    pub const fn new(subtask: SubtaskId, attempt: u32, call: Call) -> Rpc {
+        Rpc {
+            subtask,
+            attempt,
+            call,
+        }
+    }
+
+    /// A call about the TaskManager as a whole, not about one task: `subtask` and `attempt` unused.
     pub fn of_task_manager(call: Call) -> Rpc {
         Rpc {
             subtask: SubtaskId(0),

@@ -246,15 +246,7 @@ impl With<'_, AdaptiveBatch> {
                     late: false,
                 },
             );
-            self.send_to_task_manager(
-                ctx,
-                tm,
-                Rpc {
-                    subtask,
-                    attempt,
-                    call: Call::ReleasePartition,
-                },
-            );
+            self.send_to_task_manager(ctx, tm, Rpc::new(subtask, attempt, Call::ReleasePartition));
             return;
         }
         // The JobMaster tracks this very partition already (a report that crossed a
@@ -287,15 +279,7 @@ impl With<'_, AdaptiveBatch> {
                 return;
             }
         }
-        self.send_to_task_manager(
-            ctx,
-            tm,
-            Rpc {
-                subtask,
-                attempt,
-                call: Call::ReleasePartition,
-            },
-        );
+        self.send_to_task_manager(ctx, tm, Rpc::new(subtask, attempt, Call::ReleasePartition));
     }
 
     /// P2.4 steps 1-4, then RUNNING.

@@ -291,24 +291,9 @@ impl With<'_, AdaptiveBatch> {
                 }
                 self.failover(ctx, seeds);
             }
-            Call::UpdateTaskExecutionState { state, .. } => {
-                unreachable!("a batch task reports no {state:?}")
-            }
-            Call::SubmitTask(_)
-            | Call::CancelTask
-            | Call::ReleasePartition
-            | Call::AskPartitions
-            | Call::AssignSplit(_) => unreachable!("a message to a TaskManager"),
-            Call::TriggerCheckpoint(_)
-            | Call::TriggerSavepoint { .. }
-            | Call::NotifyCheckpointComplete(_)
-            | Call::NotifyCheckpointAborted(_)
-            | Call::AcknowledgeCheckpoint { .. }
-            | Call::DeclineCheckpoint { .. }
-            | Call::TriggerMissed(_)
-            | Call::TriggerFailed(_)
-            | Call::Finishing
-            | Call::FinishingAnswer(_) => unreachable!("a batch job takes no checkpoints"),
+            // Only the calls above go to a batch JobMaster: other task states, messages to a
+            // TaskManager, the checkpoint calls of streaming jobs.
+            call => unreachable!("{call:?} is never sent to a batch JobMaster"),
         }
     }
 

@@ -175,15 +175,7 @@ impl With<'_, AdaptiveBatch> {
             let current = self.scheduler.exec[subtask.index()];
             let superseded = current.attempt != attempt || current.placed != Some(tm);
             if superseded && !state.is_terminal() {
-                self.send_to_task_manager(
-                    ctx,
-                    tm,
-                    Rpc {
-                        subtask,
-                        attempt,
-                        call: Call::CancelTask,
-                    },
-                );
+                self.send_to_task_manager(ctx, tm, Rpc::new(subtask, attempt, Call::CancelTask));
             }
             return;
         };

@@ -152,11 +152,7 @@ impl With<'_, AdaptiveBatch> {
         self.send_to_task_manager(
             ctx,
             tm as u32,
-            Rpc {
-                subtask: s,
-                attempt,
-                call: Call::SubmitTask(Restore::FRESH),
-            },
+            Rpc::new(s, attempt, Call::SubmitTask(Restore::FRESH)),
         );
         true
     }
@@ -325,11 +321,7 @@ impl With<'_, AdaptiveBatch> {
     /// Tells the TaskManager attempt `e` of `s` went to that the JobMaster cancelled it.
     pub(crate) fn send_cancel(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, e: Execution) {
         if let Some(tm) = e.placed {
-            let cancel = Rpc {
-                subtask: s,
-                attempt: e.attempt,
-                call: Call::CancelTask,
-            };
+            let cancel = Rpc::new(s, e.attempt, Call::CancelTask);
             self.send_to_task_manager(ctx, tm, cancel);
         }
     }
@@ -427,11 +419,7 @@ impl With<'_, AdaptiveBatch> {
             Location::TaskManager { task_manager, .. } => self.send_to_task_manager(
                 ctx,
                 task_manager,
-                Rpc {
-                    subtask: s,
-                    attempt,
-                    call: Call::ReleasePartition,
-                },
+                Rpc::new(s, attempt, Call::ReleasePartition),
             ),
         }
     }

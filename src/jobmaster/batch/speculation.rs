@@ -193,11 +193,7 @@ impl With<'_, AdaptiveBatch> {
         self.send_to_task_manager(
             ctx,
             tm as u32,
-            Rpc {
-                subtask: s,
-                attempt,
-                call: Call::SubmitTask(Restore::FRESH),
-            },
+            Rpc::new(s, attempt, Call::SubmitTask(Restore::FRESH)),
         );
     }
 
