@@ -4,9 +4,9 @@
 //! "the next RPC on this link arrives": a seeded permutation of same-instant events may then
 //! reorder deliveries across links, never within one.
 //!
-//! Streaming and batch jobs send different payloads (streaming a [`Rpc`](crate::trace::Rpc),
-//! batch its own messages with a send number and a connection epoch), so the links are generic
-//! over what they carry. They also differ in two details of timing, kept as an [`RpcPolicy`]
+//! Both kinds of job send the same [`Rpc`](crate::trace::Rpc), a batch one wrapped with its
+//! connection's epoch (`world::batch::Sent`), so the links are generic over what they carry
+//! and never look inside. They also differ in two details of timing, kept as an [`RpcPolicy`]
 //! so that every shipped scenario keeps its timings: which random stream latencies come from
 //! and whether a fixed latency costs a draw, and whether two RPCs on a link may arrive at the
 //! same instant.
