@@ -288,10 +288,18 @@ mod tests {
         let mut events = finished_here();
         events.extend([(7, release(SRC0, 0, 1)), (7, reset(SRC0))]);
         assert_eq!(run(&events), None);
-        // A reset at a later instant does not.
+        // A reset at a later instant does not, nor does another subtask's reset.
         let mut late = finished_here();
         late.extend([(7, release(SRC0, 0, 1)), (8, reset(SRC0))]);
         assert_eq!(run(&late), Some(2));
+        let mut other = finished_here();
+        other.extend([
+            (6, deployed(SRC1, 0, 0)),
+            (6, state(SRC1, 0, Running)),
+            (7, release(SRC0, 0, 1)),
+            (7, reset(SRC1)),
+        ]);
+        assert_eq!(run(&other), Some(4));
     }
 
     #[test]
@@ -416,6 +424,17 @@ mod tests {
                 Some(3),
                 "{from:?}"
             );
+            // Reported, then its TaskManager timed out before the finish was kept: not tracked.
+            let mut ledger = Tracked::default();
+            ledger.observe(&graph, (at(0), 0), &deployed(SRC0, 0, 1));
+            let lost = TraceEvent::JobMasterLost { incarnation: 0 };
+            ledger.observe(&graph, (at(5), 1), &lost);
+            ledger.reported((1, 0), (SRC0, 0), (at(5), 2));
+            let timed_out = TraceEvent::TaskManagerTimedOut { task_manager: 1 };
+            ledger.observe(&graph, (at(6), 3), &timed_out);
+            ledger.observe(&graph, (at(7), 4), &state(SRC0, 0, from));
+            ledger.observe(&graph, (at(8), 5), &release(SRC0, 0, 1));
+            assert!(ledger.finish(&graph).is_none(), "{from:?}");
         }
     }
 }
