@@ -254,6 +254,7 @@ impl Ctx<'_, '_> {
             at,
             Event::Arrive {
                 channel,
+                consumer: self.graph.channels[channel.index()].to,
                 epoch,
                 elements: 1,
             },
@@ -273,6 +274,7 @@ impl Ctx<'_, '_> {
             sent.arrival,
             Event::Arrive {
                 channel,
+                consumer: self.graph.channels[channel.index()].to,
                 epoch: sent.epoch,
                 elements: sent.records,
             },

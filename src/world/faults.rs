@@ -177,11 +177,13 @@ pub(super) fn release_channel(ctx: &mut Ctx<'_, '_>, index: u32) {
     let channel = channel_between(ctx.graph, from, to);
     if let Some(arrivals) = ctx.io.data.release(channel) {
         let epoch = ctx.io.data.epoch(channel);
+        let consumer = ctx.graph.channels[channel.index()].to;
         for _ in 0..arrivals {
             ctx.sched.at(
                 ctx.now,
                 Event::Arrive {
                     channel,
+                    consumer,
                     epoch,
                     elements: 1,
                 },

@@ -319,6 +319,7 @@ impl Streaming {
                 channel,
                 epoch,
                 elements,
+                ..
             } => {
                 if ctx.io.data.epoch(channel) != epoch {
                     return; // sent into a partition that has since been released
@@ -621,6 +622,11 @@ impl Streaming {
                 sim::prefetch::read(info);
             }
         }
+        if let Event::Arrive { consumer, .. } = *next {
+            if let Some(Some(task)) = self.tasks.get(consumer.index()) {
+                task.prefetch();
+            }
+        }
     }
 
     pub(crate) fn actor(&self, event: &Event) -> Actor {
@@ -650,7 +656,7 @@ impl Streaming {
             | Event::AlignmentTimeout { subtask, .. }
             | Event::SnapshotUploaded { subtask, .. }
             | Event::OutputFlush { subtask, .. } => task(subtask),
-            Event::Arrive { channel, .. } => task(self.graph.channels[channel.index()].to),
+            Event::Arrive { consumer, .. } => task(consumer),
             Event::Credit { channel } | Event::AllRecordsProcessed { channel, .. } => {
                 task(self.graph.channels[channel.index()].from)
             }

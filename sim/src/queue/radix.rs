@@ -115,16 +115,30 @@ impl<E> RadixHeap<E> {
     /// the lowest bucket. Cheap enough to ask before every pop, for a prefetch.
     #[inline]
     pub(super) fn peek_hint(&self) -> Option<&E> {
+        // The event after the hinted one is likely the earliest entry of the next bucket up,
+        // a line written long ago: start loading it now, one event before it is hinted
+        // (buckets below the hinted one are filled when it is popped, and stay in cache).
         if let Some(entry) = self.near.peek() {
+            if let Some(after) = self.bucket_min(self.occupied) {
+                crate::prefetch::read(after);
+            }
             return Some(&entry.event);
         }
-        if self.occupied == 0 {
+        let hint = self.bucket_min(self.occupied)?;
+        if let Some(after) = self.bucket_min(self.occupied & (self.occupied - 1)) {
+            crate::prefetch::read(after);
+        }
+        Some(&hint.event)
+    }
+
+    /// An entry of the earliest time in the lowest bucket among `occupied`'s bits.
+    #[inline]
+    fn bucket_min(&self, occupied: u64) -> Option<&Entry<E>> {
+        if occupied == 0 {
             return None;
         }
-        let k = self.occupied.trailing_zeros() as usize;
-        self.buckets[k]
-            .get(self.min_index[k] as usize)
-            .map(|entry| &entry.event)
+        let k = occupied.trailing_zeros() as usize;
+        self.buckets[k].get(self.min_index[k] as usize)
     }
 
     /// Moves `last` to the earliest pending time and redistributes the lowest non-empty
