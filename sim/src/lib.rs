@@ -18,6 +18,7 @@
 //! - [`trace`]: the stable running hash of a trace ([`TraceHasher`]).
 
 pub mod explore;
+pub mod hugepages;
 pub mod prefetch;
 pub mod queue;
 pub mod rng;

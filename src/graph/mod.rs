@@ -141,8 +141,18 @@ impl ExecutionGraph {
         }
 
         let mut edges = Vec::with_capacity(job.edges.len());
-        let mut channels = Vec::new();
-        for (e, edge) in job.edges.iter().enumerate() {
+        let pairs: Vec<Vec<(u32, u32)>> = job
+            .edges
+            .iter()
+            .map(|edge| {
+                let (up, down) = (&vertices[edge.from], &vertices[edge.to]);
+                connect(edge.pattern, up.parallelism, down.parallelism)
+            })
+            .collect();
+        // A million channels' places, read at random by nearly every event: on huge pages
+        // where the system allows.
+        let mut channels = sim::hugepages::vec(pairs.iter().map(Vec::len).sum());
+        for ((e, edge), pairs) in job.edges.iter().enumerate().zip(pairs) {
             vertices[edge.from].outputs.push(e);
             vertices[edge.to].inputs.push(e);
             let key_modulus = job.vertices[edge.to].chain.keys();
@@ -155,7 +165,6 @@ impl ExecutionGraph {
             });
             let up = &vertices[edge.from];
             let down = &vertices[edge.to];
-            let pairs = connect(edge.pattern, up.parallelism, down.parallelism);
             let mut gates: Vec<OutputGate> = (0..up.parallelism)
                 .map(|_| OutputGate {
                     edge: e,

@@ -5,10 +5,11 @@
 //! number pending (issue 18 measured half of all cycles of a 10⁶-channel run in that walk). A
 //! discrete-event simulation never schedules into the past, so the keys it pops only grow, and
 //! a *radix heap* can exploit that: every pending entry sits in the bucket named by the highest
-//! bit in which its time differs from `last`, the time of the latest pop. A push is an append
-//! to a vector, and a pop that empties the near bucket moves the entries of the lowest non-empty
-//! bucket, a sequential scan, down to lower buckets. Each entry moves at most 64 times in all,
-//! in practice a handful (the bits of a typical delay), and every move reads and writes memory
+//! digit (of four bits) in which its time differs from `last`, the time of the latest pop, and
+//! that digit's value. A push is an append to a vector, and a pop that empties the near bucket
+//! moves the entries of the lowest non-empty bucket, a sequential scan, down to buckets of
+//! lower digits. Each entry moves at most 16 times in all, in practice a handful (the digits
+//! of a typical delay: five for a millisecond), and every move reads and writes memory
 //! in order, so the cost per event stays nearly flat as the pending set grows.
 //!
 //! Exact order is kept, not approximated: entries due exactly at `last` wait in `near`, a
@@ -21,8 +22,27 @@ use std::collections::BinaryHeap;
 
 use super::Entry;
 
-/// Buckets 0..64: bucket `k` holds the entries whose time differs from `last` first in bit `k`.
-const BUCKETS: usize = 64;
+/// Bits of a time per radix digit: a bucket per (digit position, digit value), sixteen digits
+/// of sixteen values. With one bit a digit (64 buckets) an entry moved about once per bit of
+/// its delay, a dozen or twenty times for the millisecond delays of a job; with four it moves
+/// at most once per digit, about a quarter as often, and each refill reads and writes a
+/// quarter as much memory (`perf`: the refills were 14% of a 10⁶-channel run).
+const DIGIT_BITS: u32 = 4;
+/// Values a digit takes, and so buckets per digit position.
+const RADIX: usize = 1 << DIGIT_BITS;
+/// Digit positions in a 64-bit time.
+const LEVELS: usize = 64 / DIGIT_BITS as usize;
+/// Bucket `level * RADIX + digit` holds the entries whose time differs from `last` first in
+/// digit `level` (counted from the least significant), where its value is `digit`; a higher
+/// bucket holds only later times.
+const BUCKETS: usize = LEVELS * RADIX;
+/// Entries per block. A bucket is a list of blocks, not one growing vector: a vector that
+/// grows copies itself into fresh memory, and each bucket's vector kept the capacity of its
+/// own peak, so a million pending events cost several times their size in pages faulted and
+/// copied (`perf`: half of a 10⁶-channel run's page faults). Blocks a refill empties go to
+/// [`RadixHeap::spare`] and fill again at once, still in cache; the heap holds about as much
+/// memory as the events pending at its peak.
+const BLOCK: usize = 512;
 
 #[derive(Clone, Debug)]
 pub(super) struct RadixHeap<E> {
@@ -31,16 +51,22 @@ pub(super) struct RadixHeap<E> {
     last: u64,
     /// The entries due exactly at `last`, in `(time, tie)` order.
     near: BinaryHeap<Entry<E>>,
-    buckets: [Vec<Entry<E>>; BUCKETS],
+    /// Each bucket's blocks, all full but the last.
+    buckets: [Vec<Vec<Entry<E>>>; BUCKETS],
+    /// Empty blocks (each with room for [`BLOCK`] entries), for any bucket to take.
+    spare: Vec<Vec<Entry<E>>>,
     /// The smallest time in each bucket (`u64::MAX` when empty), so the next time is known
     /// without scanning.
     min_time: [u64; BUCKETS],
-    /// Where in each bucket an entry of `min_time` sits: the next event for
+    /// Where in each bucket (block × [`BLOCK`] + offset) an entry of `min_time` sits: the
+    /// next event for
     /// [`RadixHeap::peek_hint`], found without scanning (a hint only: with several entries at
     /// that time it may not be the one popped first).
     min_index: [u32; BUCKETS],
-    /// Bit `k` set: bucket `k` is not empty.
-    occupied: u64,
+    /// Bit `l` set: some bucket of digit position `l` is not empty.
+    levels: u16,
+    /// Per digit position, bit `d` set: bucket `(l, d)` is not empty.
+    digits: [u16; LEVELS],
     len: usize,
 }
 
@@ -52,9 +78,11 @@ impl<E> RadixHeap<E> {
             last: floor,
             near: BinaryHeap::new(),
             buckets: std::array::from_fn(|_| Vec::new()),
+            spare: Vec::new(),
             min_time: [u64::MAX; BUCKETS],
             min_index: [0; BUCKETS],
-            occupied: 0,
+            levels: 0,
+            digits: [0; LEVELS],
             len: 0,
         };
         for entry in entries {
@@ -84,13 +112,30 @@ impl<E> RadixHeap<E> {
             self.near.push(entry);
             return;
         }
-        let k = (u64::BITS - 1 - diff.leading_zeros()) as usize;
+        let level = (u64::BITS - 1 - diff.leading_zeros()) / DIGIT_BITS;
+        let digit = (entry.time >> (level * DIGIT_BITS)) as usize & (RADIX - 1);
+        let k = level as usize * RADIX + digit;
+        let blocks = &mut self.buckets[k];
         if entry.time < self.min_time[k] {
             self.min_time[k] = entry.time;
-            self.min_index[k] = self.buckets[k].len() as u32;
+            self.min_index[k] = blocks
+                .last()
+                .map_or(0, |block| (blocks.len() - 1) * BLOCK + block.len())
+                as u32;
         }
-        self.occupied |= 1 << k;
-        self.buckets[k].push(entry);
+        self.levels |= 1 << level;
+        self.digits[level as usize] |= 1 << digit;
+        match blocks.last_mut() {
+            Some(block) if block.len() < BLOCK => block.push(entry),
+            _ => {
+                let mut block = self
+                    .spare
+                    .pop()
+                    .unwrap_or_else(|| Vec::with_capacity(BLOCK));
+                block.push(entry);
+                blocks.push(block);
+            }
+        }
     }
 
     #[inline]
@@ -103,12 +148,34 @@ impl<E> RadixHeap<E> {
         Some(entry)
     }
 
+    /// The lowest non-empty bucket, and the one after it, if any.
+    #[inline]
+    fn lowest_two(&self) -> (Option<usize>, Option<usize>) {
+        if self.levels == 0 {
+            return (None, None);
+        }
+        let level = self.levels.trailing_zeros() as usize;
+        let digits = self.digits[level];
+        let first = level * RADIX + digits.trailing_zeros() as usize;
+        let rest = digits & (digits - 1);
+        let second = if rest != 0 {
+            Some(level * RADIX + rest.trailing_zeros() as usize)
+        } else {
+            let above = self.levels & !((2 << level) - 1);
+            (above != 0).then(|| {
+                let level = above.trailing_zeros() as usize;
+                level * RADIX + self.digits[level].trailing_zeros() as usize
+            })
+        };
+        (Some(first), second)
+    }
+
     #[inline]
     pub(super) fn peek_time(&self) -> Option<u64> {
         if !self.near.is_empty() {
             return Some(self.last);
         }
-        (self.occupied != 0).then(|| self.min_time[self.occupied.trailing_zeros() as usize])
+        self.lowest_two().0.map(|k| self.min_time[k])
     }
 
     /// An event due next, or nearly: the head of `near`, else an entry of the earliest time in
@@ -118,46 +185,50 @@ impl<E> RadixHeap<E> {
         // The event after the hinted one is likely the earliest entry of the next bucket up,
         // a line written long ago: start loading it now, one event before it is hinted
         // (buckets below the hinted one are filled when it is popped, and stay in cache).
+        let (first, second) = self.lowest_two();
         if let Some(entry) = self.near.peek() {
-            if let Some(after) = self.bucket_min(self.occupied) {
+            if let Some(after) = first.and_then(|k| self.bucket_min(k)) {
                 crate::prefetch::read(after);
             }
             return Some(&entry.event);
         }
-        let hint = self.bucket_min(self.occupied)?;
-        if let Some(after) = self.bucket_min(self.occupied & (self.occupied - 1)) {
+        let hint = self.bucket_min(first?)?;
+        if let Some(after) = second.and_then(|k| self.bucket_min(k)) {
             crate::prefetch::read(after);
         }
         Some(&hint.event)
     }
 
-    /// An entry of the earliest time in the lowest bucket among `occupied`'s bits.
+    /// An entry of the earliest time in bucket `k`.
     #[inline]
-    fn bucket_min(&self, occupied: u64) -> Option<&Entry<E>> {
-        if occupied == 0 {
-            return None;
-        }
-        let k = occupied.trailing_zeros() as usize;
-        self.buckets[k].get(self.min_index[k] as usize)
+    fn bucket_min(&self, k: usize) -> Option<&Entry<E>> {
+        let at = self.min_index[k] as usize;
+        self.buckets[k].get(at / BLOCK)?.get(at % BLOCK)
     }
 
     /// Moves `last` to the earliest pending time and redistributes the lowest non-empty
-    /// bucket, which holds it: its entries share every bit above the bucket's with the new
-    /// `last`, so each lands in a lower bucket or in `near`.
+    /// bucket, which holds it: its entries share every digit from the bucket's up with the
+    /// new `last`, so each lands in a bucket of a lower digit position or in `near`.
     fn refill(&mut self) {
-        if self.occupied == 0 {
+        let Some(k) = self.lowest_two().0 else {
             return;
-        }
-        let k = self.occupied.trailing_zeros() as usize;
+        };
+        let (level, digit) = (k / RADIX, k % RADIX);
         self.last = self.min_time[k];
         self.min_time[k] = u64::MAX;
-        self.occupied &= !(1 << k);
-        let mut bucket = std::mem::take(&mut self.buckets[k]);
-        for entry in bucket.drain(..) {
-            self.place(entry);
+        self.digits[level] &= !(1 << digit);
+        if self.digits[level] == 0 {
+            self.levels &= !(1 << level);
         }
-        // Keep the allocation: the bucket fills again as time moves on.
-        self.buckets[k] = bucket;
+        let mut blocks = std::mem::take(&mut self.buckets[k]);
+        for mut block in blocks.drain(..) {
+            for entry in block.drain(..) {
+                self.place(entry);
+            }
+            self.spare.push(block);
+        }
+        // Keep the list's allocation: the bucket fills again as time moves on.
+        self.buckets[k] = blocks;
     }
 
     /// Files every entry again around a new, earlier `last`.
@@ -172,17 +243,22 @@ impl<E> RadixHeap<E> {
 
     /// Every entry, in no particular order.
     pub(super) fn iter(&self) -> impl Iterator<Item = &Entry<E>> {
-        self.near.iter().chain(self.buckets.iter().flatten())
+        self.near
+            .iter()
+            .chain(self.buckets.iter().flatten().flatten())
     }
 
     /// Takes every entry out, in no particular order, leaving the heap empty.
     pub(super) fn drain(&mut self) -> impl Iterator<Item = Entry<E>> + '_ {
         self.len = 0;
-        self.occupied = 0;
+        self.levels = 0;
+        self.digits = [0; LEVELS];
         self.min_time = [u64::MAX; BUCKETS];
-        self.near
-            .drain()
-            .chain(self.buckets.iter_mut().flat_map(|bucket| bucket.drain(..)))
+        self.near.drain().chain(
+            self.buckets
+                .iter_mut()
+                .flat_map(|blocks| blocks.drain(..).flatten()),
+        )
     }
 }
 
