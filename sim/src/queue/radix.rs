@@ -105,7 +105,7 @@ impl<E> RadixHeap<E> {
     }
 
     /// Files `entry` (not earlier than `last`) in its bucket.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, entry: Entry<E>) {
         let diff = entry.time ^ self.last;
         if diff == 0 {
@@ -127,15 +127,18 @@ impl<E> RadixHeap<E> {
         self.digits[level as usize] |= 1 << digit;
         match blocks.last_mut() {
             Some(block) if block.len() < BLOCK => block.push(entry),
-            _ => {
-                let mut block = self
-                    .spare
-                    .pop()
-                    .unwrap_or_else(|| Vec::with_capacity(BLOCK));
-                block.push(entry);
-                blocks.push(block);
-            }
+            _ => Self::new_block(blocks, &mut self.spare, entry),
         }
+    }
+
+    /// Starts a block in a bucket whose last block is full (or which has none), with `entry`.
+    /// Once every [`BLOCK`] entries: out of line, so that [`RadixHeap::place`] stays small.
+    #[cold]
+    #[inline(never)]
+    fn new_block(blocks: &mut Vec<Vec<Entry<E>>>, spare: &mut Vec<Vec<Entry<E>>>, entry: Entry<E>) {
+        let mut block = spare.pop().unwrap_or_else(|| Vec::with_capacity(BLOCK));
+        block.push(entry);
+        blocks.push(block);
     }
 
     #[inline]
