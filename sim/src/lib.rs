@@ -13,6 +13,7 @@
 //! - [`explore`]: controlled runs: a [`Chooser`] picks among same-instant events by the
 //!   [`Actor`] each is addressed to (choice vectors, PCT, a sleep-set search).
 //! - [`prefetch`]: a cache hint a model gives for the event likely to come next.
+//! - [`hugepages`]: vectors for large arrays, backed by transparent huge pages on Linux.
 //! - [`run`]: the run loop ([`Simulation`]) driving a [`Model`] within a [`Budget`], and why it
 //!   stopped ([`RunOutcome`], [`StopReason`]).
 //! - [`trace`]: the stable running hash of a trace ([`TraceHasher`]).

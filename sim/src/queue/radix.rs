@@ -41,7 +41,7 @@ const BUCKETS: usize = LEVELS * RADIX;
 /// own peak, so a million pending events cost several times their size in pages faulted and
 /// copied (`perf`: half of a 10⁶-channel run's page faults). Blocks a refill empties go to
 /// [`RadixHeap::spare`] and fill again at once, still in cache; the heap holds about as much
-/// memory as the events pending at its peak.
+/// memory as the events pending at its peak, plus a block for each bucket it has used.
 const BLOCK: usize = 512;
 
 #[derive(Clone, Debug)]
@@ -51,7 +51,7 @@ pub(super) struct RadixHeap<E> {
     last: u64,
     /// The entries due exactly at `last`, in `(time, tie)` order.
     near: BinaryHeap<Entry<E>>,
-    /// Each bucket's blocks, all full but the last.
+    /// Each bucket's blocks, all full but the last (an emptied bucket keeps one, empty).
     buckets: [Vec<Vec<Entry<E>>>; BUCKETS],
     /// Empty blocks (each with room for [`BLOCK`] entries), for any bucket to take.
     spare: Vec<Vec<Entry<E>>>,
@@ -224,13 +224,20 @@ impl<E> RadixHeap<E> {
             self.levels &= !(1 << level);
         }
         let mut blocks = std::mem::take(&mut self.buckets[k]);
+        let mut first = None;
         for mut block in blocks.drain(..) {
             for entry in block.drain(..) {
                 self.place(entry);
             }
-            self.spare.push(block);
+            match first {
+                None => first = Some(block),
+                Some(_) => self.spare.push(block),
+            }
         }
-        // Keep the list's allocation: the bucket fills again as time moves on.
+        // The bucket keeps its list and one empty block: it fills again as time moves on, and
+        // most refills empty buckets of a few entries, which would otherwise hand a block to
+        // the pool and take one back at their next push.
+        blocks.extend(first);
         self.buckets[k] = blocks;
     }
 
