@@ -1,9 +1,9 @@
 //! A batch TaskManager's view of the world while it handles one event ([`TmCtx`]): what a
-//! TaskManager may touch and nothing else. Its own state is its own (`&mut TaskManager`); the
-//! context lends it the scheduler, the trace, its link to the JobMaster, the task table its
-//! tasks are held in, the deployment descriptors the JobMaster wrote, the remote shuffle
-//! service, the other TaskManagers' partitions (to read, as a consumer does over the network)
-//! and the work-time random stream. It does not lend the JobMaster, the job event store, HA
+//! TaskManager may touch and nothing else. Its own state is its own (`&mut TaskManager`: its
+//! tasks, its partitions); the context lends it the scheduler, the trace, its link to the
+//! JobMaster, the deployment descriptors the JobMaster wrote, the remote shuffle service, the
+//! other TaskManagers' partitions (to read, as a consumer does over the network) and the
+//! attempts a deployment replaces there, and the work-time random stream. It does not lend the JobMaster, the job event store, HA
 //! records or the other TaskManagers' state beyond their partitions.
 
 use crate::batch::data::Fragment;
@@ -11,7 +11,6 @@ use crate::batch::oracle::TaskRpc;
 use crate::bug::Bug;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::Batch as BatchConfig;
-use crate::status::ExecutionState;
 use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
 use crate::taskmanager::Outbox;
 use crate::taskmanager::TaskManager;
@@ -20,10 +19,11 @@ use crate::world::batch::Cluster;
 use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 
-/// The other TaskManagers, as one of them sees them: their partitions, to read.
+/// The other TaskManagers, as one of them sees them: their partitions, to read, and the
+/// attempts a deployment replaces (`TmCtx::take_from_peers`).
 pub struct Peers<'a> {
-    before: &'a [TaskManager<Blocking>],
-    after: &'a [TaskManager<Blocking>],
+    before: &'a mut [TaskManager<Blocking>],
+    after: &'a mut [TaskManager<Blocking>],
 }
 
 impl<'a> Peers<'a> {
@@ -36,10 +36,7 @@ impl<'a> Peers<'a> {
         let (me, after) = rest
             .split_first_mut()
             .expect("a TaskManager of the cluster");
-        let peers = Peers {
-            before: &*before,
-            after: &*after,
-        };
+        let peers = Peers { before, after };
         (me, peers)
     }
 
@@ -52,6 +49,11 @@ impl<'a> Peers<'a> {
             std::cmp::Ordering::Equal => None,
             std::cmp::Ordering::Greater => self.after.get(tm - split - 1),
         }
+    }
+
+    /// Every other TaskManager, by number.
+    fn all_mut(&mut self) -> impl Iterator<Item = &mut TaskManager<Blocking>> {
+        self.before.iter_mut().chain(self.after.iter_mut())
     }
 }
 
@@ -164,43 +166,7 @@ impl TmCtx<'_, '_> {
         self.cluster.oracles.rpcs_resent(tm, (now, index));
     }
 
-    // ---- the task table ----------------------------------------------------------------
-
-    pub(crate) fn task(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
-        self.cluster.task_ref(subtask, attempt)
-    }
-
-    pub(crate) fn task_mut(&mut self, subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
-        self.cluster.task_mut(subtask, attempt)
-    }
-
-    pub(crate) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
-        self.cluster.running(subtask, attempt)
-    }
-
-    /// The original attempts, by subtask (what a P3.2 report goes through).
-    pub(crate) fn originals(&self) -> impl Iterator<Item = (SubtaskId, &Task)> {
-        self.cluster
-            .tasks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.as_ref().map(|t| (SubtaskId(i as u32), t)))
-    }
-
-    /// The attempts TaskManager `tm` runs (originals first, then speculative ones, P2.8).
-    pub(crate) fn hosted(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
-        self.cluster.hosted(tm)
-    }
-
-    pub(crate) fn task_state(&mut self, subtask: SubtaskId, attempt: u32, to: ExecutionState) {
-        let now = self.sched.now();
-        self.cluster.task_state(now, subtask, attempt, to);
-    }
-
-    pub(crate) fn end_task(&mut self, subtask: SubtaskId, attempt: u32, to: ExecutionState) {
-        let now = self.sched.now();
-        self.cluster.end_task(now, subtask, attempt, to);
-    }
+    // ---- deployments ------------------------------------------------------------------
 
     /// The descriptor of attempt `attempt` of `subtask`, and whether it is speculative (P2.8);
     /// `None` when the JobMaster has since replaced it by a newer attempt (stale).
@@ -223,28 +189,25 @@ impl TmCtx<'_, '_> {
         (descriptor.attempt == attempt).then_some((descriptor, speculative))
     }
 
-    /// The attempt that holds `subtask`'s slot of the task table (P2.8: its speculative one).
-    pub(crate) fn slot(&self, subtask: SubtaskId, speculative: bool) -> Option<&Task> {
-        let i = subtask.index();
-        if speculative {
-            self.cluster.spec_tasks[i].as_ref()
-        } else {
-            self.cluster.tasks[i].as_ref()
-        }
-    }
-
-    /// `task` takes `subtask`'s slot; an original attempt is not finished (yet).
-    pub(crate) fn occupy(&mut self, subtask: SubtaskId, speculative: bool, task: Task) {
-        let i = subtask.index();
-        if speculative {
-            self.cluster.spec_tasks[i] = Some(task);
-        } else {
-            self.cluster.done[i] = None;
-            self.cluster.tasks[i] = Some(task);
-        }
+    /// A TaskManager other than the one looking gives up the attempt of `subtask` in the place
+    /// a deployment of it fills (its original's, or P2.8 its speculative one's), if it hosts it
+    /// (`TaskManager::replace`).
+    pub(crate) fn take_from_peers(
+        &mut self,
+        subtask: SubtaskId,
+        speculative: bool,
+    ) -> Option<Task> {
+        self.peers
+            .all_mut()
+            .find_map(|tm| tm.mode.take(subtask, speculative))
     }
 
     // ---- ground truth and statistics ---------------------------------------------------
+
+    /// An original attempt of `subtask` is deployed: the subtask is not finished (yet).
+    pub(crate) fn unfinished(&mut self, subtask: SubtaskId) {
+        self.cluster.done[subtask.index()] = None;
+    }
 
     /// Attempt `attempt` of `subtask` finished now; a re-run of a recovery adds what it
     /// took, since `started`, to the work the recovery redid.
