@@ -140,3 +140,32 @@ proptest! {
         prop_assert_eq!(report.sink_records(), spec.expected_sink_records());
     }
 }
+
+/// F2.7: an attempt deployed again elsewhere stays on its TaskManager until that one learns of
+/// it. Without reconciliation it fails when its TaskManager loses its leader (the recovery
+/// counts it interrupted); under reconciliation the slot it holds is refused when its
+/// TaskManager registers again. Both runs are deterministic, and keeping the replaced attempt
+/// (`keep-replaced-attempt`) lets a TaskManager run more tasks than it has slots.
+#[test]
+fn a_replaced_attempt_ends_where_it_ran_when_its_taskmanager_learns() {
+    let restarted = load("batch-second-crash-after-discarded-finish");
+    let (a, b) = (go(&restarted), go(&restarted));
+    assert_eq!(a.trace_hash, b.trace_hash);
+    assert_eq!(a.batch.as_ref().unwrap().recoveries[0].interrupted, 1);
+    for name in [
+        "batch-reconnected-taskmanager-fails-replaced-attempt",
+        "batch-replaced-attempt-slot-refused-on-registration",
+    ] {
+        let s = load(name);
+        let (a, b) = (go(&s), go(&s));
+        assert_eq!(a.trace_hash, b.trace_hash, "{name}");
+        assert!(a.violations.is_empty(), "{name}: {:?}", a.violations);
+    }
+    let mut kept = load("batch-replaced-attempt-slot-refused-on-registration");
+    kept.bug = Some(Bug::KeepReplacedAttempt);
+    let caught = go(&kept);
+    assert!(caught
+        .violations
+        .iter()
+        .any(|v| v.invariant == Invariant::SlotCapacity));
+}

@@ -181,7 +181,7 @@ impl TaskManager<Blocking> {
             Call::SubmitTask(_) => self.deploy(ctx, subtask, attempt),
             Call::CancelTask => {
                 if self.mode.running(subtask, attempt) {
-                    self.end_task(ctx, subtask, attempt, ExecutionState::Canceled);
+                    self.task_state(ctx, subtask, attempt, ExecutionState::Canceled);
                 }
             }
             Call::ReleasePartition => {
@@ -440,7 +440,7 @@ impl TaskManager<Blocking> {
         attempt: u32,
         missing: Option<SubtaskId>,
     ) {
-        self.end_task(ctx, subtask, attempt, ExecutionState::Failed);
+        self.task_state(ctx, subtask, attempt, ExecutionState::Failed);
         self.send_to_jobmaster(
             ctx,
             Rpc {
@@ -526,6 +526,10 @@ impl TaskManager<Blocking> {
         ctx.record(TraceEvent::LeaderFound {
             task_manager: self.index,
         });
+        // F2.7 step 3: the slots of attempts the JobMaster replaced meanwhile are refused.
+        if ctx.bug() != Some(Bug::KeepReplacedAttempt) {
+            self.drop_replaced(ctx);
+        }
         self.send_to_jobmaster(ctx, Rpc::of_task_manager(Call::RegisterTaskManager));
         if ctx.reconcile().is_some() {
             self.send_reports(ctx);

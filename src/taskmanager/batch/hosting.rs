@@ -3,7 +3,11 @@
 //! TaskManager that hosts it, and recorded in the trace as it changes.
 //!
 //! A deployment replaces the subtask's previous attempt in the same place (its original's, or
-//! P2.8 its speculative one's) wherever it ran (`replace`).
+//! P2.8 its speculative one's) on the TaskManager it goes to (`replace`). An attempt of the
+//! subtask on another TaskManager stays there until that TaskManager learns of the
+//! replacement (F2.7): it fails it when it loses its leader (F2.5, unless P3.1 keeps it
+//! running), and when it registers with a JobMaster again, which refuses the slot of an
+//! attempt it replaced, it fails it (if still running) and forgets it (`drop_replaced`).
 
 use super::{Blocking, Task};
 use crate::graph::SubtaskId;
@@ -15,7 +19,7 @@ use sim::Instant;
 
 impl Task {
     /// It moves to `to` at `now`: the trace event that records it.
-    pub(crate) fn set_state(&mut self, now: Instant, to: ExecutionState) -> TraceEvent {
+    fn set_state(&mut self, now: Instant, to: ExecutionState) -> TraceEvent {
         let from = self.state;
         self.state = to;
         if to.is_terminal() {
@@ -29,9 +33,9 @@ impl Task {
         }
     }
 
-    /// It ends in `to` at `now` unless it has ended already (a cancellation passes CANCELING):
-    /// the trace events that record it.
-    pub(crate) fn end(&mut self, now: Instant, to: ExecutionState) -> Vec<TraceEvent> {
+    /// It moves to `to` at `now` unless it has ended already (a cancellation passes
+    /// CANCELING): the trace events that record it.
+    pub(crate) fn move_to(&mut self, now: Instant, to: ExecutionState) -> Vec<TraceEvent> {
         if self.state.is_terminal() {
             return Vec::new();
         }
@@ -104,25 +108,9 @@ impl Blocking {
 }
 
 impl TaskManager<Blocking> {
-    /// Its attempt `attempt` of `subtask` moves to `to`.
+    /// Its attempt `attempt` of `subtask`, if hosted here and not ended yet, moves to `to` (a
+    /// cancellation passes CANCELING).
     pub(crate) fn task_state(
-        &mut self,
-        ctx: &mut TmCtx<'_, '_>,
-        subtask: SubtaskId,
-        attempt: u32,
-        to: ExecutionState,
-    ) {
-        let now = ctx.now();
-        let task = self
-            .mode
-            .task_mut(subtask, attempt)
-            .expect("a task hosted here");
-        let event = task.set_state(now, to);
-        ctx.record(event);
-    }
-
-    /// Its attempt `attempt` of `subtask`, if hosted here and not ended yet, ends in `to`.
-    pub(crate) fn end_task(
         &mut self,
         ctx: &mut TmCtx<'_, '_>,
         subtask: SubtaskId,
@@ -133,7 +121,7 @@ impl TaskManager<Blocking> {
         let Some(task) = self.mode.task_mut(subtask, attempt) else {
             return;
         };
-        for event in task.end(now, to) {
+        for event in task.move_to(now, to) {
             ctx.record(event);
         }
     }
@@ -142,13 +130,14 @@ impl TaskManager<Blocking> {
     pub(crate) fn end_hosted(&mut self, ctx: &mut TmCtx<'_, '_>, to: ExecutionState) -> u32 {
         let hosted = self.mode.hosted();
         for &(subtask, attempt) in &hosted {
-            self.end_task(ctx, subtask, attempt, to);
+            self.task_state(ctx, subtask, attempt, to);
         }
         hosted.len() as u32
     }
 
-    /// A deployment of `subtask` here replaces its previous attempt in the same place: a
-    /// running one is cancelled, and either is forgotten, wherever it ran.
+    /// F2.7 step 1: a deployment of `subtask` here replaces its previous attempt in the same
+    /// place on this TaskManager (Flink reuses the slot): a running one is cancelled, and
+    /// either is forgotten. One on another TaskManager is that one's to learn of (steps 2–3).
     pub(crate) fn replace(
         &mut self,
         ctx: &mut TmCtx<'_, '_>,
@@ -156,12 +145,30 @@ impl TaskManager<Blocking> {
         speculative: bool,
     ) {
         let now = ctx.now();
-        let old = match self.mode.take(subtask, speculative) {
-            Some(old) => Some(old),
-            None => ctx.take_from_peers(subtask, speculative),
-        };
-        if let Some(mut old) = old {
-            for event in old.end(now, ExecutionState::Canceled) {
+        if let Some(mut old) = self.mode.take(subtask, speculative) {
+            for event in old.move_to(now, ExecutionState::Canceled) {
+                ctx.record(event);
+            }
+        }
+    }
+
+    /// F2.7 step 3: registering with a JobMaster, it offers its slots (Flink's `offerSlots`);
+    /// the JobMaster refuses each slot whose attempt it has since replaced by a newer
+    /// deployment (the deployment descriptors), and the TaskManager frees it, failing an
+    /// attempt still running in it (`freeSlot`), and forgets the attempt. So a replaced
+    /// attempt never runs in a slot the JobMaster gives to another task, nor is reported
+    /// (P3.2). The attempt's final state goes to no JobMaster: none knows it.
+    pub(crate) fn drop_replaced(&mut self, ctx: &mut TmCtx<'_, '_>) {
+        let now = ctx.now();
+        let mut i = 0;
+        while i < self.mode.tasks.len() {
+            let t = &self.mode.tasks[i];
+            if ctx.descriptor(t.subtask, t.attempt).is_some() {
+                i += 1;
+                continue;
+            }
+            let mut old = self.mode.tasks.remove(i);
+            for event in old.move_to(now, ExecutionState::Failed) {
                 ctx.record(event);
             }
         }

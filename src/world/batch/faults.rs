@@ -30,10 +30,12 @@ impl Batch {
                         fault: FaultEvent::FailTask(s),
                     },
                 );
+                // The latest attempt (F2.7: a replaced one may still run elsewhere).
                 let running = self
                     .tms
                     .iter()
-                    .find_map(|t| t.mode.running_original(s).map(|a| (a, t.index)));
+                    .filter_map(|t| t.mode.running_original(s).map(|a| (a, t.index)))
+                    .max();
                 if let Some((attempt, tm)) = running {
                     let (t, mut ctx) = self.task_manager(sched, tm);
                     t.fail_task(&mut ctx, s, attempt, None);

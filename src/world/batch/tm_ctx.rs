@@ -3,7 +3,7 @@
 //! tasks, its partitions); the context lends it the scheduler, the trace, its link to the
 //! JobMaster, the deployment descriptors the JobMaster wrote, the remote shuffle service, the
 //! other TaskManagers' partitions (to read, as a consumer does over the network) and the
-//! attempts a deployment replaces there, and the work-time random stream. It does not lend the JobMaster, the job event store, HA
+//! work-time random stream. It does not lend the JobMaster, the job event store, HA
 //! records or the other TaskManagers' state beyond their partitions.
 
 use crate::batch::data::Fragment;
@@ -11,7 +11,7 @@ use crate::batch::oracle::TaskRpc;
 use crate::bug::Bug;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::Batch as BatchConfig;
-use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
+use crate::taskmanager::batch::{Blocking, Descriptor, Partition};
 use crate::taskmanager::Outbox;
 use crate::taskmanager::TaskManager;
 use crate::trace::{Address, Rpc, TraceEvent};
@@ -19,11 +19,10 @@ use crate::world::batch::Cluster;
 use crate::world::Event;
 use sim::{Duration, Instant, Scheduler};
 
-/// The other TaskManagers, as one of them sees them: their partitions, to read, and the
-/// attempts a deployment replaces (`TmCtx::take_from_peers`).
+/// The other TaskManagers, as one of them sees them: their partitions, to read.
 pub struct Peers<'a> {
-    before: &'a mut [TaskManager<Blocking>],
-    after: &'a mut [TaskManager<Blocking>],
+    before: &'a [TaskManager<Blocking>],
+    after: &'a [TaskManager<Blocking>],
 }
 
 impl<'a> Peers<'a> {
@@ -36,7 +35,10 @@ impl<'a> Peers<'a> {
         let (me, after) = rest
             .split_first_mut()
             .expect("a TaskManager of the cluster");
-        let peers = Peers { before, after };
+        let peers = Peers {
+            before: &*before,
+            after: &*after,
+        };
         (me, peers)
     }
 
@@ -49,11 +51,6 @@ impl<'a> Peers<'a> {
             std::cmp::Ordering::Equal => None,
             std::cmp::Ordering::Greater => self.after.get(tm - split - 1),
         }
-    }
-
-    /// Every other TaskManager, by number.
-    fn all_mut(&mut self) -> impl Iterator<Item = &mut TaskManager<Blocking>> {
-        self.before.iter_mut().chain(self.after.iter_mut())
     }
 }
 
@@ -189,19 +186,6 @@ impl TmCtx<'_, '_> {
         (descriptor.attempt == attempt).then_some((descriptor, speculative))
     }
 
-    /// A TaskManager other than the one looking gives up the attempt of `subtask` in the place
-    /// a deployment of it fills (its original's, or P2.8 its speculative one's), if it hosts it
-    /// (`TaskManager::replace`).
-    pub(crate) fn take_from_peers(
-        &mut self,
-        subtask: SubtaskId,
-        speculative: bool,
-    ) -> Option<Task> {
-        self.peers
-            .all_mut()
-            .find_map(|tm| tm.mode.take(subtask, speculative))
-    }
-
     // ---- ground truth and statistics ---------------------------------------------------
 
     /// An original attempt of `subtask` is deployed: the subtask is not finished (yet).
@@ -210,8 +194,12 @@ impl TmCtx<'_, '_> {
     }
 
     /// Attempt `attempt` of `subtask` finished now; a re-run of a recovery adds what it
-    /// took, since `started`, to the work the recovery redid.
+    /// took, since `started`, to the work the recovery redid. An attempt the JobMaster has
+    /// replaced meanwhile (F2.7) finished nothing the job uses.
     pub(crate) fn finished(&mut self, subtask: SubtaskId, attempt: u32, started: Instant) {
+        if self.descriptor(subtask, attempt).is_none() {
+            return;
+        }
         let now = self.sched.now();
         let c = &mut *self.cluster;
         c.done[subtask.index()] = Some((attempt, now));
