@@ -167,8 +167,8 @@ impl With<'_, AdaptiveBatch> {
             .zip(self.scheduler.reconciling.as_mut());
         let Some((window, rec)) = open else {
             // After the window: the JobMaster went on without this execution. A running one
-            // is cancelled (it may be running again elsewhere); the partition, if
-            // any, is answered by a release (`on_report`).
+            // is cancelled (it may be running again elsewhere); the partition, if any, is
+            // answered by a release (`on_report`).
             if let Some(r) = ctx.cluster.reconciliations.last_mut() {
                 r.late_reports += 1;
             }
