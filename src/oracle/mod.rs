@@ -1077,7 +1077,7 @@ impl Oracles {
         if let Some(v) = self
             .reconcile_outcome
             .as_mut()
-            .and_then(|r| r.finish(now, last_event))
+            .and_then(|r| r.finish(graph, now, last_event))
         {
             self.violate(v);
         }

@@ -9,6 +9,12 @@
 //! of each execution (its `execution_state` events). The states the JobMaster applies when the
 //! window closes are the `execution_state` events recorded right before `reconcile_ended`, so
 //! the oracle holds them back until it knows whether the window closed.
+//!
+//! A window that ends RUNNING keeps the tasks, and with them whatever they hold for the
+//! checkpoints the dead coordinator left pending (P3.4: the new coordinator first aborts them).
+//! The oracle keeps its own list of checkpoints pending when each JobMaster died, from the
+//! `checkpoint_*` events, and requires an abort notice of each to every execution the window
+//! keeps unfinished, sent in the instant the window ends.
 
 use super::invariant::Invariant;
 use super::Violation;
@@ -16,6 +22,7 @@ use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{Address, Call, ReconcileOutcome as Outcome, Rpc, TraceEvent};
 use sim::{Duration, Instant};
+use std::collections::BTreeSet;
 
 /// P3.4's table, for the streaming and the batch ledger alike: the reasons for FAILING found in
 /// the reports, else FINISHED when every execution is, else RUNNING; the JobMaster's `outcome`
@@ -64,6 +71,19 @@ pub struct ReconcileOutcome {
     /// Per subtask: the JobMaster's view (attempt, state), up to the held-back events.
     view: Vec<Option<(u32, ExecutionState)>>,
     window: Option<Window>,
+    /// Checkpoints the live coordinator triggered that have no outcome yet.
+    pending: BTreeSet<u64>,
+    /// Checkpoints left pending by JobMasters that died since the last window settled them.
+    inherited: BTreeSet<u64>,
+    /// A window ended RUNNING: the abort notices (subtask, checkpoint) its JobMaster owes
+    /// in that instant (P3.4).
+    owed: Option<Owed>,
+}
+
+struct Owed {
+    at: Instant,
+    index: u64,
+    notices: BTreeSet<(SubtaskId, u64)>,
 }
 
 struct Window {
@@ -85,17 +105,37 @@ impl ReconcileOutcome {
             hosted: vec![false; task_managers],
             view: vec![None; graph.subtasks.len()],
             window: None,
+            pending: BTreeSet::new(),
+            inherited: BTreeSet::new(),
+            owed: None,
         }
     }
 
     /// An RPC handed to the network (the send ledger).
     pub fn sent(&mut self, to: Address, rpc: Rpc) {
-        if let (Address::TaskManager(tm), Call::SubmitTask(_)) = (to, rpc.call) {
-            self.hosted[tm as usize] = true;
+        match (to, rpc.call) {
+            (Address::TaskManager(tm), Call::SubmitTask(_)) => self.hosted[tm as usize] = true,
+            (Address::TaskManager(_), Call::NotifyCheckpointAborted(n)) => {
+                if let Some(o) = self.owed.as_mut() {
+                    o.notices.remove(&(rpc.subtask, n));
+                }
+            }
+            _ => {}
         }
     }
 
     pub fn observe(
+        &mut self,
+        graph: &ExecutionGraph,
+        index: u64,
+        now: Instant,
+        event: &TraceEvent,
+    ) -> Option<Violation> {
+        let overdue = self.overdue(graph, now);
+        self.observe_event(graph, index, now, event).or(overdue)
+    }
+
+    fn observe_event(
         &mut self,
         graph: &ExecutionGraph,
         index: u64,
@@ -143,7 +183,37 @@ impl ReconcileOutcome {
                     complete_at: None,
                 });
             }
-            TraceEvent::JobMasterLost { .. } => self.window = None,
+            TraceEvent::JobMasterLost { .. } => {
+                self.window = None;
+                self.inherited.append(&mut self.pending);
+            }
+            TraceEvent::CheckpointTriggered { checkpoint } => {
+                self.pending.insert(checkpoint);
+            }
+            TraceEvent::CheckpointAborted { checkpoint, .. } => {
+                self.pending.remove(&checkpoint);
+            }
+            // A completion settles it and every older one (P1.7).
+            TraceEvent::CheckpointCompleted { checkpoint } => {
+                self.pending.retain(|&n| n > checkpoint);
+            }
+            TraceEvent::ReconcileEnded { outcome, .. } => {
+                let inherited = std::mem::take(&mut self.inherited);
+                // P3.4 RUNNING: the new coordinator first aborts what its predecessors left
+                // pending, with every task it keeps. (FAILING restarts every task from the
+                // latest completed checkpoint; FINISHED keeps none running.)
+                if outcome == Outcome::Running {
+                    let notices = (self.view.iter().enumerate())
+                        .filter(|(_, v)| v.is_some_and(|(_, st)| !st.is_terminal()))
+                        .flat_map(|(s, _)| inherited.iter().map(move |&n| (SubtaskId(s as u32), n)))
+                        .collect();
+                    self.owed = Some(Owed {
+                        at: now,
+                        index,
+                        notices,
+                    });
+                }
+            }
             TraceEvent::Rpc {
                 from: Address::TaskManager(tm),
                 to: Address::JobMaster,
@@ -275,16 +345,53 @@ impl ReconcileOutcome {
         result
     }
 
-    /// The end of the run: a complete window left open with nothing after it.
-    pub fn finish(&mut self, now: Instant, last_event: u64) -> Option<Violation> {
-        let message = self.window_stays_open(now)?;
+    /// Time moved on after a window ended RUNNING: every abort notice it owed must be sent.
+    fn overdue(&mut self, graph: &ExecutionGraph, now: Instant) -> Option<Violation> {
+        if self.owed.as_ref().is_some_and(|o| o.at < now) {
+            self.settle_owed(graph)
+        } else {
+            None
+        }
+    }
+
+    /// The abort notices owed since the window ended RUNNING are all due: the first still
+    /// missing is a violation.
+    fn settle_owed(&mut self, graph: &ExecutionGraph) -> Option<Violation> {
+        let owed = self.owed.take()?;
+        let &(subtask, checkpoint) = owed.notices.first()?;
+        let name = graph.subtask_name(subtask).to_string();
         Some(Violation {
             invariant: Invariant::ReconcileOutcome,
-            time: now,
-            actors: vec!["JobMaster".to_owned()],
-            event_index: last_event,
-            message,
+            time: owed.at,
+            actors: vec!["JobMaster".to_owned(), name.clone()],
+            event_index: owed.index,
+            message: format!(
+                "the reconcile window ended RUNNING and kept {name}, but the JobMaster did not \
+                 tell it that checkpoint {checkpoint}, left pending by the JobManager that died, \
+                 is aborted ({} notices missing; P3.4)",
+                owed.notices.len()
+            ),
         })
+    }
+
+    /// The end of the run: a complete window left open with nothing after it, or abort
+    /// notices still owed.
+    pub fn finish(
+        &mut self,
+        graph: &ExecutionGraph,
+        now: Instant,
+        last_event: u64,
+    ) -> Option<Violation> {
+        match self.window_stays_open(now) {
+            Some(message) => Some(Violation {
+                invariant: Invariant::ReconcileOutcome,
+                time: now,
+                actors: vec!["JobMaster".to_owned()],
+                event_index: last_event,
+                message,
+            }),
+            None => self.settle_owed(graph),
+        }
     }
 }
 
@@ -318,6 +425,11 @@ mod tests {
 
     impl Feed {
         fn new() -> Feed {
+            Feed::after(&[])
+        }
+
+        /// The window opens at 10 ms after `before` (at 5 ms).
+        fn after(before: &[TraceEvent]) -> Feed {
             let graph = source_to_sink();
             let mut oracle = ReconcileOutcome::new(&graph, 1, Duration::from_millis(50));
             for s in [SRC, SINK] {
@@ -333,6 +445,9 @@ mod tests {
                 oracle,
                 index: 0,
             };
+            for &event in before {
+                assert_eq!(feed.event(5, event), None);
+            }
             let open = TraceEvent::JobStatus {
                 from: JobStatus::Created,
                 to: JobStatus::Reconciling,
@@ -419,7 +534,7 @@ mod tests {
         // Or nothing at all: the run ended with the window open.
         let mut feed = Feed::new();
         feed.both_reported_running();
-        let wrong = feed.oracle.finish(at(80), 9).expect("caught");
+        let wrong = feed.oracle.finish(&feed.graph, at(80), 9).expect("caught");
         assert!(wrong.message.contains("still open"), "{}", wrong.message);
     }
 
@@ -438,5 +553,80 @@ mod tests {
         assert_eq!(feed.state(60, SRC, Running), None);
         let wrong = feed.end(60, Outcome::Running, 1, 1).expect("caught");
         assert!(wrong.contains("TaskManager0 missed the window"), "{wrong}");
+    }
+
+    /// Checkpoint 1 completed, 2 aborted, 3 and 4 pending, when the JobManager died.
+    fn coordinator_died() -> Vec<TraceEvent> {
+        let triggered = |checkpoint| TraceEvent::CheckpointTriggered { checkpoint };
+        vec![
+            triggered(1),
+            triggered(2),
+            TraceEvent::CheckpointCompleted { checkpoint: 1 },
+            TraceEvent::CheckpointAborted {
+                checkpoint: 2,
+                reason: crate::trace::AbortReason::Expired,
+            },
+            triggered(3),
+            triggered(4),
+            TraceEvent::JobMasterLost { incarnation: 0 },
+        ]
+    }
+
+    fn abort_notice(subtask: SubtaskId, checkpoint: u64) -> Rpc {
+        Rpc {
+            subtask,
+            attempt: 0,
+            call: Call::NotifyCheckpointAborted(checkpoint),
+        }
+    }
+
+    /// The window kept src[0] running and sink[0] finished.
+    fn kept_src_running(feed: &mut Feed) {
+        assert_eq!(feed.report(12, SRC, RUNNING), None);
+        let finished = Call::ReportExecution {
+            state: ExecutionState::Finished,
+            parallelism: 1,
+        };
+        assert_eq!(feed.report(12, SINK, finished), None);
+        assert_eq!(feed.report(12, SRC, Call::ReportDone), None);
+        assert_eq!(feed.state(12, SRC, Running), None);
+        assert_eq!(feed.state(12, SINK, ExecutionState::Finished), None);
+        assert_eq!(feed.end(12, Outcome::Running, 2, 0), None);
+    }
+
+    #[test]
+    fn a_window_ending_running_owes_each_kept_task_the_inherited_aborts() {
+        let later = TraceEvent::TaskManagerTimedOut { task_manager: 0 };
+        // Both pending checkpoints told aborted to the running task, in the window's instant:
+        // clean (the finished sink needs no notice; extra notices are allowed).
+        let mut feed = Feed::after(&coordinator_died());
+        kept_src_running(&mut feed);
+        for n in [2, 3, 4] {
+            feed.oracle
+                .sent(Address::TaskManager(0), abort_notice(SRC, n));
+        }
+        assert_eq!(feed.event(20, later), None);
+        // One of them sent to the finished sink instead: caught at the next instant...
+        let mut feed = Feed::after(&coordinator_died());
+        kept_src_running(&mut feed);
+        feed.oracle
+            .sent(Address::TaskManager(0), abort_notice(SRC, 3));
+        feed.oracle
+            .sent(Address::TaskManager(0), abort_notice(SINK, 4));
+        let wrong = feed.event(20, later).expect("caught");
+        assert!(wrong.contains("checkpoint 4"), "{wrong}");
+        // ... or at the end of the run.
+        let mut feed = Feed::after(&coordinator_died());
+        kept_src_running(&mut feed);
+        let wrong = feed.oracle.finish(&feed.graph, at(12), 9).expect("caught");
+        assert!(
+            wrong.message.contains("2 notices missing"),
+            "{}",
+            wrong.message
+        );
+        // A window with no JobManager death before it owes nothing.
+        let mut feed = Feed::new();
+        kept_src_running(&mut feed);
+        assert_eq!(feed.event(20, later), None);
     }
 }

@@ -17,7 +17,10 @@
 //! TaskManager's heartbeat, every attempt it deployed there that is still deploying,
 //! initializing or running goes FAILED in its view at that instant, before anything else
 //! happens: an original and a speculative attempt alike (a speculative attempt there fails
-//! alone; an original there whose speculative attempt runs elsewhere hands over to it).
+//! alone; an original there whose speculative attempt runs elsewhere hands over to it). The
+//! same holds for one attempt whose own FAILED update the JobMaster takes while it shows the
+//! attempt deployed and not ended: a failed speculative attempt too, which only makes room for
+//! another (P2.8).
 
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::status::ExecutionState;
@@ -36,9 +39,18 @@ pub(super) struct Executions {
     placed: BTreeMap<(SubtaskId, u32), u32>,
     /// Per TaskManager: the attempts it runs (deploying, initializing or running there).
     live: Vec<BTreeSet<(SubtaskId, u32)>>,
-    /// The TaskManager whose heartbeat the JobMaster just timed out, and the attempts it
-    /// deployed there that must go FAILED before the next event of another kind.
-    lost: Option<(u32, BTreeSet<(SubtaskId, u32)>)>,
+    /// Attempts that must go FAILED in the JobMaster's view before the next event of another
+    /// kind, and why.
+    must_fail: Vec<(SubtaskId, u32, MustFail)>,
+}
+
+/// Why attempts must go FAILED at once.
+#[derive(Clone, Copy)]
+enum MustFail {
+    /// The JobMaster timed out this TaskManager's heartbeat: what it deployed there.
+    Lost(u32),
+    /// The JobMaster took the attempt's own FAILED update.
+    Reported,
 }
 
 /// An execution the JobMaster deployed and has not ended.
@@ -62,14 +74,14 @@ impl Executions {
             deployed: vec![BTreeSet::new(); n],
             placed: BTreeMap::new(),
             live: vec![BTreeSet::new(); task_managers],
-            lost: None,
+            must_fail: Vec::new(),
         }
     }
 
     /// The running JobMaster timed out TaskManager `tm`'s heartbeat: what it deployed there
     /// and still shows deploying, initializing or running must fail now.
     pub(super) fn timed_out(&mut self, tm: u32) {
-        let hosted = self
+        let hosted: Vec<_> = self
             .view
             .iter()
             .enumerate()
@@ -85,22 +97,38 @@ impl Executions {
             .map(|(i, a, _)| (SubtaskId(i as u32), a))
             .filter(|key| self.placed.get(key) == Some(&tm))
             .collect();
-        self.lost = Some((tm, hosted));
+        let lost = hosted.into_iter().map(|(s, a)| (s, a, MustFail::Lost(tm)));
+        self.must_fail.extend(lost);
+    }
+
+    /// The JobMaster takes the FAILED update of attempt `attempt` of `s`: if it shows the
+    /// attempt deployed and not ended, the attempt fails now (a speculative one alone, P2.8).
+    pub(super) fn failed_reported(&mut self, s: SubtaskId, attempt: u32) {
+        if self.view[s.index()].contains_key(&attempt) {
+            self.must_fail.push((s, attempt, MustFail::Reported));
+        }
     }
 
     /// An event other than an execution state change: the failures a timed-out TaskManager
-    /// called for are over; says which attempt was left out, if any.
-    pub(super) fn settle_lost(&mut self, graph: &ExecutionGraph) -> Option<String> {
-        let (tm, left) = self.lost.take()?;
-        let (s, attempt, state) = left
-            .iter()
-            .find_map(|&(s, a)| self.view[s.index()].get(&a).map(|&st| (s, a, st)))?;
-        Some(format!(
-            "the JobMaster timed out TaskManager{tm}'s heartbeat but still shows attempt \
-             {attempt} of {}, deployed there, {state}: a lost TaskManager's executions fail \
-             at once, a speculative one alone (P1.8, P2.8)",
-            graph.subtask_name(s)
-        ))
+    /// or a FAILED update called for are over; says which attempt was left out, if any.
+    pub(super) fn settle_failures(&mut self, graph: &ExecutionGraph) -> Option<String> {
+        let left = std::mem::take(&mut self.must_fail);
+        let (s, attempt, state, why) = left
+            .into_iter()
+            .find_map(|(s, a, why)| self.view[s.index()].get(&a).map(|&st| (s, a, st, why)))?;
+        let name = graph.subtask_name(s);
+        Some(match why {
+            MustFail::Lost(tm) => format!(
+                "the JobMaster timed out TaskManager{tm}'s heartbeat but still shows attempt \
+                 {attempt} of {name}, deployed there, {state}: a lost TaskManager's executions \
+                 fail at once, a speculative one alone (P1.8, P2.8)"
+            ),
+            MustFail::Reported => format!(
+                "the JobMaster took the FAILED update of attempt {attempt} of {name} but still \
+                 shows it {state}: a task that failed fails in the JobMaster's view at once, a \
+                 speculative attempt alone (P1.8, P2.8)"
+            ),
+        })
     }
 
     /// A new JobMaster: it has shown nothing yet.
@@ -137,8 +165,8 @@ impl Executions {
         } else {
             self.view[i].remove(&attempt);
         }
-        if let Some((_, left)) = self.lost.as_mut().filter(|_| to == ExecutionState::Failed) {
-            left.remove(&(s, attempt));
+        if to == ExecutionState::Failed {
+            self.must_fail.retain(|&(f, a, _)| (f, a) != (s, attempt));
         }
         let (before, state) = *others.first().filter(|_| appears)?;
         // P2.8: one speculative attempt beside the original.
@@ -273,21 +301,58 @@ mod tests {
             e
         };
         let mut e = setup();
-        assert_eq!(e.settle_lost(&g), None, "nothing was lost");
+        assert_eq!(e.settle_failures(&g), None, "nothing was lost");
         e.timed_out(1);
         e.jm_state(&g, s2, 0, (Running, Failed));
-        let left = e.settle_lost(&g).expect("the speculative attempt was left");
+        let left = e
+            .settle_failures(&g)
+            .expect("the speculative attempt was left");
         assert!(left.contains("attempt 1 of src[0]"), "{left}");
         assert!(left.contains("DEPLOYING"), "{left}");
-        assert_eq!(e.settle_lost(&g), None, "settled once");
+        assert_eq!(e.settle_failures(&g), None, "settled once");
         let mut e = setup();
         e.timed_out(1);
         e.jm_state(&g, s0, 1, (Deploying, Failed));
         e.jm_state(&g, s2, 0, (Running, Failed));
         assert_eq!(
-            e.settle_lost(&g),
+            e.settle_failures(&g),
             None,
             "both failed; the original elsewhere runs on"
         );
+    }
+
+    #[test]
+    fn a_failed_update_the_jobmaster_takes_fails_that_attempt_at_once() {
+        let g = graph();
+        let s0 = SubtaskId(0);
+        let setup = || {
+            let mut e = Executions::new(&g, 2, 2);
+            // s0's original on TaskManager0, its speculative attempt on TaskManager1.
+            e.deployed(s0, 0, 0, false);
+            e.jm_state(&g, s0, 0, (Created, Deploying));
+            e.jm_state(&g, s0, 0, (Deploying, Running));
+            e.deployed(s0, 1, 1, true);
+            e.jm_state(&g, s0, 1, (Created, Deploying));
+            e.jm_state(&g, s0, 1, (Deploying, Running));
+            e
+        };
+        // The speculative attempt's FAILED taken and shown: it alone fails.
+        let mut e = setup();
+        e.failed_reported(s0, 1);
+        e.jm_state(&g, s0, 1, (Running, Failed));
+        assert_eq!(e.settle_failures(&g), None);
+        // Taken but ignored: caught at the next event of another kind.
+        let mut e = setup();
+        e.failed_reported(s0, 1);
+        let left = e
+            .settle_failures(&g)
+            .expect("the speculative attempt was left running");
+        assert!(left.contains("attempt 1 of src[0]"), "{left}");
+        assert!(left.contains("RUNNING"), "{left}");
+        // The update of an attempt the JobMaster already ended asks for nothing.
+        let mut e = setup();
+        e.jm_state(&g, s0, 0, (Running, Canceled));
+        e.failed_reported(s0, 0);
+        assert_eq!(e.settle_failures(&g), None);
     }
 }

@@ -301,6 +301,9 @@ impl BatchOracles {
     ) {
         let found = self.rpcs.applied(graph, (tm, process), rpc);
         self.rpc_order(tm, (now, index), found);
+        if rpc.call == rpc::Call::Failed {
+            self.executions.failed_reported(rpc.subtask, rpc.attempt);
+        }
     }
 
     /// What the RPC ledger found wrong on TaskManager `tm`'s link, as an `rpc-order` violation.
@@ -399,7 +402,7 @@ impl BatchOracles {
             );
         }
         if !matches!(event, TraceEvent::ExecutionState { .. }) {
-            if let Some(message) = self.executions.settle_lost(graph) {
+            if let Some(message) = self.executions.settle_failures(graph) {
                 let actors = vec!["JobMaster".into()];
                 self.violate(Invariant::FailoverScope, now, index, actors, message);
             }
@@ -1175,7 +1178,7 @@ impl BatchOracles {
         if let Some((at, at_index, stale)) = self.stale_claims.take() {
             self.check_stale_claims(graph, (at, at_index), &stale, &BTreeSet::new());
         }
-        if let Some(message) = self.executions.settle_lost(graph) {
+        if let Some(message) = self.executions.settle_failures(graph) {
             let actors = vec!["JobMaster".into()];
             self.violate(Invariant::FailoverScope, now, last_index, actors, message);
         }

@@ -254,10 +254,9 @@ impl With<'_, AdaptiveBatch> {
                 cause: missing,
             } => {
                 let spec = self.scheduler.spec[subtask.index()].filter(|e| e.attempt == attempt);
-                if let Some(e) = spec.filter(|e| !e.state.is_terminal()) {
+                if spec.is_some_and(|e| !e.state.is_terminal()) {
                     // P2.8: a failed speculative attempt only makes room for another; the
                     // original goes on. A missing partition fails the vertex over as usual.
-                    let _ = e;
                     self.spec_state(ctx, subtask, ExecutionState::Failed);
                     self.free_spec_slot(subtask);
                     self.scheduler.spec[subtask.index()] = None;
