@@ -99,13 +99,20 @@ fn refused_rpcs_are_kept_and_applied_and_dropping_them_is_caught() {
     let ok = go(&scenario);
     assert!(ok.violations.is_empty(), "{:?}", ok.violations);
     assert!(ok.rpcs_kept > 0 && ok.rpcs_resent > 0);
-    let mut broken = scenario.clone();
-    broken.bug = Some(Bug::DropRefusedRpc);
-    let caught = go(&broken);
-    assert!(caught
+    assert!(caught_with(
+        scenario,
+        Bug::DropRefusedRpc,
+        Invariant::NoLostRpc
+    ));
+}
+
+/// `scenario` with `bug` injected violates `invariant`.
+fn caught_with(mut scenario: Scenario, bug: Bug, invariant: Invariant) -> bool {
+    scenario.bug = Some(bug);
+    go(&scenario)
         .violations
         .iter()
-        .any(|v| v.invariant == Invariant::NoLostRpc));
+        .any(|v| v.invariant == invariant)
 }
 
 #[test]
@@ -161,11 +168,10 @@ fn a_replaced_attempt_ends_where_it_ran_when_its_taskmanager_learns() {
         assert_eq!(a.trace_hash, b.trace_hash, "{name}");
         assert!(a.violations.is_empty(), "{name}: {:?}", a.violations);
     }
-    let mut kept = load("batch-replaced-attempt-slot-refused-on-registration");
-    kept.bug = Some(Bug::KeepReplacedAttempt);
-    let caught = go(&kept);
-    assert!(caught
-        .violations
-        .iter()
-        .any(|v| v.invariant == Invariant::SlotCapacity));
+    let kept = load("batch-replaced-attempt-slot-refused-on-registration");
+    assert!(caught_with(
+        kept,
+        Bug::KeepReplacedAttempt,
+        Invariant::SlotCapacity
+    ));
 }

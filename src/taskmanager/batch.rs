@@ -455,8 +455,9 @@ impl TaskManager<Blocking> {
         );
     }
 
-    /// It lost its JobMaster (F2.5): it fails the job's running tasks and keeps its
-    /// partitions, or releases them when configured to (F2.1).
+    /// It lost its JobMaster (F2.5): it fails the job's running tasks (F2.7 step 2: one the
+    /// JobMaster deployed again elsewhere too) and keeps its partitions, or releases them when
+    /// configured to (F2.1).
     pub(crate) fn lose_leader(&mut self, ctx: &mut TmCtx<'_, '_>) {
         let timeout = ctx.config().registration_timeout;
         let armed = self.forget_leader(timeout.is_some());

@@ -35,16 +35,19 @@ impl Task {
 
     /// It moves to `to` at `now` unless it has ended already (a cancellation passes
     /// CANCELING): the trace events that record it.
-    pub(crate) fn move_to(&mut self, now: Instant, to: ExecutionState) -> Vec<TraceEvent> {
-        if self.state.is_terminal() {
-            return Vec::new();
+    pub(crate) fn move_to(
+        &mut self,
+        now: Instant,
+        to: ExecutionState,
+    ) -> impl Iterator<Item = TraceEvent> {
+        let mut events = [None, None];
+        if !self.state.is_terminal() {
+            if to == ExecutionState::Canceled {
+                events[0] = Some(self.set_state(now, ExecutionState::Canceling));
+            }
+            events[1] = Some(self.set_state(now, to));
         }
-        let mut events = Vec::with_capacity(2);
-        if to == ExecutionState::Canceled {
-            events.push(self.set_state(now, ExecutionState::Canceling));
-        }
-        events.push(self.set_state(now, to));
-        events
+        events.into_iter().flatten()
     }
 
     fn is(&self, subtask: SubtaskId, attempt: u32) -> bool {
