@@ -99,13 +99,20 @@ fn refused_rpcs_are_kept_and_applied_and_dropping_them_is_caught() {
     let ok = go(&scenario);
     assert!(ok.violations.is_empty(), "{:?}", ok.violations);
     assert!(ok.rpcs_kept > 0 && ok.rpcs_resent > 0);
-    let mut broken = scenario.clone();
-    broken.bug = Some(Bug::DropRefusedRpc);
-    let caught = go(&broken);
-    assert!(caught
+    assert!(caught_with(
+        scenario,
+        Bug::DropRefusedRpc,
+        Invariant::NoLostRpc
+    ));
+}
+
+/// `scenario` with `bug` injected violates `invariant`.
+fn caught_with(mut scenario: Scenario, bug: Bug, invariant: Invariant) -> bool {
+    scenario.bug = Some(bug);
+    go(&scenario)
         .violations
         .iter()
-        .any(|v| v.invariant == Invariant::NoLostRpc));
+        .any(|v| v.invariant == invariant)
 }
 
 #[test]
@@ -139,4 +146,32 @@ proptest! {
         prop_assert_eq!(report.status, flinksim::status::JobStatus::Finished, "{:?}", report.diagnosis);
         prop_assert_eq!(report.sink_records(), spec.expected_sink_records());
     }
+}
+
+/// F2.7: an attempt deployed again elsewhere stays on its TaskManager until that one learns of
+/// it. Without reconciliation it fails when its TaskManager loses its leader (the recovery
+/// counts it interrupted); under reconciliation the slot it holds is refused when its
+/// TaskManager registers again. Both runs are deterministic, and keeping the replaced attempt
+/// (`keep-replaced-attempt`) lets a TaskManager run more tasks than it has slots.
+#[test]
+fn a_replaced_attempt_ends_where_it_ran_when_its_taskmanager_learns() {
+    let restarted = load("batch-second-crash-after-discarded-finish");
+    let (a, b) = (go(&restarted), go(&restarted));
+    assert_eq!(a.trace_hash, b.trace_hash);
+    assert_eq!(a.batch.as_ref().unwrap().recoveries[0].interrupted, 1);
+    for name in [
+        "batch-reconnected-taskmanager-fails-replaced-attempt",
+        "batch-replaced-attempt-slot-refused-on-registration",
+    ] {
+        let s = load(name);
+        let (a, b) = (go(&s), go(&s));
+        assert_eq!(a.trace_hash, b.trace_hash, "{name}");
+        assert!(a.violations.is_empty(), "{name}: {:?}", a.violations);
+    }
+    let kept = load("batch-replaced-attempt-slot-refused-on-registration");
+    assert!(caught_with(
+        kept,
+        Bug::KeepReplacedAttempt,
+        Invariant::SlotCapacity
+    ));
 }

@@ -1,14 +1,13 @@
-//! A batch job's part of a TaskManager (`Blocking`: the result partitions it hosts under
-//! the internal shuffle, its own link bookkeeping) and a batch TaskManager's handlers: the
-//! tasks it runs, writing and reading blocking partitions, losing and re-registering with a
-//! leader (P2.3, F2.5).
+//! A batch job's part of a TaskManager (`Blocking`: the attempts it hosts, the result
+//! partitions it holds under the internal shuffle, its own link bookkeeping) and a batch
+//! TaskManager's handlers: the tasks it runs, writing and reading blocking partitions, losing
+//! and re-registering with a leader (P2.3, F2.5).
 //!
-//! The TaskManager is an actor: it owns its process, its leader, its connection and the
-//! partitions it holds, and its handlers act through a [`TmCtx`], which lends it only what a
-//! TaskManager may touch (its link to the JobMaster, the scheduler, the trace, the task table,
-//! the shuffle service and the other TaskManagers' partitions to read). The tasks it runs are
-//! held per subtask in the task table (`world::batch`'s `tasks` module says why). What every
-//! TaskManager keeps, whatever its mode, is [`super::TaskManager`]'s.
+//! The TaskManager is an actor: it owns its process, its leader, its connection, the attempts
+//! it hosts and the partitions it holds, and its handlers act through a [`TmCtx`], which lends
+//! it only what a TaskManager may touch (its link to the JobMaster, the scheduler, the trace,
+//! the deployment descriptors, the shuffle service and the other TaskManagers' partitions to
+//! read). What every TaskManager keeps, whatever its mode, is [`super::TaskManager`]'s.
 
 use crate::batch::data::{self, Fragment};
 use crate::batch::events::Location;
@@ -21,6 +20,8 @@ use crate::trace::{Call, Rpc, TraceEvent};
 use crate::world::batch::TmCtx;
 use crate::world::Event;
 use sim::{Duration, Instant};
+
+mod hosting;
 
 /// What a deployment carries besides the attempt (Flink's `TaskDeploymentDescriptor`): its
 /// vertex's decided parallelism and, per input, the producer attempt and where its partition is.
@@ -38,11 +39,15 @@ pub(crate) struct Partition {
     pub(crate) fragments: Vec<Fragment>,
 }
 
-/// What a batch job's TaskManager holds besides what every TaskManager keeps: the result
-/// partitions it hosts (internal shuffle), and the bookkeeping of its own link to the
-/// JobMaster (its RPCs on the wire, the connection's epoch) and of its leader's losses (F2.5).
+/// What a batch job's TaskManager holds besides what every TaskManager keeps: the attempts it
+/// hosts, the result partitions it holds (internal shuffle), and the bookkeeping of its own
+/// link to the JobMaster (its RPCs on the wire, the connection's epoch) and of its leader's
+/// losses (F2.5).
 #[derive(Default)]
 pub(crate) struct Blocking {
+    /// The attempts deployed here, per attempt, in deployment order: running ones, and ended
+    /// ones it still remembers (P3.1) until a deployment replaces them (`hosting.rs`).
+    pub(crate) tasks: Vec<Task>,
     pub(crate) partitions: Vec<Partition>,
     /// Its RPCs on the wire to the JobMaster: kept ones are resent only once it is empty,
     /// so a resent RPC never overtakes an older one.
@@ -58,8 +63,10 @@ pub(crate) struct Blocking {
 }
 
 impl Mode for Blocking {
-    /// Partitions of the internal shuffle and what was on the wire die with the process.
+    /// Its tasks, partitions of the internal shuffle and what was on the wire die with the
+    /// process.
     fn forget(&mut self) {
+        self.tasks.clear();
         self.partitions.clear();
         self.in_flight = 0;
         self.wire.clear();
@@ -145,12 +152,12 @@ impl TaskManager<Blocking> {
     }
 }
 
-/// A running attempt, on its TaskManager.
+/// An attempt its TaskManager hosts (Flink's `Task` in the `TaskSlotTable`).
 pub(crate) struct Task {
+    pub(crate) subtask: SubtaskId,
     pub(crate) attempt: u32,
-    pub(crate) task_manager: u32,
-    /// The TaskManager process it runs in: a replacement process knows nothing of it.
-    pub(crate) process: u32,
+    /// P2.8: a speculative attempt, beside the subtask's original one.
+    pub(crate) speculative: bool,
     pub(crate) state: ExecutionState,
     pub(crate) output: Vec<Fragment>,
     pub(crate) started: Instant,
@@ -173,8 +180,8 @@ impl TaskManager<Blocking> {
         match msg.call {
             Call::SubmitTask(_) => self.deploy(ctx, subtask, attempt),
             Call::CancelTask => {
-                if ctx.running(subtask, attempt) {
-                    ctx.end_task(subtask, attempt, ExecutionState::Canceled);
+                if self.mode.running(subtask, attempt) {
+                    self.task_state(ctx, subtask, attempt, ExecutionState::Canceled);
                 }
             }
             Call::ReleasePartition => {
@@ -194,17 +201,16 @@ impl TaskManager<Blocking> {
                 }
             }
             Call::AssignSplit(split) => {
-                if !ctx.running(subtask, attempt) {
+                if !self.mode.running(subtask, attempt) {
                     return;
                 }
-                ctx.task_mut(subtask, attempt)
-                    .expect("running")
-                    .awaiting_split = false;
+                let task = self.mode.task_mut(subtask, attempt).expect("running");
+                task.awaiting_split = false;
                 match split {
                     Some(split) => {
                         let vertex = ctx.graph().subtasks[subtask.index()].vertex;
                         let records = data::records_per_split(ctx.graph(), vertex);
-                        let task = ctx.task_mut(subtask, attempt).expect("running");
+                        let task = self.mode.task_mut(subtask, attempt).expect("running");
                         task.splits.push(split);
                         task.output
                             .extend(data::split_fragments(vertex, split, records));
@@ -256,7 +262,8 @@ impl TaskManager<Blocking> {
     }
 
     fn request_split(&mut self, ctx: &mut TmCtx<'_, '_>, subtask: SubtaskId, attempt: u32) {
-        ctx.task_mut(subtask, attempt)
+        self.mode
+            .task_mut(subtask, attempt)
             .expect("running")
             .awaiting_split = true;
         self.send_to_jobmaster(ctx, Rpc::new(subtask, attempt, Call::RequestSplit));
@@ -285,17 +292,11 @@ impl TaskManager<Blocking> {
         let Some((descriptor, speculative)) = ctx.descriptor(subtask, attempt) else {
             return;
         };
-        let old = ctx
-            .slot(subtask, speculative)
-            .filter(|t| !t.state.is_terminal())
-            .map(|t| t.attempt);
-        if let Some(old) = old {
-            ctx.end_task(subtask, old, ExecutionState::Canceled);
-        }
+        self.replace(ctx, subtask, speculative);
         let task = Task {
+            subtask,
             attempt,
-            task_manager: self.index,
-            process: self.process,
+            speculative,
             state: ExecutionState::Created,
             output: Vec::new(),
             started: now,
@@ -309,13 +310,16 @@ impl TaskManager<Blocking> {
                 .map(|&(_, p, a, _)| (p, a))
                 .collect(),
         };
-        ctx.occupy(subtask, speculative, task);
+        self.mode.tasks.push(task);
+        if !speculative {
+            ctx.unfinished(subtask);
+        }
         for to in [
             ExecutionState::Deploying,
             ExecutionState::Initializing,
             ExecutionState::Running,
         ] {
-            ctx.task_state(subtask, attempt, to);
+            self.task_state(ctx, subtask, attempt, to);
         }
         self.send_to_jobmaster(
             ctx,
@@ -346,7 +350,10 @@ impl TaskManager<Blocking> {
         }
         data::normalize(&mut input);
         let records = data::total_records(&input);
-        ctx.task_mut(subtask, attempt).expect("deployed").output = input;
+        self.mode
+            .task_mut(subtask, attempt)
+            .expect("deployed")
+            .output = input;
         let cost = self.work_time(ctx, vertex, records);
         ctx.after(cost, Event::TaskStep { subtask, attempt });
     }
@@ -388,7 +395,7 @@ impl TaskManager<Blocking> {
 
     /// The task wrote its whole result partition (or, a sink, staged its output) and ends.
     fn finish_task(&mut self, ctx: &mut TmCtx<'_, '_>, subtask: SubtaskId, attempt: u32) {
-        let task = ctx.task_mut(subtask, attempt).expect("running");
+        let task = self.mode.task_mut(subtask, attempt).expect("running");
         let mut fragments = std::mem::take(&mut task.output);
         data::normalize(&mut fragments);
         let vertex = ctx.graph().subtasks[subtask.index()].vertex;
@@ -415,8 +422,8 @@ impl TaskManager<Blocking> {
                 remote,
             });
         }
-        ctx.task_state(subtask, attempt, ExecutionState::Finished);
-        let started = ctx.task(subtask, attempt).expect("task").started;
+        self.task_state(ctx, subtask, attempt, ExecutionState::Finished);
+        let started = self.mode.task(subtask, attempt).expect("task").started;
         ctx.finished(subtask, attempt, started);
         self.send_to_jobmaster(
             ctx,
@@ -433,7 +440,7 @@ impl TaskManager<Blocking> {
         attempt: u32,
         missing: Option<SubtaskId>,
     ) {
-        ctx.end_task(subtask, attempt, ExecutionState::Failed);
+        self.task_state(ctx, subtask, attempt, ExecutionState::Failed);
         self.send_to_jobmaster(
             ctx,
             Rpc {
@@ -448,8 +455,9 @@ impl TaskManager<Blocking> {
         );
     }
 
-    /// It lost its JobMaster (F2.5): it fails the job's running tasks and keeps its
-    /// partitions, or releases them when configured to (F2.1).
+    /// It lost its JobMaster (F2.5): it fails the job's running tasks (F2.7 step 2: one the
+    /// JobMaster deployed again elsewhere too) and keeps its partitions, or releases them when
+    /// configured to (F2.1).
     pub(crate) fn lose_leader(&mut self, ctx: &mut TmCtx<'_, '_>) {
         let timeout = ctx.config().registration_timeout;
         let armed = self.forget_leader(timeout.is_some());
@@ -471,11 +479,8 @@ impl TaskManager<Blocking> {
             // P3.1: under reconciliation the tasks keep running; their RPCs wait.
             return;
         }
-        let hosted = ctx.hosted(self.index);
-        ctx.interrupted(hosted.len() as u32);
-        for (s, attempt) in hosted {
-            ctx.end_task(s, attempt, ExecutionState::Failed);
-        }
+        let failed = self.end_hosted(ctx, ExecutionState::Failed);
+        ctx.interrupted(failed);
         if !ctx.config().keep_partitions {
             self.drop_partitions(ctx);
         }
@@ -522,6 +527,10 @@ impl TaskManager<Blocking> {
         ctx.record(TraceEvent::LeaderFound {
             task_manager: self.index,
         });
+        // F2.7 step 3: the slots of attempts the JobMaster replaced meanwhile are refused.
+        if ctx.bug() != Some(Bug::KeepReplacedAttempt) {
+            self.drop_replaced(ctx);
+        }
         self.send_to_jobmaster(ctx, Rpc::of_task_manager(Call::RegisterTaskManager));
         if ctx.reconcile().is_some() {
             self.send_reports(ctx);

@@ -112,13 +112,13 @@ impl TaskManager<Blocking> {
     pub(crate) fn send_reports(&mut self, ctx: &mut TmCtx<'_, '_>) {
         let now = ctx.now();
         let (_, retention) = ctx.reconcile().expect("reconciling");
-        let (tm, process) = (self.index, self.process);
         let mut reports = Vec::new();
-        for (subtask, t) in ctx.originals() {
+        for t in self.mode.originals() {
+            let subtask = t.subtask;
             let forgotten = t
                 .ended
                 .is_some_and(|ended| super::forgotten(ended, now, retention));
-            if t.task_manager != tm || t.process != process || forgotten {
+            if forgotten {
                 continue;
             }
             reports.push(Rpc::new(
@@ -158,7 +158,8 @@ impl TaskManager<Blocking> {
         // new JobMaster's enumerator answers it once rebuilt. One that is kept, or still on
         // the wire (it will be refused and kept, or applied), is not: it would be answered
         // twice.
-        for (subtask, t) in ctx.originals() {
+        for t in self.mode.originals() {
+            let subtask = t.subtask;
             let kept = self
                 .outbox
                 .kept()
@@ -167,12 +168,7 @@ impl TaskManager<Blocking> {
                     matches!(m, Rpc { subtask: s, attempt, call: Call::RequestSplit }
                     if s == subtask && attempt == t.attempt)
                 });
-            if t.task_manager == tm
-                && t.process == process
-                && t.awaiting_split
-                && t.state == ExecutionState::Running
-                && !kept
-            {
+            if t.awaiting_split && t.state == ExecutionState::Running && !kept {
                 reports.push(Rpc::new(subtask, t.attempt, Call::RequestSplit));
             }
         }

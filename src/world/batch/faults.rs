@@ -30,10 +30,12 @@ impl Batch {
                         fault: FaultEvent::FailTask(s),
                     },
                 );
-                let running = self.cluster.tasks[s.index()]
-                    .as_ref()
-                    .filter(|t| t.state == ExecutionState::Running)
-                    .map(|t| (t.attempt, t.task_manager));
+                // The latest attempt (F2.7: a replaced one may still run elsewhere).
+                let running = self
+                    .tms
+                    .iter()
+                    .filter_map(|t| t.mode.running_original(s).map(|a| (a, t.index)))
+                    .max();
                 if let Some((attempt, tm)) = running {
                     let (t, mut ctx) = self.task_manager(sched, tm);
                     t.fail_task(&mut ctx, s, attempt, None);
@@ -50,15 +52,12 @@ impl Batch {
                         fault: FaultEvent::LoseTaskManager(task_manager),
                     },
                 );
-                let t = task_manager as usize;
-                if !self.tms[t].alive {
+                if !self.tms[task_manager as usize].alive {
                     return;
                 }
-                for (s, attempt) in self.cluster.hosted(task_manager) {
-                    self.cluster
-                        .end_task(now, s, attempt, ExecutionState::Failed);
-                }
-                let process = self.tms[t].crash();
+                let (t, mut ctx) = self.task_manager(sched, task_manager);
+                t.end_hosted(&mut ctx, ExecutionState::Failed);
+                let process = t.crash();
                 self.cluster
                     .record(now, TraceEvent::TaskManagerLost { task_manager });
                 if let Some(jm) = &self.jm {

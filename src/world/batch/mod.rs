@@ -20,7 +20,6 @@
 mod faults;
 mod processes;
 mod rpc;
-mod tasks;
 #[cfg(test)]
 mod tests;
 mod tm_ctx;
@@ -38,7 +37,7 @@ use crate::jobmaster::{JobMaster, With};
 use crate::net::{RpcLinks, RpcPolicy};
 use crate::scenario::{Batch as BatchConfig, Scenario};
 use crate::status::{ExecutionState, JobStatus};
-use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
+use crate::taskmanager::batch::{Blocking, Descriptor, Partition};
 use crate::taskmanager::TaskManager;
 use crate::trace::{Address, Call, FlushReason, Retain, Rpc, Trace, TraceEvent};
 use crate::world::Event;
@@ -153,11 +152,6 @@ pub struct Cluster {
     pub(crate) jm_incarnation: u32,
     pub(crate) crashed_at: Instant,
     pub(crate) remote: Vec<Partition>,
-    /// The task table: per subtask, the attempt deployed last, on the TaskManager that runs
-    /// it (`tasks.rs` says why here and not on the TaskManager).
-    pub(crate) tasks: Vec<Option<Task>>,
-    /// P2.8: per subtask, a speculative attempt on its TaskManager, beside `tasks`.
-    pub(crate) spec_tasks: Vec<Option<Task>>,
     pub store: JobEventStore,
     /// Per subtask: the descriptor of its latest deployment.
     pub(crate) descriptors: Vec<Descriptor>,
@@ -265,8 +259,6 @@ impl Cluster {
             jm_incarnation: 0,
             crashed_at: Instant::ZERO,
             remote: Vec::new(),
-            tasks: (0..n).map(|_| None).collect(),
-            spec_tasks: (0..n).map(|_| None).collect(),
             store: JobEventStore::default(),
             descriptors: vec![Descriptor::default(); n],
             spec_descriptors: vec![None; n],
@@ -392,12 +384,12 @@ impl Batch {
                 t.retry_parked(&mut ctx, process);
             }
             Event::TaskStep { subtask, attempt } => {
-                // The TaskManager that runs it, if it still does.
+                // The TaskManager that runs it, if one still does.
                 let host = self
-                    .cluster
-                    .task_ref(subtask, attempt)
-                    .filter(|t| t.state == ExecutionState::Running)
-                    .map(|t| t.task_manager);
+                    .tms
+                    .iter()
+                    .find(|t| t.mode.running(subtask, attempt))
+                    .map(|t| t.index);
                 if let Some(tm) = host {
                     let (t, mut ctx) = self.task_manager(sched, tm);
                     t.task_step(&mut ctx, subtask, attempt);

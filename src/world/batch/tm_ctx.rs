@@ -1,9 +1,9 @@
 //! A batch TaskManager's view of the world while it handles one event ([`TmCtx`]): what a
-//! TaskManager may touch and nothing else. Its own state is its own (`&mut TaskManager`); the
-//! context lends it the scheduler, the trace, its link to the JobMaster, the task table its
-//! tasks are held in, the deployment descriptors the JobMaster wrote, the remote shuffle
-//! service, the other TaskManagers' partitions (to read, as a consumer does over the network)
-//! and the work-time random stream. It does not lend the JobMaster, the job event store, HA
+//! TaskManager may touch and nothing else. Its own state is its own (`&mut TaskManager`: its
+//! tasks, its partitions); the context lends it the scheduler, the trace, its link to the
+//! JobMaster, the deployment descriptors the JobMaster wrote, the remote shuffle service, the
+//! other TaskManagers' partitions (to read, as a consumer does over the network) and the
+//! work-time random stream. It does not lend the JobMaster, the job event store, HA
 //! records or the other TaskManagers' state beyond their partitions.
 
 use crate::batch::data::Fragment;
@@ -11,8 +11,7 @@ use crate::batch::oracle::TaskRpc;
 use crate::bug::Bug;
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::Batch as BatchConfig;
-use crate::status::ExecutionState;
-use crate::taskmanager::batch::{Blocking, Descriptor, Partition, Task};
+use crate::taskmanager::batch::{Blocking, Descriptor, Partition};
 use crate::taskmanager::Outbox;
 use crate::taskmanager::TaskManager;
 use crate::trace::{Address, Rpc, TraceEvent};
@@ -164,43 +163,7 @@ impl TmCtx<'_, '_> {
         self.cluster.oracles.rpcs_resent(tm, (now, index));
     }
 
-    // ---- the task table ----------------------------------------------------------------
-
-    pub(crate) fn task(&self, subtask: SubtaskId, attempt: u32) -> Option<&Task> {
-        self.cluster.task_ref(subtask, attempt)
-    }
-
-    pub(crate) fn task_mut(&mut self, subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
-        self.cluster.task_mut(subtask, attempt)
-    }
-
-    pub(crate) fn running(&self, subtask: SubtaskId, attempt: u32) -> bool {
-        self.cluster.running(subtask, attempt)
-    }
-
-    /// The original attempts, by subtask (what a P3.2 report goes through).
-    pub(crate) fn originals(&self) -> impl Iterator<Item = (SubtaskId, &Task)> {
-        self.cluster
-            .tasks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.as_ref().map(|t| (SubtaskId(i as u32), t)))
-    }
-
-    /// The attempts TaskManager `tm` runs (originals first, then speculative ones, P2.8).
-    pub(crate) fn hosted(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
-        self.cluster.hosted(tm)
-    }
-
-    pub(crate) fn task_state(&mut self, subtask: SubtaskId, attempt: u32, to: ExecutionState) {
-        let now = self.sched.now();
-        self.cluster.task_state(now, subtask, attempt, to);
-    }
-
-    pub(crate) fn end_task(&mut self, subtask: SubtaskId, attempt: u32, to: ExecutionState) {
-        let now = self.sched.now();
-        self.cluster.end_task(now, subtask, attempt, to);
-    }
+    // ---- deployments ------------------------------------------------------------------
 
     /// The descriptor of attempt `attempt` of `subtask`, and whether it is speculative (P2.8);
     /// `None` when the JobMaster has since replaced it by a newer attempt (stale).
@@ -223,32 +186,20 @@ impl TmCtx<'_, '_> {
         (descriptor.attempt == attempt).then_some((descriptor, speculative))
     }
 
-    /// The attempt that holds `subtask`'s slot of the task table (P2.8: its speculative one).
-    pub(crate) fn slot(&self, subtask: SubtaskId, speculative: bool) -> Option<&Task> {
-        let i = subtask.index();
-        if speculative {
-            self.cluster.spec_tasks[i].as_ref()
-        } else {
-            self.cluster.tasks[i].as_ref()
-        }
-    }
-
-    /// `task` takes `subtask`'s slot; an original attempt is not finished (yet).
-    pub(crate) fn occupy(&mut self, subtask: SubtaskId, speculative: bool, task: Task) {
-        let i = subtask.index();
-        if speculative {
-            self.cluster.spec_tasks[i] = Some(task);
-        } else {
-            self.cluster.done[i] = None;
-            self.cluster.tasks[i] = Some(task);
-        }
-    }
-
     // ---- ground truth and statistics ---------------------------------------------------
 
+    /// An original attempt of `subtask` is deployed: the subtask is not finished (yet).
+    pub(crate) fn unfinished(&mut self, subtask: SubtaskId) {
+        self.cluster.done[subtask.index()] = None;
+    }
+
     /// Attempt `attempt` of `subtask` finished now; a re-run of a recovery adds what it
-    /// took, since `started`, to the work the recovery redid.
+    /// took, since `started`, to the work the recovery redid. An attempt the JobMaster has
+    /// replaced meanwhile (F2.7) finished nothing the job uses.
     pub(crate) fn finished(&mut self, subtask: SubtaskId, attempt: u32, started: Instant) {
+        if self.descriptor(subtask, attempt).is_none() {
+            return;
+        }
         let now = self.sched.now();
         let c = &mut *self.cluster;
         c.done[subtask.index()] = Some((attempt, now));

@@ -12,7 +12,7 @@
 use super::*;
 use crate::net::LinkId;
 use crate::oracle::invariant::Invariant;
-use crate::taskmanager::batch::Partition;
+use crate::taskmanager::batch::{Partition, Task};
 use crate::trace::{Address, Call, Retain, Rpc};
 use crate::world::batch::{Batch, Cluster};
 use sim::{Budget, Model, Scheduler, Simulation};
@@ -212,24 +212,38 @@ impl Staging {
     }
 }
 
+/// The original attempts the TaskManagers host, by subtask, each with its TaskManager.
+fn originals(w: &Batch) -> Vec<(&Task, u32)> {
+    let mut all: Vec<(&Task, u32)> = w
+        .tms
+        .iter()
+        .flat_map(|tm| tm.mode.tasks.iter().map(move |t| (t, tm.index)))
+        .filter(|(t, _)| !t.speculative)
+        .collect();
+    all.sort_by_key(|(t, _)| t.subtask);
+    all
+}
+
+/// The original attempt of `s` some TaskManager hosts.
+fn task_of(w: &Batch, s: SubtaskId) -> &Task {
+    originals(w)
+        .into_iter()
+        .find(|(t, _)| t.subtask == s)
+        .expect("hosted")
+        .0
+}
+
 /// A subtask of vertex `name` that TaskManager `tm` hosts, in `state`, with its attempt.
 fn hosted(w: &Batch, name: &str, state: ExecutionState) -> Option<(SubtaskId, u32, u32)> {
-    w.cluster.tasks.iter().enumerate().find_map(|(i, t)| {
-        let t = t.as_ref()?;
-        let vertex = w.cluster.graph.subtasks[i].vertex.index();
-        (w.cluster.graph.vertices[vertex].name == name && t.state == state).then_some((
-            SubtaskId(i as u32),
-            t.attempt,
-            t.task_manager,
-        ))
+    originals(w).into_iter().find_map(|(t, tm)| {
+        let vertex = w.cluster.graph.subtasks[t.subtask.index()].vertex.index();
+        (w.cluster.graph.vertices[vertex].name == name && t.state == state)
+            .then_some((t.subtask, t.attempt, tm))
     })
 }
 
 fn report(w: &Batch, s: SubtaskId, attempt: u32, state: ExecutionState) -> Rpc {
-    let parallelism = w.cluster.tasks[s.index()]
-        .as_ref()
-        .expect("hosted")
-        .parallelism;
+    let parallelism = task_of(w, s).parallelism;
     Rpc {
         subtask: s,
         attempt,
@@ -290,9 +304,7 @@ fn a_report_sent_again_in_full_is_no_contradiction() {
         |w| {
             let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
             let mut msgs = vec![(tm, report(w, s, a, ExecutionState::Running))];
-            for &(producer, producer_attempt) in
-                &w.cluster.tasks[s.index()].as_ref().expect("hosted").inputs
-            {
+            for &(producer, producer_attempt) in &task_of(w, s).inputs {
                 msgs.push((
                     tm,
                     Rpc {
@@ -313,22 +325,15 @@ fn a_report_sent_again_in_full_is_no_contradiction() {
 
 /// Two readers of one source, each with its attempt and TaskManager, and a split the first holds.
 fn two_readers(w: &Batch) -> ((SubtaskId, u32, u32), (SubtaskId, u32, u32), u32) {
-    let readers: Vec<(SubtaskId, u32, u32)> = w
-        .cluster
-        .tasks
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| {
-            let t = t.as_ref()?;
-            (w.cluster.graph.vertices[w.cluster.graph.subtasks[i].vertex.index()].name == "src")
-                .then_some((SubtaskId(i as u32), t.attempt, t.task_manager))
+    let readers: Vec<(SubtaskId, u32, u32)> = originals(w)
+        .into_iter()
+        .filter_map(|(t, tm)| {
+            let vertex = w.cluster.graph.subtasks[t.subtask.index()].vertex.index();
+            (w.cluster.graph.vertices[vertex].name == "src").then_some((t.subtask, t.attempt, tm))
         })
         .collect();
     let first = readers[0];
-    let split = w.cluster.tasks[first.0.index()]
-        .as_ref()
-        .expect("hosted")
-        .splits[0];
+    let split = task_of(w, first.0).splits[0];
     (first, readers[1], split)
 }
 
@@ -373,7 +378,7 @@ fn a_split_of_an_unreported_attempt_is_ignored() {
 /// An input and the attempt of its producer that the reports name.
 fn an_input(w: &Batch) -> (SubtaskId, u32, u32, SubtaskId, u32) {
     let (s, a, tm) = hosted(w, "agg", ExecutionState::Running).expect("agg runs");
-    let (p, pa) = w.cluster.tasks[s.index()].as_ref().expect("hosted").inputs[0];
+    let (p, pa) = task_of(w, s).inputs[0];
     (s, a, tm, p, pa)
 }
 
@@ -508,7 +513,7 @@ fn a_split_request_still_on_the_wire_is_not_asked_again() {
             |_, e| matches!(e, Event::JobMasterElected),
             |w, _| {
                 let (s, a, tm) = hosted(w, "src", ExecutionState::Finished).expect("src ran");
-                let task = w.cluster.tasks[s.index()].as_mut().expect("hosted");
+                let task = w.tms[tm as usize].mode.task_mut(s, a).expect("hosted");
                 // As if it still waited for the answer to a request the old JobMaster took.
                 task.state = ExecutionState::Running;
                 task.ended = None;
