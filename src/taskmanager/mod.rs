@@ -65,10 +65,6 @@ impl<M: Mode> TaskManager<M> {
         }
     }
 
-    pub fn index(&self) -> u32 {
-        self.index
-    }
-
     /// Process `process` of it is the one alive.
     pub(crate) fn runs(&self, process: u32) -> bool {
         self.alive && self.process == process
