@@ -102,6 +102,9 @@ pub enum Bug {
     /// its partitions, so a JobManager that comes later trusts outputs the TaskManager should
     /// have released.
     KeepPartitionsPastRegistrationTimeout,
+    /// Batch: a TaskManager cut off from its JobMaster ignores its heartbeat timeout and keeps
+    /// its leader (and the job's tasks running) until the connection comes back.
+    KeepLeaderWhenCutOff,
     /// Batch: the JobMaster does not flush the job event log when a sink vertex finishes (the
     /// job is about to end), so the job is FINISHED with its last finishes in the write buffer
     /// and a crash before its result is durable runs them again.
@@ -205,7 +208,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 64] = [
+    pub const ALL: [Bug; 65] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -238,6 +241,7 @@ impl Bug {
         Bug::LogAfterWriteFailure,
         Bug::ReplayUnreadableLog,
         Bug::KeepPartitionsPastRegistrationTimeout,
+        Bug::KeepLeaderWhenCutOff,
         Bug::KeepReplacedAttempt,
         Bug::SkipFinalFlush,
         Bug::KeepSlowAttempt,
@@ -309,6 +313,7 @@ impl Bug {
             Bug::KeepPartitionsPastRegistrationTimeout => {
                 "keep-partitions-past-registration-timeout"
             }
+            Bug::KeepLeaderWhenCutOff => "keep-leader-when-cut-off",
             Bug::KeepReplacedAttempt => "keep-replaced-attempt",
             Bug::SkipFinalFlush => "skip-final-flush",
             Bug::KeepSlowAttempt => "keep-slow-attempt",
@@ -363,6 +368,7 @@ impl Bug {
                 | Bug::LogAfterWriteFailure
                 | Bug::ReplayUnreadableLog
                 | Bug::KeepPartitionsPastRegistrationTimeout
+                | Bug::KeepLeaderWhenCutOff
                 | Bug::KeepReplacedAttempt
                 | Bug::SkipFinalFlush
                 | Bug::KeepSlowAttempt
@@ -453,6 +459,9 @@ impl Bug {
             }
             Bug::KeepPartitionsPastRegistrationTimeout => {
                 "F2.5 (a TaskManager with no JobManager releases its partitions at its registration timeout)"
+            }
+            Bug::KeepLeaderWhenCutOff => {
+                "F2.5 (a TaskManager cut off past its heartbeat timeout loses its JobManager)"
             }
             Bug::KeepReplacedAttempt => {
                 "F2.7 step 3 (the JobMaster cancels a reported attempt it replaced)"
@@ -560,6 +569,7 @@ impl Bug {
             Bug::LogAfterWriteFailure => Invariant::MinimalRerun,
             Bug::ReplayUnreadableLog => Invariant::MinimalRerun,
             Bug::KeepPartitionsPastRegistrationTimeout => Invariant::MinimalRerun,
+            Bug::KeepLeaderWhenCutOff => Invariant::FailoverScope,
             Bug::KeepReplacedAttempt => Invariant::SlotCapacity,
             Bug::SkipFinalFlush => Invariant::MinimalRerun,
             Bug::KeepSlowAttempt => Invariant::Speculation,
@@ -696,6 +706,9 @@ impl Bug {
             }
             Bug::SkipFinalFlush => {
                 "the job is FINISHED while the finishes of its last vertex sit in the write buffer: a JobManager crash before the result is durable runs them again"
+            }
+            Bug::KeepLeaderWhenCutOff => {
+                "a TaskManager cut off from its JobMaster keeps running the job's tasks past the heartbeat timeout, beside the attempts that replace them"
             }
             Bug::KeepPartitionsPastRegistrationTimeout => {
                 "a TaskManager that waited longer than its registration timeout for a new JobManager still reports its partitions, and the late JobManager keeps outputs that should be gone"

@@ -45,6 +45,7 @@ fn scenario_for(bug: Bug) -> &'static str {
             "batch-taskmanagers-clean-up-before-new-jobmanager"
         }
         Bug::KeepReplacedAttempt => "batch-replaced-attempt-slot-refused-on-registration",
+        Bug::KeepLeaderWhenCutOff => "batch-reconnected-taskmanager-fails-replaced-attempt",
         Bug::SkipFinalFlush => "batch-crash-after-job-finished",
         Bug::KeepSlowAttempt => "batch-speculative-slow-taskmanager",
         Bug::IgnoreBaselineRatio => "batch-speculative-spare-taskmanager",

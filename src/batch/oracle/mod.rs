@@ -13,6 +13,7 @@
 //! rule removes it), a different formulation from the JobMaster's breadth-first expansion.
 
 mod executions;
+mod leadership;
 mod reconcile;
 mod retention;
 mod rpc;
@@ -31,8 +32,8 @@ use crate::jobmaster::transitions;
 use crate::oracle::invariant::Invariant;
 use crate::oracle::job_status;
 use crate::oracle::Violation;
-use crate::scenario::Batch;
 use crate::scenario::JobMasterConfig;
+use crate::scenario::{Batch, Fault};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{FaultEvent, TraceEvent};
 use sim::Instant;
@@ -100,6 +101,8 @@ pub struct BatchOracles {
     finished_attempt: BTreeMap<SubtaskId, u32>,
     /// `minimal-rerun`: which partitions a TaskManager released at its registration timeout.
     retention: retention::Retention,
+    /// `failover-scope`: when a cut-off TaskManager must lose its leader (F2.5).
+    leadership: leadership::Leadership,
     /// `speculation`'s ledger (P2.8).
     speculation: speculation::Ledger,
     /// `minimal-rerun`: the partitions each JobMaster tracks, which it must not release.
@@ -142,6 +145,7 @@ impl BatchOracles {
         (task_managers, slots): (usize, u32),
         adaptive: Vec<bool>,
         jobmaster: &JobMasterConfig,
+        faults: &[Fault],
     ) -> BatchOracles {
         BatchOracles {
             batch: batch.clone(),
@@ -173,6 +177,11 @@ impl BatchOracles {
             written_by: BTreeMap::new(),
             finished_attempt: BTreeMap::new(),
             retention: retention::Retention::new(task_managers, batch.registration_timeout),
+            leadership: leadership::Leadership::new(
+                task_managers,
+                jobmaster.heartbeat_timeout,
+                faults,
+            ),
             speculation: speculation::Ledger::new(graph, task_managers, slots, batch.speculative),
             tracked: tracked::Tracked::default(),
         }
@@ -408,6 +417,10 @@ impl BatchOracles {
             }
         }
         self.retention.observe(now, event);
+        if let Some(message) = self.leadership.observe(now, event) {
+            let actors = vec!["TaskManager".into()];
+            self.violate(Invariant::FailoverScope, now, index, actors, message);
+        }
         if let Some((at, at_index, message)) = self.tracked.observe(graph, (now, index), event) {
             let actors = vec!["JobMaster".into()];
             self.violate(Invariant::MinimalRerun, at, at_index, actors, message);
@@ -1180,6 +1193,10 @@ impl BatchOracles {
         }
         if let Some(message) = self.executions.settle_failures(graph) {
             let actors = vec!["JobMaster".into()];
+            self.violate(Invariant::FailoverScope, now, last_index, actors, message);
+        }
+        if let Some(message) = self.leadership.finish(now) {
+            let actors = vec!["TaskManager".into()];
             self.violate(Invariant::FailoverScope, now, last_index, actors, message);
         }
         if let Some((at, at_index, message)) = self.tracked.finish(graph) {

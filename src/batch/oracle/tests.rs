@@ -50,7 +50,7 @@ impl Feed {
         let batch = scenario.batch.expect("a batch job");
         let mut jobmaster = scenario.jobmaster;
         jobmaster.reconcile_timeout = Duration::from_millis(50);
-        let oracles = BatchOracles::new(&graph, &batch, (2, 2), vec![false; 2], &jobmaster);
+        let oracles = BatchOracles::new(&graph, &batch, (2, 2), vec![false; 2], &jobmaster, &[]);
         Feed {
             graph,
             oracles,

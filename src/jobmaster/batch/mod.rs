@@ -553,14 +553,15 @@ impl With<'_, AdaptiveBatch> {
         }
         ctx.cluster
             .record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
-        self.forget_task_manager(ctx, tm, process);
         let lost = Location::TaskManager {
             task_manager: tm,
             process,
         };
-        // P2.3, P3.2: the same inside a reconcile window: a window that ends FAILING goes on to
-        // P2.4 with what live TaskManagers reported, and one that would adopt a finish whose
-        // partition was on the lost process cannot (it ends FAILING).
+        // P2.3, P3.2: inside a reconcile window, what the lost process reported is gone: a
+        // window that ends FAILING goes on to P2.4 with what live TaskManagers reported, and
+        // one that would adopt a finish whose partition was on the lost process cannot (it ends
+        // FAILING). Dropped before the loss can close the window (`forget_task_manager`), or
+        // the recovery that follows keeps finishes whose partitions died here.
         if let Some(rec) = self.scheduler.reconciling.as_mut() {
             if self.bug != Some(Bug::KeepLostPartitionsInRecovery) {
                 for reported in &mut rec.partitions {
@@ -568,6 +569,7 @@ impl With<'_, AdaptiveBatch> {
                 }
             }
         }
+        self.forget_task_manager(ctx, tm, process);
         if self.scheduler.recovering.is_some() {
             // P2.3, P2.4 step 2: what survives is what live TaskManagers hold, so a recovering
             // JobMaster stops tracking the partitions the lost one reported (Flink's

@@ -227,6 +227,7 @@ impl Cluster {
                 (tms, scenario.cluster.slots_per_task_manager),
                 scenario.job.vertices.iter().map(|v| v.adaptive).collect(),
                 &scenario.jobmaster,
+                &scenario.faults,
             ),
             bug: scenario.bug,
             trace: Trace::new(retain),
@@ -429,7 +430,10 @@ impl Batch {
                 task_manager,
                 process,
             } => {
-                if self.tms[task_manager as usize].misses_leader(process) {
+                // F2.5: the TaskManager's heartbeat timeout to its JobMaster ran out.
+                if self.cluster.bug != Some(Bug::KeepLeaderWhenCutOff)
+                    && self.tms[task_manager as usize].misses_leader(process)
+                {
                     let (t, mut ctx) = self.task_manager(sched, task_manager);
                     t.lose_leader(&mut ctx);
                 }
