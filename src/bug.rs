@@ -49,6 +49,9 @@ pub enum Bug {
     /// TaskManagers keep no terminal task state, so a task that ended during the outage is
     /// unknown to the new JobMaster.
     NoTerminalRetention,
+    /// Streaming: a TaskManager forgets a task that failed or was cancelled as soon as it
+    /// leaves its slot, so its report to a new JobMaster leaves that execution out.
+    ForgetEndedTasks,
     /// The new JobMaster applies the reported states to an execution graph it has not rebuilt:
     /// its executions keep the attempt numbers it made up at election.
     ApplyStateBeforeRebuild,
@@ -208,7 +211,7 @@ pub enum Bug {
 }
 
 impl Bug {
-    pub const ALL: [Bug; 65] = [
+    pub const ALL: [Bug; 66] = [
         Bug::EopNotAligned,
         Bug::NoBarrierBeforeEop,
         Bug::CancelPendingOnFinish,
@@ -225,6 +228,7 @@ impl Bug {
         Bug::DropRefusedRpc,
         Bug::ReconcileIgnoresMissingTm,
         Bug::NoTerminalRetention,
+        Bug::ForgetEndedTasks,
         Bug::ApplyStateBeforeRebuild,
         Bug::TrustUnflushedEvents,
         Bug::IgnorePartitionReports,
@@ -295,6 +299,7 @@ impl Bug {
             Bug::DropRefusedRpc => "drop-refused-rpc",
             Bug::ReconcileIgnoresMissingTm => "reconcile-ignores-missing-tm",
             Bug::NoTerminalRetention => "no-terminal-retention",
+            Bug::ForgetEndedTasks => "forget-ended-tasks",
             Bug::ApplyStateBeforeRebuild => "apply-state-before-rebuild",
             Bug::TrustUnflushedEvents => "trust-unflushed-events",
             Bug::IgnorePartitionReports => "ignore-partition-reports",
@@ -430,6 +435,9 @@ impl Bug {
                 "P3.4 (a TaskManager that missed the window means FAILING)"
             }
             Bug::NoTerminalRetention => "P3.1 (TaskManagers keep terminal task states a while)",
+            Bug::ForgetEndedTasks => {
+                "P3.1, P3.2 (a report names every task that ended within the retention)"
+            }
             Bug::ApplyStateBeforeRebuild => "P3.2 (rebuild everything first, then apply states)",
             Bug::TrustUnflushedEvents => "P2.2 (a crash loses the unflushed events)",
             Bug::IgnorePartitionReports => {
@@ -553,6 +561,7 @@ impl Bug {
             Bug::DropRefusedRpc => Invariant::NoLostRpc,
             Bug::ReconcileIgnoresMissingTm => Invariant::ReconcileOutcome,
             Bug::NoTerminalRetention => Invariant::FinishedNotRerun,
+            Bug::ForgetEndedTasks => Invariant::ReconcileOutcome,
             Bug::ApplyStateBeforeRebuild => Invariant::ReconcileOutcome,
             Bug::TrustUnflushedEvents => Invariant::MinimalRerun,
             Bug::IgnorePartitionReports => Invariant::MinimalRerun,
@@ -649,6 +658,9 @@ impl Bug {
             Bug::DropRefusedRpc => "a state update refused during reconciliation never reaches the JobMaster",
             Bug::ReconcileIgnoresMissingTm => {
                 "tasks lost with a TaskManager are taken for running, and the job waits for them forever"
+            }
+            Bug::ForgetEndedTasks => {
+                "a task that failed during the outage is missing from its TaskManager's report: the new JobMaster learns of it only because nobody reported it"
             }
             Bug::NoTerminalRetention => {
                 "a task that finished during the outage is unknown, so its work is done again"

@@ -26,6 +26,7 @@ fn scenario_for(bug: Bug) -> &'static str {
         Bug::DropRefusedRpc => "reconcile-refused-burst",
         Bug::ReconcileIgnoresMissingTm => "reconcile-taskmanager-late",
         Bug::NoTerminalRetention => "reconcile-finished-during-outage",
+        Bug::ForgetEndedTasks => "reconcile-task-failed-during-outage",
         Bug::ApplyStateBeforeRebuild => "reconcile-after-failover",
         Bug::TrustUnflushedEvents => "batch-crash-in-flush-window",
         Bug::IgnorePartitionReports => "batch-taskmanager-never-returns",

@@ -79,7 +79,7 @@ pub struct GenerateOptions {
 ///   `unaligned-spill-after-barrier`, `ignore-channel-state-on-restore`) needs barriers that
 ///   overtake records, and `timeout-switch-loses-buffers` needs an alignment timeout;
 /// - a bug in reconciliation (`drop-refused-rpc`, `reconcile-ignores-missing-tm`,
-///   `no-terminal-retention`, `apply-state-before-rebuild`) needs `failover: reconcile` and a
+///   `no-terminal-retention`, `forget-ended-tasks`, `apply-state-before-rebuild`) needs `failover: reconcile` and a
 ///   JobManager crash, the missing-TaskManager bug a TaskManager lost in the outage, and
 ///   `apply-state-before-rebuild` a failure before it (attempts above 0); `resend-before-drained`
 ///   needs kept RPCs too, and RPCs slower than a retry, so older ones are still on the wire;
@@ -214,6 +214,7 @@ impl Bias {
                     Bug::DropRefusedRpc
                         | Bug::ReconcileIgnoresMissingTm
                         | Bug::NoTerminalRetention
+                        | Bug::ForgetEndedTasks
                         | Bug::ApplyStateBeforeRebuild
                         | Bug::ResendBeforeDrained
                 ),

@@ -16,6 +16,7 @@ mod output_order;
 pub(crate) mod reconcile_outcome;
 mod records;
 mod reference;
+mod reports;
 mod restore_shape;
 mod rpc_order;
 mod savepoint;
@@ -139,6 +140,8 @@ pub struct Oracles {
     checkpoint_failures: Option<checkpoint_failures::CheckpointFailures>,
     /// `reconcile-outcome` (P3.4), under `failover: reconcile` only.
     reconcile_outcome: Option<reconcile_outcome::ReconcileOutcome>,
+    /// `reconcile-outcome`: what each report says (P3.1, P3.2); under reconciliation only.
+    reports: Option<reports::Reports>,
     /// `job-status`: every fault that fired, in order.
     fired: Vec<crate::trace::FaultEvent>,
     /// P1.8: `restart_strategy.max_attempts`.
@@ -221,6 +224,9 @@ impl Oracles {
                 config.failover_scope,
                 config.task_managers as usize,
             ),
+            reports: config.retention.map(|retention| {
+                reports::Reports::new(graph, config.task_managers as usize, retention)
+            }),
             reconcile_outcome: config.retention.map(|_| {
                 reconcile_outcome::ReconcileOutcome::new(
                     graph,
@@ -280,6 +286,9 @@ impl Oracles {
         self.failover_scope.sent(to, process, rpc);
         if let Some(r) = self.reconcile_outcome.as_mut() {
             r.sent(to, rpc);
+        }
+        if let Some(r) = self.reports.as_mut() {
+            r.sent((from, to), rpc, now);
         }
         if let Some(u) = self.uploads.as_mut() {
             u.sent(rpc);
@@ -399,6 +408,19 @@ impl Oracles {
                 .and_then(|r| r.observe(graph, index, now, event))
             {
                 self.violate(v);
+            }
+            if let Some(message) = self
+                .reports
+                .as_mut()
+                .and_then(|r| r.observe(graph, now, event))
+            {
+                self.violate(Violation {
+                    invariant: Invariant::ReconcileOutcome,
+                    time: now,
+                    actors: vec!["TaskManager".to_owned()],
+                    event_index: index,
+                    message,
+                });
             }
         }
         if matches!(
@@ -1080,6 +1102,15 @@ impl Oracles {
             .and_then(|r| r.finish(graph, now, last_event))
         {
             self.violate(v);
+        }
+        if let Some(message) = self.reports.as_mut().and_then(|r| r.finish(graph)) {
+            self.violate(Violation {
+                invariant: Invariant::ReconcileOutcome,
+                time: now,
+                actors: vec!["TaskManager".to_owned()],
+                event_index: last_event,
+                message,
+            });
         }
         if let Some(v) = self
             .checkpoint_failures

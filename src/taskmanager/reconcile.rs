@@ -51,6 +51,8 @@ pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, tasks: &[Option<Task>], ret
         let subtask = host.hosted()[i];
         let (attempt, state, ended_at) = match &tasks[subtask.index()] {
             Some(t) if t.task_manager() == tm => (t.attempt(), t.state(), t.ended_at()),
+            // P3.1: a task that left its slot is remembered for the retention.
+            _ if ctx.config.bug == Some(Bug::ForgetEndedTasks) => continue,
             _ => match host.ended(subtask) {
                 Some(e) => (e.attempt, e.state, Some(e.at)),
                 None => continue,
