@@ -7,8 +7,8 @@
 //! `SubmitTask` RPCs delivered to it), the state that task itself is in and since when it ended
 //! (its `task_state` events), and which processes died with what they hosted
 //! (`task_manager_lost`). What the TaskManager sent is read from the send ledger, at the
-//! instant it sent it: a report and its "done" leave in one instant, so the reports a
-//! TaskManager sent in the instant of its "done" are its whole report.
+//! instant it sent it: a report and its "done" leave together, in one instant, so the reports
+//! a TaskManager sent since its last "done" are its whole report.
 
 use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::status::ExecutionState;
@@ -39,8 +39,9 @@ pub struct Reports {
     retention: Duration,
     /// Per subtask: its attempt on a live TaskManager process, if it has one.
     hosted: Vec<Option<Hosted>>,
-    /// Per TaskManager: the reports it sent at the instant given.
-    sending: Vec<(Instant, Vec<Entry>)>,
+    /// Per TaskManager: the reports it sent since its last "done" (a report and its "done"
+    /// leave in one instant, so these are the report under way).
+    sending: Vec<Vec<Entry>>,
     /// A wrong report, found at a send (the send ledger knows no names), told at the next
     /// event.
     found: Option<Wrong>,
@@ -51,7 +52,7 @@ impl Reports {
         Reports {
             retention,
             hosted: vec![None; graph.subtasks.len()],
-            sending: vec![(Instant::ZERO, Vec::new()); task_managers],
+            sending: vec![Vec::new(); task_managers],
             found: None,
         }
     }
@@ -61,13 +62,9 @@ impl Reports {
         let (Address::TaskManager(tm), Address::JobMaster) = (from, to) else {
             return;
         };
-        let Some((at, entries)) = self.sending.get_mut(tm as usize) else {
+        let Some(entries) = self.sending.get_mut(tm as usize) else {
             return;
         };
-        if *at != now {
-            *at = now;
-            entries.clear();
-        }
         match rpc.call {
             Call::ReportExecution { state, .. } => entries.push((rpc.subtask, rpc.attempt, state)),
             Call::ReportDone => {
