@@ -277,6 +277,18 @@ mod tests {
     }
 
     #[test]
+    fn a_wrong_report_in_the_last_instant_is_told_at_the_end() {
+        let mut r = failed_src();
+        let done = Rpc::of_task_manager(Call::ReportDone);
+        r.sent((TM, Address::JobMaster), done, at(6));
+        let told = r
+            .finish(&graph())
+            .expect("the report left out the failed task");
+        assert!(told.contains("src[0] attempt 1"), "{told}");
+        assert_eq!(r.finish(&graph()), None, "told once");
+    }
+
+    #[test]
     fn a_dead_process_remembers_nothing() {
         let mut r = failed_src();
         let lost = TraceEvent::TaskManagerLost { task_manager: 0 };
