@@ -164,7 +164,8 @@ impl<E> RadixHeap<E> {
         let second = if rest != 0 {
             Some(level * RADIX + rest.trailing_zeros() as usize)
         } else {
-            let above = self.levels & !((2 << level) - 1);
+            // `level` is the lowest level in use: clearing its bit leaves the levels above.
+            let above = self.levels & (self.levels - 1);
             (above != 0).then(|| {
                 let level = above.trailing_zeros() as usize;
                 level * RADIX + self.digits[level].trailing_zeros() as usize
