@@ -395,7 +395,7 @@ impl Bug {
     /// an attempt replaced on another TaskManager, remembered past a JobManager crash and
     /// reported into a window that ends FAILING (six batch seeds in 100,000 when it was
     /// added). `tests/bugs.rs` proves its oracle on its scenario; the campaign budget test
-    /// leaves it out.
+    /// leaves it out, and `flinksim mutants` leaves a miss of it to that scenario.
     pub fn shown_by_scenario_only(self) -> bool {
         matches!(self, Bug::KeepReplacedAttempt)
     }
