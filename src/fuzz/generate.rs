@@ -79,10 +79,11 @@ pub struct GenerateOptions {
 ///   `unaligned-spill-after-barrier`, `ignore-channel-state-on-restore`) needs barriers that
 ///   overtake records, and `timeout-switch-loses-buffers` needs an alignment timeout;
 /// - a bug in reconciliation (`drop-refused-rpc`, `reconcile-ignores-missing-tm`,
-///   `no-terminal-retention`, `forget-ended-tasks`, `apply-state-before-rebuild`) needs `failover: reconcile` and a
-///   JobManager crash, the missing-TaskManager bug a TaskManager lost in the outage, and
-///   `apply-state-before-rebuild` a failure before it (attempts above 0); `resend-before-drained`
-///   needs kept RPCs too, and RPCs slower than a retry, so older ones are still on the wire;
+///   `no-terminal-retention`, `forget-ended-tasks`, `apply-state-before-rebuild`) needs
+///   `failover: reconcile` and a JobManager crash, the missing-TaskManager bug a TaskManager
+///   lost in the outage, and `apply-state-before-rebuild` a failure before it (attempts above
+///   0); `resend-before-drained` needs kept RPCs too, and RPCs slower than a retry, so older
+///   ones are still on the wire;
 /// - `restart-gives-up-early` needs a failure that uses up the restart strategy exactly: one
 ///   failed task and `max_attempts` 1;
 /// - `trigger-waits-for-input` breaks a rule of `flink` alone, and needs channels slower than

@@ -108,10 +108,6 @@ pub struct Oracles {
     settled: Vec<(u32, Rpc)>,
     /// Under reconciliation (P3.1), how long TaskManagers keep terminal task states.
     retention: Option<sim::Duration>,
-    /// Per subtask: the TaskManager its latest attempt was submitted to, while that process
-    /// lives, and when that attempt finished.
-    host: Vec<Option<u32>>,
-    finished_at: Vec<Option<Instant>>,
     /// The latest election, and which subtasks have been reported to it (P3.2).
     elected_at: Option<Instant>,
     /// The JobMaster is RECONCILING (P3.3: it applies reports only).
@@ -200,8 +196,6 @@ impl Oracles {
             owed: Vec::new(),
             settled: Vec::new(),
             retention: config.retention,
-            host: vec![None; n],
-            finished_at: vec![None; n],
             elected_at: None,
             reconciling: false,
             reported: vec![false; n],
@@ -731,7 +725,6 @@ impl Oracles {
                 ..
             } => {
                 self.finished[subtask.index()] = true;
-                self.finished_at[subtask.index()] = Some(now);
                 self.check_final_checkpoint(graph, subtask, index, now);
             }
             _ => {}
@@ -948,28 +941,10 @@ impl Oracles {
                     _ => {}
                 }
             }
-            TraceEvent::Rpc {
-                to: Address::TaskManager(tm),
-                rpc:
-                    Rpc {
-                        subtask,
-                        call: Call::SubmitTask(_),
-                        ..
-                    },
-                ..
-            } => {
-                self.host[subtask.index()] = Some(tm);
-                self.finished_at[subtask.index()] = None;
-            }
             // P3.3: what a TaskManager kept dies with it; what an attempt owed is moot once
             // the attempt is replaced.
             TraceEvent::TaskManagerLost { task_manager } => {
                 self.owed.retain(|o| o.0 != task_manager);
-                for host in &mut self.host {
-                    if *host == Some(task_manager) {
-                        *host = None;
-                    }
-                }
             }
             TraceEvent::ExecutionState {
                 subtask,
@@ -1022,14 +997,15 @@ impl Oracles {
         let (Some(retention), Some(elected)) = (self.retention, self.elected_at) else {
             return;
         };
-        let forgotten = (0..self.host.len()).find(|&s| {
-            self.host[s] == Some(tm)
-                && !self.reported[s]
-                && self.finished_at[s].is_some_and(|f| f + retention >= elected)
-        });
-        if let Some(s) = forgotten {
-            let name = graph.subtask_name(SubtaskId(s as u32)).to_string();
-            let f = self.finished_at[s].expect("found above");
+        // Where each attempt runs and when it finished: the ledger of what reports must say.
+        let Some(reports) = self.reports.as_ref() else {
+            return;
+        };
+        let forgotten = reports
+            .finished_on(tm)
+            .find(|&(s, f)| !self.reported[s.index()] && f + retention >= elected);
+        if let Some((s, f)) = forgotten {
+            let name = graph.subtask_name(s).to_string();
             self.violate(Violation {
                 invariant: Invariant::FinishedNotRerun,
                 time: now,

@@ -62,23 +62,36 @@ impl Reports {
         let (Address::TaskManager(tm), Address::JobMaster) = (from, to) else {
             return;
         };
-        let Some(entries) = self.sending.get_mut(tm as usize) else {
+        let tm_index = tm as usize;
+        if tm_index >= self.sending.len() {
             return;
-        };
+        }
         match rpc.call {
-            Call::ReportExecution { state, .. } => entries.push((rpc.subtask, rpc.attempt, state)),
+            Call::ReportExecution { state, .. } => {
+                self.sending[tm_index].push((rpc.subtask, rpc.attempt, state));
+            }
             Call::ReportDone => {
-                let mut sent = std::mem::take(entries);
-                sent.sort_unstable_by_key(|e| (e.0, e.1));
                 if self.found.is_none() {
-                    self.found = self.judge(tm, &sent, now);
+                    self.found = self.judge(tm, &self.sending[tm_index], now);
                 }
+                self.sending[tm_index].clear();
             }
             _ => {}
         }
     }
 
-    /// P3.1, P3.2: what TaskManager `tm` must have reported at `now`, against what it did.
+    /// The subtasks whose attempt on TaskManager `tm` finished, and when (P3.1: what the
+    /// retention check of `finished-not-rerun` asks of a report).
+    pub fn finished_on(&self, tm: u32) -> impl Iterator<Item = (SubtaskId, Instant)> + '_ {
+        (self.hosted.iter().enumerate()).filter_map(move |(s, h)| {
+            let h = h.filter(|h| h.task_manager == tm && h.state == ExecutionState::Finished)?;
+            Some((SubtaskId(s as u32), h.ended?))
+        })
+    }
+
+    /// P3.1, P3.2: what TaskManager `tm` must have reported at `now`, against what it did (in
+    /// any order). The retention is read here as the oracle's own rule, not through the
+    /// TaskManager's `forgotten`.
     fn judge(&self, tm: u32, sent: &[Entry], now: Instant) -> Option<Wrong> {
         let remembered = |h: &Hosted| {
             h.ended
