@@ -19,9 +19,11 @@ use flinksim::fuzz::shrink::{
 use flinksim::fuzz::strategy::{Strategy, DEFAULT_PCT_DEPTH};
 use flinksim::fuzz::{mutants, parallel_map, Outcome};
 use flinksim::oracle::invariant::Invariant;
+use flinksim::report::stop_id;
 use flinksim::scenario::FinishProtocol;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sim::explore::pct_bound;
+use sim::StopReason;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::ops::Range;
@@ -59,8 +61,9 @@ pub struct FuzzArgs {
     /// Run this fraction of the seeds twice and compare trace hashes (`determinism`).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0, value_parser = parse_fraction)]
     recheck: f64,
-    /// Shrink at most this many violating seeds (the lowest ones); under `pct` each candidate
-    /// runs under the seed's PCT scheduler, under `guided` a mutant shrinks by document edits.
+    /// Shrink at most this many violating seeds (the lowest ones), and as many panic locations
+    /// and budgets runs ended on (the lowest seed of each); under `pct` each candidate runs
+    /// under the seed's PCT scheduler, under `guided` a mutant shrinks by document edits.
     #[arg(long, value_name = "N", default_value_t = 10)]
     shrink: usize,
     /// How to explore: `random` seeds, `pct` (a priority scheduler on each seed's scenario
@@ -394,8 +397,9 @@ pub fn cmd_fuzz(args: FuzzArgs) -> io::Result<ExitCode> {
     })
 }
 
-/// Shrinks the lowest violating seeds, one shrink per (seed, invariant), and the lowest seed
-/// of each panic location, across threads, and writes their reproducers. Under `pct` every
+/// Shrinks the lowest violating seeds, one shrink per (seed, invariant), the lowest seed of
+/// each panic location and the lowest seed of each budget runs ended on, across threads, and
+/// writes their reproducers. Under `pct` every
 /// candidate runs under the seed's PCT scheduler, and the reproducer's `tie_break` replays
 /// the order (and the postponed RPCs) of the shrunk scenario's PCT run.
 fn shrink_violations(
@@ -436,6 +440,17 @@ fn shrink_violations(
                     },
                 )
             }),
+    );
+    // The lowest seed of each budget a run ended on with no violation.
+    let mut budgets: BTreeMap<&str, (u64, StopReason)> = BTreeMap::new();
+    for (r, stop) in campaign.budgets() {
+        budgets.entry(stop_id(stop)).or_insert((r.seed, stop));
+    }
+    targets.extend(
+        budgets
+            .values()
+            .take(args.shrink)
+            .map(|&(seed, stop)| (seed, Target::Budget { stop })),
     );
     let shrunk = parallel_map(
         &targets,

@@ -7,7 +7,9 @@ use flinksim::fuzz::campaign::{run_campaign, CampaignOptions, SeedResult};
 use flinksim::fuzz::coverage::{coverage, write_coverage};
 use flinksim::fuzz::generate::{generate, GenerateOptions, MAX_EVENTS};
 use flinksim::fuzz::mutants::first_detection;
-use flinksim::fuzz::shrink::{shrink, Size, Target, MAX_SHRINK_RUNS};
+use flinksim::fuzz::shrink::{
+    shrink, shrink_document, write_reproducer, Runner, Size, Target, MAX_SHRINK_RUNS,
+};
 use flinksim::fuzz::strategy::Strategy;
 use flinksim::fuzz::{judge, run_document, Outcome};
 use flinksim::probes::Probe;
@@ -614,6 +616,47 @@ fn the_pending_budget_ends_a_run_with_a_diagnosis() {
         report.diagnosis
     );
     assert_eq!(judge(&s, &report).outcome, Outcome::Budget);
+}
+
+/// A run that ends on a budget with no violation is shrunk like a violation, toward the same
+/// budget, the same way twice, and its reproducer (named after the budget, described by what
+/// was still going on) passes `flinksim run` exactly while it reproduces.
+#[test]
+fn a_budget_stop_shrinks_to_a_reproducer_of_the_same_budget() {
+    let mut document = generate(7, &GenerateOptions::default());
+    document["budget"]["max_events"] = serde_json::json!(40);
+    let (_, report) = run_document(&document, Retain::Nothing).expect("valid");
+    assert_eq!(report.stop, sim::StopReason::EventBudget);
+    let target = Target::Budget {
+        stop: sim::StopReason::EventBudget,
+    };
+    let shrunk = shrink_document(&document, &target, 200, Runner::Plain).expect("it stops so");
+    let again = shrink_document(&document, &target, 200, Runner::Plain).expect("it stops so");
+    assert_eq!(
+        shrunk.document, again.document,
+        "shrinking is deterministic"
+    );
+    let (before, after) = (Size::of(&document), Size::of(&shrunk.document));
+    assert!(after.subtasks <= before.subtasks && after.faults <= before.faults);
+    let (_, report) = run_document(&shrunk.document, Retain::Nothing).expect("valid");
+    assert_eq!(report.stop, sim::StopReason::EventBudget);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write_reproducer(dir.path(), &shrunk.document, 7, &target).expect("written");
+    assert!(
+        path.ends_with("seed-7-event_budget.json"),
+        "{}",
+        path.display()
+    );
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
+    let description = file["description"].as_str().expect("described");
+    assert!(
+        description.contains("event_budget") && description.contains("Still going on then"),
+        "{description}"
+    );
+    let run = flinksim(&["run", path.to_str().expect("utf-8"), "--quiet"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+    assert!(stdout(&run).contains("expectations met"));
 }
 
 /// `replay` of a trace whose run now panics says so (exit 3) instead of crashing.

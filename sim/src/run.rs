@@ -117,7 +117,7 @@ impl Budget {
 }
 
 /// Why [`Simulation::run`] returned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum StopReason {
     /// [`Model::is_done`] returned true.
     Done,

@@ -281,6 +281,15 @@ impl CampaignResult {
             .filter_map(|r| r.panic.as_ref().map(|p| (r, p)))
     }
 
+    /// The seeds whose run ended on a budget with no violation, in seed order, with the
+    /// budget.
+    pub fn budgets(&self) -> impl Iterator<Item = (&SeedResult, StopReason)> {
+        self.results
+            .iter()
+            .filter(|r| r.outcome == Outcome::Budget)
+            .filter_map(|r| r.stop.map(|stop| (r, stop)))
+    }
+
     /// Seeds per second per thread: the campaign's throughput, comparable across machines
     /// with different core counts.
     pub fn seeds_per_second_per_thread(&self, threads: usize) -> f64 {

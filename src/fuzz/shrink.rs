@@ -1,8 +1,10 @@
 //! Shrinking: a violating seed becomes the smallest scenario we can find that still violates
 //! the *same* invariant (another violation would be another bug, and a smaller scenario for it
-//! would explain the wrong thing), and a panicking seed the smallest that still panics at the
-//! *same* source location ([`Target`]). Every candidate run is isolated, so a candidate that
-//! panics elsewhere is just a candidate that does not reproduce. Two stages:
+//! would explain the wrong thing), a panicking seed the smallest that still panics at the
+//! *same* source location, and a seed whose run ended on a budget with no violation (a job that
+//! never finished, a future that grew without bound, an event that looped) the smallest that
+//! still ends on the *same* budget ([`Target`]). Every candidate run is isolated, so a candidate
+//! that panics elsewhere is just a candidate that does not reproduce. Two stages:
 //! 1. proptest's own shrinking over the seed's value tree (`simplify` while it still fails,
 //!    `complicate` when it went too far): fewer and smaller sources, middles, sinks and faults,
 //!    each number towards its simplest value;
@@ -16,10 +18,12 @@ use super::generate::{value_tree, GenerateOptions};
 use super::isolate::isolated;
 use super::{judge, run_document};
 use crate::oracle::invariant::Invariant;
+use crate::report::stop_id;
 use crate::run::RunReport;
 use crate::scenario::Scenario;
 use crate::trace::Retain;
 use serde_json::{json, Map, Value};
+use sim::StopReason;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -61,15 +65,24 @@ impl Size {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Target {
     Invariant(Invariant),
-    Panic { location: String },
+    Panic {
+        location: String,
+    },
+    /// The run ended on this budget, with no violation: not a verdict on any rule, but a run
+    /// nobody can judge to its end, which a person has to look at.
+    Budget {
+        stop: StopReason,
+    },
 }
 
 impl std::fmt::Display for Target {
-    /// The name reproducer files carry: the invariant's id, or `panic`.
+    /// The name reproducer files carry: the invariant's id, `panic`, or the budget's stop id
+    /// (`time_budget`, …).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Target::Invariant(i) => write!(f, "{i}"),
             Target::Panic { .. } => f.write_str("panic"),
+            Target::Budget { stop } => f.write_str(stop_id(*stop)),
         }
     }
 }
@@ -112,19 +125,23 @@ pub fn with_pct_schedule(document: &Value, runner: Runner) -> Result<Value, Stri
 }
 
 /// Does `document` still fail as `target` when `runner` runs it? An invalid document does
-/// not, and neither does one that panics at another location.
+/// not, nor does one that panics at another location, nor a budget run that now violates a
+/// rule (that is another finding) or ends otherwise.
 fn violates(document: &Value, target: &Target, runner: Runner) -> bool {
     let run = isolated(|| {
         runner
             .run(document)
-            .map(|(scenario, report)| judge(&scenario, &report).violated)
+            .map(|(scenario, report)| (judge(&scenario, &report).violated, report.stop))
     });
     match (run, target) {
-        (Ok(Ok(violated)), Target::Invariant(i)) => violated.contains(i),
-        (Err(panic), Target::Panic { location }) => panic.location == *location,
-        (Ok(Err(_)), _) | (Ok(Ok(_)), Target::Panic { .. }) | (Err(_), Target::Invariant(_)) => {
-            false
+        (Ok(Ok((violated, _))), Target::Invariant(i)) => violated.contains(i),
+        (Ok(Ok((violated, stop))), Target::Budget { stop: budget }) => {
+            violated.is_empty() && stop == *budget
         }
+        (Err(panic), Target::Panic { location }) => panic.location == *location,
+        (Ok(Err(_)), _)
+        | (Ok(Ok(_)), Target::Panic { .. })
+        | (Err(_), Target::Invariant(_) | Target::Budget { .. }) => false,
     }
 }
 
@@ -415,8 +432,56 @@ pub fn write_reproducer(
             )?;
         }
         Target::Panic { .. } => write_file(&panic_reproducer(document, seed))?,
+        Target::Budget { stop } => {
+            let file = budget_reproducer(document, seed, *stop)
+                .map_err(|e| io::Error::other(format!("seed {seed}: shrunk scenario: {e}")))?;
+            write_file(&file)?;
+        }
     }
     Ok(path)
+}
+
+/// The reproducer of a run that ended on budget `stop`: the document, described by what was
+/// still going on when it stopped (the run's diagnosis), with an expect block of its final
+/// status and trace hash, so `flinksim run` on it passes exactly while it reproduces.
+fn budget_reproducer(document: &Value, seed: u64, stop: StopReason) -> Result<Value, String> {
+    let (_, report) = run_document(document, Retain::Nothing).map_err(|e| e.to_string())?;
+    let going_on = if report.diagnosis.is_empty() {
+        String::new()
+    } else {
+        format!(" Still going on then: {}.", report.diagnosis.join("; "))
+    };
+    let mut file = Map::new();
+    file.insert(
+        "name".into(),
+        json!(format!("fuzz-seed-{seed}-{}", stop_id(stop))),
+    );
+    file.insert(
+        "description".into(),
+        json!(format!(
+            "Found by `flinksim fuzz` at seed {seed} and shrunk while the run still ended on \
+             its {} with no violation ({stop}), the job {}.{going_on} A run that cannot be \
+             judged to its end may hide a job that never finishes; `flinksim run` on this file \
+             reproduces it (the expect block pins the final status and the trace hash).",
+            stop_id(stop),
+            report.status.name(),
+        )),
+    );
+    if let Some(fields) = document.as_object() {
+        for (k, v) in fields {
+            if !matches!(k.as_str(), "name" | "description" | "expect") {
+                file.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    file.insert(
+        "expect".into(),
+        json!({
+            "status": report.status.name(),
+            "trace_hash": format!("{:#018x}", report.trace_hash),
+        }),
+    );
+    Ok(Value::Object(file))
 }
 
 /// Writes `DIR/<stem>.json`, a run found by exploration rather than shrunk (`pct`,

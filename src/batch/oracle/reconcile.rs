@@ -93,7 +93,8 @@ impl Window {
             .all(|(e, &d)| e.is_none() || d);
     }
 
-    /// Whatever TaskManager `tm` reported is void: its process is gone.
+    /// Whatever TaskManager `tm` reported is void: the JobMaster gave up on it (its process
+    /// is gone, or cut off past the heartbeat timeout).
     fn forget(&mut self, tm: u32) {
         self.expected[tm as usize] = None;
         self.done[tm as usize] = false;
@@ -103,6 +104,14 @@ impl Window {
                 self.splits[s].clear();
                 self.inputs[s].clear();
             }
+        }
+        // Its partitions too (P2.3: the JobMaster stops tracking what a lost TaskManager
+        // holds): the window neither adopts them nor owes them a release, which could not
+        // reach that TaskManager. It reports them again if it registers again.
+        for reported in &mut self.partitions {
+            reported.retain(|&(_, at)| {
+                !matches!(at, Location::TaskManager { task_manager, .. } if task_manager == tm)
+            });
         }
     }
 }

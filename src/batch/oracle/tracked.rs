@@ -21,11 +21,15 @@
 //! The other side of the same rule (F2.4 step 3): while a recovery waits for reports (P2.4), a
 //! reported partition the durable job events do not name as finished there (another attempt,
 //! or another place) has a producer that did not finish, and is released as it is reported,
-//! in the same instant, not kept until the wait ends.
+//! in the same instant, not kept until the wait ends. Outside the wait (F2.4: a TaskManager
+//! that registers is asked what it holds) a reported partition is released as it is reported
+//! too, unless it is the very one the JobMaster tracks (that attempt, on that TaskManager);
+//! only a reconcile window (the job RECONCILING) holds reports until it ends (P3.4), and
+//! `reconcile-outcome` judges those.
 
 use crate::batch::events::Location;
 use crate::graph::{ExecutionGraph, SubtaskId};
-use crate::status::ExecutionState;
+use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{ReconcileOutcome, TraceEvent};
 use sim::Instant;
 use std::collections::BTreeMap;
@@ -45,9 +49,13 @@ pub(super) struct Tracked {
     /// While a recovery waits for reports (P2.4): per subtask, the finish the durable job
     /// events name (attempt, TaskManager, process; remote finishes are not reported).
     awaited: Option<BTreeMap<SubtaskId, (u32, u32, u32)>>,
-    /// Partitions reported during that wait that the job events do not name, not yet
-    /// released: subtask, attempt, TaskManager, when, the report's event index.
-    unclaimed: Vec<(SubtaskId, u32, u32, Instant, u64)>,
+    /// Reported partitions the JobMaster must release in the instant of the report, not yet
+    /// released: subtask, attempt, TaskManager, when, the report's event index, and whether a
+    /// recovery waited (F2.4 step 3) or not (F2.4).
+    unclaimed: Vec<(SubtaskId, u32, u32, Instant, u64, bool)>,
+    /// A reconcile window is open (the job is RECONCILING): it decides what it keeps of the
+    /// reports when it ends (P3.4), so nothing is due at once.
+    reconciling: bool,
 }
 
 impl Tracked {
@@ -107,6 +115,7 @@ impl Tracked {
                 self.awaited = None;
             }
             TraceEvent::RecoveryEnded { .. } => self.awaited = None,
+            TraceEvent::JobStatus { to, .. } => self.reconciling = to == JobStatus::Reconciling,
             // A reconcile window that ends FAILING makes a fresh execution graph (P3.4), which
             // recovers from the partitions the window's reports offered.
             TraceEvent::ReconcileEnded {
@@ -119,7 +128,7 @@ impl Tracked {
                 attempt,
             } => {
                 self.offered.remove(&(subtask, attempt));
-                self.unclaimed.retain(|&(s, a, tm, at, _)| {
+                self.unclaimed.retain(|&(s, a, tm, at, _, _)| {
                     (s, a, tm, at) != (subtask, attempt, task_manager, now)
                 });
                 if self.tracked.get(&subtask) == Some(&(attempt, task_manager)) {
@@ -157,11 +166,19 @@ impl Tracked {
         (now, index): (Instant, u64),
     ) {
         self.offered.insert((subtask, attempt), tm);
-        if let Some(awaited) = &self.awaited {
+        let waiting = self.awaited.is_some();
+        let due = match &self.awaited {
             // F2.4 step 3: its producer did not finish, as far as the job events know.
-            if awaited.get(&subtask) != Some(&(attempt, tm, process)) {
-                self.unclaimed.push((subtask, attempt, tm, now, index));
-            }
+            Some(awaited) => awaited.get(&subtask) != Some(&(attempt, tm, process)),
+            // P3.4: the window decides when it ends.
+            None if self.reconciling => false,
+            // F2.4: a report is answered by a release, unless the JobMaster tracks that very
+            // partition already (a report that crossed a registration).
+            None => self.tracked.get(&subtask) != Some(&(attempt, tm)),
+        };
+        if due {
+            self.unclaimed
+                .push((subtask, attempt, tm, now, index, waiting));
         }
     }
 
@@ -173,20 +190,26 @@ impl Tracked {
     /// The first suspect of an instant before `now`, as a violation; the others go with it
     /// (one violation per invariant is reported).
     fn settle(&mut self, graph: &ExecutionGraph, now: Instant) -> Option<(Instant, u64, String)> {
-        if let Some(&(s, attempt, tm, at, index)) = self.unclaimed.first() {
+        if let Some(&(s, attempt, tm, at, index, waiting)) = self.unclaimed.first() {
             if at < now {
                 self.unclaimed.clear();
                 let name = graph.subtask_name(s);
-                return Some((
-                    at,
-                    index,
+                let message = if waiting {
                     format!(
                         "TaskManager{tm} reported the partition of {name} (attempt {attempt}) \
                          while the recovery waited, which the durable job events do not name \
                          as finished there, and the JobMaster did not release it at once (F2.4 \
                          step 3: a partition whose producer did not finish is released)"
-                    ),
-                ));
+                    )
+                } else {
+                    format!(
+                        "TaskManager{tm} reported the partition of {name} (attempt {attempt}), \
+                         which the JobMaster does not track, and the JobMaster did not release \
+                         it at once (F2.4: outside a recovery's wait, a reported partition is \
+                         released unless it is the one the JobMaster tracks)"
+                    )
+                };
+                return Some((at, index, message));
             }
         }
         let &(s, attempt, tm, at, index) = self.suspects.first()?;
@@ -379,7 +402,7 @@ mod tests {
                 "attempt {attempt} on {tm}/{process}, released {released:?}"
             );
         }
-        // Outside a recovery's wait, or once it ended, nothing is due at once.
+        // Once the wait ended, the rule is F2.4's, below.
         let mut ledger = Tracked::default();
         ledger.recovery_started(&logged);
         ledger.observe(
@@ -392,7 +415,50 @@ mod tests {
             },
         );
         ledger.reported((1, 0), (SRC0, 1), (at(3), 1));
-        assert!(ledger.finish(&graph).is_none());
+        let (_, index, message) = ledger.finish(&graph).expect("due at once");
+        assert_eq!(index, 1);
+        assert!(message.contains("does not track"), "{message}");
+    }
+
+    /// F2.4: outside a recovery's wait, a reported partition is released in its instant
+    /// unless it is the very one the JobMaster tracks (that attempt on that TaskManager); in
+    /// a reconcile window nothing is due until the window ends (P3.4).
+    #[test]
+    fn outside_the_wait_a_report_of_an_untracked_partition_is_released_at_once() {
+        let graph = graph();
+        let at = |ms| Instant::ZERO + sim::Duration::from_millis(ms);
+        let status = |from, to| TraceEvent::JobStatus { from, to };
+        // (reported attempt, TaskManager, released at ms, in a window): the violation's index.
+        let cases = [
+            ((0, 1, None, false), None),
+            ((1, 1, Some(6), false), None),
+            ((1, 1, None, false), Some(2)),
+            ((1, 1, Some(7), false), Some(2)),
+            ((0, 0, None, false), Some(2)),
+            ((1, 1, None, true), None),
+            ((0, 0, None, true), None),
+        ];
+        for ((attempt, tm, released, window), want) in cases {
+            let mut ledger = Tracked::default();
+            let mut found = None;
+            for (i, (ms, event)) in finished_here().into_iter().enumerate() {
+                found = found.or(ledger.observe(&graph, (at(ms), i as u64), &event));
+            }
+            if window {
+                let reconciling = status(JobStatus::Running, JobStatus::Reconciling);
+                found = found.or(ledger.observe(&graph, (at(6), 2), &reconciling));
+            }
+            ledger.reported((tm, 0), (SRC0, attempt), (at(6), 2));
+            if let Some(ms) = released {
+                found = found.or(ledger.observe(&graph, (at(ms), 3), &release(SRC0, attempt, tm)));
+            }
+            found = found.or(ledger.finish(&graph));
+            assert_eq!(
+                found.map(|(_, i, _)| i),
+                want,
+                "attempt {attempt} on TaskManager{tm}, released {released:?}, window {window}"
+            );
+        }
     }
 
     #[test]

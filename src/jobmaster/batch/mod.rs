@@ -275,7 +275,7 @@ impl With<'_, AdaptiveBatch> {
                         && self.bug != Some(Bug::NoSpeculativeHandover)
                     {
                         // P2.8: the speculative attempt may still finish: it carries on alone.
-                        self.promote_spec(subtask);
+                        self.promote_spec(ctx, subtask);
                         self.scheduler.spec[subtask.index()] = None;
                         return;
                     }
@@ -608,7 +608,7 @@ impl With<'_, AdaptiveBatch> {
             {
                 self.exec_state(ctx, s, ExecutionState::Failed);
                 self.free_slot(s);
-                self.promote_spec(s);
+                self.promote_spec(ctx, s);
                 self.scheduler.spec[s.index()] = None;
                 continue;
             }

@@ -226,12 +226,10 @@ impl With<'_, AdaptiveBatch> {
         self.scheduler.spec[s.index()].is_some_and(|e| may_finish(e.state))
     }
 
-    /// The speculative attempt becomes the current one and the original the other (the one
-    /// that finished first, or the one left when the other failed).
     /// The speculative attempt `attempt` of `s` finished first (P2.8): it becomes the current
     /// one, and the summary counts it won once it is.
     pub(crate) fn spec_won(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, attempt: u32) {
-        self.promote_spec(s);
+        self.promote_spec(ctx, s);
         if self.scheduler.exec[s.index()].attempt != attempt {
             return;
         }
@@ -246,12 +244,24 @@ impl With<'_, AdaptiveBatch> {
         }
     }
 
-    pub(crate) fn promote_spec(&mut self, s: SubtaskId) {
+    /// The speculative attempt becomes the current one and the original the other (the one
+    /// that finished first, or the one left when the other failed), P2.8. Its deployment
+    /// descriptor goes with it: a TaskManager takes a deployment only while the JobMaster's
+    /// descriptor still names that attempt (F2.7), so a promoted attempt whose deployment is
+    /// still on the wire must keep its descriptor when the subtask's next speculative attempt
+    /// writes its own (else the deployment is dropped as stale and the job waits for it
+    /// forever).
+    pub(crate) fn promote_spec(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId) {
         let i = s.index();
         let spec = self.scheduler.spec[i]
             .take()
             .expect("a speculative attempt");
         self.scheduler.spec[i] = Some(std::mem::replace(&mut self.scheduler.exec[i], spec));
+        let cluster = &mut *ctx.cluster;
+        if let Some(descriptor) = cluster.spec_descriptors[i].take() {
+            let original = std::mem::replace(&mut cluster.descriptors[i], descriptor);
+            cluster.spec_descriptors[i] = Some(original);
+        }
     }
 
     /// Ends the other attempt of `s`, if any: cancelled if it may still finish (the first

@@ -121,3 +121,58 @@ fn failing_a_job_cancels_never_deployed_executions_at_once() {
         );
     }
 }
+
+/// P3.4: a report after the window about an execution the window already settled (kept
+/// RUNNING here) changes nothing: not its attempt, and no cancel. Only an execution still
+/// RECONCILING, reported by the TaskManager it was placed on, is settled by a late report.
+/// The model's TaskManagers report each execution once per JobMaster, so no shipped run sends
+/// such a report; a TaskManager whose report crossed a second registration could.
+#[test]
+fn a_late_report_about_a_settled_execution_changes_nothing() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/reconcile-all-in-time.json");
+    let scenario = crate::scenario::load(&path).expect("shipped");
+    let s = SubtaskId(0);
+    let mut staged = Staged {
+        world: World::new(&scenario, scenario.seed, Retain::Protocol),
+        when: move |jm: &JobMaster| {
+            let regions = jm.scheduler::<PipelinedRegions>();
+            jm.incarnation() == 1
+                && regions.reports.is_none()
+                && jm.status() == JobStatus::Running
+                && regions.executions[s.index()].state == ExecutionState::Running
+        },
+        act: Some(move |jm: &mut JobMaster, ctx: &mut Ctx<'_, '_>| {
+            let mut regions = jm.regions();
+            let (tm, attempt) = (
+                regions.scheduler.placement[s.index()],
+                regions.scheduler.executions[s.index()].attempt,
+            );
+            let stale = Rpc::new(
+                s,
+                attempt + 1,
+                Call::ReportExecution {
+                    state: ExecutionState::Running,
+                    parallelism: 1,
+                },
+            );
+            regions.on_report(ctx, tm, stale, ExecutionState::Running);
+            let e = regions.scheduler.executions[s.index()];
+            assert_eq!(
+                (e.attempt, e.state),
+                (attempt, ExecutionState::Running),
+                "the settled execution changed"
+            );
+            let link = LinkId::between(Address::JobMaster, Address::TaskManager(tm));
+            assert!(
+                ctx.io
+                    .rpc
+                    .in_flight(link)
+                    .all(|m| m.message.call != Call::CancelTask),
+                "a cancel went to TaskManager{tm}"
+            );
+        }),
+    };
+    crate::world::drive_for_test(&mut staged);
+    assert!(staged.act.is_none(), "the staged moment never came");
+}

@@ -198,16 +198,21 @@ impl Staging {
 
     /// The cancels queued for TaskManager `tm`.
     fn cancels_to(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
+        self.calls_to(tm, Call::CancelTask)
+    }
+
+    /// The partition releases queued for TaskManager `tm`.
+    fn releases_to(&self, tm: u32) -> Vec<(SubtaskId, u32)> {
+        self.calls_to(tm, Call::ReleasePartition)
+    }
+
+    /// The RPCs of `call` queued for TaskManager `tm`: which attempt of which subtask each
+    /// is about.
+    fn calls_to(&self, tm: u32, call: Call) -> Vec<(SubtaskId, u32)> {
         messages_on_the_wire(&self.world)
             .into_iter()
-            .filter_map(|(to, msg)| match msg {
-                Rpc {
-                    subtask,
-                    attempt,
-                    call: Call::CancelTask,
-                } if to == Address::TaskManager(tm) => Some((subtask, attempt)),
-                _ => None,
-            })
+            .filter(|&(to, msg)| to == Address::TaskManager(tm) && msg.call == call)
+            .map(|(_, msg)| (msg.subtask, msg.attempt))
             .collect()
     }
 }
@@ -456,6 +461,35 @@ fn a_late_report_of_a_superseded_running_execution_is_cancelled() {
     );
     let (_, staged) = late(true, false, running);
     assert_eq!(staged.world.cluster.reconciliations[0].late_reports, 1);
+}
+
+/// F2.4: after the window a reported partition is answered by a release unless it is the very
+/// one the JobMaster tracks: another attempt of a tracked subtask from the same TaskManager,
+/// or the tracked attempt from another one, is not that partition. (The model's TaskManagers
+/// never hold two attempts' partitions of one subtask while the JobMaster tracks one: a reset
+/// releases the old one first. A TaskManager an earlier JobMaster lost touch with could.)
+#[test]
+fn a_late_report_of_a_partition_not_tracked_is_released() {
+    let late = |other_attempt: bool, other_place: bool| {
+        let mut target = None;
+        let staged = stage(after_the_window, |w, sched| {
+            let (s, a, tm) = hosted(w, "map", ExecutionState::Finished).expect("map finished");
+            let from = if other_place { another(w, tm) } else { tm };
+            let attempt = if other_attempt { a + 1 } else { a };
+            target = Some((from, s, attempt));
+            let report = Rpc::new(s, attempt, Call::ReportPartition { bytes: 64 });
+            receive(w, sched, from, report);
+        });
+        let (from, s, attempt) = target.expect("acted");
+        staged.releases_to(from).contains(&(s, attempt))
+    };
+    assert!(late(true, false), "another attempt, same TaskManager");
+    assert!(
+        late(false, true),
+        "the tracked attempt, another TaskManager"
+    );
+    assert!(late(true, true), "another attempt, another TaskManager");
+    assert!(!late(false, false), "the tracked partition");
 }
 
 /// P3.4: a TaskManager the JobMaster gives up on in the window is not waited for, and what it
