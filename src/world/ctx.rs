@@ -250,11 +250,13 @@ impl Ctx<'_, '_> {
     pub fn push(&mut self, channel: ChannelId, element: Element) {
         let extra = self.io.faults.channel_delay(self.now);
         let (at, epoch) = self.io.data.push(self.now, channel, element, extra);
+        let info = &self.graph.channels[channel.index()];
         self.sched.at(
             at,
             Event::Arrive {
                 channel,
-                consumer: self.graph.channels[channel.index()].to,
+                consumer: info.to,
+                slot: info.input_slot,
                 epoch,
                 elements: 1,
             },
@@ -270,11 +272,13 @@ impl Ctx<'_, '_> {
         let Some(sent) = self.io.data.send_buffer(self.now, channel, extra) else {
             return false;
         };
+        let info = &self.graph.channels[channel.index()];
         self.sched.at(
             sent.arrival,
             Event::Arrive {
                 channel,
-                consumer: self.graph.channels[channel.index()].to,
+                consumer: info.to,
+                slot: info.input_slot,
                 epoch: sent.epoch,
                 elements: sent.records,
             },
