@@ -1,8 +1,8 @@
 //! A hint to the processor to start loading a value into the cache (for [`crate::Model::prefetch`]).
 //!
 //! A model with millions of channels touches a cache line of state nobody touched recently in
-//! almost every event, and a miss costs as much as handling a small event. Asked one event
-//! ahead, the load overlaps the current event's work. The hint has no effect on what a program
+//! almost every event, and a miss costs as much as handling a small event. Asked two events
+//! ahead, the load overlaps the work of the events before it. The hint has no effect on what a program
 //! computes: no memory is written, a wrong address is harmless.
 
 /// Asks the processor to load the cache line holding `value`. A no-op on targets without a

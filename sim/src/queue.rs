@@ -234,9 +234,31 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn peek_hint(&self) -> Option<&E> {
         match &self.store {
-            Store::Heap(heap) => heap.peek().map(|entry| &entry.event),
+            Store::Heap(heap) => heap.peek(),
             Store::Radix(radix) => radix.peek_hint(),
         }
+        .map(|entry| &entry.event)
+    }
+
+    /// The event due next and the one after it, without removing them, each with its tie
+    /// (which tells one pending event from another): hints for [`crate::Model::prefetch`]. A
+    /// binary heap's are exactly the next two (the head and the earlier of its children); a
+    /// radix heap's may name another event due at the same time, and either kind's may be
+    /// wrong when a handler schedules an earlier event.
+    #[inline]
+    pub fn peek_hints(&self) -> [Option<(u64, &E)>; 2] {
+        let [next, after] = match &self.store {
+            Store::Heap(heap) => [
+                heap.peek(),
+                // The heap's order is reversed (`Entry::cmp`): the greater child comes first.
+                heap.as_slice().iter().skip(1).take(2).max(),
+            ],
+            Store::Radix(radix) => radix.peek_hints(),
+        };
+        [
+            next.map(|entry| (entry.tie, &entry.event)),
+            after.map(|entry| (entry.tie, &entry.event)),
+        ]
     }
 
     pub fn len(&self) -> usize {
@@ -466,18 +488,29 @@ mod tests {
                         id += 1;
                     }
                     if !grow || next() % 3 == 0 {
-                        // The hint is an event due at the next time; a binary heap's is the
-                        // very next one.
-                        let hinted = queue.peek_hint().copied();
+                        // The first hint is an event due at the next time, the second a
+                        // pending one; a binary heap's are the very next two.
+                        let [hinted, after] = queue.peek_hints().map(|h| h.map(|(_, &e)| e));
+                        assert_eq!(queue.peek_hint().copied(), hinted);
                         let next_at = reference.first_key_value().map(|(&(at, _), _)| at);
                         let due: Vec<u64> = reference
                             .iter()
                             .filter(|&(&(at, _), _)| Some(at) == next_at)
                             .map(|(_, &id)| id)
                             .collect();
+                        let second = reference.values().nth(1).copied();
                         match hinted {
-                            Some(hint) if queue.is_radix() => assert!(due.contains(&hint)),
-                            hint => assert_eq!(hint, due.first().copied()),
+                            Some(hint) if queue.is_radix() => {
+                                assert!(due.contains(&hint));
+                                assert!(after.is_none_or(
+                                    |a| a != hint && reference.values().any(|&id| id == a)
+                                ));
+                                assert!(after.is_none() || second.is_some());
+                            }
+                            hint => {
+                                assert_eq!(hint, due.first().copied());
+                                assert_eq!(after, second);
+                            }
                         }
                         let expected = reference.pop_first().map(|((at, _), id)| (at, id));
                         let popped = queue.pop().map(|(at, id)| (at.as_nanos(), id));

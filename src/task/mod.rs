@@ -362,19 +362,20 @@ impl Task {
         sim::prefetch::read(&self.chain);
     }
 
-    /// An element reached the input buffer of `channel`.
+    /// An element reached the input buffer of `channel`, this task's input `slot`.
     #[inline]
     pub fn on_input(
         &mut self,
         ctx: &mut TaskCtx<'_, '_>,
         channel: ChannelId,
+        slot: u32,
         element: Element,
         was_empty: bool,
     ) {
+        debug_assert_eq!(slot, ctx.graph.channels[channel.index()].input_slot);
         if self.state != ExecutionState::Running {
             return;
         }
-        let slot = ctx.graph.channels[channel.index()].input_slot;
         if was_empty && !self.barriers.is_blocked(slot) {
             self.available.push_back((slot, channel));
         }

@@ -288,11 +288,13 @@ impl<R> Ctx<'_, '_, R> {
     pub fn push(&mut self, channel: ChannelId, element: Element) {
         let extra = self.io.faults.channel_delay(self.now);
         let (at, epoch) = self.io.data.push(self.now, channel, element, extra);
+        let info = &self.graph.channels[channel.index()];
         self.sched.at(
             at,
             Event::Arrive {
                 channel,
-                consumer: self.graph.channels[channel.index()].to,
+                consumer: info.to,
+                slot: info.input_slot,
                 epoch,
                 elements: 1,
             },
@@ -308,11 +310,13 @@ impl<R> Ctx<'_, '_, R> {
         let Some(sent) = self.io.data.send_buffer(self.now, channel, extra) else {
             return false;
         };
+        let info = &self.graph.channels[channel.index()];
         self.sched.at(
             sent.arrival,
             Event::Arrive {
                 channel,
-                consumer: self.graph.channels[channel.index()].to,
+                consumer: info.to,
+                slot: info.input_slot,
                 epoch: sent.epoch,
                 elements: sent.records,
             },

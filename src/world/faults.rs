@@ -176,13 +176,15 @@ pub(super) fn release_channel(ctx: &mut Ctx<'_, '_>, index: u32) {
     let channel = channel_between(ctx.graph, from, to);
     if let Some(arrivals) = ctx.io.data.release(channel) {
         let epoch = ctx.io.data.epoch(channel);
-        let consumer = ctx.graph.channels[channel.index()].to;
+        let info = &ctx.graph.channels[channel.index()];
+        let (consumer, slot) = (info.to, info.input_slot);
         for _ in 0..arrivals {
             ctx.sched.at(
                 ctx.now,
                 Event::Arrive {
                     channel,
                     consumer,
+                    slot,
                     epoch,
                     elements: 1,
                 },

@@ -99,6 +99,15 @@ impl Model for World {
         }
     }
 
+    /// Only a streaming job prefetches, as far ahead as its size calls for
+    /// (`Streaming::prefetch_ahead`).
+    fn prefetch_ahead(&self) -> usize {
+        match self {
+            World::Streaming(world) => world.prefetch_ahead(),
+            World::Batch(_) => 0,
+        }
+    }
+
     fn is_done(&self) -> bool {
         match self {
             World::Streaming(world) => world.is_done(),

@@ -24,6 +24,14 @@ use crate::taskmanager::{outbox, receive, TaskManagers};
 use crate::trace::{Address, Retain, Trace, TraceEvent};
 use sim::{Actor, Duration, Instant, RandomStreams, Scheduler};
 
+/// Channels above which the run loop hints the next event (see [`Streaming::prefetch_ahead`]):
+/// 256 lines of 64 bytes are 16 KiB, well within a first-level data cache.
+const HINT_ABOVE_CHANNELS: usize = 1 << 8;
+
+/// Channels above which it hints two events ahead: 65,536 lines are 4 MiB, beyond a core's
+/// second-level cache.
+const HINT_TWO_ABOVE_CHANNELS: usize = 1 << 16;
+
 /// What a newly elected JobMaster is built from.
 struct JobMasterSpec {
     cluster: Cluster,
@@ -274,10 +282,12 @@ impl Streaming {
             }
             Event::Arrive {
                 channel,
+                consumer,
+                slot,
                 epoch,
                 elements,
-                ..
             } => {
+                let to = (consumer, slot);
                 if ctx.io.data.epoch(channel) != epoch {
                     return; // sent into a partition that has since been released
                 }
@@ -317,9 +327,9 @@ impl Streaming {
                         continue;
                     }
                     if let Some((first, was_empty)) = records.take() {
-                        deliver(&mut ctx, channel, first, was_empty);
+                        deliver(&mut ctx, channel, to, first, was_empty);
                     }
-                    deliver(&mut ctx, channel, element, was_empty);
+                    deliver(&mut ctx, channel, to, element, was_empty);
                 }
                 if buffers {
                     if !run.is_empty() {
@@ -329,7 +339,7 @@ impl Streaming {
                 }
                 if let Some((first, was_empty)) = records {
                     if ctx.io.data.epoch(channel) == epoch {
-                        deliver(&mut ctx, channel, first, was_empty);
+                        deliver(&mut ctx, channel, to, first, was_empty);
                     }
                 }
             }
@@ -536,6 +546,48 @@ impl Streaming {
         }
     }
 
+    /// How many events ahead the run loop hints ([`Streaming::prefetch`]), by the channels'
+    /// lines (64 bytes each): none for a job of a few hundred channels, whose state stays in
+    /// the first-level cache (the hint's instructions buy nothing there: `.ci/perf-check`'s
+    /// 48-channel job); one event ahead while they fit a core's second-level cache (the
+    /// p = 100 job's 10^4 channels, 0.6 MiB: about 2% slower without the hint though 3% fewer
+    /// instructions, and no faster with a second one, which costs 2.5% more); two beyond,
+    /// where a line comes from memory after a page walk and takes longer than one event's
+    /// handling (the 10^6-channel job).
+    pub(crate) fn prefetch_ahead(&self) -> usize {
+        match self.graph.channels.len() {
+            n if n <= HINT_ABOVE_CHANNELS => 0,
+            n if n <= HINT_TWO_ABOVE_CHANNELS => 1,
+            _ => 2,
+        }
+    }
+
+    /// Starts loading what `next` will touch first (see `sim::Model::prefetch`): with a
+    /// million channels, a channel's line is a cache miss in almost every arrival and credit
+    /// return, and so are an arrival's consumer task and a credit's place in the graph (an
+    /// arrival carries its consumer and input slot instead); this overlaps them with the event
+    /// before.
+    #[inline]
+    pub(crate) fn prefetch(&self, next: &Event) {
+        match *next {
+            Event::Arrive {
+                channel, consumer, ..
+            } => {
+                self.io.data.prefetch(channel);
+                if let Some(task) = self.task_managers.task(consumer) {
+                    task.prefetch();
+                }
+            }
+            Event::Credit { channel } | Event::AllRecordsProcessed { channel, .. } => {
+                self.io.data.prefetch(channel);
+                if let Some(info) = self.graph.channels.get(channel.index()) {
+                    sim::prefetch::read(info);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// The actor that handles `event` (`exhaustive` and `pct` explore orders by it): the
     /// JobMaster is actor 0 and subtask `s` actor `s + 1`; an RPC to a TaskManager belongs to
     /// the subtask it is for (the oldest on its link, the one the event delivers). A fault, a
@@ -543,27 +595,6 @@ impl Streaming {
     /// dependent on every event. Tasks share nothing but their channels and their
     /// TaskManager's link to the JobMaster, so two tasks' RPCs sent in one instant on one link
     /// are explored in one order only (README, "Exploration strategies").
-    /// Starts loading what `next` will touch first (see `sim::Model::prefetch`): with a
-    /// million channels, a channel's line and its place in the graph are cache misses in
-    /// almost every arrival and credit return, and this overlaps them with the event before.
-    #[inline]
-    pub(crate) fn prefetch(&self, next: &Event) {
-        if let Event::Arrive { channel, .. }
-        | Event::Credit { channel }
-        | Event::AllRecordsProcessed { channel, .. } = *next
-        {
-            self.io.data.prefetch(channel);
-            if let Some(info) = self.graph.channels.get(channel.index()) {
-                sim::prefetch::read(info);
-            }
-        }
-        if let Event::Arrive { consumer, .. } = *next {
-            if let Some(task) = self.task_managers.task(consumer) {
-                task.prefetch();
-            }
-        }
-    }
-
     pub(crate) fn actor(&self, event: &Event) -> Actor {
         const JOBMASTER: Actor = Actor(0);
         let task = |subtask: SubtaskId| Actor(1 + subtask.0);
@@ -620,10 +651,15 @@ impl Streaming {
 
 /// Hands an element that just arrived on `channel` to its consumer, if deployed.
 #[inline]
-fn deliver(ctx: &mut Ctx<'_, '_>, channel: ChannelId, element: Element, was_empty: bool) {
-    let consumer = ctx.graph.channels[channel.index()].to;
+fn deliver(
+    ctx: &mut Ctx<'_, '_>,
+    channel: ChannelId,
+    (consumer, slot): (SubtaskId, u32),
+    element: Element,
+    was_empty: bool,
+) {
     let on_input =
-        |task: &mut Task, ctx: &mut TaskCtx| task.on_input(ctx, channel, element, was_empty);
+        |task: &mut Task, ctx: &mut TaskCtx| task.on_input(ctx, channel, slot, element, was_empty);
     if ctx.on_task(consumer, None, on_input) == Some(true) {
         drop_failed(ctx, consumer);
     }

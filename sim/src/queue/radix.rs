@@ -60,7 +60,7 @@ pub(super) struct RadixHeap<E> {
     min_time: [u64; BUCKETS],
     /// Where in each bucket (block × [`BLOCK`] + offset) an entry of `min_time` sits: the
     /// next event for
-    /// [`RadixHeap::peek_hint`], found without scanning (a hint only: with several entries at
+    /// [`RadixHeap::peek_hints`], found without scanning (a hint only: with several entries at
     /// that time it may not be the one popped first).
     min_index: [u32; BUCKETS],
     /// Bit `l` set: some bucket of digit position `l` is not empty.
@@ -151,27 +151,31 @@ impl<E> RadixHeap<E> {
         Some(entry)
     }
 
-    /// The lowest non-empty bucket, and the one after it, if any.
+    /// The lowest non-empty bucket, if any.
     #[inline]
-    fn lowest_two(&self) -> (Option<usize>, Option<usize>) {
+    fn lowest(&self) -> Option<usize> {
         if self.levels == 0 {
-            return (None, None);
+            return None;
         }
         let level = self.levels.trailing_zeros() as usize;
-        let digits = self.digits[level];
-        let first = level * RADIX + digits.trailing_zeros() as usize;
-        let rest = digits & (digits - 1);
-        let second = if rest != 0 {
-            Some(level * RADIX + rest.trailing_zeros() as usize)
-        } else {
-            // `level` is the lowest level in use: clearing its bit leaves the levels above.
-            let above = self.levels & (self.levels - 1);
-            (above != 0).then(|| {
-                let level = above.trailing_zeros() as usize;
-                level * RADIX + self.digits[level].trailing_zeros() as usize
-            })
-        };
-        (Some(first), second)
+        Some(level * RADIX + self.digits[level].trailing_zeros() as usize)
+    }
+
+    /// The lowest non-empty bucket above bucket `k`, if any.
+    #[inline]
+    fn above(&self, k: usize) -> Option<usize> {
+        let (level, digit) = (k / RADIX, k % RADIX);
+        // The masks keep the bits above `digit` and above `level` (in `u32`: `2 << 15` would
+        // not fit a `u16`).
+        let digits = u32::from(self.digits[level]) & !((2u32 << digit) - 1);
+        if digits != 0 {
+            return Some(level * RADIX + digits.trailing_zeros() as usize);
+        }
+        let levels = u32::from(self.levels) & !((2u32 << level) - 1);
+        (levels != 0).then(|| {
+            let level = levels.trailing_zeros() as usize;
+            level * RADIX + self.digits[level].trailing_zeros() as usize
+        })
     }
 
     #[inline]
@@ -179,28 +183,66 @@ impl<E> RadixHeap<E> {
         if !self.near.is_empty() {
             return Some(self.last);
         }
-        self.lowest_two().0.map(|k| self.min_time[k])
+        self.lowest().map(|k| self.min_time[k])
     }
 
     /// An event due next, or nearly: the head of `near`, else an entry of the earliest time in
-    /// the lowest bucket. Cheap enough to ask before every pop, for a prefetch.
+    /// the lowest bucket. Cheap enough to ask before every pop, for a prefetch one event ahead.
     #[inline]
-    pub(super) fn peek_hint(&self) -> Option<&E> {
+    pub(super) fn peek_hint(&self) -> Option<&Entry<E>> {
         // The event after the hinted one is likely the earliest entry of the next bucket up,
         // a line written long ago: start loading it now, one event before it is hinted
         // (buckets below the hinted one are filled when it is popped, and stay in cache).
-        let (first, second) = self.lowest_two();
-        if let Some(entry) = self.near.peek() {
+        let first = self.lowest();
+        if let Some(head) = self.near.peek() {
             if let Some(after) = first.and_then(|k| self.bucket_min(k)) {
                 crate::prefetch::read(after);
             }
-            return Some(&entry.event);
+            return Some(head);
         }
         let hint = self.bucket_min(first?)?;
-        if let Some(after) = second.and_then(|k| self.bucket_min(k)) {
+        if let Some(after) = self.above(first?).and_then(|k| self.bucket_min(k)) {
             crate::prefetch::read(after);
         }
-        Some(&hint.event)
+        Some(hint)
+    }
+
+    /// The events due next and after it, or nearly: the first two of `near` (its head, and
+    /// the earlier of the head's children) and the earliest entries of the lowest buckets.
+    /// Cheap enough to ask before every pop, for a prefetch two events ahead. Either may name
+    /// the wrong event when several share an instant or a bucket holds several times.
+    #[inline]
+    pub(super) fn peek_hints(&self) -> [Option<&Entry<E>>; 2] {
+        // The event after the second hint is likely the earliest entry of a bucket further up,
+        // a line written long ago: start loading it now, one event before it is hinted
+        // (buckets below a hinted one are filled when it is popped, and stay in cache).
+        let min = |k: Option<usize>| k.and_then(|k| self.bucket_min(k));
+        let first = self.lowest();
+        let Some(head) = self.near.peek() else {
+            let second = first.and_then(|k| self.above(k));
+            if let Some(entry) = min(second.and_then(|k| self.above(k))) {
+                crate::prefetch::read(entry);
+            }
+            return [min(first), min(second)];
+        };
+        // `BinaryHeap` keeps its entries as an implicit tree: the head's two children are at
+        // 1 and 2, and the earlier of them (the greater, `Entry`'s order being reversed) is
+        // the second to come out.
+        let after = match self.near.as_slice().iter().skip(1).take(2).max() {
+            Some(child) => {
+                if let Some(entry) = min(first) {
+                    crate::prefetch::read(entry);
+                }
+                Some(child)
+            }
+            None => {
+                if let Some(entry) = min(first.and_then(|k| self.above(k))) {
+                    crate::prefetch::read(entry);
+                }
+                min(first)
+            }
+        };
+        [Some(head), after]
     }
 
     /// An entry of the earliest time in bucket `k`.
@@ -214,7 +256,7 @@ impl<E> RadixHeap<E> {
     /// bucket, which holds it: its entries share every digit from the bucket's up with the
     /// new `last`, so each lands in a bucket of a lower digit position or in `near`.
     fn refill(&mut self) {
-        let Some(k) = self.lowest_two().0 else {
+        let Some(k) = self.lowest() else {
             return;
         };
         let (level, digit) = (k / RADIX, k % RADIX);
@@ -287,8 +329,16 @@ mod tests {
 
     fn drain(heap: &mut RadixHeap<u64>) -> Vec<(u64, u64)> {
         std::iter::from_fn(|| {
-            // The hint is an entry due at the next time (each test's event is its tie).
-            let hinted = heap.peek_hint().copied();
+            // The first hint is an entry due at the next time, the second another pending
+            // one (each test's event is its tie).
+            let [hinted, after] = heap.peek_hints().map(|e| e.map(|e| e.event));
+            assert_eq!(heap.peek_hint().map(|e| e.event), hinted);
+            if let Some(after) = after {
+                assert_ne!(Some(after), hinted);
+                assert!(heap.iter().any(|e| e.tie == after));
+            }
+            // None when the rest wait in one bucket: a hint may be missing, never invented.
+            assert!(after.is_none() || heap.len() >= 2);
             let peeked = heap.peek_time();
             if let Some(time) = peeked {
                 let ties: Vec<u64> = heap
@@ -324,6 +374,33 @@ mod tests {
         assert_eq!(drain(&mut heap), expected);
         assert_eq!(heap.len(), 0);
         assert_eq!(heap.peek_time(), None);
+    }
+
+    #[test]
+    fn lowest_and_above_walk_the_non_empty_buckets_in_order() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut heap = RadixHeap::new(0, []);
+        for step in 0..5_000u64 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let time = heap.last + (state >> 11) % (1 << (state % 40));
+            heap.push(entry(time, step));
+            if step % 4 == 0 {
+                heap.pop();
+            }
+            // The reference: every bucket holding an entry, by a scan.
+            let in_use: Vec<usize> = (0..BUCKETS)
+                .filter(|&k| heap.buckets[k].iter().any(|block| !block.is_empty()))
+                .collect();
+            assert_eq!(heap.lowest(), in_use.first().copied());
+            for pair in in_use.windows(2) {
+                assert_eq!(heap.above(pair[0]), Some(pair[1]));
+            }
+            if let Some(&k) = in_use.last() {
+                assert_eq!(heap.above(k), None);
+            }
+        }
     }
 
     #[test]
