@@ -208,7 +208,12 @@ fn streaming_report(scenario: &Scenario, world: Streaming, ended: Ended) -> RunR
         outcome,
         mut diagnosis,
     } = ended;
-    let Streaming { graph, mut io, .. } = world;
+    let Streaming {
+        graph,
+        mut io,
+        task_managers,
+        ..
+    } = world;
     let trace_len = io.trace.len();
     if io.oracles.unkept() > 0 {
         diagnosis.push(format!(
@@ -236,10 +241,7 @@ fn streaming_report(scenario: &Scenario, world: Streaming, ended: Ended) -> RunR
         trace_len.saturating_sub(1),
         scenario.jobmaster.restart_strategy.max_attempts,
         |tm, rpc| {
-            io.task_managers[tm as usize]
-                .outbox
-                .kept()
-                .any(|r| r == rpc)
+            task_managers.get(tm).outbox.kept().any(|r| r == rpc)
                 || io.rpc.in_flight_from(tm).any(|r| r == rpc)
         },
     );

@@ -7,12 +7,12 @@ use super::Task;
 use crate::bug::Bug;
 use crate::scenario::FinishProtocol;
 use crate::trace::{DeclineReason, TraceEvent};
-use crate::world::Ctx;
+use crate::world::TaskCtx;
 
 impl Task {
     /// F1.7: barrier `n` was dequeued from `slot`. It blocks nothing; it counts for `n` if `n`
     /// is pending, or starts `n` if `n` is newer than any checkpoint the task knew.
-    pub(super) fn on_tracked_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+    pub(super) fn on_tracked_barrier(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, n: u64) {
         let tracker = self.tracker.as_mut().expect("at least once");
         let complete = if tracker.is_pending(n) {
             tracker.barrier(n, slot)
@@ -38,7 +38,7 @@ impl Task {
 
     /// F1.7: EndOfPartition on `slot` counts for every pending checkpoint (the channel sends
     /// no barrier any more). Under `legacy` it aborts them, as it aborts an alignment (F1.3).
-    pub(super) fn track_end_of_partition(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+    pub(super) fn track_end_of_partition(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32) {
         let legacy = self.protocol(ctx) == Some(FinishProtocol::Legacy);
         let tracker = self.tracker.as_mut().expect("at least once");
         if legacy {
@@ -58,7 +58,7 @@ impl Task {
     /// and so does a `flink` task with open inputs (F1.4). Otherwise (the JobMaster sees the
     /// producers finished, but their EndOfPartition is still on its way) the checkpoint waits
     /// until every open channel's EndOfPartition is processed (P1.3 step 4).
-    pub(super) fn on_tracked_trigger(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    pub(super) fn on_tracked_trigger(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         self.learn_of(ctx, n, true);
         let at_once = self.open_inputs == 0
             || (self.protocol(ctx) == Some(FinishProtocol::Flink)
@@ -80,7 +80,12 @@ impl Task {
         }
     }
 
-    fn start_tracking(&mut self, ctx: &Ctx<'_, '_>, n: u64, slot: Option<u32>) -> Option<Complete> {
+    fn start_tracking(
+        &mut self,
+        ctx: &TaskCtx<'_, '_>,
+        n: u64,
+        slot: Option<u32>,
+    ) -> Option<Complete> {
         let inputs = ctx.graph.subtasks[self.id.index()].inputs.len();
         let open = self.open_inputs;
         let tracker = self.tracker.as_mut().expect("at least once");
@@ -89,7 +94,7 @@ impl Task {
 
     /// F1.7: every channel open at checkpoint `complete`'s first barrier delivered it or
     /// ended: snapshot, forward, acknowledge.
-    fn tracked(&mut self, ctx: &mut Ctx<'_, '_>, complete: Complete) {
+    fn tracked(&mut self, ctx: &mut TaskCtx<'_, '_>, complete: Complete) {
         if complete.aborted && ctx.config.bug != Some(Bug::SnapshotAbortedCheckpoint) {
             // F1.7 step 6, F1.10 step 2: the JobMaster told the task that this checkpoint was
             // aborted while it counted its barriers. Where it would snapshot it sends a

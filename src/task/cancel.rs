@@ -14,11 +14,11 @@ use super::Task;
 use crate::bug::Bug;
 use crate::record::Element;
 use crate::trace::DeclineReason;
-use crate::world::Ctx;
+use crate::world::TaskCtx;
 
 impl Task {
     /// F1.10: the task abandoned checkpoint `n`: its consumers hear of it in band.
-    pub(super) fn cancel_downstream(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    pub(super) fn cancel_downstream(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         if ctx.config.cancel_markers {
             self.broadcast(ctx, Element::CancelMarker(n));
         }
@@ -29,7 +29,7 @@ impl Task {
     /// here it does so as soon as it learns of `n` (it does not align `n` first). Returns
     /// whether it did.
     #[inline]
-    pub(super) fn cancel_aborted_ahead(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> bool {
+    pub(super) fn cancel_aborted_ahead(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) -> bool {
         if !ctx.config.cancel_markers || !self.aborted_ahead.contains(&n) {
             return false;
         }
@@ -39,7 +39,7 @@ impl Task {
 
     /// Kept out of line: it is off the path of every run without markers.
     #[inline(never)]
-    fn cancel_before_seen(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    fn cancel_before_seen(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         self.subsume(ctx);
         self.learn_of(ctx, n, false);
         self.cancel_downstream(ctx, n);
@@ -48,7 +48,7 @@ impl Task {
     /// F1.10: a cancellation marker for `n` was taken from `slot`. Out of line: the step
     /// loop stays as small as it was for runs without markers.
     #[inline(never)]
-    pub(super) fn on_cancel_marker(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+    pub(super) fn on_cancel_marker(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, n: u64) {
         if ctx.config.bug == Some(Bug::CancelMarkerAsBarrier) {
             // The bug: the marker counts as the channel's barrier.
             return self.on_barrier(ctx, slot, n);
@@ -76,7 +76,7 @@ impl Task {
 
     /// At least once: a marker for `n` aborts every pending checkpoint up to `n`, and `n`
     /// itself when it is newer than any the task knew (Flink's `CheckpointBarrierTracker`).
-    fn on_tracked_cancel(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    fn on_tracked_cancel(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         let tracker = self.tracker.as_mut().expect("at least once");
         let aborted = tracker.cancel_up_to(n);
         let newer = n > self.latest_checkpoint;
@@ -90,7 +90,7 @@ impl Task {
     }
 
     /// Ends the alignment or unaligned snapshot in progress, unblocking its channels.
-    fn drop_in_progress(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn drop_in_progress(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         if self.barriers.alignment().is_some() {
             self.abandon_alignment(ctx);
         }
@@ -98,7 +98,7 @@ impl Task {
     }
 
     /// Declines `n` on the marker and passes it on.
-    fn abort_on_marker(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    fn abort_on_marker(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         self.decline(ctx, n, DeclineReason::OnCancellationBarrier);
         if ctx.config.bug != Some(Bug::SwallowCancelMarker) {
             self.cancel_downstream(ctx, n);

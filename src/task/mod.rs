@@ -39,7 +39,7 @@ use crate::status::ExecutionState;
 use crate::trace::{
     Address, Call, CheckpointSet, DeclineReason, FaultEvent, Restore, Rpc, TraceEvent,
 };
-use crate::world::{Ctx, Event};
+use crate::world::{Ctx, Event, TaskCtx};
 use barrier::BarrierHandler;
 use chain::{Flow, OperatorChain};
 use reader::Idle;
@@ -159,8 +159,8 @@ pub struct Task {
 
 impl Task {
     /// A new attempt, in state CREATED, on TaskManager `task_manager`.
-    pub fn new(
-        ctx: &Ctx<'_, '_>,
+    pub fn new<R>(
+        ctx: &Ctx<'_, '_, R>,
         id: SubtaskId,
         attempt: u32,
         task_manager: u32,
@@ -310,7 +310,7 @@ impl Task {
     }
 
     /// Deploys and starts the task: the TaskManager received `submitTask`.
-    pub fn start(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn start(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         self.set_state(ctx, ExecutionState::Deploying);
         self.set_state(ctx, ExecutionState::Initializing);
         // Restoring state takes `cluster.task_initialization`; meanwhile the task takes no
@@ -330,7 +330,7 @@ impl Task {
     }
 
     /// The task restored its state: RUNNING, and at work.
-    pub fn on_initialized(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn on_initialized(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         // P1.8: a two-phase-commit sink commits, on restore, the transactions pre-committed in
         // the restored checkpoint (later ones were never restored: they are aborted).
         let restored = self.chain.take_restored_transactions();
@@ -366,7 +366,7 @@ impl Task {
     #[inline]
     pub fn on_input(
         &mut self,
-        ctx: &mut Ctx<'_, '_>,
+        ctx: &mut TaskCtx<'_, '_>,
         channel: ChannelId,
         slot: u32,
         element: Element,
@@ -393,7 +393,7 @@ impl Task {
     }
 
     /// The consumer of `channel` returned a credit.
-    pub fn on_credit(&mut self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) {
+    pub fn on_credit(&mut self, ctx: &mut TaskCtx<'_, '_>, channel: ChannelId) {
         self.catch_up(ctx);
         if self.blocked_on == Some(channel) {
             self.blocked_on = None;
@@ -403,7 +403,7 @@ impl Task {
     }
 
     /// `flink` (F1.5 step 3): the consumer of `channel` processed every record sent on it.
-    pub fn on_all_records_processed(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn on_all_records_processed(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         self.catch_up(ctx);
         self.unacknowledged_outputs -= 1;
         self.check_close(ctx);
@@ -412,7 +412,7 @@ impl Task {
     }
 
     /// The scheduled step is due.
-    pub fn on_step(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn on_step(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         debug_assert!(self.step_scheduled);
         self.step_scheduled = false;
         if self.blocked_on.is_none() {
@@ -421,7 +421,7 @@ impl Task {
     }
 
     /// An RPC for this attempt reached its TaskManager.
-    pub fn on_rpc(&mut self, ctx: &mut Ctx<'_, '_>, call: Call) {
+    pub fn on_rpc(&mut self, ctx: &mut TaskCtx<'_, '_>, call: Call) {
         self.catch_up(ctx); // F1.14 step 11
         match call {
             Call::TriggerCheckpoint(n) => self.on_trigger(ctx, n),
@@ -460,7 +460,7 @@ impl Task {
 
     /// Acts on where a record came out of the chain (F1.12).
     #[inline]
-    fn flow(&mut self, ctx: &mut Ctx<'_, '_>, flow: Flow) {
+    fn flow(&mut self, ctx: &mut TaskCtx<'_, '_>, flow: Flow) {
         match flow {
             Flow::Absorbed => {}
             Flow::Emit(record) => self.emit(ctx, record),
@@ -471,7 +471,7 @@ impl Task {
         }
     }
 
-    fn protocol(&self, ctx: &Ctx<'_, '_>) -> Option<FinishProtocol> {
+    fn protocol(&self, ctx: &TaskCtx<'_, '_>) -> Option<FinishProtocol> {
         ctx.config.protocol
     }
 
@@ -479,7 +479,7 @@ impl Task {
 
     /// P1.3 step 1: EndOfPartition was enqueued on `slot`; the priority notice reaches the
     /// barrier handler at once.
-    fn on_eop_enqueued(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+    fn on_eop_enqueued(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32) {
         self.barriers.note_eop_enqueued(slot);
         // P1.4 unaligned: the buffers before EndOfPartition are the channel's state.
         if self.unaligned.as_ref().is_some_and(|u| u.is_spilling(slot)) {
@@ -508,7 +508,7 @@ impl Task {
 
     /// P1.3 steps 2 and 3: a barrier for `checkpoint` goes right before every buffered
     /// EndOfPartition that has not yet been processed.
-    fn insert_barriers(&mut self, ctx: &mut Ctx<'_, '_>, checkpoint: u64) {
+    fn insert_barriers(&mut self, ctx: &mut TaskCtx<'_, '_>, checkpoint: u64) {
         let slots: Vec<u32> = self.barriers.slots_awaiting_insertion().collect();
         for slot in slots {
             if ctx.config.bug == Some(Bug::EopNotAligned) {
@@ -536,7 +536,7 @@ impl Task {
     }
 
     /// P1.3 step 4 (F1.3 in `flink`): EndOfPartition was processed on `slot`.
-    fn on_eop_processed(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+    fn on_eop_processed(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32) {
         self.open_inputs -= 1;
         if self.barriers.note_eop_processed(slot) {
             let checkpoint = self.barriers.alignment().map(|a| a.checkpoint).unwrap_or(0);
@@ -571,7 +571,7 @@ impl Task {
     }
 
     /// Barrier `n` was dequeued from `slot`.
-    fn on_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+    fn on_barrier(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, n: u64) {
         if self.tracker.is_some() {
             return self.on_tracked_barrier(ctx, slot, n);
         }
@@ -598,7 +598,7 @@ impl Task {
 
     /// The task learns of checkpoint `n`, newer than any it knew: by trigger RPC (or
     /// `option2`'s finishing answer) or by its first barrier.
-    fn learn_of(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
+    fn learn_of(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64, by_trigger: bool) {
         self.latest_checkpoint = n;
         self.latest_by_trigger = by_trigger;
         self.aborted_ahead.retain(|&a| a > n);
@@ -623,7 +623,7 @@ impl Task {
 
     /// A barrier that blocks nothing (a stale one, or any under at-least-once): put its
     /// channel back in the queue.
-    fn requeue(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32) {
+    fn requeue(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32) {
         let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
         if ctx.io.data.buffered(channel) > 0 && !self.barriers.is_blocked(slot) {
             self.available.push_back((slot, channel));
@@ -632,7 +632,7 @@ impl Task {
 
     /// The task learns of checkpoint `n` (barrier or trigger). A newer checkpoint subsumes one
     /// still aligning (F1.3).
-    fn begin_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, by_trigger: bool) {
+    fn begin_checkpoint(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64, by_trigger: bool) {
         self.subsume(ctx);
         self.learn_of(ctx, n, by_trigger);
         self.barriers.start(n, ctx.now);
@@ -656,7 +656,7 @@ impl Task {
     }
 
     /// A newer checkpoint subsumes the one still aligning or spilling (F1.3).
-    fn subsume(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn subsume(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         if let Some(old) = self.barriers.alignment() {
             self.abandon_alignment(ctx);
             self.decline(ctx, old.checkpoint, DeclineReason::Subsumed);
@@ -670,7 +670,7 @@ impl Task {
 
     /// Unaligned barrier `n` arrived on `slot` (P1.4): the first one makes the task snapshot
     /// at once; each one ends its channel's spilling.
-    fn on_priority_barrier(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, n: u64) {
+    fn on_priority_barrier(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, n: u64) {
         if self.barriers.alignment().is_some_and(|a| a.checkpoint == n) {
             // An upstream already switched this checkpoint to unaligned (its alignment timed
             // out): so does this task, at once (F1.3).
@@ -699,7 +699,7 @@ impl Task {
 
     /// F1.3: the aligned checkpoint `n` has been aligning too long: switch to unaligned for the
     /// channels that still owe a barrier.
-    pub fn on_alignment_timeout(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    pub fn on_alignment_timeout(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         if self.barriers.alignment().is_none_or(|a| a.checkpoint != n) {
             return;
         }
@@ -710,7 +710,7 @@ impl Task {
     /// Takes the unaligned snapshot for `n` now (P1.4): the operator state; the barrier
     /// overtakes the output queue, whose records become output channel state; every input
     /// channel still owing a barrier starts spilling.
-    fn snapshot_unaligned(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    fn snapshot_unaligned(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         // Channels that delivered barrier n while aligning (before a timeout) are done.
         let inputs = ctx.graph.subtasks[self.id.index()].inputs.len() as u32;
         let delivered: Vec<bool> = (0..inputs).map(|s| self.barriers.is_blocked(s)).collect();
@@ -825,7 +825,7 @@ impl Task {
 
     /// `slot` delivered its unaligned barrier (or EndOfPartition): record its channel state.
     /// `buffered`: the records still queued on the channel precede the barrier.
-    fn finalize_spill(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, buffered: bool) {
+    fn finalize_spill(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, buffered: bool) {
         let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
         let queued = if buffered {
             ctx.io.data.buffered_records(channel)
@@ -870,7 +870,7 @@ impl Task {
 
     /// Every channel's state is complete: write the snapshot and acknowledge (P1.4: "the
     /// checkpoint is acknowledged once every channel delivered its barrier or EndOfPartition").
-    fn maybe_acknowledge_unaligned(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn maybe_acknowledge_unaligned(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         if !self.unaligned.as_ref().is_some_and(|u| u.complete()) {
             return;
         }
@@ -900,7 +900,7 @@ impl Task {
     }
 
     /// The trigger RPC for checkpoint `n` (P1.1: sources and tasks whose inputs all finished).
-    fn on_trigger(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    fn on_trigger(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         let protocol = self.protocol(ctx);
         if matches!(
             self.state,
@@ -971,7 +971,7 @@ impl Task {
     }
 
     /// Every channel delivered the barrier (or EndOfPartition): snapshot, forward, acknowledge.
-    fn aligned(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn aligned(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let alignment = self
             .barriers
             .alignment()
@@ -990,7 +990,7 @@ impl Task {
     }
 
     /// Ends the alignment and unblocks its channels.
-    fn abandon_alignment(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn abandon_alignment(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let inputs = &ctx.graph.subtasks[self.id.index()].inputs;
         for slot in self.barriers.finish() {
             let channel = inputs[slot as usize];
@@ -1002,7 +1002,7 @@ impl Task {
 
     /// Takes the snapshot for checkpoint `n`, forwards the barrier and acknowledges. In
     /// unaligned mode the barrier overtakes the queued output (P1.4).
-    fn perform_checkpoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    fn perform_checkpoint(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         if ctx.config.unaligned {
             // Every input is done (or there is none); the barrier still overtakes the queued
             // output, which becomes output channel state (P1.4).
@@ -1034,7 +1034,7 @@ impl Task {
     /// The operator state for checkpoint `n` (a two-phase-commit sink pre-commits here), and
     /// whether it is final (taken after end of input, F1.5 step 2). `None` when a
     /// `fail_snapshot` fault breaks the synchronous part: the task has failed (F1.9).
-    fn capture(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> Option<(ChainState, bool)> {
+    fn capture(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) -> Option<(ChainState, bool)> {
         if let Some((index, phase)) = ctx.io.faults.snapshot_fails(ctx.graph, self.id, n, ctx.now) {
             let sync = phase == SnapshotPhase::Sync;
             ctx.record(TraceEvent::FaultFired {
@@ -1082,7 +1082,7 @@ impl Task {
     /// The synchronous part of the snapshot for `n` is done (its barrier went on). With an
     /// asynchronous part (F1.8) the state is written and acknowledged when that part ends;
     /// without, now.
-    fn acknowledge(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
+    fn acknowledge(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
         self.unnotified.insert(n);
         let Some(duration) = ctx.config.async_duration else {
             return self.persist(ctx, n, snapshot);
@@ -1105,7 +1105,7 @@ impl Task {
 
     /// F1.8: the asynchronous part of the snapshot for `n` is over, unless the checkpoint was
     /// aborted meanwhile (which cancels it).
-    pub fn on_snapshot_uploaded(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    pub fn on_snapshot_uploaded(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         let Some(i) = self.uploading.iter().position(|(c, _)| *c == n) else {
             return;
         };
@@ -1130,7 +1130,7 @@ impl Task {
 
     /// The last running upload ended: a task waiting for it to close or to finish goes on. (An
     /// abort notice that cancels the last one needs no call: `on_checkpoint_aborted`.)
-    fn after_upload(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn after_upload(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         if !self.uploading.is_empty() {
             return;
         }
@@ -1143,7 +1143,7 @@ impl Task {
 
     /// Writes the snapshot to durable storage and acknowledges it, or, when writing fails
     /// (F1.9), declines.
-    fn persist(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
+    fn persist(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64, snapshot: SubtaskSnapshot) {
         if let Some(i) = self.failing_uploads.iter().position(|&c| c == n) {
             self.failing_uploads.swap_remove(i);
             if ctx.config.bug != Some(Bug::AckFailedSnapshot) {
@@ -1156,7 +1156,7 @@ impl Task {
         self.send_acknowledgement(ctx, n, finished);
     }
 
-    fn send_acknowledgement(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, finished: bool) {
+    fn send_acknowledgement(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64, finished: bool) {
         self.send(
             ctx,
             Call::AcknowledgeCheckpoint {
@@ -1166,7 +1166,7 @@ impl Task {
         );
     }
 
-    fn decline(&mut self, ctx: &mut Ctx<'_, '_>, checkpoint: u64, reason: DeclineReason) {
+    fn decline(&mut self, ctx: &mut TaskCtx<'_, '_>, checkpoint: u64, reason: DeclineReason) {
         self.send(ctx, Call::DeclineCheckpoint { checkpoint, reason });
     }
 
@@ -1174,7 +1174,7 @@ impl Task {
 
     /// The source ran out of records, or every input channel ended: operators emit what they
     /// kept for the end (keyed totals); then the task waits to close.
-    fn end_of_input(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn end_of_input(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         ctx.record(TraceEvent::EndOfInput { subtask: self.id });
         if !self.finished_on_restore {
             for flow in self.chain.end_of_input(self.id) {
@@ -1220,7 +1220,7 @@ impl Task {
     /// Does this task have to wait for a checkpoint covering its final state? Two-phase-commit
     /// sinks do (P1.7); in `flink` every task does (F1.5 step 3); nobody does without
     /// checkpointing or before FLIP-147.
-    fn needs_final_checkpoint(&self, ctx: &Ctx<'_, '_>) -> bool {
+    fn needs_final_checkpoint(&self, ctx: &TaskCtx<'_, '_>) -> bool {
         match ctx.config.protocol {
             Some(FinishProtocol::Flink) => true,
             Some(FinishProtocol::Option1 | FinishProtocol::Option2) => {
@@ -1231,7 +1231,7 @@ impl Task {
     }
 
     /// Closes the task once its finish protocol allows.
-    fn check_close(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn check_close(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         if self.phase != Phase::EndOfInput
             || self.barriers.alignment().is_some()
             || self.unaligned.is_some()
@@ -1276,7 +1276,7 @@ impl Task {
 
     /// `option2`: the coordinator counted this task finished and lists the pending checkpoints
     /// it still owes: perform each (the snapshot is final), then close.
-    fn on_finishing_answer(&mut self, ctx: &mut Ctx<'_, '_>, owed: CheckpointSet) {
+    fn on_finishing_answer(&mut self, ctx: &mut TaskCtx<'_, '_>, owed: CheckpointSet) {
         for n in owed.iter() {
             if n > self.latest_checkpoint {
                 self.learn_of(ctx, n, true);
@@ -1288,7 +1288,7 @@ impl Task {
     }
 
     /// EndOfPartition on every output; FINISHED once everything is on the wire.
-    fn close(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn close(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         // F1.8: Flink's task waits for its snapshots' asynchronous parts before its result
         // partitions end (EndOfPartition).
         if !self.uploading.is_empty() && ctx.config.bug != Some(Bug::FinishBeforeUpload) {
@@ -1308,7 +1308,7 @@ impl Task {
     /// Everything is on the wire: the task is FINISHED and tells the JobMaster, once the
     /// asynchronous parts of its snapshots are over (F1.8: Flink's task waits for them before
     /// it terminates).
-    fn finish(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn finish(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         if !self.uploading.is_empty() {
             if ctx.config.bug != Some(Bug::FinishBeforeUpload) {
                 self.finish_after_upload = true;
@@ -1323,13 +1323,13 @@ impl Task {
 
     /// The task fails (an injected fault, P1.8): FAILED, reported to the JobMaster. The caller
     /// drops the attempt.
-    pub fn fail(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn fail(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         self.phase = Phase::Finished;
         self.set_state(ctx, ExecutionState::Failed);
     }
 
     /// The task dies with its TaskManager: FAILED, and nobody is left to report it.
-    pub fn die(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn die(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         self.phase = Phase::Finished;
         self.ended_at = Some(ctx.now);
         let from = std::mem::replace(&mut self.state, ExecutionState::Failed);
@@ -1344,7 +1344,7 @@ impl Task {
     /// `cancelTask` (failover, P1.8), or the TaskManager lost its JobManager: CANCELING, then
     /// CANCELED once the task thread has stopped. `report` is false when there is no JobManager
     /// to tell. The caller drops the attempt.
-    pub fn cancel(&mut self, ctx: &mut Ctx<'_, '_>, report: bool) {
+    pub fn cancel(&mut self, ctx: &mut TaskCtx<'_, '_>, report: bool) {
         self.phase = Phase::Finished;
         self.ended_at = Some(ctx.now);
         for to in [ExecutionState::Canceling, ExecutionState::Canceled] {
@@ -1361,7 +1361,7 @@ impl Task {
         }
     }
 
-    fn send(&self, ctx: &mut Ctx<'_, '_>, call: Call) {
+    fn send(&self, ctx: &mut TaskCtx<'_, '_>, call: Call) {
         ctx.send(
             Address::TaskManager(self.task_manager),
             Address::JobMaster,
@@ -1375,7 +1375,7 @@ impl Task {
 
     /// Changes the task's own state and, from INITIALIZING on, reports it to the JobMaster
     /// through the TaskManager (Flink's `updateTaskExecutionState`).
-    fn set_state(&mut self, ctx: &mut Ctx<'_, '_>, to: ExecutionState) {
+    fn set_state(&mut self, ctx: &mut TaskCtx<'_, '_>, to: ExecutionState) {
         if to.is_terminal() {
             self.ended_at = Some(ctx.now);
         }

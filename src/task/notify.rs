@@ -7,10 +7,10 @@
 use super::{Phase, Task};
 use crate::record::{digest, Record};
 use crate::trace::TraceEvent;
-use crate::world::Ctx;
+use crate::world::TaskCtx;
 
 impl Task {
-    pub(super) fn on_checkpoint_complete(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    pub(super) fn on_checkpoint_complete(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         if self.phase == Phase::Finished {
             return;
         }
@@ -28,7 +28,11 @@ impl Task {
     /// transaction id is committed at most once, as Kafka's `commitTransaction` after
     /// `recoverAndCommit`), so a transaction committed before a failure and again on restore
     /// counts once.
-    pub(super) fn commit(&mut self, ctx: &mut Ctx<'_, '_>, transactions: Vec<(u64, Vec<Record>)>) {
+    pub(super) fn commit(
+        &mut self,
+        ctx: &mut TaskCtx<'_, '_>,
+        transactions: Vec<(u64, Vec<Record>)>,
+    ) {
         for (checkpoint, records) in transactions {
             if records.is_empty() || !ctx.io.external.commit(self.id, checkpoint) {
                 continue;
@@ -66,7 +70,7 @@ impl Task {
         }
     }
 
-    pub(super) fn on_checkpoint_aborted(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) {
+    pub(super) fn on_checkpoint_aborted(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) {
         if self.phase == Phase::Finished || self.savepoint_aborted(ctx, n) {
             return;
         }

@@ -12,11 +12,11 @@ use crate::bug::Bug;
 use crate::graph::ChannelId;
 use crate::record::{Element, Record};
 use crate::trace::TraceEvent;
-use crate::world::{Ctx, Event};
+use crate::world::{Event, TaskCtx};
 
 impl Task {
     /// Routes a record to one channel of every output gate.
-    pub(super) fn emit(&mut self, ctx: &mut Ctx<'_, '_>, record: Record) {
+    pub(super) fn emit(&mut self, ctx: &mut TaskCtx<'_, '_>, record: Record) {
         self.route(ctx, record, |task, _, channel| {
             task.pending_out
                 .push_back((channel, Element::Record(record)));
@@ -27,9 +27,9 @@ impl Task {
     #[inline]
     fn route(
         &mut self,
-        ctx: &mut Ctx<'_, '_>,
+        ctx: &mut TaskCtx<'_, '_>,
         record: Record,
-        mut place: impl FnMut(&mut Task, &mut Ctx<'_, '_>, ChannelId),
+        mut place: impl FnMut(&mut Task, &mut TaskCtx<'_, '_>, ChannelId),
     ) {
         let graph = ctx.graph;
         let misroute = ctx.config.bug == Some(Bug::MisrouteKeyGroup);
@@ -41,7 +41,7 @@ impl Task {
 
     /// Queues an event (barrier, EndOfData, EndOfPartition) on every output channel, behind
     /// everything emitted before it.
-    pub(super) fn broadcast(&mut self, ctx: &Ctx<'_, '_>, element: Element) {
+    pub(super) fn broadcast(&mut self, ctx: &TaskCtx<'_, '_>, element: Element) {
         for gate in &ctx.graph.subtasks[self.id.index()].outputs {
             for &channel in &gate.channels {
                 self.pending_out.push_back((channel, element));
@@ -55,13 +55,13 @@ impl Task {
     /// Inlined for its first check: a step flushes before it takes anything, and then almost
     /// always finds nothing queued (a call for that cost about 4% of `streaming-100-buffers`).
     #[inline(always)]
-    pub(super) fn flush(&mut self, ctx: &mut Ctx<'_, '_>) -> bool {
+    pub(super) fn flush(&mut self, ctx: &mut TaskCtx<'_, '_>) -> bool {
         self.pending_out.is_empty() || self.flush_pending(ctx)
     }
 
     /// [`Task::flush`] with outputs queued (out of line, so that `flush` stays small).
     #[inline(never)]
-    fn flush_pending(&mut self, ctx: &mut Ctx<'_, '_>) -> bool {
+    fn flush_pending(&mut self, ctx: &mut TaskCtx<'_, '_>) -> bool {
         if ctx.io.data.uses_buffers() {
             return self.flush_into_buffers(ctx);
         }
@@ -86,7 +86,7 @@ impl Task {
     /// *Why:* every record of a job takes this path once per hop; through the queue it cost
     /// about a sixth of the instructions of `streaming-100-buffers`.
     #[inline]
-    pub(super) fn flow_and_flush(&mut self, ctx: &mut Ctx<'_, '_>, flow: Flow) -> bool {
+    pub(super) fn flow_and_flush(&mut self, ctx: &mut TaskCtx<'_, '_>, flow: Flow) -> bool {
         let Flow::Emit(record) = flow else {
             self.flow(ctx, flow);
             return self.flush(ctx);
@@ -114,7 +114,7 @@ impl Task {
     #[inline]
     fn write_record(
         &mut self,
-        ctx: &mut Ctx<'_, '_>,
+        ctx: &mut TaskCtx<'_, '_>,
         channel: ChannelId,
         element: Element,
     ) -> bool {
@@ -136,7 +136,7 @@ impl Task {
     /// sending a buffer when it is full (or at once, with a zero buffer timeout) and before an
     /// event. A buffer that must go and has no credit blocks the task. Returns false when
     /// blocked.
-    fn flush_into_buffers(&mut self, ctx: &mut Ctx<'_, '_>) -> bool {
+    fn flush_into_buffers(&mut self, ctx: &mut TaskCtx<'_, '_>) -> bool {
         while let Some(&(channel, element)) = self.pending_out.front() {
             if element.needs_credit() {
                 if !self.write_record(ctx, channel, element) {
@@ -171,7 +171,7 @@ impl Task {
     /// Whether the task is closing and still running while its result partition drains
     /// (P1.5, `flush_before_finish` with unaligned checkpoints): it takes part in checkpoints
     /// until everything is on the wire, and its unaligned barrier overtakes what is queued.
-    pub(super) fn draining(&self, ctx: &Ctx<'_, '_>) -> bool {
+    pub(super) fn draining(&self, ctx: &TaskCtx<'_, '_>) -> bool {
         self.phase == Phase::Closing && ctx.config.unaligned && ctx.config.flush_before_finish
     }
 
@@ -190,7 +190,7 @@ impl Task {
     /// has not yet sent, EndOfPartition included. Flink adds EndOfPartition to every
     /// subpartition at once and lets them drain apart; its own finish protocol (F1.5) sends it
     /// only after the final checkpoint, when no barrier can follow.
-    fn send_every_buffer(&self, ctx: &mut Ctx<'_, '_>) -> Option<ChannelId> {
+    fn send_every_buffer(&self, ctx: &mut TaskCtx<'_, '_>) -> Option<ChannelId> {
         let outputs = &ctx.graph.subtasks[self.id.index()].outputs;
         let mut waiting = None;
         for channel in outputs
@@ -205,7 +205,7 @@ impl Task {
     }
 
     /// Waits for credit on `channel` (back-pressure).
-    fn block(&mut self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) {
+    fn block(&mut self, ctx: &mut TaskCtx<'_, '_>, channel: ChannelId) {
         ctx.io.data.wait_for_credit(channel);
         self.blocked_on = Some(channel);
         ctx.record(TraceEvent::Blocked {
@@ -217,7 +217,7 @@ impl Task {
     /// F1.14 step 4: the output flusher fired. Every partly filled buffer that has credit goes
     /// on the wire; one without stays current (it goes when full, before an event, or at the
     /// next flush). The flusher runs until the task has nothing left to send.
-    pub fn on_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn on_output_flush(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         self.catch_up(ctx); // F1.14 step 11: what is due goes with this flush
         let mut left = false;
         for gate in &ctx.graph.subtasks[self.id.index()].outputs {
@@ -240,7 +240,7 @@ impl Task {
     /// is due already (none with a zero timeout, which sends after every record, or without
     /// outputs). A finished task's flusher stops once nothing is left in a current buffer;
     /// writing into one arms it again.
-    pub(super) fn arm_output_flush(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub(super) fn arm_output_flush(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let Some(settings) = ctx.io.data.buffer_settings() else {
             return;
         };

@@ -31,8 +31,8 @@ impl Pacing {
     /// The pacing of this attempt if it may write lazily: a lone source without splits at a
     /// fixed, non-zero interval, with network buffers and a non-zero buffer timeout (a zero
     /// one sends every record at once).
-    pub(super) fn new(
-        ctx: &Ctx<'_, '_>,
+    pub(super) fn new<R>(
+        ctx: &Ctx<'_, '_, R>,
         vertex: &JobVertex,
         chain: &OperatorChain,
     ) -> Option<Pacing> {
@@ -54,7 +54,7 @@ impl Pacing {
 impl Task {
     /// The source's next step is due `pause` from now: eagerly a `TaskStep`; paced lazily,
     /// only noted (the wake-up is asked for by [`Task::rearm`], after the event at hand).
-    pub(super) fn pace(&mut self, ctx: &mut Ctx<'_, '_>, pause: sim::Duration) {
+    pub(super) fn pace(&mut self, ctx: &mut TaskCtx<'_, '_>, pause: sim::Duration) {
         match &mut self.pacing {
             None => self.schedule_step(ctx, pause),
             Some(p) => {
@@ -68,7 +68,7 @@ impl Task {
     /// each at its own time, before the event at hand acts: records due at or before an
     /// event that could see them are written before it.
     #[inline]
-    pub(super) fn catch_up(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub(super) fn catch_up(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         while let Some(due) = self
             .pacing
             .and_then(|p| p.due)
@@ -93,7 +93,7 @@ impl Task {
     /// F1.14 step 11: after an event, asks for a wake-up at the first of the source's due
     /// steps that something could see, unless one at or before it is pending already.
     #[inline]
-    pub(super) fn rearm(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub(super) fn rearm(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let Some(Pacing {
             interval,
             due: Some(due),
@@ -126,7 +126,7 @@ impl Task {
     /// channel's free room is used up by records before it, and the step after the last
     /// record ends the source's input; anything else going on (not processing, outputs
     /// queued, blocked) makes the next step one to run on time.
-    fn unseen_steps(&self, ctx: &Ctx<'_, '_>) -> u64 {
+    fn unseen_steps(&self, ctx: &TaskCtx<'_, '_>) -> u64 {
         if self.phase != Phase::Processing
             || !self.pending_out.is_empty()
             || self.blocked_on.is_some()
@@ -146,7 +146,7 @@ impl Task {
     }
 
     /// F1.14 step 11: the wake-up of a lazily paced source.
-    pub fn on_source_wake(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub fn on_source_wake(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         if let Some(p) = &mut self.pacing {
             if p.wake_at == Some(ctx.now) {
                 p.wake_at = None;

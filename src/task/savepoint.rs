@@ -10,7 +10,7 @@ use crate::bug::Bug;
 use crate::record::{Element, StopMode};
 use crate::status::ExecutionState;
 use crate::trace::TraceEvent;
-use crate::world::Ctx;
+use crate::world::TaskCtx;
 
 /// What a task knows of a stop-with-savepoint. Empty in every run without one.
 #[derive(Clone, Copy, Default, Debug)]
@@ -29,7 +29,7 @@ impl Task {
     /// `triggerSavepoint`: a source stops, then takes savepoint `n` like a checkpoint (F1.11
     /// step 2). A non-source gets it only when its inputs all ended (F1.4); it snapshots at
     /// once. Either way, a task that performed the savepoint then waits for it.
-    pub(super) fn on_trigger_savepoint(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, drain: bool) {
+    pub(super) fn on_trigger_savepoint(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64, drain: bool) {
         let stops = self.chain.is_source()
             && self.phase == Phase::Processing
             && self.state == ExecutionState::Running
@@ -61,7 +61,7 @@ impl Task {
 
     /// F1.11 step 2: the source emits no more records; with drain its input ends as a bounded
     /// source's does, without drain EndOfData(no drain) goes out and no operator finishes.
-    fn stop_source(&mut self, ctx: &mut Ctx<'_, '_>, n: u64, drain: bool) {
+    fn stop_source(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64, drain: bool) {
         ctx.record(TraceEvent::SourceStopped {
             subtask: self.id,
             attempt: self.attempt,
@@ -78,7 +78,7 @@ impl Task {
     /// F1.11 step 2 (Flink's `endData(NO_DRAIN)`): the input stopped; operators do not
     /// finish (a keyed sum keeps its totals in its state), EndOfData without drain goes on,
     /// and the task waits like one at end of input (F1.5 step 3).
-    fn stop_input(&mut self, ctx: &mut Ctx<'_, '_>) {
+    fn stop_input(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         self.stop.no_drain = true;
         self.phase = Phase::EndOfInput;
         self.broadcast(ctx, Element::EndOfData(StopMode::NoDrain));
@@ -88,7 +88,7 @@ impl Task {
     /// EndOfData of `mode` was taken and every input has now delivered one (F1.5 step 1):
     /// the input ended, or, if any channel stopped without drain, it stopped (Flink drains
     /// only when every channel asks it to, F1.11 step 2).
-    pub(super) fn on_end_of_data(&mut self, ctx: &mut Ctx<'_, '_>, mode: StopMode) {
+    pub(super) fn on_end_of_data(&mut self, ctx: &mut TaskCtx<'_, '_>, mode: StopMode) {
         if mode == StopMode::NoDrain {
             self.stop.no_drain_inputs += 1;
         }
@@ -121,7 +121,7 @@ impl Task {
     /// finishes: its synchronous savepoint if it performed one (F1.11 step 4, Flink's
     /// `notifyCheckpointComplete`), else any checkpoint at least as new as its final one
     /// (F1.5 step 3).
-    pub(super) fn completes_wait(&self, ctx: &Ctx<'_, '_>, n: u64) -> bool {
+    pub(super) fn completes_wait(&self, ctx: &TaskCtx<'_, '_>, n: u64) -> bool {
         match self.stop.sync_savepoint {
             Some(s) if ctx.config.bug != Some(Bug::FinishBeforeSavepoint) => n >= s,
             _ => self.final_checkpoint.is_some_and(|f| n >= f),
@@ -131,7 +131,7 @@ impl Task {
     /// F1.11 step 5: the abort of the synchronous savepoint the task performed fails the task
     /// (Flink's "Stop-with-savepoint failed."), and the failover restores the job. Returns
     /// whether it failed.
-    pub(super) fn savepoint_aborted(&mut self, ctx: &mut Ctx<'_, '_>, n: u64) -> bool {
+    pub(super) fn savepoint_aborted(&mut self, ctx: &mut TaskCtx<'_, '_>, n: u64) -> bool {
         if self.stop.sync_savepoint != Some(n) {
             return false;
         }

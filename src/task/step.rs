@@ -8,7 +8,7 @@ use crate::record::digest;
 
 impl Task {
     /// Steps when idle: not in a step, not waiting for credit.
-    pub(super) fn wake(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub(super) fn wake(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let work = (self.phase != Phase::Finished || !self.pending_out.is_empty())
             && self.state != ExecutionState::Initializing;
         if !self.step_scheduled && self.blocked_on.is_none() && work {
@@ -18,7 +18,7 @@ impl Task {
 
     /// Does as much as the task can do now: flush outputs, then take one unit of work and
     /// schedule the end of its processing time, or go idle.
-    pub(super) fn step(&mut self, ctx: &mut Ctx<'_, '_>) {
+    pub(super) fn step(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         loop {
             if !self.flush(ctx) {
                 return;
@@ -125,7 +125,7 @@ impl Task {
     }
 
     /// Runs the chain on one record and charges its processing time.
-    pub(super) fn process(&mut self, ctx: &mut Ctx<'_, '_>, record: Record) {
+    pub(super) fn process(&mut self, ctx: &mut TaskCtx<'_, '_>, record: Record) {
         let flow = self.chain.process(record);
         self.flow(ctx, flow);
         self.flush(ctx);
@@ -136,7 +136,7 @@ impl Task {
     /// F1.14 step 9: `count` records of the oldest data buffer of `channel` were popped: a
     /// producer waiting for the credit a recycled buffer frees is woken.
     #[inline]
-    fn wake_producer(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId, count: u32) {
+    fn wake_producer(&self, ctx: &mut TaskCtx<'_, '_>, channel: ChannelId, count: u32) {
         if let Some(channel) = ctx.io.data.took_records(channel, count) {
             ctx.sched
                 .after(sim::Duration::ZERO, Event::Credit { channel });
@@ -145,7 +145,7 @@ impl Task {
 
     /// Takes the oldest element of input `channel`: a producer waiting for the credit this
     /// frees is woken, and the take is in the trace.
-    pub(super) fn take(&self, ctx: &mut Ctx<'_, '_>, channel: ChannelId) -> Element {
+    pub(super) fn take(&self, ctx: &mut TaskCtx<'_, '_>, channel: ChannelId) -> Element {
         let (element, wake_producer) = ctx.io.data.take(channel);
         if let Some(channel) = wake_producer {
             ctx.sched
@@ -171,7 +171,12 @@ impl Task {
     /// one per record is what lets a job at realistic rates run faster than real time. What
     /// the task does is the same as record by record, but earlier: the records' outputs are
     /// written at the step's start and the task is then busy for the whole buffer.
-    pub(super) fn process_buffer(&mut self, ctx: &mut Ctx<'_, '_>, slot: u32, channel: ChannelId) {
+    pub(super) fn process_buffer(
+        &mut self,
+        ctx: &mut TaskCtx<'_, '_>,
+        slot: u32,
+        channel: ChannelId,
+    ) {
         let mut taken = std::mem::take(&mut self.taken);
         taken.clear();
         let mut busy = sim::Duration::ZERO;
@@ -215,7 +220,7 @@ impl Task {
         self.schedule_step(ctx, busy);
     }
 
-    pub(super) fn schedule_step(&mut self, ctx: &mut Ctx<'_, '_>, delay: sim::Duration) {
+    pub(super) fn schedule_step(&mut self, ctx: &mut TaskCtx<'_, '_>, delay: sim::Duration) {
         self.step_scheduled = true;
         ctx.step_after(delay, self.id, self.attempt);
     }

@@ -8,7 +8,7 @@
 //! incarnation and liveness, its connection, the leader it follows and its outbox (of RPCs,
 //! one vocabulary for both modes, `crate::trace::rpc`). What only one mode has is its
 //! [`Mode`] part, a type parameter because each world holds TaskManagers of its own mode only:
-//! [`Pipelined`] (streaming: the subtasks its slots host and the tasks that ended there) and
+//! [`Pipelined`] (streaming: the tasks in its slots and the tasks that ended there) and
 //! `batch::Blocking` (batch: the result partitions it holds and its RPCs on the wire).
 
 pub mod batch;
@@ -16,7 +16,8 @@ pub mod outbox;
 mod pipelined;
 pub(crate) mod reconcile;
 pub use outbox::Outbox;
-pub use pipelined::{Ended, Pipelined};
+pub(crate) use pipelined::receive;
+pub use pipelined::{placement, Ended, Host, Pipelined, TaskManagers};
 
 use sim::{Duration, Instant};
 

@@ -1,9 +1,18 @@
-//! A streaming job's part of a TaskManager ([`Pipelined`]): which subtasks its slots host, and
-//! the tasks that ended and left their slot (P3.1). Its tasks' objects are the streaming
-//! world's (one current attempt per subtask), and its pipelined result partitions are the
-//! data plane's channels.
+//! A streaming job's part of a TaskManager ([`Pipelined`]): the tasks in its slots, which
+//! subtasks it hosts, and the tasks that ended and left their slot (P3.1). Its pipelined result
+//! partitions are the data plane's channels. A task's handlers borrow what they may touch of
+//! their TaskManager as a [`Host`] (`TaskManager::lend`), beside the task itself; where each
+//! subtask's slot is, is [`placement`]; the streaming world's TaskManagers with that table are
+//! [`TaskManagers`]; what a TaskManager does with an RPC from the JobMaster is `receive`.
 
-use super::{Mode, TaskManager};
+mod cluster;
+pub mod placement;
+mod receive;
+
+pub use cluster::TaskManagers;
+pub(crate) use receive::receive;
+
+use super::{Mode, Outbox, TaskManager};
 use crate::graph::SubtaskId;
 use crate::status::ExecutionState;
 use crate::task::Task;
@@ -22,6 +31,9 @@ pub struct Ended {
 /// What a streaming job's TaskManager holds besides what every TaskManager keeps.
 #[derive(Default)]
 pub struct Pipelined {
+    /// The current attempt in each slot, while deployed; slot `i` is the `i`th subtask of
+    /// `placement::Placement::on` this TaskManager.
+    tasks: Vec<Option<Task>>,
     /// Subtasks deployed here, in first-deployment order (slot `i` of a vertex is always on
     /// the same TaskManager, so this outlives processes; a report reads what runs now).
     hosted: Vec<SubtaskId>,
@@ -30,35 +42,114 @@ pub struct Pipelined {
 }
 
 impl Mode for Pipelined {
-    /// What it remembers of ended tasks dies with the process.
+    /// What it remembers of ended tasks dies with the process; its tasks died before it
+    /// (`TaskManager::lose`: each dies and is recorded as such).
     fn forget(&mut self) {
+        debug_assert!(
+            self.tasks.iter().all(Option::is_none),
+            "tasks outlived their process"
+        );
         self.ended.clear();
     }
 }
 
+/// What a task reaches of the TaskManager that hosts it: which one it is, its process (an RPC
+/// the task sends is from that incarnation) and its outbox (P3.3: a task's RPC to the JobMaster
+/// waits behind the ones its TaskManager keeps). Nothing of the other TaskManagers.
+pub struct Host<'a> {
+    pub index: u32,
+    pub process: u32,
+    pub alive: bool,
+    pub outbox: &'a mut Outbox,
+}
+
 impl TaskManager<Pipelined> {
-    /// `submitTask`: an attempt of `subtask` takes one of its slots (the caller creates the
-    /// task and starts it); an earlier end of the subtask here is no longer what it reports.
-    pub fn submit(&mut self, subtask: SubtaskId) {
-        let Pipelined { hosted, ended } = &mut self.mode;
+    /// A TaskManager with `slots` empty slots.
+    pub fn with_slots(index: u32, slots: usize) -> Self {
+        let mut tm = TaskManager::<Pipelined>::new(index);
+        tm.mode.tasks = (0..slots).map(|_| None).collect();
+        tm
+    }
+
+    /// `submitTask`: `task`, an attempt of `subtask`, takes `slot` (the caller has ended what
+    /// ran there); an earlier end of the subtask here is no longer what it reports (P3.1).
+    pub fn submit(&mut self, slot: u32, task: Task) {
+        let subtask = task.subtask();
+        let Pipelined {
+            tasks,
+            hosted,
+            ended,
+        } = &mut self.mode;
         if !hosted.contains(&subtask) {
             hosted.push(subtask);
         }
         ended.retain(|e| e.subtask != subtask);
+        tasks[slot as usize] = Some(task);
     }
 
     pub fn hosted(&self) -> &[SubtaskId] {
         &self.mode.hosted
     }
 
-    /// A task ended and leaves its slot: remember it (P3.1).
-    pub fn task_ended(&mut self, task: &Task, now: Instant) {
-        self.mode.ended.push(Ended {
-            subtask: task.subtask(),
-            attempt: task.attempt(),
-            state: task.state(),
-            at: task.ended_at().unwrap_or(now),
-        });
+    /// The task in `slot`, if one is deployed there.
+    #[inline]
+    pub fn task(&self, slot: u32) -> Option<&Task> {
+        self.mode.tasks[slot as usize].as_ref()
+    }
+
+    /// The task in `slot`, if one is deployed there, with what it may touch of this
+    /// TaskManager.
+    #[inline]
+    pub fn lend(&mut self, slot: u32) -> Option<(&mut Task, Host<'_>)> {
+        let task = self.mode.tasks[slot as usize].as_mut()?;
+        let host = Host {
+            index: self.index,
+            process: self.process,
+            alive: self.alive,
+            outbox: &mut self.outbox,
+        };
+        Some((task, host))
+    }
+
+    /// What a task of this TaskManager may touch of it, for a task that has left its slot.
+    pub fn host(&mut self) -> Host<'_> {
+        Host {
+            index: self.index,
+            process: self.process,
+            alive: self.alive,
+            outbox: &mut self.outbox,
+        }
+    }
+
+    /// The task in `slot` ended and leaves it: the TaskManager remembers it (P3.1).
+    pub fn leave(&mut self, slot: u32, now: Instant) {
+        if let Some(task) = self.mode.tasks[slot as usize].take() {
+            self.mode.ended.push(Ended {
+                subtask: task.subtask(),
+                attempt: task.attempt(),
+                state: task.state(),
+                at: task.ended_at().unwrap_or(now),
+            });
+        }
+    }
+
+    /// The task in `slot` leaves it unremembered: the TaskManager cancelled it for want of a
+    /// JobMaster (P1.8), and no JobMaster will ask for it.
+    pub fn clear(&mut self, slot: u32) {
+        self.mode.tasks[slot as usize] = None;
+    }
+
+    /// The process dies (a lost TaskManager): its tasks leave their slots with it, in slot
+    /// order, for the caller to play their deaths; then what it remembered goes (`crash`).
+    /// Returns the dead process and the tasks.
+    pub fn lose(&mut self) -> (u32, Vec<Task>) {
+        let tasks = self
+            .mode
+            .tasks
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect();
+        (self.crash(), tasks)
     }
 
     /// The remembered end of `subtask`'s last attempt here, if it left its slot.
@@ -71,3 +162,6 @@ impl TaskManager<Pipelined> {
             .copied()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -2,9 +2,8 @@
 //! elected JobMaster (P3.2) and the RPCs kept while no JobMaster takes them, retried in send
 //! order (P3.3, with the [`Outbox`](super::Outbox) of both modes).
 //!
-//! A streaming TaskManager acts through [`Ctx`] (the streaming world's TaskManagers are in its
-//! `Io`, where a task's send reaches its TaskManager's outbox); a batch one through its
-//! [`TmCtx`].
+//! A streaming TaskManager acts through [`Ctx`] (the JobMaster's and the world's view, which
+//! reaches every TaskManager's outbox); a batch one through its [`TmCtx`].
 
 use super::batch::Blocking;
 use super::TaskManager;
@@ -12,7 +11,6 @@ use crate::batch::data;
 use crate::bug::Bug;
 use crate::net::LinkId;
 use crate::status::ExecutionState;
-use crate::task::Task;
 use crate::trace::{Address, Call, Rpc, TraceEvent};
 use crate::world::batch::TmCtx;
 use crate::world::Ctx;
@@ -29,7 +27,7 @@ pub(crate) fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, seq: u64, rpc: Rpc) {
     if ctx.config.bug == Some(Bug::DropRefusedRpc) {
         return; // the bug: the TaskManager forgets it
     }
-    ctx.io.task_managers[tm as usize].outbox.keep(seq, rpc);
+    ctx.task_managers.get_mut(tm).outbox.keep(seq, rpc);
     if ctx.io.membership.jobmaster_alive {
         schedule_retry(ctx, tm);
     }
@@ -37,20 +35,20 @@ pub(crate) fn keep(ctx: &mut Ctx<'_, '_>, tm: u32, seq: u64, rpc: Rpc) {
 
 /// P3.3: schedules the retry of TaskManager `task_manager`'s outbox (`Outbox::schedule_retry`).
 pub(crate) fn schedule_retry(ctx: &mut Ctx<'_, '_>, task_manager: u32) {
-    let tm = &mut ctx.io.task_managers[task_manager as usize];
+    let tm = ctx.task_managers.get_mut(task_manager);
     tm.outbox
         .schedule_retry(ctx.sched, task_manager, tm.process);
 }
 
 /// P3.2: TaskManager `tm` reports to a newly elected JobMaster every execution it hosts, and
 /// every one that ended within `retention` (P3.1), then says its report is complete.
-pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, tasks: &[Option<Task>], retention: Duration) {
+pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, retention: Duration) {
     let from = Address::TaskManager(tm);
-    for i in 0..ctx.io.task_managers[tm as usize].hosted().len() {
-        let host = &ctx.io.task_managers[tm as usize];
+    for i in 0..ctx.task_managers.get(tm).hosted().len() {
+        let host = ctx.task_managers.get(tm);
         let subtask = host.hosted()[i];
-        let (attempt, state, ended_at) = match &tasks[subtask.index()] {
-            Some(t) if t.task_manager() == tm => (t.attempt(), t.state(), t.ended_at()),
+        let (attempt, state, ended_at) = match host.task(ctx.task_managers.place(subtask).slot) {
+            Some(t) => (t.attempt(), t.state(), t.ended_at()),
             // P3.1: a task that left its slot is remembered for the retention.
             _ if ctx.config.bug == Some(Bug::ForgetEndedTasks) => continue,
             _ => match host.ended(subtask) {
@@ -85,12 +83,12 @@ pub(crate) fn report(ctx: &mut Ctx<'_, '_>, tm: u32, tasks: &[Option<Task>], ret
     // A question the previous JobMaster took but never answered is asked again of its
     // successor: an `option2` "finishing" report (P1.2) whose answer died with the old leader
     // would leave its task waiting forever.
-    for i in 0..ctx.io.task_managers[tm as usize].hosted().len() {
-        let host = &ctx.io.task_managers[tm as usize];
+    for i in 0..ctx.task_managers.get(tm).hosted().len() {
+        let host = ctx.task_managers.get(tm);
         let subtask = host.hosted()[i];
-        if let Some(t) = tasks[subtask.index()]
-            .as_ref()
-            .filter(|t| t.task_manager() == tm && t.awaits_finishing_answer())
+        if let Some(t) = host
+            .task(ctx.task_managers.place(subtask).slot)
+            .filter(|t| t.awaits_finishing_answer())
         {
             let rpc = Rpc::new(subtask, t.attempt(), Call::Finishing);
             // Unless the question itself is still kept or on its way: then it is not lost.

@@ -1,6 +1,8 @@
 //! What a handler may touch: the run's fixed settings ([`Config`]), the JobMaster's process
-//! ([`Membership`]), the shared state ([`Io`]: the TaskManagers, network, storage, trace,
-//! oracles, probes, fault plan) and the narrow view of it a handler gets ([`Ctx`]).
+//! ([`Membership`]), the shared state ([`Io`]: network, storage, trace, oracles, probes, fault
+//! plan) and the narrow view of it a handler gets ([`Ctx`]), with what of the TaskManagers it
+//! reaches ([`Reach`]): all of them for the JobMaster and the world, its own for a task
+//! ([`TaskCtx`]).
 
 use super::Event;
 use crate::bug::Bug;
@@ -13,7 +15,9 @@ use crate::oracle::Oracles;
 use crate::probes::Probes;
 use crate::record::{digest, Element, Record};
 use crate::scenario::{DurationRange, FailoverScope, FinishProtocol};
-use crate::taskmanager::{outbox, Pipelined, TaskManager};
+use crate::status::ExecutionState;
+use crate::task::Task;
+use crate::taskmanager::{outbox, Host, Outbox, TaskManagers};
 use crate::trace::{Address, Rpc, Trace, TraceEvent};
 use sim::{Duration, Instant, Scheduler, Stream};
 
@@ -63,8 +67,8 @@ pub struct Config {
 }
 
 /// The JobMaster's process: whether one is alive, and which incarnation was elected last. A
-/// TaskManager's process is its own (`TaskManager::process`, `alive`); `Io::incarnation`
-/// and `Io::alive` read both.
+/// TaskManager's process is its own (`TaskManager::process`, `alive`); `Ctx::incarnation`
+/// and `Ctx::alive` read both.
 pub struct Membership {
     pub jobmaster_alive: bool,
     pub jobmaster: u32,
@@ -90,46 +94,135 @@ pub struct Io {
     pub stats: CheckpointStats,
     pub faults: FaultPlan,
     pub membership: Membership,
-    /// The TaskManagers: their processes, and the RPCs each keeps for the JobMaster (P3.3;
-    /// only under reconcile), which a task's send reaches through its TaskManager.
-    pub task_managers: Vec<TaskManager<Pipelined>>,
     /// F1.14 step 10: room for one network buffer's records while its event is recorded
     /// (reused, so recording a buffer does not allocate).
     pub records: Vec<Record>,
 }
 
-impl Io {
-    /// The incarnation of `address` an RPC sent now is for, and the one a newly elected
-    /// JobMaster expects (P3.1): a TaskManager's live process or, while none runs, the next
-    /// one (a message to it is delivered if that one starts before it arrives).
-    pub(crate) fn incarnation(&self, address: Address) -> u32 {
-        match address {
-            Address::JobMaster => self.membership.jobmaster,
-            Address::TaskManager(i) => {
-                let tm = &self.task_managers[i as usize];
-                tm.process + u32::from(!tm.alive)
-            }
-        }
+/// What of the TaskManagers a handler reaches: their processes (an RPC is sent to one
+/// incarnation, and from one) and their outboxes (P3.3: a TaskManager's RPC to the JobMaster
+/// goes through its outbox). The JobMaster and the world reach every TaskManager
+/// ([`TaskManagers`]); a task only its own ([`Host`]).
+pub trait Reach {
+    /// The incarnation of TaskManager `task_manager` an RPC sent now is for: its live process
+    /// or, while none runs, the next one (a message to it is delivered if that one starts
+    /// before it arrives).
+    fn incarnation(&self, task_manager: u32) -> u32;
+    fn alive(&self, task_manager: u32) -> bool;
+    fn outbox(&mut self, task_manager: u32) -> &mut Outbox;
+}
+
+impl Reach for &mut TaskManagers {
+    #[inline]
+    fn incarnation(&self, task_manager: u32) -> u32 {
+        let tm = self.get(task_manager);
+        tm.process + u32::from(!tm.alive)
     }
 
-    pub(crate) fn alive(&self, address: Address) -> bool {
-        match address {
-            Address::JobMaster => self.membership.jobmaster_alive,
-            Address::TaskManager(i) => self.task_managers[i as usize].alive,
-        }
+    #[inline]
+    fn alive(&self, task_manager: u32) -> bool {
+        self.get(task_manager).alive
+    }
+
+    #[inline]
+    fn outbox(&mut self, task_manager: u32) -> &mut Outbox {
+        &mut self.get_mut(task_manager).outbox
     }
 }
 
-/// A handler's view of the world.
-pub struct Ctx<'a, 's> {
+/// A task addresses no TaskManager but its own.
+impl Reach for Host<'_> {
+    #[inline]
+    fn incarnation(&self, task_manager: u32) -> u32 {
+        debug_assert_eq!(
+            task_manager, self.index,
+            "a task reaches its own TaskManager"
+        );
+        self.process + u32::from(!self.alive)
+    }
+
+    #[inline]
+    fn alive(&self, task_manager: u32) -> bool {
+        debug_assert_eq!(
+            task_manager, self.index,
+            "a task reaches its own TaskManager"
+        );
+        self.alive
+    }
+
+    #[inline]
+    fn outbox(&mut self, task_manager: u32) -> &mut Outbox {
+        debug_assert_eq!(
+            task_manager, self.index,
+            "a task reaches its own TaskManager"
+        );
+        self.outbox
+    }
+}
+
+/// A handler's view of the world; `R` is what of the TaskManagers it reaches ([`Reach`]): by
+/// default every one (the JobMaster's and the world's view), for a task its own ([`TaskCtx`]).
+pub struct Ctx<'a, 's, R = &'a mut TaskManagers> {
     pub now: Instant,
     pub graph: &'a ExecutionGraph,
     pub config: &'a Config,
     pub io: &'a mut Io,
     pub sched: &'a mut Scheduler<'s, Event>,
+    pub task_managers: R,
 }
 
-impl Ctx<'_, '_> {
+/// A task's view of the world: the shared state, and of the TaskManagers only its own.
+pub type TaskCtx<'a, 's> = Ctx<'a, 's, Host<'a>>;
+
+impl<'s> Ctx<'_, 's> {
+    /// `subtask`'s current attempt, if deployed, and its view of the world.
+    #[inline]
+    pub fn lend(&mut self, subtask: SubtaskId) -> Option<(&mut Task, TaskCtx<'_, 's>)> {
+        let (task, host) = self.task_managers.lend(subtask)?;
+        let ctx = Ctx {
+            now: self.now,
+            graph: self.graph,
+            config: self.config,
+            io: &mut *self.io,
+            sched: &mut *self.sched,
+            task_managers: host,
+        };
+        Some((task, ctx))
+    }
+
+    /// Hands an event to `subtask`'s current attempt, if one is deployed and, given `attempt`,
+    /// it is that one: `handle` runs in the task's view of the world (`lend`). `None` if there
+    /// was no such task; else whether the task failed itself (its snapshot's synchronous part
+    /// threw, F1.9: it must then leave its slot, `TaskManagers::leave`).
+    #[inline(always)]
+    pub fn on_task(
+        &mut self,
+        subtask: SubtaskId,
+        attempt: Option<u32>,
+        handle: impl FnOnce(&mut Task, &mut TaskCtx<'_, 's>),
+    ) -> Option<bool> {
+        let (task, mut ctx) = self.lend(subtask)?;
+        if attempt.is_some_and(|a| a != task.attempt()) {
+            return None;
+        }
+        handle(task, &mut ctx);
+        Some(task.state() == ExecutionState::Failed)
+    }
+
+    /// The view of the world of a task of TaskManager `task_manager` that has left its slot.
+    pub fn for_task_of(&mut self, task_manager: u32) -> TaskCtx<'_, 's> {
+        Ctx {
+            now: self.now,
+            graph: self.graph,
+            config: self.config,
+            io: &mut *self.io,
+            sched: &mut *self.sched,
+            task_managers: self.task_managers.get_mut(task_manager).host(),
+        }
+    }
+}
+
+impl<R> Ctx<'_, '_, R> {
     /// Records `event` in the trace and shows it to the oracles, the probes and the fault plan.
     #[inline]
     pub fn record(&mut self, event: TraceEvent) {
@@ -188,61 +281,6 @@ impl Ctx<'_, '_> {
             }
         }
         self.observed(index, &event);
-    }
-
-    /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
-    /// same link, unless its destination dies first.
-    pub fn send(&mut self, from: Address, to: Address, rpc: Rpc) {
-        let incarnation = self.io.incarnation(to);
-        self.send_to(from, to, incarnation, rpc);
-    }
-
-    /// Sends an RPC to one incarnation of the destination process: the one the sender knows
-    /// (a JobMaster addresses the TaskManager process that registered with it). If that
-    /// process has died, the RPC is lost, even if a replacement runs by now.
-    pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
-        let seq = match (from, to) {
-            (Address::TaskManager(tm), Address::JobMaster) => {
-                let outbox = &mut self.io.task_managers[tm as usize].outbox;
-                let seq = outbox.number();
-                if outbox.is_holding() && !outbox::is_report(rpc.call) {
-                    self.io
-                        .oracles
-                        .observe_send(from, to, incarnation, rpc, self.now);
-                    outbox.keep(seq, rpc); // P3.3: behind the RPCs it keeps, in order
-                    self.io.stats.rpcs_kept += 1;
-                    return;
-                }
-                seq
-            }
-            _ => 0,
-        };
-        self.send_numbered(from, to, incarnation, seq, rpc);
-    }
-
-    /// Sends RPC number `seq` again (P3.3: a kept RPC keeps its place in its sender's order).
-    pub fn send_numbered(
-        &mut self,
-        from: Address,
-        to: Address,
-        incarnation: u32,
-        seq: u64,
-        rpc: Rpc,
-    ) {
-        self.io
-            .oracles
-            .observe_send(from, to, incarnation, rpc, self.now);
-        let link = LinkId::between(from, to);
-        let (extra, lost) = self.io.faults.rpc_delay(self.now);
-        if let Some(retry) = lost {
-            self.record(TraceEvent::RpcLost { from, to, retry });
-        }
-        let incarnations = (self.io.incarnation(from), incarnation);
-        let at = self
-            .io
-            .rpc
-            .send(self.now, link, seq, rpc, incarnations, extra);
-        self.sched.at(at, Event::Rpc { link });
     }
 
     /// Puts an element on a channel's wire (the caller has checked credit for records).
@@ -305,5 +343,80 @@ impl Ctx<'_, '_> {
     pub fn step_after(&mut self, delay: Duration, subtask: SubtaskId, attempt: u32) {
         self.sched
             .after(delay, Event::TaskStep { subtask, attempt });
+    }
+}
+
+impl<R: Reach> Ctx<'_, '_, R> {
+    /// The incarnation of `address` an RPC sent now is for, and the one a newly elected
+    /// JobMaster expects (P3.1): the JobMaster's, or a TaskManager's (`Reach::incarnation`).
+    #[inline]
+    pub(crate) fn incarnation(&self, address: Address) -> u32 {
+        match address {
+            Address::JobMaster => self.io.membership.jobmaster,
+            Address::TaskManager(i) => self.task_managers.incarnation(i),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn alive(&self, address: Address) -> bool {
+        match address {
+            Address::JobMaster => self.io.membership.jobmaster_alive,
+            Address::TaskManager(i) => self.task_managers.alive(i),
+        }
+    }
+
+    /// Sends an RPC; it arrives after the link's latency, in order with earlier RPCs on the
+    /// same link, unless its destination dies first.
+    pub fn send(&mut self, from: Address, to: Address, rpc: Rpc) {
+        let incarnation = self.incarnation(to);
+        self.send_to(from, to, incarnation, rpc);
+    }
+
+    /// Sends an RPC to one incarnation of the destination process: the one the sender knows
+    /// (a JobMaster addresses the TaskManager process that registered with it). If that
+    /// process has died, the RPC is lost, even if a replacement runs by now.
+    pub fn send_to(&mut self, from: Address, to: Address, incarnation: u32, rpc: Rpc) {
+        let seq = match (from, to) {
+            (Address::TaskManager(tm), Address::JobMaster) => {
+                let outbox = self.task_managers.outbox(tm);
+                let seq = outbox.number();
+                if outbox.is_holding() && !outbox::is_report(rpc.call) {
+                    self.io
+                        .oracles
+                        .observe_send(from, to, incarnation, rpc, self.now);
+                    outbox.keep(seq, rpc); // P3.3: behind the RPCs it keeps, in order
+                    self.io.stats.rpcs_kept += 1;
+                    return;
+                }
+                seq
+            }
+            _ => 0,
+        };
+        self.send_numbered(from, to, incarnation, seq, rpc);
+    }
+
+    /// Sends RPC number `seq` again (P3.3: a kept RPC keeps its place in its sender's order).
+    pub fn send_numbered(
+        &mut self,
+        from: Address,
+        to: Address,
+        incarnation: u32,
+        seq: u64,
+        rpc: Rpc,
+    ) {
+        self.io
+            .oracles
+            .observe_send(from, to, incarnation, rpc, self.now);
+        let link = LinkId::between(from, to);
+        let (extra, lost) = self.io.faults.rpc_delay(self.now);
+        if let Some(retry) = lost {
+            self.record(TraceEvent::RpcLost { from, to, retry });
+        }
+        let incarnations = (self.incarnation(from), incarnation);
+        let at = self
+            .io
+            .rpc
+            .send(self.now, link, seq, rpc, incarnations, extra);
+        self.sched.at(at, Event::Rpc { link });
     }
 }

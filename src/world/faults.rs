@@ -1,18 +1,16 @@
 //! The faults of a streaming run, as the fault plan fires them.
 
 use super::{Ctx, Event};
-use crate::graph::{ChannelId, ExecutionGraph};
+use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
 use crate::jobmaster::JobMaster;
 use crate::scenario::FaultKind;
 use crate::scenario::SubtaskRef;
-use crate::task::Task;
 use crate::trace::{FaultEvent, SavepointRefusal, TraceEvent};
 
 /// Carries out fault `index`.
 pub(super) fn fire(
     ctx: &mut Ctx<'_, '_>,
     jobmaster: &mut Option<JobMaster>,
-    tasks: &mut [Option<Task>],
     index: u32,
     kind: FaultKind,
 ) {
@@ -24,14 +22,7 @@ pub(super) fn fire(
                 index,
                 fault: FaultEvent::FailTask(subtask),
             });
-            let slot = &mut tasks[subtask.index()];
-            if let Some(t) = slot {
-                if !t.state().is_terminal() {
-                    t.fail(ctx);
-                    ctx.io.task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
-                    *slot = None;
-                }
-            }
+            fail(ctx, subtask);
         }
         FaultKind::TriggerTask { task, checkpoint } => {
             let subtask = ctx.graph.subtask(task);
@@ -70,23 +61,20 @@ pub(super) fn fire(
                 index,
                 fault: FaultEvent::LoseTaskManager(task_manager),
             });
-            let tm = &mut ctx.io.task_managers[task_manager as usize];
+            let tm = ctx.task_managers.get_mut(task_manager);
             if !tm.alive {
                 return;
             }
-            // Its process dies with what it kept (P3.1, P3.3).
-            let dead = tm.crash();
+            // Its process dies with its tasks and what it kept (P3.1, P3.3).
+            let (dead, tasks) = tm.lose();
             ctx.record(TraceEvent::TaskManagerLost { task_manager });
             // Finished producers whose result partitions die with the TaskManager.
             let mut lost_finished = Vec::new();
-            for slot in tasks.iter_mut() {
-                if let Some(t) = slot.as_mut().filter(|t| t.task_manager() == task_manager) {
-                    if t.state().is_terminal() {
-                        lost_finished.push(t.subtask());
-                    } else {
-                        t.die(ctx);
-                    }
-                    *slot = None;
+            for mut t in tasks {
+                if t.state().is_terminal() {
+                    lost_finished.push(t.subtask());
+                } else {
+                    t.die(&mut ctx.for_task_of(task_manager));
                 }
             }
             // A consumer elsewhere still reading from such a partition loses its connection
@@ -94,15 +82,11 @@ pub(super) fn fire(
             // the region failover then runs both again (P1.8).
             for &producer in &lost_finished {
                 for channel in ctx.graph.channels.iter().filter(|c| c.from == producer) {
-                    let slot = &mut tasks[channel.to.index()];
-                    let reading = slot.as_ref().is_some_and(|t| {
+                    let reading = ctx.task_managers.task(channel.to).is_some_and(|t| {
                         !t.state().is_terminal() && !t.input_ended(channel.input_slot)
                     });
                     if reading {
-                        let t = slot.as_mut().expect("reading");
-                        t.fail(ctx);
-                        ctx.io.task_managers[t.task_manager() as usize].task_ended(t, ctx.now);
-                        *slot = None;
+                        fail(ctx, channel.to);
                     }
                 }
             }
@@ -160,6 +144,21 @@ pub(super) fn fire(
         | FaultKind::JobEventsReadFailure => {
             unreachable!("validation allows this fault only in batch mode")
         }
+    }
+}
+
+/// `subtask`'s task, if deployed and still running, fails (P1.8) and leaves its slot; its
+/// TaskManager remembers it (P3.1).
+fn fail(ctx: &mut Ctx<'_, '_>, subtask: SubtaskId) {
+    let failed = match ctx.lend(subtask) {
+        Some((t, mut ctx)) if !t.state().is_terminal() => {
+            t.fail(&mut ctx);
+            true
+        }
+        _ => false,
+    };
+    if failed {
+        ctx.task_managers.leave(subtask, ctx.now);
     }
 }
 

@@ -24,7 +24,7 @@ mod faults;
 mod streaming;
 
 pub use batch::Batch;
-pub use ctx::{Config, Ctx, Io, Membership};
+pub use ctx::{Config, Ctx, Io, Membership, Reach, TaskCtx};
 pub use event::Event;
 pub use streaming::Streaming;
 
@@ -141,4 +141,18 @@ impl Model for World {
     fn interchangeable(&self, a: &Event, b: &Event) -> bool {
         matches!(self, World::Streaming(_)) && a == b
     }
+}
+
+/// For tests: drives `model` (a world wrapped to watch or stage it) from `Event::Start`, in
+/// insertion order, for at most ten simulated seconds.
+#[cfg(test)]
+pub(crate) fn drive_for_test<M: Model<Event = Event>>(model: &mut M) {
+    let mut sim = sim::Simulation::new(sim::TieBreak::Insertion);
+    sim.schedule(Instant::ZERO, Event::Start);
+    let budget = sim::Budget {
+        max_events: 1_000_000,
+        max_time: Instant::ZERO.saturating_add(Duration::from_secs(10)),
+        max_pending: 1_000_000,
+    };
+    sim.run(model, budget);
 }

@@ -2,7 +2,7 @@
 //! the dispatch of kernel events among them.
 
 use super::faults::{fire, release_channel};
-use super::{Config, Ctx, Event, Io, Membership};
+use super::{Config, Ctx, Event, Io, Membership, TaskCtx};
 use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
@@ -18,11 +18,10 @@ use crate::scenario::{
     CheckpointMode, Checkpointing, Cluster, Failover, FaultKind, JobMasterConfig, Scenario,
 };
 use crate::source_mutant::{on, SourceMutant};
-use crate::status::ExecutionState;
 use crate::task::Task;
 use crate::taskmanager::reconcile::{keep, report, schedule_retry};
-use crate::taskmanager::{outbox, TaskManager};
-use crate::trace::{Address, Call, Retain, Rpc, Trace, TraceEvent};
+use crate::taskmanager::{outbox, receive, TaskManagers};
+use crate::trace::{Address, Retain, Trace, TraceEvent};
 use sim::{Actor, Duration, Instant, RandomStreams, Scheduler};
 
 /// Channels above which the run loop hints the next event (see [`Streaming::prefetch_ahead`]):
@@ -41,16 +40,16 @@ struct JobMasterSpec {
 }
 
 /// The streaming half of the world: the JobMaster with its pipelined-region scheduling and
-/// CheckpointCoordinator, the tasks, and `Io` (the TaskManagers, channels, RPC links, storage,
-/// trace, oracles, fault plan).
+/// CheckpointCoordinator, the TaskManagers with the tasks in their slots, and `Io` (channels,
+/// RPC links, storage, trace, oracles, fault plan).
 pub struct Streaming {
     pub graph: ExecutionGraph,
     pub config: Config,
     /// `None` while the JobMaster is dead and no successor has been elected.
     pub jobmaster: Option<JobMaster>,
     spec: JobMasterSpec,
-    /// The current attempt of every subtask, while deployed.
-    pub tasks: Vec<Option<Task>>,
+    /// The TaskManagers, each hosting the current attempts of the subtasks in its slots.
+    pub task_managers: TaskManagers,
     pub io: Io,
 }
 
@@ -113,7 +112,6 @@ impl Streaming {
                 jobmaster_alive: true,
                 jobmaster: 0,
             },
-            task_managers: (0..cluster.task_managers).map(TaskManager::new).collect(),
             records: Vec::new(),
         };
         if let Some(restore) = &scenario.restore_from {
@@ -136,7 +134,7 @@ impl Streaming {
             )),
             spec,
             config,
-            tasks: (0..graph.subtasks.len()).map(|_| None).collect(),
+            task_managers: TaskManagers::new(&graph, cluster),
             graph,
             io,
         }
@@ -154,14 +152,14 @@ impl Streaming {
     /// have no attempt.
     pub fn describe_unfinished(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for task in self.tasks.iter().flatten() {
+        let subtasks = || (0..self.graph.subtasks.len() as u32).map(SubtaskId);
+        for task in subtasks().filter_map(|id| self.task_managers.task(id)) {
             if !task.state().is_terminal() {
                 out.push(task.describe(&self.graph));
             }
         }
-        for (i, task) in self.tasks.iter().enumerate() {
-            if task.is_none() {
-                let id = SubtaskId(i as u32);
+        for id in subtasks() {
+            if self.task_managers.task(id).is_none() {
                 out.push(format!(
                     "{} has no running attempt",
                     self.graph.subtask_name(id)
@@ -191,7 +189,7 @@ impl Streaming {
             config,
             jobmaster,
             spec,
-            tasks,
+            task_managers,
             io,
         } = self;
         let reconcile = spec.config.failover == Failover::Reconcile;
@@ -201,6 +199,7 @@ impl Streaming {
             config,
             io,
             sched,
+            task_managers,
         };
         match event {
             Event::Start => {
@@ -220,7 +219,7 @@ impl Streaming {
                     from_incarnation: sender,
                 } = ctx.io.rpc.deliver(link);
                 let (from, to) = (link.from(), link.to());
-                let dead = !ctx.io.alive(to) || ctx.io.incarnation(to) != incarnation;
+                let dead = !ctx.alive(to) || ctx.incarnation(to) != incarnation;
                 // Fencing (Flink's JobMasterId): a TaskManager refuses the RPCs of a
                 // JobMaster that is no longer the leader.
                 let fenced = from == Address::JobMaster && ctx.io.membership.jobmaster != sender;
@@ -232,7 +231,7 @@ impl Streaming {
                     let refused = jobmaster
                         .as_mut()
                         .is_some_and(|jm| jm.regions().refuses(rpc.call));
-                    let sending = &ctx.io.task_managers[tm as usize];
+                    let sending = ctx.task_managers.get(tm);
                     let sender_alive = sending.runs(sender);
                     if !sender_alive && (outbox::is_report(rpc.call) || refused || dead) {
                         // The sender died since: nobody is left to keep what the JobMaster
@@ -278,49 +277,7 @@ impl Streaming {
                     (Address::JobMaster, Address::JobMaster, _) => {
                         unreachable!("the JobMaster sends no RPC to itself")
                     }
-                    (_, Address::TaskManager(tm), Call::SubmitTask(restore)) => {
-                        let slot = &mut tasks[rpc.subtask.index()];
-                        if let Some(old) = slot.as_mut().filter(|t| !t.state().is_terminal()) {
-                            // The slot still runs a previous attempt: it is cancelled first.
-                            old.cancel(&mut ctx, false);
-                        }
-                        ctx.io.task_managers[tm as usize].submit(rpc.subtask);
-                        let task = Task::new(&ctx, rpc.subtask, rpc.attempt, tm, restore);
-                        slot.insert(task).start(&mut ctx);
-                    }
-                    (_, Address::TaskManager(tm), Call::CancelTask) => {
-                        let slot = &mut tasks[rpc.subtask.index()];
-                        if let Some(task) = slot.as_mut().filter(|t| t.attempt() == rpc.attempt) {
-                            if !task.state().is_terminal() {
-                                task.cancel(&mut ctx, true);
-                                ctx.io.task_managers[tm as usize].task_ended(task, now);
-                                *slot = None;
-                            }
-                        }
-                    }
-                    (_, Address::TaskManager(_), call) => match &mut tasks[rpc.subtask.index()] {
-                        Some(task) if task.attempt() == rpc.attempt => {
-                            task.on_rpc(&mut ctx, call);
-                            drop_if_failed(&mut ctx, &mut tasks[rpc.subtask.index()]);
-                        }
-                        // F1.9: the TaskManager no longer hosts the attempt; a trigger fails
-                        // ("checkpoint request for unknown task"), and the coordinator hears
-                        // of it. Other calls have nothing to deliver to.
-                        _ => {
-                            if let Call::TriggerCheckpoint(n)
-                            | Call::TriggerSavepoint { checkpoint: n, .. } = call
-                            {
-                                ctx.send(
-                                    to,
-                                    from,
-                                    Rpc {
-                                        call: Call::TriggerFailed(n),
-                                        ..rpc
-                                    },
-                                );
-                            }
-                        }
-                    },
+                    (_, Address::TaskManager(tm), _) => receive(&mut ctx, tm, rpc),
                 }
             }
             Event::Arrive {
@@ -370,9 +327,9 @@ impl Streaming {
                         continue;
                     }
                     if let Some((first, was_empty)) = records.take() {
-                        deliver(&mut ctx, tasks, channel, to, first, was_empty);
+                        deliver(&mut ctx, channel, to, first, was_empty);
                     }
-                    deliver(&mut ctx, tasks, channel, to, element, was_empty);
+                    deliver(&mut ctx, channel, to, element, was_empty);
                 }
                 if buffers {
                     if !run.is_empty() {
@@ -382,62 +339,43 @@ impl Streaming {
                 }
                 if let Some((first, was_empty)) = records {
                     if ctx.io.data.epoch(channel) == epoch {
-                        deliver(&mut ctx, tasks, channel, to, first, was_empty);
+                        deliver(&mut ctx, channel, to, first, was_empty);
                     }
                 }
             }
             Event::OutputFlush { subtask, attempt } => {
-                if let Some(task) = &mut tasks[subtask.index()] {
-                    if task.attempt() == attempt {
-                        task.on_output_flush(&mut ctx);
-                    }
-                }
+                ctx.on_task(subtask, Some(attempt), Task::on_output_flush);
             }
             Event::Credit { channel } => {
                 let producer = ctx.graph.channels[channel.index()].from;
-                if let Some(task) = &mut tasks[producer.index()] {
-                    task.on_credit(&mut ctx, channel);
-                }
+                ctx.on_task(producer, None, |task, ctx| task.on_credit(ctx, channel));
             }
             Event::TaskStep { subtask, attempt } => {
-                if let Some(task) = &mut tasks[subtask.index()] {
-                    if task.attempt() == attempt {
-                        task.on_step(&mut ctx);
-                        drop_if_failed(&mut ctx, &mut tasks[subtask.index()]);
-                    }
-                }
+                on_task_then_drop(&mut ctx, subtask, attempt, Task::on_step);
             }
             Event::SourceWake { subtask, attempt } => {
-                if let Some(task) = &mut tasks[subtask.index()] {
-                    if task.attempt() == attempt {
-                        task.on_source_wake(&mut ctx);
-                        drop_if_failed(&mut ctx, &mut tasks[subtask.index()]);
-                    }
-                }
+                on_task_then_drop(&mut ctx, subtask, attempt, Task::on_source_wake);
             }
             Event::AlignmentTimeout {
                 subtask,
                 attempt,
                 checkpoint,
             } => {
-                if let Some(task) = current(tasks, subtask, attempt) {
-                    task.on_alignment_timeout(&mut ctx, checkpoint);
-                    drop_if_failed(&mut ctx, &mut tasks[subtask.index()]);
-                }
+                on_task_then_drop(&mut ctx, subtask, attempt, |task, ctx| {
+                    task.on_alignment_timeout(ctx, checkpoint)
+                });
             }
             Event::TaskInitialized { subtask, attempt } => {
-                if let Some(task) = current(tasks, subtask, attempt) {
-                    task.on_initialized(&mut ctx);
-                }
+                ctx.on_task(subtask, Some(attempt), Task::on_initialized);
             }
             Event::SnapshotUploaded {
                 subtask,
                 attempt,
                 checkpoint,
             } => {
-                if let Some(task) = current(tasks, subtask, attempt) {
-                    task.on_snapshot_uploaded(&mut ctx, checkpoint);
-                }
+                ctx.on_task(subtask, Some(attempt), |task, ctx| {
+                    task.on_snapshot_uploaded(ctx, checkpoint)
+                });
             }
             Event::AllRecordsProcessed { channel, epoch } => {
                 if ctx.io.data.epoch(channel) != epoch {
@@ -445,9 +383,7 @@ impl Streaming {
                 }
                 ctx.record(TraceEvent::AllRecordsProcessed { channel });
                 let producer = ctx.graph.channels[channel.index()].from;
-                if let Some(task) = &mut tasks[producer.index()] {
-                    task.on_all_records_processed(&mut ctx);
-                }
+                ctx.on_task(producer, None, Task::on_all_records_processed);
             }
             Event::CheckpointTick { incarnation } => {
                 if let Some(mut jm) = live(jobmaster, incarnation) {
@@ -476,7 +412,7 @@ impl Streaming {
                 // A fault due after `heal_at` never fires: the healed phase has begun.
                 if let Some(fault) = ctx.io.faults.fire(index, now) {
                     let kind = fault.kind.clone();
-                    fire(&mut ctx, jobmaster, tasks, index, kind);
+                    fire(&mut ctx, jobmaster, index, kind);
                 }
             }
             Event::ReleaseChannel { index } => release_channel(&mut ctx, index),
@@ -492,7 +428,7 @@ impl Streaming {
             Event::TaskManagerRestart { task_manager } => {
                 // The replacement process learns of the leader elected last (HA).
                 let leader = ctx.io.membership.jobmaster;
-                let tm = &mut ctx.io.task_managers[task_manager as usize];
+                let tm = ctx.task_managers.get_mut(task_manager);
                 tm.restart();
                 tm.leader = Some(leader);
                 let process = tm.process;
@@ -510,7 +446,7 @@ impl Streaming {
                     && ctx.io.membership.jobmaster == incarnation
                     && !ctx.io.membership.jobmaster_alive
                 {
-                    cancel_all(&mut ctx, tasks);
+                    cancel_all(&mut ctx);
                 }
             }
             Event::JobMasterElected => {
@@ -520,7 +456,6 @@ impl Streaming {
                 let incarnation = membership.jobmaster;
                 // The live TaskManagers learn of the new leader (HA) and register with it.
                 let alive: Vec<Option<u32>> = ctx
-                    .io
                     .task_managers
                     .iter_mut()
                     .map(|tm| {
@@ -534,7 +469,7 @@ impl Streaming {
                 // The leader change reaches the TaskManagers: without reconciliation whatever
                 // the old JobMaster ran is cancelled before the new one deploys (P1.8).
                 if !reconcile {
-                    cancel_all(&mut ctx, tasks);
+                    cancel_all(&mut ctx);
                 }
                 let mut jm = JobMaster::pipelined_regions(
                     ctx.graph,
@@ -555,9 +490,9 @@ impl Streaming {
                 // P3.2: every TaskManager alive reports to the new leader, then sends again
                 // what it kept (P3.3).
                 let retention = spec.config.terminal_state_retention;
-                for tm in 0..ctx.io.task_managers.len() as u32 {
-                    if ctx.io.task_managers[tm as usize].alive {
-                        report(&mut ctx, tm, tasks, retention);
+                for tm in 0..ctx.task_managers.count() {
+                    if ctx.task_managers.get(tm).alive {
+                        report(&mut ctx, tm, retention);
                         schedule_retry(&mut ctx, tm);
                     }
                 }
@@ -571,7 +506,7 @@ impl Streaming {
                 task_manager,
                 process,
             } => {
-                let tm = &mut ctx.io.task_managers[task_manager as usize];
+                let tm = ctx.task_managers.get_mut(task_manager);
                 let Some(leader) = tm.leader.filter(|_| tm.runs(process)) else {
                     return; // the process died, and its outbox with it
                 };
@@ -639,7 +574,7 @@ impl Streaming {
                 channel, consumer, ..
             } => {
                 self.io.data.prefetch(channel);
-                if let Some(Some(task)) = self.tasks.get(consumer.index()) {
+                if let Some(task) = self.task_managers.task(consumer) {
                     task.prefetch();
                 }
             }
@@ -718,15 +653,15 @@ impl Streaming {
 #[inline]
 fn deliver(
     ctx: &mut Ctx<'_, '_>,
-    tasks: &mut [Option<Task>],
     channel: ChannelId,
     (consumer, slot): (SubtaskId, u32),
     element: Element,
     was_empty: bool,
 ) {
-    if let Some(task) = &mut tasks[consumer.index()] {
-        task.on_input(ctx, channel, slot, element, was_empty);
-        drop_if_failed(ctx, &mut tasks[consumer.index()]);
+    let on_input =
+        |task: &mut Task, ctx: &mut TaskCtx| task.on_input(ctx, channel, slot, element, was_empty);
+    if ctx.on_task(consumer, None, on_input) == Some(true) {
+        drop_failed(ctx, consumer);
     }
 }
 
@@ -744,31 +679,26 @@ fn buffer_arrived(ctx: &mut Ctx<'_, '_>, channel: ChannelId, run: &mut Vec<Recor
     run.clear();
 }
 
-/// The task of `subtask`, if it is the attempt a timer was set by.
+/// `Ctx::on_task` for attempt `attempt`; a task that failed itself then leaves its slot, as an
+/// injected task failure does.
+#[inline(always)]
+fn on_task_then_drop(
+    ctx: &mut Ctx<'_, '_>,
+    subtask: SubtaskId,
+    attempt: u32,
+    handle: impl FnOnce(&mut Task, &mut TaskCtx<'_, '_>),
+) {
+    if ctx.on_task(subtask, Some(attempt), handle) == Some(true) {
+        drop_failed(ctx, subtask);
+    }
+}
+
 /// A task that failed itself (its snapshot's synchronous part threw, F1.9) leaves its slot, as
-/// an injected task failure does.
-#[inline]
-fn drop_if_failed(ctx: &mut Ctx<'_, '_>, slot: &mut Option<Task>) {
-    if slot
-        .as_ref()
-        .is_some_and(|t| t.state() == ExecutionState::Failed)
-    {
-        drop_failed(ctx, slot);
-    }
-}
-
-/// `drop_if_failed`'s rare part, kept out of the hot paths that call it.
+/// an injected task failure does; the rare part of the handlers that hand an event to a task,
+/// kept out of their hot paths.
 #[cold]
-fn drop_failed(ctx: &mut Ctx<'_, '_>, slot: &mut Option<Task>) {
-    if let Some(t) = slot.take() {
-        ctx.io.task_managers[t.task_manager() as usize].task_ended(&t, ctx.now);
-    }
-}
-
-fn current(tasks: &mut [Option<Task>], subtask: SubtaskId, attempt: u32) -> Option<&mut Task> {
-    tasks[subtask.index()]
-        .as_mut()
-        .filter(|t| t.attempt() == attempt)
+fn drop_failed(ctx: &mut Ctx<'_, '_>, subtask: SubtaskId) {
+    ctx.task_managers.leave(subtask, ctx.now);
 }
 
 /// The JobMaster, if it is the incarnation a timer was set by.
@@ -779,14 +709,14 @@ fn live(jobmaster: &mut Option<JobMaster>, incarnation: u32) -> Option<With<'_, 
         .map(JobMaster::regions)
 }
 
-/// Cancels every task still deployed (no JobMaster to report to).
-fn cancel_all(ctx: &mut Ctx<'_, '_>, tasks: &mut [Option<Task>]) {
-    for slot in tasks.iter_mut() {
-        if let Some(task) = slot {
+/// Cancels every task still deployed (no JobMaster to report to), in subtask order.
+fn cancel_all(ctx: &mut Ctx<'_, '_>) {
+    for subtask in (0..ctx.graph.subtasks.len() as u32).map(SubtaskId) {
+        if let Some((task, mut ctx)) = ctx.lend(subtask) {
             if !task.state().is_terminal() {
-                task.cancel(ctx, false);
+                task.cancel(&mut ctx, false);
             }
         }
-        *slot = None;
+        ctx.task_managers.clear(subtask);
     }
 }

@@ -31,6 +31,7 @@ use crate::graph::{ExecutionGraph, SubtaskId};
 use crate::scenario::{Checkpointing, Cluster, FailoverScope, JobMasterConfig};
 use crate::source_mutant::{on, SourceMutant};
 use crate::status::{ExecutionState, JobStatus};
+use crate::taskmanager::placement;
 use crate::trace::{AbortReason, Address, Call, Restore, Rpc, SavepointRefusal, TraceEvent};
 use crate::world::{Ctx, Event};
 
@@ -103,7 +104,7 @@ impl JobMaster {
         let placement = graph
             .subtasks
             .iter()
-            .map(|s| s.index / cluster.slots_per_task_manager)
+            .map(|s| placement::task_manager_of(s.index, cluster.slots_per_task_manager))
             .collect();
         let scheduler = PipelinedRegions {
             executions: vec![

@@ -33,7 +33,7 @@ impl With<'_, PipelinedRegions> {
         // (alive or not: one that died before the election misses the window).
         let mut expected = vec![None; self.leader.task_managers.len()];
         for &tm in &self.scheduler.placement {
-            expected[tm as usize] = Some(ctx.io.incarnation(Address::TaskManager(tm)));
+            expected[tm as usize] = Some(ctx.incarnation(Address::TaskManager(tm)));
         }
         for i in 0..self.scheduler.executions.len() {
             self.scheduler.deployed_on[i] =
@@ -99,7 +99,7 @@ impl With<'_, PipelinedRegions> {
         if let Some(window) = self.window.as_mut() {
             // The sender is the TaskManager's process now: a report of a process that died
             // since it sent it never arrives (the world drops it).
-            let process = ctx.io.incarnation(Address::TaskManager(task_manager));
+            let process = ctx.incarnation(Address::TaskManager(task_manager));
             if window.report_done(task_manager, process) {
                 self.end_reconcile(ctx);
             }

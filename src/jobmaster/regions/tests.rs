@@ -4,7 +4,7 @@ use super::*;
 use crate::net::LinkId;
 use crate::trace::Retain;
 use crate::world::Streaming as World;
-use sim::{Budget, Instant, Model, Scheduler, Simulation};
+use sim::{Instant, Model, Scheduler};
 
 /// Runs `world` and, once, just before the first event at which `when` holds, hands the
 /// JobMaster and a handler's context to `act`.
@@ -27,6 +27,7 @@ where
             config,
             jobmaster,
             io,
+            task_managers,
             ..
         } = &mut self.world;
         if let Some(jm) = jobmaster.as_mut().filter(|jm| (self.when)(jm)) {
@@ -37,6 +38,7 @@ where
                     config,
                     io,
                     sched,
+                    task_managers,
                 };
                 act(jm, &mut ctx);
             }
@@ -83,14 +85,7 @@ fn failing_a_job_cancels_never_deployed_executions_at_once() {
         },
         act: Some(|jm: &mut JobMaster, ctx: &mut Ctx<'_, '_>| jm.regions().fail_job(ctx)),
     };
-    let mut sim = Simulation::new(sim::TieBreak::Insertion);
-    sim.schedule(Instant::ZERO, Event::Start);
-    let budget = Budget {
-        max_events: 1_000_000,
-        max_time: Instant::ZERO.saturating_add(sim::Duration::from_secs(10)),
-        max_pending: 1_000_000,
-    };
-    sim.run(&mut staged, budget);
+    crate::world::drive_for_test(&mut staged);
     assert!(staged.act.is_none(), "the staged moment never came");
     let world = &staged.world;
     assert_eq!(world.job_status(), JobStatus::Failed);
@@ -178,13 +173,6 @@ fn a_late_report_about_a_settled_execution_changes_nothing() {
             );
         }),
     };
-    let mut sim = Simulation::new(sim::TieBreak::Insertion);
-    sim.schedule(Instant::ZERO, Event::Start);
-    let budget = Budget {
-        max_events: 1_000_000,
-        max_time: Instant::ZERO.saturating_add(sim::Duration::from_secs(10)),
-        max_pending: 1_000_000,
-    };
-    sim.run(&mut staged, budget);
+    crate::world::drive_for_test(&mut staged);
     assert!(staged.act.is_none(), "the staged moment never came");
 }
