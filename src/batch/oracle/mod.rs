@@ -352,6 +352,7 @@ impl BatchOracles {
             }
         }
         self.reconcile.received(graph, (tm, process), what);
+        self.reconcile.note_complete(now);
     }
 
     /// A partition report reached the current JobMaster.
@@ -581,6 +582,7 @@ impl BatchOracles {
                 // is dropped), one that ends FAILING goes on to P2.4 without what the timed-out
                 // TaskManager reported.
                 self.reconcile.timed_out(task_manager);
+                self.reconcile.note_complete(now);
                 if let Some(w) = self.window.as_mut() {
                     let lost: Vec<_> = w
                         .reports

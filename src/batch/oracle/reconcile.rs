@@ -70,6 +70,10 @@ struct Window {
     opened: Instant,
     /// Every expected TaskManager finished its report: the window must close at once.
     complete: bool,
+    /// The instant it became complete after it opened: it must close in that instant, before
+    /// the JobMaster takes anything else (a registration that would make it wait again, a
+    /// later event), whatever trace events come between.
+    completed_at: Option<Instant>,
     expected: Vec<Option<u32>>,
     done: Vec<bool>,
     /// Per vertex: the parallelism known from durable job events or from a report.
@@ -159,6 +163,7 @@ impl Ledger {
             inputs: vec![Vec::new(); n],
             partitions: vec![Vec::new(); n],
             conflict: None,
+            completed_at: None,
         };
         window.check_complete();
         self.window = Some(window);
@@ -172,6 +177,8 @@ impl Ledger {
     /// of that step come first.
     pub(super) fn between(&mut self, event: &TraceEvent, now: Instant) -> Option<String> {
         let w = self.window.as_mut()?;
+        // Complete at an earlier instant, or complete and then made to wait again.
+        let late = w.completed_at.is_some_and(|at| now > at || !w.complete);
         let opening = w.opened == now
             && matches!(
                 event,
@@ -182,15 +189,25 @@ impl Ledger {
                 event,
                 TraceEvent::ExecutionState { .. } | TraceEvent::ReconcileEnded { .. }
             );
-        if !w.complete || allowed {
+        if !late && (!w.complete || allowed) {
             return None;
         }
+        let since = w.completed_at.take().unwrap_or(now);
         w.complete = false;
         Some(format!(
-            "every TaskManager the window waits for had sent its whole report, but the \
-             reconcile window was still open at {now} (P3.4: it closes as soon as every \
-             expected report is in)"
+            "every TaskManager the window waits for had sent its whole report (or been given \
+             up on) at {since}, but the reconcile window did not close then (still open at \
+             {now}; P3.4: it closes as soon as every expected report is in, before the \
+             JobMaster takes anything else)"
         ))
+    }
+
+    /// After what the JobMaster took at `now` (a report, a TaskManager given up on): if that
+    /// completed the window, it completed it now.
+    pub(super) fn note_complete(&mut self, now: Instant) {
+        if let Some(w) = self.window.as_mut().filter(|w| w.complete) {
+            w.completed_at.get_or_insert(now);
+        }
     }
 
     /// Per vertex, the parallelism the open window knows (from the durable job events, else
@@ -209,9 +226,15 @@ impl Ledger {
     }
 
     /// The JobMaster gave up on TaskManager `tm` (heartbeat timeout, or a newer process
-    /// registered): HA storage no longer expects the process it had registered.
+    /// registered): HA storage no longer expects the process it had registered or, if none
+    /// registered with this JobMaster, the one it expected (a process that died before it
+    /// could register with the new JobMaster is timed out all the same, and a window stops
+    /// waiting for it, P3.4).
     pub(super) fn timed_out(&mut self, tm: u32) {
-        let Some(process) = self.registered[tm as usize].take() else {
+        let Some(process) = self.registered[tm as usize]
+            .take()
+            .or(self.expected[tm as usize])
+        else {
             return;
         };
         if self.expected[tm as usize] == Some(process) {
