@@ -345,32 +345,20 @@ pub fn reproducer(
     let mut ids: Vec<&str> = report.violations.iter().map(|v| v.invariant.id()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let mut file = Map::new();
-    file.insert("name".into(), json!(format!("fuzz-seed-{seed}-{target}")));
-    file.insert(
-        "description".into(),
-        json!(format!(
+    let file = reproducer_file(
+        document,
+        format!("fuzz-seed-{seed}-{target}"),
+        format!(
             "Found by `flinksim fuzz` at seed {seed}{bug} and shrunk while `{target}` still \
              failed{message}. `flinksim run` on this file reproduces it (the expect block \
              names the violation, so the run passes exactly while it reproduces)."
-        )),
-    );
-    if let Some(fields) = document.as_object() {
-        for (k, v) in fields {
-            if !matches!(k.as_str(), "name" | "description" | "expect") {
-                file.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    file.insert(
-        "expect".into(),
-        json!({
+        ),
+        Some(json!({
             "status": report.status.name(),
             "violations": ids,
             "trace_hash": format!("{:#018x}", report.trace_hash),
-        }),
+        })),
     );
-    let file = Value::Object(file);
     let scenario =
         crate::scenario::parse(&file.to_string(), "reproducer").map_err(|e| e.to_string())?;
     Ok((file, scenario, report))
@@ -383,24 +371,16 @@ fn panic_reproducer(document: &Value, seed: u64) -> Value {
     let panic = isolated(|| run_document(document, Retain::Nothing).map(|_| ()))
         .err()
         .map_or_else(|| "no longer panics".to_owned(), |p| p.to_string());
-    let mut file = Map::new();
-    file.insert("name".into(), json!(format!("fuzz-seed-{seed}-panic")));
-    file.insert(
-        "description".into(),
-        json!(format!(
+    reproducer_file(
+        document,
+        format!("fuzz-seed-{seed}-panic"),
+        format!(
             "Found by `flinksim fuzz` at seed {seed} and shrunk while the model still \
              panicked at the same place: {panic}. A panic is a broken internal invariant, a bug \
              of the model (or of the injected bug); `flinksim run` on this file shows it."
-        )),
-    );
-    if let Some(fields) = document.as_object() {
-        for (k, v) in fields {
-            if !matches!(k.as_str(), "name" | "description" | "expect") {
-                file.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    Value::Object(file)
+        ),
+        None,
+    )
 }
 
 /// Writes `DIR/seed-<seed>-<target>.json` and, for a violation, its `.trace.jsonl`; returns the
@@ -451,22 +431,35 @@ fn budget_reproducer(document: &Value, seed: u64, stop: StopReason) -> Result<Va
     } else {
         format!(" Still going on then: {}.", report.diagnosis.join("; "))
     };
-    let mut file = Map::new();
-    file.insert(
-        "name".into(),
-        json!(format!("fuzz-seed-{seed}-{}", stop_id(stop))),
-    );
-    file.insert(
-        "description".into(),
-        json!(format!(
+    Ok(reproducer_file(
+        document,
+        format!("fuzz-seed-{seed}-{}", stop_id(stop)),
+        format!(
             "Found by `flinksim fuzz` at seed {seed} and shrunk while the run still ended on \
              its {} with no violation ({stop}), the job {}.{going_on} A run that cannot be \
              judged to its end may hide a job that never finishes; `flinksim run` on this file \
              reproduces it (the expect block pins the final status and the trace hash).",
             stop_id(stop),
             report.status.name(),
-        )),
-    );
+        ),
+        Some(json!({
+            "status": report.status.name(),
+            "trace_hash": format!("{:#018x}", report.trace_hash),
+        })),
+    ))
+}
+
+/// A reproducer's file: `name` and `description` first, then the shrunk document's fields
+/// (its own name, description and expect block left out), then `expect` if given.
+fn reproducer_file(
+    document: &Value,
+    name: String,
+    description: String,
+    expect: Option<Value>,
+) -> Value {
+    let mut file = Map::new();
+    file.insert("name".into(), json!(name));
+    file.insert("description".into(), json!(description));
     if let Some(fields) = document.as_object() {
         for (k, v) in fields {
             if !matches!(k.as_str(), "name" | "description" | "expect") {
@@ -474,14 +467,10 @@ fn budget_reproducer(document: &Value, seed: u64, stop: StopReason) -> Result<Va
             }
         }
     }
-    file.insert(
-        "expect".into(),
-        json!({
-            "status": report.status.name(),
-            "trace_hash": format!("{:#018x}", report.trace_hash),
-        }),
-    );
-    Ok(Value::Object(file))
+    if let Some(expect) = expect {
+        file.insert("expect".into(), expect);
+    }
+    Value::Object(file)
 }
 
 /// Writes `DIR/<stem>.json`, a run found by exploration rather than shrunk (`pct`,
