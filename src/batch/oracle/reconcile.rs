@@ -174,7 +174,7 @@ impl Ledger {
     /// A window can be complete as it opens (every TaskManager the job used was given up on
     /// before the crash); the new JobMaster's opening step tells the TaskManagers of it (P3.1,
     /// they register) before it checks its window, so their `leader_lost` and `leader_found`
-    /// of that step come first.
+    /// of that step come first, and so does the `rpc_lost` of a registration lost and retried.
     pub(super) fn between(&mut self, event: &TraceEvent, now: Instant) -> Option<String> {
         let w = self.window.as_mut()?;
         // Complete at an earlier instant, or complete and then made to wait again.
@@ -182,7 +182,9 @@ impl Ledger {
         let opening = w.opened == now
             && matches!(
                 event,
-                TraceEvent::LeaderLost { .. } | TraceEvent::LeaderFound { .. }
+                TraceEvent::LeaderLost { .. }
+                    | TraceEvent::LeaderFound { .. }
+                    | TraceEvent::RpcLost { .. }
             );
         let allowed = opening
             || matches!(
@@ -203,9 +205,15 @@ impl Ledger {
     }
 
     /// After what the JobMaster took at `now` (a report, a TaskManager given up on): if that
-    /// completed the window, it completed it now.
+    /// completed the window, it completed it now. Not in the instant the window opened: the
+    /// new JobMaster's opening step lets the TaskManagers register before it checks its
+    /// window (see `between`), so a window complete as it opens may wait again at once.
     pub(super) fn note_complete(&mut self, now: Instant) {
-        if let Some(w) = self.window.as_mut().filter(|w| w.complete) {
+        if let Some(w) = self
+            .window
+            .as_mut()
+            .filter(|w| w.complete && now > w.opened)
+        {
             w.completed_at.get_or_insert(now);
         }
     }
