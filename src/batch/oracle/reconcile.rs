@@ -746,6 +746,25 @@ mod tests {
         assert_eq!(ledger.between(&found, at(7)), None, "the opening step");
         assert!(ledger.between(&found, at(8)).is_some(), "a later step");
 
+        // Complete at 5 ms: closing at a later instant is late even if only the states and
+        // the end come between.
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        done(&mut ledger, &graph, 1);
+        ledger.note_complete(at(5));
+        assert!(ledger.between(&state, at(6)).is_some(), "a later instant");
+        // Complete when TaskManager1 is given up on, then made to wait again by its new
+        // process's registration in the same instant: the JobMaster took something else
+        // instead of closing.
+        let mut ledger = all_reported(&graph);
+        done(&mut ledger, &graph, 0);
+        ledger.timed_out(1);
+        ledger.note_complete(at(5));
+        ledger.received(&graph, (1, 1), Received::Register);
+        ledger.note_complete(at(5));
+        let wrong = ledger.between(&state, at(5)).expect("caught");
+        assert!(wrong.contains("did not close then"), "{wrong}");
+
         let mut ledger = all_reported(&graph);
         done(&mut ledger, &graph, 0);
         let early = (ReconcileOutcome::Failing, 3, 1);
