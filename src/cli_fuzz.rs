@@ -870,8 +870,8 @@ pub fn cmd_mutants(args: MutantsArgs) -> io::Result<ExitCode> {
 }
 
 /// `fuzz --strategy guided` (`flinksim::fuzz::guided`): the corpus in `OUT/corpus` is loaded,
-/// grown and saved; each failing input (up to `--shrink` of them) is shrunk and written as a
-/// reproducer.
+/// grown and saved; each failing input (up to `--shrink` of them) and the first input of each
+/// budget runs ended on are shrunk and written as reproducers.
 fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<ExitCode> {
     if args.shard.is_some() {
         eprintln!(
@@ -925,8 +925,9 @@ fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<Exi
     print_table(&mut out, &results, None)?;
     write_coverage(&mut out, &coverage(&results))?;
     // Each failing input (up to --shrink) is shrunk like a random campaign's seed: a fresh
-    // seed through its value tree, a mutant or corpus file by the document edits alone.
-    let failing: Vec<(&GuidedRun, Target)> = campaign
+    // seed through its value tree, a mutant or corpus file by the document edits alone; so is
+    // the first input of each budget runs ended on.
+    let mut failing: Vec<(&GuidedRun, Target)> = campaign
         .runs
         .iter()
         .filter(|r| r.failed() && r.document.is_some())
@@ -942,6 +943,24 @@ fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<Exi
         })
         .take(args.shrink)
         .collect();
+    // And the first input of each budget a run ended on with no violation, as a random
+    // campaign does.
+    let mut budgets: BTreeMap<&str, (&GuidedRun, StopReason)> = BTreeMap::new();
+    for run in campaign
+        .runs
+        .iter()
+        .filter(|r| r.result.outcome == Outcome::Budget && r.document.is_some())
+    {
+        if let Some(stop) = run.result.stop {
+            budgets.entry(stop_id(stop)).or_insert((run, stop));
+        }
+    }
+    failing.extend(
+        budgets
+            .into_values()
+            .take(args.shrink)
+            .map(|(run, stop)| (run, Target::Budget { stop })),
+    );
     let shrunk = parallel_map(
         &failing,
         options.threads,

@@ -755,6 +755,46 @@ fn a_guided_campaign_saves_its_corpus_and_the_next_resumes_from_it() {
     assert_eq!(sharded.status.code(), Some(2));
 }
 
+/// A guided campaign shrinks a budget stop too: a corpus entry whose event budget is too small
+/// for its job passes the budget on to its mutants, the first of them to stop on it is shrunk
+/// and written as `seed-N-event_budget.json`, and `flinksim run` passes on that file.
+#[test]
+fn a_guided_campaign_shrinks_its_first_budget_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    let mut document = generate(7, &GenerateOptions::default());
+    document["budget"]["max_events"] = serde_json::json!(40);
+    std::fs::write(corpus.join("000000.json"), document.to_string()).unwrap();
+    let out = dir.path().to_str().unwrap();
+    let output = flinksim(&[
+        "fuzz",
+        "--strategy",
+        "guided",
+        "--seeds",
+        "0..30",
+        "--threads",
+        "1",
+        "--out",
+        out,
+    ]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("input ") && l.contains("(event_budget)"))
+        .unwrap_or_else(|| panic!("no budget stop shrunk:\n{text}"));
+    assert!(line.contains("shrunk in"), "{line}");
+    let file = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().ends_with("-event_budget.json"))
+        .expect("a budget reproducer");
+    let run = flinksim(&["run", file.to_str().unwrap(), "--quiet"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+    assert!(stdout(&run).contains("expectations met"));
+}
+
 /// `flinksim hunt`: one row per target with each strategy's runs to a failure (random, pct,
 /// guided); an unknown target, or a source mutant asked of a build without them, is bad input
 /// (exit 2).

@@ -304,7 +304,8 @@ pub struct GuidedRun {
     pub result: SeedResult,
     /// It joined the corpus.
     pub admitted: bool,
-    /// The scenario, kept for a failing run only (to be written as a reproducer).
+    /// The scenario, kept for a failing run and for one that ended on a budget (to be
+    /// shrunk and written as a reproducer).
     pub document: Option<Value>,
 }
 
@@ -421,6 +422,12 @@ pub fn run_guided(
             // none.
             let (admitted, document) = if failed {
                 (false, Some(document()))
+            } else if result.outcome == Outcome::Budget {
+                // Kept for its reproducer as well as offered to the corpus: a run that ends on
+                // a budget is rare, and its coverage up to the stop is real.
+                let document = document();
+                let admitted = corpus.admit(|| document.clone(), origin.clone(), &features);
+                (admitted, Some(document))
             } else {
                 (corpus.admit(document, origin.clone(), &features), None)
             };
