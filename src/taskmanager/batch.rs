@@ -18,7 +18,7 @@ use crate::status::ExecutionState;
 use crate::taskmanager::{Mode, TaskManager};
 use crate::trace::{Call, Rpc, TraceEvent};
 use crate::world::batch::TmCtx;
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::{Duration, Instant};
 
 mod hosting;

@@ -13,7 +13,7 @@ use crate::net::LinkId;
 use crate::status::ExecutionState;
 use crate::trace::{Address, Call, Rpc, TraceEvent};
 use crate::world::batch::TmCtx;
-use crate::world::Ctx;
+use crate::world::{Act, Ctx};
 use sim::Duration;
 
 // ---- streaming jobs ----------------------------------------------------------------------

@@ -4,7 +4,7 @@
 //! reaches ([`Reach`]): all of them for the JobMaster and the world, its own for a task
 //! ([`TaskCtx`]).
 
-use super::Event;
+use super::{Act, Event};
 use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
@@ -219,6 +219,23 @@ impl<'s> Ctx<'_, 's> {
             sched: &mut *self.sched,
             task_managers: self.task_managers.get_mut(task_manager).host(),
         }
+    }
+}
+
+impl<R> Act for Ctx<'_, '_, R> {
+    #[inline]
+    fn now(&self) -> Instant {
+        self.now
+    }
+
+    #[inline]
+    fn record(&mut self, event: TraceEvent) {
+        Ctx::record(self, event);
+    }
+
+    #[inline]
+    fn after(&mut self, delay: Duration, event: Event) {
+        self.sched.after(delay, event);
     }
 }
 

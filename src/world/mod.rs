@@ -17,12 +17,14 @@
 //! the trace. The world also plays the cluster's processes dying and coming back: a crash drops
 //! an actor's volatile state, and messages to a dead (or since restarted) process are lost.
 
+mod act;
 pub mod batch;
 mod ctx;
 mod event;
 mod faults;
 mod streaming;
 
+pub use act::Act;
 pub use batch::Batch;
 pub use ctx::{Config, Ctx, Io, Membership, Reach, TaskCtx};
 pub use event::Event;

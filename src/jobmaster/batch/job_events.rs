@@ -8,7 +8,7 @@ use crate::jobmaster::With;
 use crate::status::JobStatus;
 use crate::trace::{FlushReason, Logged, TraceEvent};
 use crate::world::batch::Ctx;
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::Duration;
 
 impl With<'_, AdaptiveBatch> {
@@ -54,19 +54,17 @@ impl With<'_, AdaptiveBatch> {
             let incarnation = self.leader.incarnation;
             ctx.sched.at(next, Event::FlushTick { incarnation });
         }
-        ctx.cluster
-            .record(now, TraceEvent::JobEventLogged { what, snapshot });
+        ctx.record(TraceEvent::JobEventLogged { what, snapshot });
         if full {
             self.flush(ctx, FlushReason::BufferFull);
         }
     }
 
     pub(crate) fn flush(&mut self, ctx: &mut Ctx<'_, '_>, reason: FlushReason) {
-        let now = ctx.now();
         let events = ctx.cluster.store.flush() as u32;
         if events > 0 {
-            ctx.cluster
-                .record(now, TraceEvent::JobEventsFlushed { events, reason });
+            ctx.record(TraceEvent::JobEventsFlushed { events, reason });
         }
     }
+
 }

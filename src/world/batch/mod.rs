@@ -40,7 +40,7 @@ use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::{Blocking, Descriptor, Partition};
 use crate::taskmanager::TaskManager;
 use crate::trace::{Address, Call, FlushReason, Retain, Rpc, Trace, TraceEvent};
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
 
 /// How the batch world reads an RPC (`trace::Rpc`, the one vocabulary of both kinds of job).
@@ -306,11 +306,22 @@ pub struct Ctx<'a, 's> {
     pub sched: &'a mut Scheduler<'s, Event>,
 }
 
-impl Ctx<'_, '_> {
-    pub fn now(&self) -> Instant {
+impl Act for Ctx<'_, '_> {
+    fn now(&self) -> Instant {
         self.sched.now()
     }
 
+    fn record(&mut self, event: TraceEvent) {
+        let now = self.sched.now();
+        self.cluster.record(now, event);
+    }
+
+    fn after(&mut self, delay: Duration, event: Event) {
+        self.sched.after(delay, event);
+    }
+}
+
+impl Ctx<'_, '_> {
     /// Sends `msg` to process `process` of TaskManager `tm`.
     pub(crate) fn send_to_task_manager(&mut self, tm: u32, process: u32, msg: Rpc) {
         let to = (Address::JobMaster, Address::TaskManager(tm), process);
