@@ -14,8 +14,8 @@
 //! and acting through a [`TmCtx`], and the [`Cluster`] both act on: the task table (`tasks`),
 //! the remote shuffle service, the links, the job event store and HA records, and the trace.
 //! What belongs to no one actor is here: `rpc` (links, delivery, fencing, P3.3's refusal or keeping of a task's RPC),
-//! `processes` (crashes and elections; what a new JobMaster then does is its own `take_over`)
-//! and `faults`.
+//! `processes` (the first JobMaster and elections; what a new JobMaster then does is its own
+//! `take_over`) and `faults` (each fault routed to the actor it hits, which acts on itself).
 
 mod faults;
 mod processes;
@@ -458,9 +458,8 @@ impl Batch {
                 t.registration_timed_out(&mut ctx, process, losses);
             }
             Event::TaskManagerRestart { task_manager } => {
-                self.tms[task_manager as usize].restart();
-                self.cluster
-                    .record(now, TraceEvent::TaskManagerStarted { task_manager });
+                let (t, mut ctx) = self.task_manager(sched, task_manager);
+                t.start(&mut ctx);
                 self.register(sched, task_manager);
             }
             Event::Reconnect { task_manager } => self.reconnect(sched, task_manager),
