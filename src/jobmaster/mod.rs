@@ -136,6 +136,15 @@ pub struct With<'a, S> {
     pub(crate) scheduler: &'a mut S,
 }
 
+impl<S> With<'_, S> {
+    /// The job's status goes to `to`, recorded (`Leader::set_status`): one rule for both
+    /// modes, through either mode's context.
+    pub(crate) fn set_job_status(&mut self, ctx: &mut impl Act, to: JobStatus) {
+        let event = self.leader.set_status(to);
+        ctx.record(event);
+    }
+}
+
 impl JobMaster {
     pub fn status(&self) -> JobStatus {
         self.leader.status

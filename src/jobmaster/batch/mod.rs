@@ -338,11 +338,6 @@ impl With<'_, AdaptiveBatch> {
         });
     }
 
-    pub(crate) fn set_job_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {
-        let event = self.leader.set_status(to);
-        ctx.record(event);
-    }
-
     pub(crate) fn free_slot(&mut self, subtask: SubtaskId) {
         if let Some(tm) = self.scheduler.exec[subtask.index()].placed.take() {
             self.scheduler.slots_used[tm as usize] =
