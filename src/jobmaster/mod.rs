@@ -21,6 +21,8 @@ pub mod transitions;
 
 use crate::bug::Bug;
 use crate::status::JobStatus;
+use crate::trace::TraceEvent;
+use crate::world::{self, Act};
 use batch::AdaptiveBatch;
 use leader::Leader;
 use reconcile::window::Window;
@@ -52,13 +54,28 @@ pub enum Scheduler {
     AdaptiveBatch(AdaptiveBatch),
 }
 
-/// A mode's scheduler state, as the [`Scheduler`] holds it.
+/// A mode's scheduler state, as the [`Scheduler`] holds it, and what differs by mode in a rule
+/// the JobMaster keeps once.
 pub(crate) trait Mode: Sized {
+    /// The context this mode's handlers act through.
+    type Ctx<'a, 's>: Act
+    where
+        's: 'a;
+
     fn of(scheduler: &Scheduler) -> Option<&Self>;
     fn of_mut(scheduler: &mut Scheduler) -> Option<&mut Self>;
+
+    /// What of this mode a JobMaster's crash loses beyond the JobMaster itself, once the loss
+    /// is recorded (`JobMaster::crash`).
+    fn crashed(jm: With<'_, Self>, ctx: &mut Self::Ctx<'_, '_>);
 }
 
 impl Mode for PipelinedRegions {
+    type Ctx<'a, 's>
+        = world::Ctx<'a, 's>
+    where
+        's: 'a;
+
     fn of(scheduler: &Scheduler) -> Option<&Self> {
         match scheduler {
             Scheduler::PipelinedRegions(s) => Some(s),
@@ -72,9 +89,19 @@ impl Mode for PipelinedRegions {
             Scheduler::AdaptiveBatch(_) => None,
         }
     }
+
+    /// Nothing: what a streaming JobMaster must not lose is in durable checkpoint storage
+    /// already (P1), and what it kept only in memory (its view, its pending checkpoints, the
+    /// enumerators' assignments since the last checkpoint) goes with it.
+    fn crashed(_: With<'_, Self>, _: &mut Self::Ctx<'_, '_>) {}
 }
 
 impl Mode for AdaptiveBatch {
+    type Ctx<'a, 's>
+        = world::batch::Ctx<'a, 's>
+    where
+        's: 'a;
+
     fn of(scheduler: &Scheduler) -> Option<&Self> {
         match scheduler {
             Scheduler::AdaptiveBatch(s) => Some(s),
@@ -87,6 +114,11 @@ impl Mode for AdaptiveBatch {
             Scheduler::AdaptiveBatch(s) => Some(s),
             Scheduler::PipelinedRegions(_) => None,
         }
+    }
+
+    /// P2.2: the job event log's write buffer (`With::<AdaptiveBatch>::lose_write_buffer`).
+    fn crashed(mut jm: With<'_, Self>, ctx: &mut Self::Ctx<'_, '_>) {
+        jm.lose_write_buffer(ctx);
     }
 }
 
@@ -104,6 +136,15 @@ pub struct With<'a, S> {
     pub(crate) scheduler: &'a mut S,
 }
 
+impl<S> With<'_, S> {
+    /// The job's status goes to `to`, recorded (`Leader::set_status`): one rule for both
+    /// modes, through either mode's context.
+    pub(crate) fn set_job_status(&mut self, ctx: &mut impl Act, to: JobStatus) {
+        let event = self.leader.set_status(to);
+        ctx.record(event);
+    }
+}
+
 impl JobMaster {
     pub fn status(&self) -> JobStatus {
         self.leader.status
@@ -116,6 +157,18 @@ impl JobMaster {
     /// The scheduler's state, of mode `S` ([`ONE_MODE`]).
     pub(crate) fn scheduler<S: Mode>(&self) -> &S {
         S::of(&self.scheduler).expect(ONE_MODE)
+    }
+
+    /// Fault `crash_jobmaster`, both modes: the JobManager process dies, and this JobMaster
+    /// with everything it kept (its scheduler's state, the reconcile window, the TaskManagers
+    /// registered with it); only durable state survives it. Its loss is recorded, then what of
+    /// its mode `S` goes with it (`Mode::crashed`). Returns its incarnation, which the
+    /// TaskManagers' heartbeat timeout names.
+    pub(crate) fn crash<S: Mode>(mut self, ctx: &mut S::Ctx<'_, '_>) -> u32 {
+        let incarnation = self.incarnation();
+        ctx.record(TraceEvent::JobMasterLost { incarnation });
+        S::crashed(self.with::<S>(), ctx);
+        incarnation
     }
 
     /// The JobMaster with its scheduler of mode `S` ([`ONE_MODE`]): what that mode's handlers

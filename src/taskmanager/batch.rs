@@ -15,10 +15,10 @@ use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
 use crate::status::ExecutionState;
-use crate::taskmanager::{Mode, TaskManager};
+use crate::taskmanager::{Lost, Mode, TaskManager};
 use crate::trace::{Call, Rpc, TraceEvent};
 use crate::world::batch::TmCtx;
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::{Duration, Instant};
 
 mod hosting;
@@ -74,6 +74,18 @@ impl Mode for Blocking {
 }
 
 impl TaskManager<Blocking> {
+    /// Fault `lose_task_manager`: the process dies with the attempts it runs, each recorded
+    /// FAILED before the loss and none reported (no process is left to), and with the
+    /// partitions it held under the internal shuffle (`Blocking::forget`, P2.3); a consumer
+    /// learns of those only when it misses one (P2.4). `None` if no process of it runs.
+    pub(crate) fn lose(&mut self, ctx: &mut TmCtx<'_, '_>) -> Option<Lost> {
+        if !self.alive {
+            return None;
+        }
+        self.end_hosted(ctx, ExecutionState::Failed);
+        Some(self.lost(ctx))
+    }
+
     /// The connection to the JobMaster is reset: whatever was on the wire either way is lost.
     /// Returns whether it was up (a live, connected process).
     pub(crate) fn disconnect(&mut self) -> bool {

@@ -16,15 +16,25 @@ pub mod outbox;
 mod pipelined;
 pub(crate) mod reconcile;
 pub use outbox::Outbox;
-pub(crate) use pipelined::receive;
 pub use pipelined::{placement, Ended, Host, Pipelined, TaskManagers};
 
+use crate::trace::TraceEvent;
+use crate::world::Act;
 use sim::{Duration, Instant};
 
 /// P3.1: a task that ended at `ended` is remembered (and reported to a new leader, P3.2) for
 /// `retention`; past it, the TaskManager has forgotten it. One rule for both kinds of job.
 pub(crate) fn forgotten(ended: Instant, now: Instant, retention: Duration) -> bool {
     now.saturating_duration_since(ended) > retention
+}
+
+/// A TaskManager process that died (fault `lose_task_manager`): which TaskManager, and which of
+/// its processes. What the loss sets off beyond it is the same in both modes
+/// (`world::processes::task_manager_lost`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lost {
+    pub task_manager: u32,
+    pub process: u32,
 }
 
 /// What only one kind of job's TaskManager holds, beside what every TaskManager keeps.
@@ -73,15 +83,39 @@ impl<M: Mode> TaskManager<M> {
 
     /// The process died: its memory goes with it (kept RPCs, and what its mode's part keeps in
     /// the process), and with it its leader. Returns the dead process.
-    pub(crate) fn crash(&mut self) -> u32 {
+    fn crash(&mut self) -> u32 {
         self.alive = false;
         self.leader = None;
         self.forget();
         self.process
     }
 
+    /// Fault `lose_task_manager`, both modes: the process dies, what it kept goes with it
+    /// (`crash`), and the loss is recorded. Its mode's part has ended what it hosted first, as
+    /// its mode tells it (each mode's `lose`).
+    fn lost(&mut self, ctx: &mut impl Act) -> Lost {
+        let process = self.crash();
+        ctx.record(TraceEvent::TaskManagerLost {
+            task_manager: self.index,
+        });
+        Lost {
+            task_manager: self.index,
+            process,
+        }
+    }
+
+    /// The deployment replaces a lost process, both modes: the next process starts
+    /// (`restart`), and is recorded. It registers with the leader it learns of, as its mode
+    /// does.
+    pub(crate) fn start(&mut self, ctx: &mut impl Act) {
+        self.restart();
+        ctx.record(TraceEvent::TaskManagerStarted {
+            task_manager: self.index,
+        });
+    }
+
     /// A replacement process starts, connected and without a leader yet.
-    pub(crate) fn restart(&mut self) {
+    fn restart(&mut self) {
         self.process += 1;
         self.alive = true;
         self.connected = true;

@@ -3,19 +3,27 @@
 //! partitions are the data plane's channels. A task's handlers borrow what they may touch of
 //! their TaskManager as a [`Host`] (`TaskManager::lend`), beside the task itself; where each
 //! subtask's slot is, is [`placement`]; the streaming world's TaskManagers with that table are
-//! [`TaskManagers`]; what a TaskManager does with an RPC from the JobMaster is `receive`.
+//! [`TaskManagers`].
+//!
+//! A streaming TaskManager is an actor as a batch one is: its handlers are methods of
+//! `TaskManager<Pipelined>` acting through its view of the world (`world::TmCtx`), which lends
+//! each of its tasks the task's own (`lend_task`). What it does with an RPC from the JobMaster
+//! is `receive.rs`; what ends its tasks otherwise (its process's death, a failed task, a lost
+//! input partition, the loss of its JobMaster) is `failure.rs`; its side of P3 is
+//! `taskmanager/reconcile.rs`.
 
 mod cluster;
+mod failure;
 pub mod placement;
 mod receive;
 
 pub use cluster::TaskManagers;
-pub(crate) use receive::receive;
 
 use super::{Mode, Outbox, TaskManager};
 use crate::graph::SubtaskId;
 use crate::status::ExecutionState;
 use crate::task::Task;
+use crate::world::{TaskCtx, TmCtx};
 use sim::Instant;
 
 /// A task that ended and left its slot (failed, or cancelled by a JobMaster), as the
@@ -111,14 +119,50 @@ impl TaskManager<Pipelined> {
         Some((task, host))
     }
 
-    /// What a task of this TaskManager may touch of it, for a task that has left its slot.
-    pub fn host(&mut self) -> Host<'_> {
+    /// What a task of this TaskManager may touch of it, for a task that has left its slot and
+    /// for the TaskManager's own RPCs.
+    fn host(&mut self) -> Host<'_> {
         Host {
             index: self.index,
             process: self.process,
             alive: self.alive,
             outbox: &mut self.outbox,
         }
+    }
+
+    /// Its task in `slot`, if one is deployed there, with the task's view of the world.
+    #[inline]
+    pub(crate) fn lend_task<'c, 's>(
+        &'c mut self,
+        ctx: &'c mut TmCtx<'_, 's>,
+        slot: u32,
+    ) -> Option<(&'c mut Task, TaskCtx<'c, 's>)> {
+        let (task, host) = self.lend(slot)?;
+        Some((task, ctx.reaching(host)))
+    }
+
+    /// Its own view as a sender: an RPC it sends itself goes through its outbox as its tasks'
+    /// do (P3.3), from its process.
+    pub(crate) fn sender<'c, 's>(&'c mut self, ctx: &'c mut TmCtx<'_, 's>) -> TaskCtx<'c, 's> {
+        ctx.reaching(self.host())
+    }
+
+    /// Hands an event to its task in `slot` if one is deployed there and, given `attempt`, it
+    /// is that one (`world::Ctx::on_task`, from the TaskManager): `None` if there was no such
+    /// task; else whether the task failed itself (F1.9: it must then leave its slot).
+    pub(crate) fn on_task<'s>(
+        &mut self,
+        ctx: &mut TmCtx<'_, 's>,
+        slot: u32,
+        attempt: Option<u32>,
+        handle: impl FnOnce(&mut Task, &mut TaskCtx<'_, 's>),
+    ) -> Option<bool> {
+        let (task, mut ctx) = self.lend_task(ctx, slot)?;
+        if attempt.is_some_and(|a| a != task.attempt()) {
+            return None;
+        }
+        handle(task, &mut ctx);
+        Some(task.state() == ExecutionState::Failed)
     }
 
     /// The task in `slot` ended and leaves it: the TaskManager remembers it (P3.1).
@@ -137,19 +181,6 @@ impl TaskManager<Pipelined> {
     /// JobMaster (P1.8), and no JobMaster will ask for it.
     pub fn clear(&mut self, slot: u32) {
         self.mode.tasks[slot as usize] = None;
-    }
-
-    /// The process dies (a lost TaskManager): its tasks leave their slots with it, in slot
-    /// order, for the caller to play their deaths; then what it remembered goes (`crash`).
-    /// Returns the dead process and the tasks.
-    pub fn lose(&mut self) -> (u32, Vec<Task>) {
-        let tasks = self
-            .mode
-            .tasks
-            .iter_mut()
-            .filter_map(Option::take)
-            .collect();
-        (self.crash(), tasks)
     }
 
     /// The remembered end of `subtask`'s last attempt here, if it left its slot.

@@ -2,9 +2,10 @@
 //! ([`Membership`]), the shared state ([`Io`]: network, storage, trace, oracles, probes, fault
 //! plan) and the narrow view of it a handler gets ([`Ctx`]), with what of the TaskManagers it
 //! reaches ([`Reach`]): all of them for the JobMaster and the world, its own for a task
-//! ([`TaskCtx`]).
+//! ([`TaskCtx`]), none for a TaskManager, whose own state is its own, but where each subtask's
+//! slot is ([`TmCtx`]).
 
-use super::Event;
+use super::{Act, Event};
 use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
@@ -17,7 +18,8 @@ use crate::record::{digest, Element, Record};
 use crate::scenario::{DurationRange, FailoverScope, FinishProtocol};
 use crate::status::ExecutionState;
 use crate::task::Task;
-use crate::taskmanager::{outbox, Host, Outbox, TaskManagers};
+use crate::taskmanager::placement::{Placement, Slot};
+use crate::taskmanager::{outbox, Host, Outbox, Pipelined, TaskManager, TaskManagers};
 use crate::trace::{Address, Rpc, Trace, TraceEvent};
 use sim::{Duration, Instant, Scheduler, Stream};
 
@@ -161,7 +163,8 @@ impl Reach for Host<'_> {
 }
 
 /// A handler's view of the world; `R` is what of the TaskManagers it reaches ([`Reach`]): by
-/// default every one (the JobMaster's and the world's view), for a task its own ([`TaskCtx`]).
+/// default every one (the JobMaster's and the world's view), for a task its own ([`TaskCtx`]),
+/// for a TaskManager only P0's placement table ([`TmCtx`]).
 pub struct Ctx<'a, 's, R = &'a mut TaskManagers> {
     pub now: Instant,
     pub graph: &'a ExecutionGraph,
@@ -171,8 +174,38 @@ pub struct Ctx<'a, 's, R = &'a mut TaskManagers> {
     pub task_managers: R,
 }
 
-/// A task's view of the world: the shared state, and of the TaskManagers only its own.
+/// A task's view of the world: the shared state, and of the TaskManagers only its own (what a
+/// TaskManager sends itself goes through the same view of itself, `TaskManager::sender`).
 pub type TaskCtx<'a, 's> = Ctx<'a, 's, Host<'a>>;
+
+/// A streaming TaskManager's view of the world while it handles one event: the shared state,
+/// and of the TaskManagers only where each subtask's slot is (P0's [`Placement`], to find the
+/// slot a deployment fills). Its own state is its own (`&mut TaskManager<Pipelined>`), and it
+/// lends each of its tasks a [`TaskCtx`] (`TaskManager::lend_task`).
+pub type TmCtx<'a, 's> = Ctx<'a, 's, &'a Placement>;
+
+impl<'s, R> Ctx<'_, 's, R> {
+    /// The same view of the shared state, reaching `reach` of the TaskManagers instead.
+    #[inline(always)]
+    pub(crate) fn reaching<Q>(&mut self, reach: Q) -> Ctx<'_, 's, Q> {
+        Ctx {
+            now: self.now,
+            graph: self.graph,
+            config: self.config,
+            io: &mut *self.io,
+            sched: &mut *self.sched,
+            task_managers: reach,
+        }
+    }
+}
+
+impl TmCtx<'_, '_> {
+    /// Where `subtask` runs (P0).
+    #[inline]
+    pub fn slot(&self, subtask: SubtaskId) -> Slot {
+        self.task_managers.of(subtask)
+    }
+}
 
 impl<'s> Ctx<'_, 's> {
     /// `subtask`'s current attempt, if deployed, and its view of the world.
@@ -188,6 +221,23 @@ impl<'s> Ctx<'_, 's> {
             task_managers: host,
         };
         Some((task, ctx))
+    }
+
+    /// TaskManager `task_manager`, with its view of the world ([`TmCtx`]).
+    pub fn task_manager(
+        &mut self,
+        task_manager: u32,
+    ) -> (&mut TaskManager<Pipelined>, TmCtx<'_, 's>) {
+        let (tm, placement) = self.task_managers.split(task_manager);
+        let ctx = Ctx {
+            now: self.now,
+            graph: self.graph,
+            config: self.config,
+            io: &mut *self.io,
+            sched: &mut *self.sched,
+            task_managers: placement,
+        };
+        (tm, ctx)
     }
 
     /// Hands an event to `subtask`'s current attempt, if one is deployed and, given `attempt`,
@@ -208,17 +258,22 @@ impl<'s> Ctx<'_, 's> {
         handle(task, &mut ctx);
         Some(task.state() == ExecutionState::Failed)
     }
+}
 
-    /// The view of the world of a task of TaskManager `task_manager` that has left its slot.
-    pub fn for_task_of(&mut self, task_manager: u32) -> TaskCtx<'_, 's> {
-        Ctx {
-            now: self.now,
-            graph: self.graph,
-            config: self.config,
-            io: &mut *self.io,
-            sched: &mut *self.sched,
-            task_managers: self.task_managers.get_mut(task_manager).host(),
-        }
+impl<R> Act for Ctx<'_, '_, R> {
+    #[inline]
+    fn now(&self) -> Instant {
+        self.now
+    }
+
+    #[inline]
+    fn record(&mut self, event: TraceEvent) {
+        Ctx::record(self, event);
+    }
+
+    #[inline]
+    fn after(&mut self, delay: Duration, event: Event) {
+        self.sched.after(delay, event);
     }
 }
 

@@ -1,7 +1,11 @@
-//! The faults of a streaming run, as the fault plan fires them.
+//! The faults of a streaming run, as the fault plan fires them: each is routed to the actor it
+//! hits, which acts on itself (a task's TaskManager fails it, a lost TaskManager's process dies
+//! with its tasks, a crashed JobMaster goes), and what a lost process sets off beyond it is the
+//! cluster's, the same in both modes (`super::processes`).
 
-use super::{Ctx, Event};
-use crate::graph::{ChannelId, ExecutionGraph, SubtaskId};
+use super::{processes, Ctx, Event};
+use crate::graph::{ChannelId, ExecutionGraph};
+use crate::jobmaster::regions::PipelinedRegions;
 use crate::jobmaster::JobMaster;
 use crate::scenario::FaultKind;
 use crate::scenario::SubtaskRef;
@@ -22,7 +26,9 @@ pub(super) fn fire(
                 index,
                 fault: FaultEvent::FailTask(subtask),
             });
-            fail(ctx, subtask);
+            let place = ctx.task_managers.place(subtask);
+            let (tm, mut ctx) = ctx.task_manager(place.task_manager);
+            tm.fail_task(&mut ctx, subtask);
         }
         FaultKind::TriggerTask { task, checkpoint } => {
             let subtask = ctx.graph.subtask(task);
@@ -61,64 +67,33 @@ pub(super) fn fire(
                 index,
                 fault: FaultEvent::LoseTaskManager(task_manager),
             });
-            let tm = ctx.task_managers.get_mut(task_manager);
-            if !tm.alive {
+            let (tm, mut tm_ctx) = ctx.task_manager(task_manager);
+            let Some((lost, partitions)) = tm.lose(&mut tm_ctx) else {
                 return;
-            }
-            // Its process dies with its tasks and what it kept (P3.1, P3.3).
-            let (dead, tasks) = tm.lose();
-            ctx.record(TraceEvent::TaskManagerLost { task_manager });
-            // Finished producers whose result partitions die with the TaskManager.
-            let mut lost_finished = Vec::new();
-            for mut t in tasks {
-                if t.state().is_terminal() {
-                    lost_finished.push(t.subtask());
-                } else {
-                    t.die(&mut ctx.for_task_of(task_manager));
-                }
-            }
-            // A consumer elsewhere still reading from such a partition loses its connection
-            // and fails (the JobMaster would otherwise never restart the finished producer):
-            // the region failover then runs both again (P1.8).
-            for &producer in &lost_finished {
+            };
+            // Each consumer elsewhere still reading a partition that died learns of it from
+            // its TaskManager.
+            for producer in partitions {
                 for channel in ctx.graph.channels.iter().filter(|c| c.from == producer) {
-                    let reading = ctx.task_managers.task(channel.to).is_some_and(|t| {
-                        !t.state().is_terminal() && !t.input_ended(channel.input_slot)
-                    });
-                    if reading {
-                        fail(ctx, channel.to);
-                    }
+                    let place = ctx.task_managers.place(channel.to);
+                    let (tm, mut ctx) = ctx.task_manager(place.task_manager);
+                    tm.partition_lost(&mut ctx, channel);
                 }
             }
-            if let Some(jm) = jobmaster {
-                let incarnation = jm.incarnation();
-                ctx.sched.after(
-                    heartbeat,
-                    Event::TaskManagerTimeout {
-                        task_manager,
-                        dead,
-                        incarnation,
-                    },
-                );
-            }
-            ctx.sched
-                .after(restart_after, Event::TaskManagerRestart { task_manager });
+            let jobmaster = jobmaster.as_ref().map(JobMaster::incarnation);
+            processes::task_manager_lost(ctx.sched, lost, jobmaster, heartbeat, restart_after);
         }
         FaultKind::CrashJobMaster { restart_after } => {
             ctx.record(TraceEvent::FaultFired {
                 index,
                 fault: FaultEvent::CrashJobMaster,
             });
-            if jobmaster.take().is_none() {
+            let Some(jm) = jobmaster.take() else {
                 return;
-            }
-            let membership = &mut ctx.io.membership;
-            membership.jobmaster_alive = false;
-            let incarnation = membership.jobmaster;
-            ctx.record(TraceEvent::JobMasterLost { incarnation });
-            ctx.sched
-                .after(heartbeat, Event::JobMasterTimeout { incarnation });
-            ctx.sched.after(restart_after, Event::JobMasterElected);
+            };
+            ctx.io.membership.jobmaster_alive = false;
+            let incarnation = jm.crash::<PipelinedRegions>(ctx);
+            processes::jobmaster_lost(ctx.sched, incarnation, heartbeat, restart_after);
         }
         FaultKind::DelaySpike { .. } => ctx.record(TraceEvent::FaultFired {
             index,
@@ -144,21 +119,6 @@ pub(super) fn fire(
         | FaultKind::JobEventsReadFailure => {
             unreachable!("validation allows this fault only in batch mode")
         }
-    }
-}
-
-/// `subtask`'s task, if deployed and still running, fails (P1.8) and leaves its slot; its
-/// TaskManager remembers it (P3.1).
-fn fail(ctx: &mut Ctx<'_, '_>, subtask: SubtaskId) {
-    let failed = match ctx.lend(subtask) {
-        Some((t, mut ctx)) if !t.state().is_terminal() => {
-            t.fail(&mut ctx);
-            true
-        }
-        _ => false,
-    };
-    if failed {
-        ctx.task_managers.leave(subtask, ctx.now);
     }
 }
 

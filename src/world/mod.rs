@@ -14,17 +14,23 @@
 //! handlers; they learn about each other only through RPCs and data channels, which the world
 //! delivers with latency. The world is the only place that holds them all, and [`Ctx`] is the
 //! narrow view a handler gets: the clock, the read-only graph, the network, durable storage,
-//! the trace. The world also plays the cluster's processes dying and coming back: a crash drops
-//! an actor's volatile state, and messages to a dead (or since restarted) process are lost.
+//! the trace. Every context of both modes is an [`Act`] (clock, trace, timers), so a rule the
+//! same in both modes is written once. A fault is routed to the actor it hits, which acts on
+//! itself (a crash drops the actor's volatile state); what a lost process sets off beyond it
+//! (heartbeat timeouts, the replacement, the election) is the cluster's, one path for both
+//! modes (`processes`), and messages to a dead (or since restarted) process are lost.
 
+mod act;
 pub mod batch;
 mod ctx;
 mod event;
 mod faults;
+mod processes;
 mod streaming;
 
+pub use act::Act;
 pub use batch::Batch;
-pub use ctx::{Config, Ctx, Io, Membership, Reach, TaskCtx};
+pub use ctx::{Config, Ctx, Io, Membership, Reach, TaskCtx, TmCtx};
 pub use event::Event;
 pub use streaming::Streaming;
 

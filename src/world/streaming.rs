@@ -3,7 +3,6 @@
 
 use super::faults::{fire, release_channel};
 use super::{Config, Ctx, Event, Io, Membership, TaskCtx};
-use crate::bug::Bug;
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
 use crate::faults::FaultPlan;
@@ -17,10 +16,8 @@ use crate::record::{Element, Record};
 use crate::scenario::{
     CheckpointMode, Checkpointing, Cluster, Failover, FaultKind, JobMasterConfig, Scenario,
 };
-use crate::source_mutant::{on, SourceMutant};
 use crate::task::Task;
-use crate::taskmanager::reconcile::{keep, report, schedule_retry};
-use crate::taskmanager::{outbox, receive, TaskManagers};
+use crate::taskmanager::{outbox, TaskManagers};
 use crate::trace::{Address, Retain, Trace, TraceEvent};
 use sim::{Actor, Duration, Instant, RandomStreams, Scheduler};
 
@@ -249,7 +246,8 @@ impl Streaming {
                         && sender_alive
                         && (dead || refused || sending.outbox.is_holding())
                     {
-                        keep(&mut ctx, tm, seq, rpc);
+                        let (tm, mut ctx) = ctx.task_manager(tm);
+                        tm.keep(&mut ctx, seq, rpc);
                         return;
                     }
                 }
@@ -277,7 +275,10 @@ impl Streaming {
                     (Address::JobMaster, Address::JobMaster, _) => {
                         unreachable!("the JobMaster sends no RPC to itself")
                     }
-                    (_, Address::TaskManager(tm), _) => receive(&mut ctx, tm, rpc),
+                    (_, Address::TaskManager(tm), _) => {
+                        let (tm, mut ctx) = ctx.task_manager(tm);
+                        tm.receive(&mut ctx, rpc);
+                    }
                 }
             }
             Event::Arrive {
@@ -428,11 +429,10 @@ impl Streaming {
             Event::TaskManagerRestart { task_manager } => {
                 // The replacement process learns of the leader elected last (HA).
                 let leader = ctx.io.membership.jobmaster;
-                let tm = ctx.task_managers.get_mut(task_manager);
-                tm.restart();
+                let (tm, mut tm_ctx) = ctx.task_manager(task_manager);
+                tm.start(&mut tm_ctx);
                 tm.leader = Some(leader);
                 let process = tm.process;
-                ctx.record(TraceEvent::TaskManagerStarted { task_manager });
                 if let Some(jm) = jobmaster {
                     jm.regions()
                         .on_task_manager_registered(&mut ctx, task_manager, process);
@@ -491,9 +491,10 @@ impl Streaming {
                 // what it kept (P3.3).
                 let retention = spec.config.terminal_state_retention;
                 for tm in 0..ctx.task_managers.count() {
-                    if ctx.task_managers.get(tm).alive {
-                        report(&mut ctx, tm, retention);
-                        schedule_retry(&mut ctx, tm);
+                    let (tm, mut ctx) = ctx.task_manager(tm);
+                    if tm.alive {
+                        tm.report(&mut ctx, retention);
+                        tm.schedule_retry(&mut ctx);
                     }
                 }
             }
@@ -506,33 +507,8 @@ impl Streaming {
                 task_manager,
                 process,
             } => {
-                let tm = ctx.task_managers.get_mut(task_manager);
-                let Some(leader) = tm.leader.filter(|_| tm.runs(process)) else {
-                    return; // the process died, and its outbox with it
-                };
-                let outbox = &mut tm.outbox;
-                let resend_now = ctx.config.bug == Some(Bug::ResendBeforeDrained);
-                if !resend_now && ctx.io.rpc.in_flight_from(task_manager).next().is_some() {
-                    // Older RPCs are still on the wire: resent now, the kept ones would land
-                    // behind them. Holding lets the wire drain.
-                    outbox.retry_later();
-                    schedule_retry(&mut ctx, task_manager);
-                    return;
-                }
-                let mut kept = outbox.take();
-                // source mutant resend-newest-first
-                let next = |kept: &mut std::collections::BTreeMap<_, _>| {
-                    if on(SourceMutant::ResendNewestFirst) {
-                        kept.pop_last()
-                    } else {
-                        kept.pop_first()
-                    }
-                };
-                while let Some((seq, rpc)) = next(&mut kept) {
-                    ctx.io.stats.rpcs_resent += 1;
-                    let from = Address::TaskManager(task_manager);
-                    ctx.send_numbered(from, Address::JobMaster, leader, seq, rpc);
-                }
+                let (tm, mut ctx) = ctx.task_manager(task_manager);
+                tm.retry_parked(&mut ctx, process);
             }
             Event::FlushTick { .. }
             | Event::LeaderTimeout { .. }
@@ -709,14 +685,12 @@ fn live(jobmaster: &mut Option<JobMaster>, incarnation: u32) -> Option<With<'_, 
         .map(JobMaster::regions)
 }
 
-/// Cancels every task still deployed (no JobMaster to report to), in subtask order.
+/// Every TaskManager cancels the tasks it still runs (no JobMaster to report to,
+/// `TaskManager::cancel_orphaned`), in subtask order.
 fn cancel_all(ctx: &mut Ctx<'_, '_>) {
     for subtask in (0..ctx.graph.subtasks.len() as u32).map(SubtaskId) {
-        if let Some((task, mut ctx)) = ctx.lend(subtask) {
-            if !task.state().is_terminal() {
-                task.cancel(&mut ctx, false);
-            }
-        }
-        ctx.task_managers.clear(subtask);
+        let place = ctx.task_managers.place(subtask);
+        let (tm, mut ctx) = ctx.task_manager(place.task_manager);
+        tm.cancel_orphaned(&mut ctx, subtask);
     }
 }

@@ -8,7 +8,7 @@ use crate::jobmaster::With;
 use crate::status::JobStatus;
 use crate::trace::{FlushReason, Logged, TraceEvent};
 use crate::world::batch::Ctx;
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::Duration;
 
 impl With<'_, AdaptiveBatch> {
@@ -54,19 +54,40 @@ impl With<'_, AdaptiveBatch> {
             let incarnation = self.leader.incarnation;
             ctx.sched.at(next, Event::FlushTick { incarnation });
         }
-        ctx.cluster
-            .record(now, TraceEvent::JobEventLogged { what, snapshot });
+        ctx.record(TraceEvent::JobEventLogged { what, snapshot });
         if full {
             self.flush(ctx, FlushReason::BufferFull);
         }
     }
 
     pub(crate) fn flush(&mut self, ctx: &mut Ctx<'_, '_>, reason: FlushReason) {
-        let now = ctx.now();
         let events = ctx.cluster.store.flush() as u32;
         if events > 0 {
-            ctx.cluster
-                .record(now, TraceEvent::JobEventsFlushed { events, reason });
+            ctx.record(TraceEvent::JobEventsFlushed { events, reason });
+        }
+    }
+
+    /// F2.3, fault `job_events_write_failure`: the write that fails loses what the buffer
+    /// held, and the store stays closed for the rest of this JobMaster's life (`log`).
+    pub(crate) fn write_failed(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if self.scheduler.events_failed {
+            return; // closed already: nothing more was written to fail
+        }
+        let events = ctx.cluster.store.lose_buffer() as u32;
+        self.scheduler.events_failed = true;
+        ctx.record(TraceEvent::JobEventsWriteFailed { events });
+    }
+
+    /// P2.2: its JobManager process crashed, and the write buffer with it: what no flush made
+    /// durable is lost, unless the injected bug pretends it was written.
+    pub(crate) fn lose_write_buffer(&mut self, ctx: &mut Ctx<'_, '_>) {
+        if self.bug == Some(Bug::TrustUnflushedEvents) {
+            ctx.cluster.store.flush();
+            return;
+        }
+        let events = ctx.cluster.store.lose_buffer() as u32;
+        if events > 0 {
+            ctx.record(TraceEvent::JobEventsLost { events });
         }
     }
 }

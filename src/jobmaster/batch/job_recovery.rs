@@ -13,7 +13,7 @@ use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{Call, RerunReason, Rpc, TraceEvent};
 use crate::world::batch::Ctx;
-use crate::world::Event;
+use crate::world::{Act, Event};
 
 use std::collections::BTreeSet;
 
@@ -52,14 +52,11 @@ impl With<'_, AdaptiveBatch> {
         }
         let replayed = self.replay_log(ctx);
         ctx.cluster.recoveries[r].discarded = replayed.discarded.len() as u32;
-        ctx.cluster.record(
-            now,
-            TraceEvent::RecoveryStarted {
-                replayed: replayed.applied as u32,
-                discarded: replayed.discarded.len() as u32,
-                full_restart: false,
-            },
-        );
+        ctx.record(TraceEvent::RecoveryStarted {
+            replayed: replayed.applied as u32,
+            discarded: replayed.discarded.len() as u32,
+            full_restart: false,
+        });
         // Step 1: vertices with a logged parallelism are initialized again.
         for v in 0..ctx.cluster.graph.vertices.len() {
             if let Some(p) = replayed.parallelism[v] {
@@ -127,14 +124,11 @@ impl With<'_, AdaptiveBatch> {
             .filter(|s| ctx.cluster.done[s.index()].is_some())
             .collect();
         ctx.cluster.store.clear();
-        ctx.cluster.record(
-            now,
-            TraceEvent::RecoveryStarted {
-                replayed: 0,
-                discarded: 0,
-                full_restart: true,
-            },
-        );
+        ctx.record(TraceEvent::RecoveryStarted {
+            replayed: 0,
+            discarded: 0,
+            full_restart: true,
+        });
         let record = &mut ctx.cluster.recoveries[r];
         record.full_restart = true;
         record.running_at = Some(now);
@@ -148,14 +142,11 @@ impl With<'_, AdaptiveBatch> {
         let rerun = finished_before.len() as u32;
         self.scheduler.recovered_once = true;
         self.set_job_status(ctx, JobStatus::Running);
-        ctx.cluster.record(
-            now,
-            TraceEvent::RecoveryEnded {
-                recovered: 0,
-                rerun,
-                timed_out: false,
-            },
-        );
+        ctx.record(TraceEvent::RecoveryEnded {
+            recovered: 0,
+            rerun,
+            timed_out: false,
+        });
         self.schedule(ctx);
     }
 
@@ -164,8 +155,7 @@ impl With<'_, AdaptiveBatch> {
     /// execution takes a new attempt.
     pub(crate) fn replay_failed(&mut self, ctx: &mut Ctx<'_, '_>, r: usize) {
         let events = ctx.cluster.store.durable().len() as u32;
-        ctx.cluster
-            .record(ctx.now(), TraceEvent::JobEventsUnreadable { events });
+        ctx.record(TraceEvent::JobEventsUnreadable { events });
         for (e, next) in self
             .scheduler
             .exec
@@ -213,7 +203,6 @@ impl With<'_, AdaptiveBatch> {
         (subtask, attempt): (SubtaskId, u32),
         bytes: u64,
     ) {
-        let now = ctx.now();
         let process = self.report_seen(ctx, tm, (subtask, attempt));
         if let Some(rec) = self.scheduler.recovering.as_mut() {
             let expected = Location::TaskManager {
@@ -224,28 +213,22 @@ impl With<'_, AdaptiveBatch> {
                 if a == attempt && location == expected {
                     self.scheduler.tracker[subtask.index()] = Some((attempt, location, bytes));
                     rec.awaited.remove(&subtask);
-                    ctx.cluster.record(
-                        now,
-                        TraceEvent::PartitionReported {
-                            task_manager: tm,
-                            subtask,
-                            attempt,
-                            late: false,
-                        },
-                    );
+                    ctx.record(TraceEvent::PartitionReported {
+                        task_manager: tm,
+                        subtask,
+                        attempt,
+                        late: false,
+                    });
                     self.maybe_end_recovery(ctx);
                     return;
                 }
             }
-            ctx.cluster.record(
-                now,
-                TraceEvent::PartitionReported {
-                    task_manager: tm,
-                    subtask,
-                    attempt,
-                    late: false,
-                },
-            );
+            ctx.record(TraceEvent::PartitionReported {
+                task_manager: tm,
+                subtask,
+                attempt,
+                late: false,
+            });
             self.send_to_task_manager(ctx, tm, Rpc::new(subtask, attempt, Call::ReleasePartition));
             return;
         }
@@ -262,15 +245,12 @@ impl With<'_, AdaptiveBatch> {
         }
         // F2.4: after the wait, a report is answered by releasing those partitions.
         let late = self.scheduler.recovered_once;
-        ctx.cluster.record(
-            now,
-            TraceEvent::PartitionReported {
-                task_manager: tm,
-                subtask,
-                attempt,
-                late,
-            },
-        );
+        ctx.record(TraceEvent::PartitionReported {
+            task_manager: tm,
+            subtask,
+            attempt,
+            late,
+        });
         if late {
             if let Some(r) = ctx.cluster.recoveries.last_mut() {
                 r.late_reports += 1;
@@ -402,14 +382,11 @@ impl With<'_, AdaptiveBatch> {
         record.running_at = Some(now);
         record.timed_out = timed_out;
         let rerun = record.rerun.len() as u32;
-        ctx.cluster.record(
-            now,
-            TraceEvent::RecoveryEnded {
-                recovered: recovered.len() as u32,
-                rerun,
-                timed_out,
-            },
-        );
+        ctx.record(TraceEvent::RecoveryEnded {
+            recovered: recovered.len() as u32,
+            rerun,
+            timed_out,
+        });
         self.schedule(ctx);
     }
 }

@@ -33,7 +33,7 @@ use crate::scenario::ShuffleKind;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{Call, FlushReason, RerunReason, Rpc, TraceEvent};
 use crate::world::batch::{Cluster, Ctx};
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::{Duration, Instant};
 use std::collections::BTreeSet;
 
@@ -216,14 +216,11 @@ impl With<'_, AdaptiveBatch> {
                     .as_mut()
                     .expect("a source has an enumerator")
                     .next_split(index);
-                ctx.cluster.record(
-                    now,
-                    TraceEvent::SplitAssigned {
-                        subtask,
-                        attempt,
-                        split,
-                    },
-                );
+                ctx.record(TraceEvent::SplitAssigned {
+                    subtask,
+                    attempt,
+                    split,
+                });
                 let assign = Rpc {
                     subtask,
                     attempt,
@@ -307,14 +304,11 @@ impl With<'_, AdaptiveBatch> {
             call: Call::ReleasePartition,
         } = msg
         {
-            ctx.cluster.record(
-                ctx.sched.now(),
-                TraceEvent::ReleaseRequested {
-                    task_manager: tm,
-                    subtask,
-                    attempt,
-                },
-            );
+            ctx.record(TraceEvent::ReleaseRequested {
+                task_manager: tm,
+                subtask,
+                attempt,
+            });
         }
         let process =
             self.leader.task_managers[tm as usize].unwrap_or(ctx.tms[tm as usize].process);
@@ -332,25 +326,16 @@ impl With<'_, AdaptiveBatch> {
         subtask: SubtaskId,
         to: ExecutionState,
     ) {
-        let now = ctx.now();
         let e = &mut self.scheduler.exec[subtask.index()];
         let from = e.state;
         e.state = to;
         let attempt = e.attempt;
-        ctx.cluster.record(
-            now,
-            TraceEvent::ExecutionState {
-                subtask,
-                attempt,
-                from,
-                to,
-            },
-        );
-    }
-
-    pub(crate) fn set_job_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {
-        let event = self.leader.set_status(to);
-        ctx.cluster.record(ctx.sched.now(), event);
+        ctx.record(TraceEvent::ExecutionState {
+            subtask,
+            attempt,
+            from,
+            to,
+        });
     }
 
     pub(crate) fn free_slot(&mut self, subtask: SubtaskId) {
@@ -543,7 +528,6 @@ impl AdaptiveBatch {
 impl With<'_, AdaptiveBatch> {
     /// The JobMaster noticed that TaskManager `tm` (process `process`) is gone or unreachable.
     pub(crate) fn lose_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
-        let now = ctx.now();
         if !self.leader.lose(tm, process) {
             return;
         }
@@ -551,8 +535,7 @@ impl With<'_, AdaptiveBatch> {
         if ctx.cluster.expected_task_managers[tm as usize] == Some(process) {
             ctx.cluster.expected_task_managers[tm as usize] = None;
         }
-        ctx.cluster
-            .record(now, TraceEvent::TaskManagerTimedOut { task_manager: tm });
+        ctx.record(TraceEvent::TaskManagerTimedOut { task_manager: tm });
         let lost = Location::TaskManager {
             task_manager: tm,
             process,

@@ -88,14 +88,11 @@ impl With<'_, AdaptiveBatch> {
         let now = ctx.now();
         let rpc = msg.task_rpc().expect("only task RPCs are kept");
         let (subtask, attempt) = (rpc.subtask, rpc.attempt);
-        ctx.cluster.record(
-            now,
-            TraceEvent::TaskRpcRefused {
-                task_manager: tm,
-                subtask,
-                attempt,
-            },
-        );
+        ctx.record(TraceEvent::TaskRpcRefused {
+            task_manager: tm,
+            subtask,
+            attempt,
+        });
         let index = ctx.cluster.trace.len().saturating_sub(1);
         ctx.cluster
             .oracles
@@ -395,7 +392,7 @@ impl With<'_, AdaptiveBatch> {
             finished,
         };
         let (outcome, event) = window.end(now, &judged, &mut ctx.cluster.reconciliations);
-        ctx.cluster.record(now, event);
+        ctx.record(event);
         match outcome {
             ReconcileOutcome::Running => {
                 self.set_job_status(ctx, JobStatus::Running);
@@ -522,14 +519,11 @@ impl With<'_, AdaptiveBatch> {
             return;
         }
         ctx.cluster.recoveries[r].discarded = rec.replayed.discarded.len() as u32;
-        ctx.cluster.record(
-            now,
-            TraceEvent::RecoveryStarted {
-                replayed: rec.replayed.applied as u32,
-                discarded: rec.replayed.discarded.len() as u32,
-                full_restart: false,
-            },
-        );
+        ctx.record(TraceEvent::RecoveryStarted {
+            replayed: rec.replayed.applied as u32,
+            discarded: rec.replayed.discarded.len() as u32,
+            full_restart: false,
+        });
         for v in 0..ctx.cluster.graph.vertices.len() {
             self.scheduler.parallelism[v] = rec.replayed.parallelism[v];
         }

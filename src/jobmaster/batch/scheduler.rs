@@ -16,7 +16,7 @@ use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::Descriptor;
 use crate::trace::{Call, RerunReason, Restore, Rpc, TraceEvent};
 use crate::world::batch::Ctx;
-use crate::world::Event;
+use crate::world::{Act, Event};
 
 impl With<'_, AdaptiveBatch> {
     /// Initializes the vertices whose inputs finished, deploys what can run, and ends the job
@@ -139,15 +139,12 @@ impl With<'_, AdaptiveBatch> {
         self.scheduler.exec[s.index()].placed = Some(tm as u32);
         self.scheduler.exec[s.index()].deployed_at = Some(now);
         self.exec_state(ctx, s, ExecutionState::Deploying);
-        ctx.cluster.record(
-            now,
-            TraceEvent::Deployed {
-                subtask: s,
-                attempt,
-                task_manager: tm as u32,
-                speculative: false,
-            },
-        );
+        ctx.record(TraceEvent::Deployed {
+            subtask: s,
+            attempt,
+            task_manager: tm as u32,
+            speculative: false,
+        });
         self.arm_speculation_check(ctx);
         self.send_to_task_manager(
             ctx,
@@ -160,7 +157,6 @@ impl With<'_, AdaptiveBatch> {
     /// P2.1: a vertex is initialized once its inputs finished; an `"auto"` vertex gets its
     /// parallelism from the bytes they produced.
     pub(crate) fn initialize(&mut self, ctx: &mut Ctx<'_, '_>, v: VertexId) {
-        let now = ctx.now();
         let vertex = &ctx.cluster.graph.vertices[v.index()];
         let input_bytes: u64 = vertex
             .inputs
@@ -185,15 +181,12 @@ impl With<'_, AdaptiveBatch> {
             vertex.parallelism
         };
         self.set_parallelism(ctx, v, parallelism);
-        ctx.cluster.record(
-            now,
-            TraceEvent::VertexInitialized {
-                vertex: v,
-                parallelism,
-                input_bytes,
-                adaptive,
-            },
-        );
+        ctx.record(TraceEvent::VertexInitialized {
+            vertex: v,
+            parallelism,
+            input_bytes,
+            adaptive,
+        });
         self.log(
             ctx,
             JobEvent::VertexInitialized {
@@ -214,7 +207,6 @@ impl With<'_, AdaptiveBatch> {
     }
 
     pub(crate) fn commit(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let now = ctx.now();
         let mut outputs = Vec::new();
         for (v, vertex) in ctx.cluster.graph.vertices.iter().enumerate() {
             if !vertex.outputs.is_empty() {
@@ -238,13 +230,10 @@ impl With<'_, AdaptiveBatch> {
             // finishes a recovered job again replaces what the one before committed.
             ctx.cluster.committed.retain(|(t, _)| *t != s);
             let records = data::total_records(&fragments);
-            ctx.cluster.record(
-                now,
-                TraceEvent::OutputCommitted {
-                    subtask: s,
-                    records,
-                },
-            );
+            ctx.record(TraceEvent::OutputCommitted {
+                subtask: s,
+                records,
+            });
             ctx.cluster.committed.push((s, fragments));
         }
     }
@@ -252,11 +241,10 @@ impl With<'_, AdaptiveBatch> {
     /// Resets `seeds` and everything P2.4 step 4's region expansion adds, then schedules after
     /// the restart delay (a task failure, a lost partition, a lost TaskManager).
     pub(crate) fn failover(&mut self, ctx: &mut Ctx<'_, '_>, seeds: Vec<(SubtaskId, RerunReason)>) {
-        let now = ctx.now();
         ctx.cluster.failovers += 1;
         if let Err(exhausted) = self.leader.count_restart(ctx.cluster.max_restarts) {
             // P1.8: the strategy gave up after `max_restarts` restarts.
-            ctx.cluster.record(now, exhausted);
+            ctx.record(exhausted);
             let running: Vec<SubtaskId> = (0..ctx.cluster.graph.subtasks.len() as u32)
                 .map(SubtaskId)
                 .filter(|s| {
@@ -351,15 +339,12 @@ impl With<'_, AdaptiveBatch> {
             // old one, which leaves a terminal state.
             if self.bug == Some(Bug::ReuseTerminalExecution) && was.is_terminal() {
                 let attempt = e.attempt;
-                ctx.cluster.record(
-                    now,
-                    TraceEvent::ExecutionState {
-                        subtask: s,
-                        attempt,
-                        from: was,
-                        to: ExecutionState::Created,
-                    },
-                );
+                ctx.record(TraceEvent::ExecutionState {
+                    subtask: s,
+                    attempt,
+                    from: was,
+                    to: ExecutionState::Created,
+                });
             }
             let v = ctx.cluster.graph.subtasks[s.index()].vertex;
             let index = ctx.cluster.graph.subtasks[s.index()].index;
@@ -369,8 +354,7 @@ impl With<'_, AdaptiveBatch> {
                 }
             }
             if !was_created {
-                ctx.cluster
-                    .record(now, TraceEvent::SubtaskReset { subtask: s, reason });
+                ctx.record(TraceEvent::SubtaskReset { subtask: s, reason });
             }
             if let (Some(_), Some(r)) = (ctx.cluster.done[s.index()], plan.recovery_index) {
                 ctx.cluster.rerun_of[s.index()] = Some(r);
@@ -406,14 +390,11 @@ impl With<'_, AdaptiveBatch> {
                     .position(|p| p.producer == s && p.attempt == attempt)
                 {
                     ctx.cluster.remote.remove(i);
-                    ctx.cluster.record(
-                        ctx.now(),
-                        TraceEvent::PartitionReleased {
-                            subtask: s,
-                            attempt,
-                            remote: true,
-                        },
-                    );
+                    ctx.record(TraceEvent::PartitionReleased {
+                        subtask: s,
+                        attempt,
+                        remote: true,
+                    });
                 }
             }
             Location::TaskManager { task_manager, .. } => self.send_to_task_manager(

@@ -18,7 +18,7 @@ use crate::jobmaster::With;
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{Call, Restore, Rpc, TraceEvent};
 use crate::world::batch::Ctx;
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::{Duration, Instant};
 
 /// An attempt the JobMaster deployed that may still finish (not CREATED, CANCELING or ended).
@@ -51,7 +51,7 @@ impl With<'_, AdaptiveBatch> {
         }
         // As Flink's handler does, every slow node is blocked before any new attempt is placed.
         let now = ctx.now();
-        ctx.cluster.record(now, TraceEvent::SpeculationChecked);
+        ctx.record(TraceEvent::SpeculationChecked);
         let slow: Vec<(SubtaskId, Vec<u32>)> = ctx
             .cluster
             .graph
@@ -180,15 +180,12 @@ impl With<'_, AdaptiveBatch> {
         });
         ctx.cluster.spec_descriptors[s.index()] = Some(descriptor);
         // Recorded before the view shows it, so a reader knows it runs beside the original.
-        ctx.cluster.record(
-            now,
-            TraceEvent::Deployed {
-                subtask: s,
-                attempt,
-                task_manager: tm as u32,
-                speculative: true,
-            },
-        );
+        ctx.record(TraceEvent::Deployed {
+            subtask: s,
+            attempt,
+            task_manager: tm as u32,
+            speculative: true,
+        });
         self.spec_state(ctx, s, ExecutionState::Deploying);
         self.send_to_task_manager(
             ctx,
@@ -199,21 +196,17 @@ impl With<'_, AdaptiveBatch> {
 
     /// The JobMaster's view of `s`'s speculative attempt goes to `to`.
     pub(crate) fn spec_state(&mut self, ctx: &mut Ctx<'_, '_>, s: SubtaskId, to: ExecutionState) {
-        let now = ctx.now();
         let e = self.scheduler.spec[s.index()]
             .as_mut()
             .expect("a speculative attempt");
         let (from, attempt) = (e.state, e.attempt);
         e.state = to;
-        ctx.cluster.record(
-            now,
-            TraceEvent::ExecutionState {
-                subtask: s,
-                attempt,
-                from,
-                to,
-            },
-        );
+        ctx.record(TraceEvent::ExecutionState {
+            subtask: s,
+            attempt,
+            from,
+            to,
+        });
     }
 
     /// Is `attempt` the speculative attempt of `s`, in `state`?

@@ -148,8 +148,8 @@ impl With<'_, PipelinedRegions> {
         if let Some(restore) = ctx.io.storage.initial().cloned() {
             return self.start_from(ctx, &restore);
         }
-        self.set_status(ctx, JobStatus::Created);
-        self.set_status(ctx, JobStatus::Running);
+        self.set_job_status(ctx, JobStatus::Created);
+        self.set_job_status(ctx, JobStatus::Running);
         for i in 0..self.scheduler.executions.len() {
             self.deploy(ctx, SubtaskId(i as u32), Restore::FRESH);
         }
@@ -163,8 +163,8 @@ impl With<'_, PipelinedRegions> {
     /// finished there as finished on restore. The TaskManagers have cancelled the previous
     /// attempts and every partition is released.
     pub fn recover(&mut self, ctx: &mut Ctx<'_, '_>) {
-        self.set_status(ctx, JobStatus::Created);
-        self.set_status(ctx, JobStatus::Running);
+        self.set_job_status(ctx, JobStatus::Created);
+        self.set_job_status(ctx, JobStatus::Running);
         let record = ctx.io.stats.failovers.len();
         ctx.io.stats.failovers.push(FailoverRecord::new(
             ctx.now,
@@ -359,7 +359,7 @@ impl With<'_, PipelinedRegions> {
                 if self.scheduler.finished == self.scheduler.executions.len()
                     && self.leader.status == JobStatus::Running
                 {
-                    self.set_status(ctx, JobStatus::Finished);
+                    self.set_job_status(ctx, JobStatus::Finished);
                     if let Some(cc) = &mut self.scheduler.checkpoints {
                         cc.on_job_ended(ctx);
                     }
@@ -502,7 +502,7 @@ impl With<'_, PipelinedRegions> {
             );
         }
         if full && self.leader.status == JobStatus::Running {
-            self.set_status(ctx, JobStatus::Restarting);
+            self.set_job_status(ctx, JobStatus::Restarting);
         }
         let mut in_scope = vec![false; self.scheduler.executions.len()];
         for &s in &scope {
@@ -549,7 +549,7 @@ impl With<'_, PipelinedRegions> {
 
     /// FAILING, every execution cancelled, FAILED.
     fn fail_job(&mut self, ctx: &mut Ctx<'_, '_>) {
-        self.set_status(ctx, JobStatus::Failing);
+        self.set_job_status(ctx, JobStatus::Failing);
         if let Some(cc) = &mut self.scheduler.checkpoints {
             cc.on_job_ended(ctx);
         }
@@ -557,7 +557,7 @@ impl With<'_, PipelinedRegions> {
             self.cancel(ctx, SubtaskId(i as u32));
         }
         self.scheduler.restart = None;
-        self.set_status(ctx, JobStatus::Failed);
+        self.set_job_status(ctx, JobStatus::Failed);
     }
 
     /// Restarts once every execution of the scope is terminal, the delay passed, and the
@@ -584,7 +584,7 @@ impl With<'_, PipelinedRegions> {
             }
         }
         if self.restore(ctx, &restart.scope, restart.record) && restart.full {
-            self.set_status(ctx, JobStatus::Running);
+            self.set_job_status(ctx, JobStatus::Running);
         }
     }
 
@@ -770,11 +770,6 @@ impl With<'_, PipelinedRegions> {
             process,
             rpc,
         );
-    }
-
-    fn set_status(&mut self, ctx: &mut Ctx<'_, '_>, to: JobStatus) {
-        let event = self.leader.set_status(to);
-        ctx.record(event);
     }
 
     fn set_execution(&mut self, ctx: &mut Ctx<'_, '_>, subtask: SubtaskId, to: ExecutionState) {

@@ -27,8 +27,8 @@ impl With<'_, PipelinedRegions> {
     /// P3.1: a newly elected JobMaster under `failover: reconcile` takes the job over from the
     /// TaskManagers, which kept its tasks running.
     pub fn reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
-        self.set_status(ctx, JobStatus::Created);
-        self.set_status(ctx, JobStatus::Reconciling);
+        self.set_job_status(ctx, JobStatus::Created);
+        self.set_job_status(ctx, JobStatus::Reconciling);
         // P3.1: every TaskManager that hosts the job is expected, as the process it runs now
         // (alive or not: one that died before the election misses the window).
         let mut expected = vec![None; self.leader.task_managers.len()];
@@ -193,13 +193,13 @@ impl With<'_, PipelinedRegions> {
         ctx.record(event);
         match outcome {
             ReconcileOutcome::Running => {
-                self.set_status(ctx, JobStatus::Running);
+                self.set_job_status(ctx, JobStatus::Running);
                 if let Some(cc) = &mut self.scheduler.checkpoints {
                     cc.settle_inherited(ctx, &self.scheduler.executions, &self.scheduler.placement);
                     cc.start(ctx);
                 }
             }
-            ReconcileOutcome::Finished => self.set_status(ctx, JobStatus::Finished),
+            ReconcileOutcome::Finished => self.set_job_status(ctx, JobStatus::Finished),
             ReconcileOutcome::Failing => self.restart_after_reconcile(ctx, &window),
         }
     }
@@ -210,8 +210,8 @@ impl With<'_, PipelinedRegions> {
         if let Err(exhausted) = self.leader.count_restart(self.restarts_allowed()) {
             return self.give_up(ctx, exhausted);
         }
-        self.set_status(ctx, JobStatus::Failing);
-        self.set_status(ctx, JobStatus::Restarting);
+        self.set_job_status(ctx, JobStatus::Failing);
+        self.set_job_status(ctx, JobStatus::Restarting);
         let record = ctx.io.stats.failovers.len();
         ctx.io.stats.failovers.push(FailoverRecord::new(
             ctx.now,

@@ -26,7 +26,7 @@ impl With<'_, PipelinedRegions> {
                     checkpoint: restore.checkpoint,
                 });
                 ctx.io.stats.restore_refused = Some(reason);
-                return self.set_status(ctx, JobStatus::Failed);
+                return self.set_job_status(ctx, JobStatus::Failed);
             }
         };
         let snapshots = assign(ctx.graph, restore, &finished);
@@ -43,8 +43,8 @@ impl With<'_, PipelinedRegions> {
             },
             snapshots,
         );
-        self.set_status(ctx, JobStatus::Created);
-        self.set_status(ctx, JobStatus::Running);
+        self.set_job_status(ctx, JobStatus::Created);
+        self.set_job_status(ctx, JobStatus::Running);
         for (i, &finished) in finished.iter().enumerate() {
             let restore = Restore {
                 checkpoint,

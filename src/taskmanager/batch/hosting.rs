@@ -15,6 +15,7 @@ use crate::status::ExecutionState;
 use crate::taskmanager::TaskManager;
 use crate::trace::TraceEvent;
 use crate::world::batch::TmCtx;
+use crate::world::Act;
 use sim::Instant;
 
 impl Task {

@@ -69,15 +69,15 @@ impl TaskManagers {
         self.list[task_manager as usize].lend(slot)
     }
 
+    /// TaskManager `task_manager`, to change, and the placement table, to read.
+    #[inline]
+    pub fn split(&mut self, task_manager: u32) -> (&mut TaskManager<Pipelined>, &Placement) {
+        (&mut self.list[task_manager as usize], &self.placement)
+    }
+
     /// `subtask`'s task ended and leaves its slot; its TaskManager remembers it (P3.1).
     pub fn leave(&mut self, subtask: SubtaskId, now: sim::Instant) {
         let Slot { task_manager, slot } = self.placement.of(subtask);
         self.list[task_manager as usize].leave(slot, now);
-    }
-
-    /// `subtask`'s task leaves its slot unremembered (`TaskManager::clear`).
-    pub fn clear(&mut self, subtask: SubtaskId) {
-        let Slot { task_manager, slot } = self.placement.of(subtask);
-        self.list[task_manager as usize].clear(slot);
     }
 }

@@ -1,13 +1,17 @@
 //! The faults of a batch run, as the fault plan fires them (every kind of the scenario format),
-//! and a cut-off TaskManager reconnecting.
+//! and a cut-off TaskManager reconnecting. Each fault is routed to the actor it hits, which
+//! acts on itself (a TaskManager fails its task, or its process dies with what it hosted; a
+//! JobMaster's write fails, or it crashes); what a lost process sets off beyond it is the
+//! cluster's, the same in both modes (`crate::world::processes`).
 
 use crate::graph::SubtaskId;
+use crate::jobmaster::batch::{AdaptiveBatch, RecoveryRecord};
+use crate::jobmaster::JobMaster;
 use crate::scenario::FaultKind;
-use crate::status::ExecutionState;
 use crate::trace::{FaultEvent, TraceEvent};
-use crate::world::batch::Batch;
-use crate::world::Event;
-use sim::Scheduler;
+use crate::world::batch::{Batch, Ctx};
+use crate::world::{processes, Event};
+use sim::{Duration, Scheduler};
 
 impl Batch {
     pub(crate) fn fire(&mut self, sched: &mut Scheduler<'_, Event>, index: u32, kind: FaultKind) {
@@ -52,25 +56,13 @@ impl Batch {
                         fault: FaultEvent::LoseTaskManager(task_manager),
                     },
                 );
-                if !self.tms[task_manager as usize].alive {
-                    return;
-                }
                 let (t, mut ctx) = self.task_manager(sched, task_manager);
-                t.end_hosted(&mut ctx, ExecutionState::Failed);
-                let process = t.crash();
-                self.cluster
-                    .record(now, TraceEvent::TaskManagerLost { task_manager });
-                if let Some(jm) = &self.jm {
-                    sched.after(
-                        self.cluster.heartbeat,
-                        Event::TaskManagerTimeout {
-                            task_manager,
-                            dead: process,
-                            incarnation: jm.incarnation(),
-                        },
-                    );
-                }
-                sched.after(restart_after, Event::TaskManagerRestart { task_manager });
+                let Some(lost) = t.lose(&mut ctx) else {
+                    return;
+                };
+                let jobmaster = self.jm.as_ref().map(JobMaster::incarnation);
+                let heartbeat = self.cluster.heartbeat;
+                processes::task_manager_lost(sched, lost, jobmaster, heartbeat, restart_after);
             }
             FaultKind::DisconnectTaskManager {
                 task_manager,
@@ -132,19 +124,8 @@ impl Batch {
                         fault: FaultEvent::JobEventsWriteFailure,
                     },
                 );
-                // F2.3: the write that fails loses what the buffer held, and the store stays
-                // closed for this JobMaster.
-                let failing = self.jm.as_ref().is_some_and(|jm| !jm.batch().events_failed);
-                if failing {
-                    let events = self.cluster.store.lose_buffer() as u32;
-                    self.jm
-                        .as_mut()
-                        .expect("alive")
-                        .adaptive()
-                        .scheduler
-                        .events_failed = true;
-                    self.cluster
-                        .record(now, TraceEvent::JobEventsWriteFailed { events });
+                if let Some((mut jm, mut ctx)) = self.jobmaster(sched, None) {
+                    jm.write_failed(&mut ctx);
                 }
             }
             FaultKind::JobEventsReadFailure => {
@@ -193,5 +174,33 @@ impl Batch {
         self.cluster
             .record(now, TraceEvent::TaskManagerReconnected { task_manager: tm });
         self.register(sched, tm);
+    }
+
+    /// Fault `crash_jobmaster`: the JobMaster alive, unless its job is over (P2.7: a FINISHED
+    /// job whose result is not durable yet is still HA storage's to recover), crashes
+    /// (`JobMaster::crash`); HA's next incarnation is the one TaskManagers address, and the
+    /// recovery to come is counted from now.
+    fn crash_jobmaster(&mut self, sched: &mut Scheduler<'_, Event>, restart_after: Duration) {
+        let now = sched.now();
+        if self.is_done() {
+            return;
+        }
+        let Some(jm) = self.jm.take() else { return };
+        let mut ctx = Ctx {
+            cluster: &mut self.cluster,
+            tms: &mut self.tms,
+            sched,
+        };
+        let incarnation = jm.crash::<AdaptiveBatch>(&mut ctx);
+        self.cluster.jm_incarnation += 1;
+        self.cluster.crashed_at = now;
+        if self.cluster.reconcile.is_none() {
+            self.cluster.recoveries.push(RecoveryRecord {
+                crashed_at: now,
+                ..RecoveryRecord::default()
+            });
+        }
+        let heartbeat = self.cluster.heartbeat;
+        processes::jobmaster_lost(sched, incarnation, heartbeat, restart_after);
     }
 }

@@ -14,8 +14,8 @@
 //! and acting through a [`TmCtx`], and the [`Cluster`] both act on: the task table (`tasks`),
 //! the remote shuffle service, the links, the job event store and HA records, and the trace.
 //! What belongs to no one actor is here: `rpc` (links, delivery, fencing, P3.3's refusal or keeping of a task's RPC),
-//! `processes` (crashes and elections; what a new JobMaster then does is its own `take_over`)
-//! and `faults`.
+//! `processes` (the first JobMaster and elections; what a new JobMaster then does is its own
+//! `take_over`) and `faults` (each fault routed to the actor it hits, which acts on itself).
 
 mod faults;
 mod processes;
@@ -40,7 +40,7 @@ use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::{Blocking, Descriptor, Partition};
 use crate::taskmanager::TaskManager;
 use crate::trace::{Address, Call, FlushReason, Retain, Rpc, Trace, TraceEvent};
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
 
 /// How the batch world reads an RPC (`trace::Rpc`, the one vocabulary of both kinds of job).
@@ -306,11 +306,22 @@ pub struct Ctx<'a, 's> {
     pub sched: &'a mut Scheduler<'s, Event>,
 }
 
-impl Ctx<'_, '_> {
-    pub fn now(&self) -> Instant {
+impl Act for Ctx<'_, '_> {
+    fn now(&self) -> Instant {
         self.sched.now()
     }
 
+    fn record(&mut self, event: TraceEvent) {
+        let now = self.sched.now();
+        self.cluster.record(now, event);
+    }
+
+    fn after(&mut self, delay: Duration, event: Event) {
+        self.sched.after(delay, event);
+    }
+}
+
+impl Ctx<'_, '_> {
     /// Sends `msg` to process `process` of TaskManager `tm`.
     pub(crate) fn send_to_task_manager(&mut self, tm: u32, process: u32, msg: Rpc) {
         let to = (Address::JobMaster, Address::TaskManager(tm), process);
@@ -447,9 +458,8 @@ impl Batch {
                 t.registration_timed_out(&mut ctx, process, losses);
             }
             Event::TaskManagerRestart { task_manager } => {
-                self.tms[task_manager as usize].restart();
-                self.cluster
-                    .record(now, TraceEvent::TaskManagerStarted { task_manager });
+                let (t, mut ctx) = self.task_manager(sched, task_manager);
+                t.start(&mut ctx);
                 self.register(sched, task_manager);
             }
             Event::Reconnect { task_manager } => self.reconnect(sched, task_manager),

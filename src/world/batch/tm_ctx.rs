@@ -16,7 +16,7 @@ use crate::taskmanager::Outbox;
 use crate::taskmanager::TaskManager;
 use crate::trace::{Address, Rpc, TraceEvent};
 use crate::world::batch::Cluster;
-use crate::world::Event;
+use crate::world::{Act, Event};
 use sim::{Duration, Instant, Scheduler};
 
 /// The other TaskManagers, as one of them sees them: their partitions, to read.
@@ -79,20 +79,22 @@ pub struct TmCtx<'a, 's> {
     sched: &'a mut Scheduler<'s, Event>,
 }
 
-impl TmCtx<'_, '_> {
-    pub(crate) fn now(&self) -> Instant {
+impl Act for TmCtx<'_, '_> {
+    fn now(&self) -> Instant {
         self.sched.now()
     }
 
-    pub(crate) fn after(&mut self, delay: Duration, event: Event) {
-        self.sched.after(delay, event);
-    }
-
-    pub(crate) fn record(&mut self, event: TraceEvent) {
+    fn record(&mut self, event: TraceEvent) {
         let now = self.sched.now();
         self.cluster.record(now, event);
     }
 
+    fn after(&mut self, delay: Duration, event: Event) {
+        self.sched.after(delay, event);
+    }
+}
+
+impl TmCtx<'_, '_> {
     pub(crate) fn graph(&self) -> &ExecutionGraph {
         &self.cluster.graph
     }
