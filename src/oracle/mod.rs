@@ -33,7 +33,7 @@ use crate::scenario::{Delivery, FinishProtocol};
 use crate::status::{ExecutionState, JobStatus};
 use crate::trace::{AbortReason, Address, Call, DeclineReason, Rpc, TraceEvent};
 use crate::world::Config;
-use consistent_cut::Cut;
+use consistent_cut::{per_channel, Cut, SpareCuts};
 use invariant::Invariant;
 use sim::Instant;
 use std::collections::BTreeMap;
@@ -75,6 +75,8 @@ pub struct Oracles {
     sent: Vec<u64>,
     processed: Vec<u64>,
     cuts: BTreeMap<u64, Cut>,
+    /// The per-channel arrays of cuts settled before, for the next checkpoints' (`Cut::new`).
+    spare_cuts: SpareCuts,
     /// Per subtask: the attempt and checkpoint of its latest snapshot.
     last_snapshot: Vec<Option<(u32, u64)>>,
     /// (subtask, attempt, checkpoint): the attempt was told that the checkpoint was aborted
@@ -180,15 +182,16 @@ impl Oracles {
                 .collect(),
             emitted: vec![0; n],
             sunk: Vec::new(),
-            sent: vec![0; graph.channels.len()],
-            processed: vec![0; graph.channels.len()],
+            sent: per_channel(graph.channels.len(), 0, true),
+            processed: per_channel(graph.channels.len(), 0, true),
             cuts: BTreeMap::new(),
+            spare_cuts: Vec::new(),
             last_snapshot: vec![None; n],
             told_aborted: std::collections::BTreeSet::new(),
             finished: vec![false; n],
             reported_finishing: vec![false; n],
             completed: BTreeMap::new(),
-            positions: (0, vec![(0, 0); graph.channels.len()]),
+            positions: (0, per_channel(graph.channels.len(), (0, 0), false)),
             triggered_at: BTreeMap::new(),
             open: std::collections::BTreeSet::new(),
             must_stay_finished: vec![false; n],
@@ -668,10 +671,11 @@ impl Oracles {
                 ..
             } => {
                 let channels = graph.channels.len();
+                let spare = &mut self.spare_cuts;
                 let cut = self
                     .cuts
                     .entry(checkpoint)
-                    .or_insert_with(|| Cut::new(channels));
+                    .or_insert_with(|| Cut::new(channels, spare));
                 let side = if output {
                     &mut cut.output_state
                 } else {
@@ -694,7 +698,9 @@ impl Oracles {
             // next one settles them with the tasks (P3.4), but they have no outcome of their own.
             TraceEvent::JobMasterLost { .. } => self.open.clear(),
             TraceEvent::CheckpointAborted { checkpoint, reason } => {
-                self.cuts.remove(&checkpoint);
+                if let Some(cut) = self.cuts.remove(&checkpoint) {
+                    cut.recycle(&mut self.spare_cuts);
+                }
                 self.open.remove(&checkpoint);
                 let triggered = self.triggered_at.get(&checkpoint).copied();
                 let healed = faults.healed_at();

@@ -51,7 +51,7 @@ impl Task {
     pub(super) fn on_cancel_marker(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, n: u64) {
         if ctx.config.bug == Some(Bug::CancelMarkerAsBarrier) {
             // The bug: the marker counts as the channel's barrier.
-            return self.on_barrier(ctx, slot, n);
+            return self.on_barrier(ctx, slot, self.input(ctx, slot), n);
         }
         if self.tracker.is_some() {
             return self.on_tracked_cancel(ctx, n);

@@ -374,10 +374,17 @@ impl Task {
     ) {
         debug_assert_eq!(slot, ctx.graph.channels[channel.index()].input_slot);
         if self.state != ExecutionState::Running {
+            if was_empty && self.barriers.is_blocked(slot) {
+                // The end of the alignment unblocks it (`abandon_alignment`) in any state.
+                self.barriers.note_holding(slot);
+            }
             return;
         }
-        if was_empty && !self.barriers.is_blocked(slot) {
-            self.available.push_back((slot, channel));
+        if was_empty {
+            match self.barriers.is_blocked(slot) {
+                false => self.available.push_back((slot, channel)),
+                true => self.barriers.note_holding(slot),
+            }
         }
         match element {
             Element::EndOfPartition => self.on_eop_enqueued(ctx, slot),
@@ -497,7 +504,7 @@ impl Task {
                 && alignment.started == ctx.now
             {
                 // The bug: a notice in the alignment's own instant is taken for the barrier.
-                if self.barriers.deliver(slot) {
+                if self.deliver(ctx, slot, self.input(ctx, slot)) {
                     self.aligned(ctx);
                 }
                 return;
@@ -517,7 +524,7 @@ impl Task {
             if ctx.config.bug == Some(Bug::NoBarrierBeforeEop) {
                 // The bug: the notice itself counts as the barrier, although records may still
                 // be queued before EndOfPartition.
-                if self.barriers.deliver(slot) {
+                if self.deliver(ctx, slot, self.input(ctx, slot)) {
                     self.aligned(ctx);
                     return;
                 }
@@ -550,7 +557,7 @@ impl Task {
                 (_, Some(Bug::EopNotAligned)) => {}
                 // The channel counts as aligned: every checkpoint needs one barrier fewer.
                 _ => {
-                    if self.barriers.deliver(slot) {
+                    if self.deliver(ctx, slot, self.input(ctx, slot)) {
                         self.aligned(ctx);
                     }
                 }
@@ -570,8 +577,8 @@ impl Task {
         }
     }
 
-    /// Barrier `n` was dequeued from `slot`.
-    fn on_barrier(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, n: u64) {
+    /// Barrier `n` was dequeued from `slot`, which reads `channel`.
+    fn on_barrier(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, channel: ChannelId, n: u64) {
         if self.tracker.is_some() {
             return self.on_tracked_barrier(ctx, slot, n);
         }
@@ -591,9 +598,25 @@ impl Task {
             }
             self.begin_checkpoint(ctx, n, false);
         }
-        if self.barriers.deliver(slot) {
+        if self.deliver(ctx, slot, channel) {
             self.aligned(ctx);
         }
+    }
+
+    /// `slot`, which reads `channel`, delivered the barrier being aligned (or counts as if it
+    /// had) and is blocked from now on; true when that completes the alignment. If elements
+    /// wait behind the barrier, the end of the alignment must unblock the slot: the barrier
+    /// handler notes it (`BarrierHandler::note_holding`).
+    fn deliver(&mut self, ctx: &TaskCtx<'_, '_>, slot: u32, channel: ChannelId) -> bool {
+        if ctx.io.data.buffered(channel) > 0 {
+            self.barriers.note_holding(slot);
+        }
+        self.barriers.deliver(slot)
+    }
+
+    /// The channel input `slot` reads.
+    fn input(&self, ctx: &TaskCtx<'_, '_>, slot: u32) -> ChannelId {
+        ctx.graph.subtasks[self.id.index()].inputs[slot as usize]
     }
 
     /// The task learns of checkpoint `n`, newer than any it knew: by trigger RPC (or
@@ -962,7 +985,7 @@ impl Task {
             let slots = ctx.graph.subtasks[self.id.index()].inputs.len() as u32;
             let mut done = false;
             for slot in 0..slots {
-                done = self.barriers.deliver(slot) || done;
+                done = self.deliver(ctx, slot, self.input(ctx, slot)) || done;
             }
             if done {
                 self.aligned(ctx);
@@ -989,7 +1012,8 @@ impl Task {
         self.perform_checkpoint(ctx, alignment.checkpoint);
     }
 
-    /// Ends the alignment and unblocks its channels.
+    /// Ends the alignment and unblocks its channels that hold elements (only those the barrier
+    /// handler names can).
     fn abandon_alignment(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let inputs = &ctx.graph.subtasks[self.id.index()].inputs;
         for slot in self.barriers.finish() {

@@ -89,7 +89,7 @@ impl Task {
                     self.process(ctx, record);
                     return;
                 }
-                Element::Barrier(n) => self.on_barrier(ctx, slot, n),
+                Element::Barrier(n) => self.on_barrier(ctx, slot, channel, n),
                 // Buffered before this task was running: act on it now.
                 Element::PriorityBarrier(n) => self.on_priority_barrier(ctx, slot, n),
                 Element::EndOfData(mode) => {
