@@ -1016,11 +1016,26 @@ impl Task {
     /// handler names can).
     fn abandon_alignment(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let inputs = &ctx.graph.subtasks[self.id.index()].inputs;
+        // The full scan the noted slots stand in for, in debug builds (every test the CI
+        // runs): each blocked slot that holds elements must be among them.
+        #[cfg(debug_assertions)]
+        let must: Vec<u32> = (0..inputs.len() as u32)
+            .filter(|&slot| {
+                self.barriers.is_blocked(slot) && ctx.io.data.buffered(inputs[slot as usize]) > 0
+            })
+            .collect();
+        #[cfg(debug_assertions)]
+        let before = self.available.len();
         for slot in self.barriers.finish() {
             let channel = inputs[slot as usize];
             if ctx.io.data.buffered(channel) > 0 {
                 self.available.push_back((slot, channel));
             }
+        }
+        #[cfg(debug_assertions)]
+        {
+            let unblocked: Vec<u32> = self.available.iter().skip(before).map(|a| a.0).collect();
+            debug_assert_eq!(unblocked, must, "{}: slots left blocked", self.id.index());
         }
     }
 
