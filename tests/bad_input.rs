@@ -460,6 +460,24 @@ fn batch_reading_is_bounded() {
     );
 }
 
+/// An expected re-run reason the summary never gives is named with its place and the reasons
+/// it may be.
+#[test]
+fn unknown_rerun_reason() {
+    let json = r#"{"name": "b", "mode": "batch", "job": {
+            "vertices": [
+                {"id": "src", "operator": "source", "parallelism": 2, "records": 10},
+                {"id": "sink", "operator": "sink", "parallelism": 1}
+            ],
+            "edges": [{"from": "src", "to": "sink", "pattern": "all_to_all"}]},
+          "expect": {"recoveries": [{"rerun_reasons": {"event_lost": 1, "bad_luck": 2}}]}}"#;
+    reject(
+        json,
+        "expect.recoveries[0].rerun_reasons.bad_luck",
+        "unknown reason; expected one of event_lost, no_snapshot",
+    );
+}
+
 /// `--trace`, `--summary` and `-o` never overwrite the command's own input, and two outputs
 /// never share a file.
 #[test]

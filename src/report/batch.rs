@@ -287,5 +287,28 @@ pub fn check_batch(expect: &Expect, report: &RunReport, failures: &mut Vec<Strin
                 ));
             }
         }
+        if let Some(want) = &w.rerun_reasons {
+            // Both in the reasons' declared order (`RerunReason::ALL`, the map's order).
+            let got = reasons(g);
+            let expected: Vec<(RerunReason, usize)> = want
+                .iter()
+                .filter(|&(_, &n)| n > 0)
+                .map(|(&why, &n)| (why, n as usize))
+                .collect();
+            if got != expected {
+                let list = |counts: &[(RerunReason, usize)]| {
+                    counts
+                        .iter()
+                        .map(|(why, n)| format!("{} {n}", why.name()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                failures.push(format!(
+                    "recovery {i}: expected re-run reasons [{}], got [{}]",
+                    list(&expected),
+                    list(&got)
+                ));
+            }
+        }
     }
 }

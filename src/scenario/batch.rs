@@ -8,6 +8,7 @@
 use super::raw::{nullable_duration, object, single_duration, Object};
 use super::types::Job;
 use super::validate::{problem, Problem};
+use crate::trace::RerunReason;
 use serde::Deserialize;
 use sim::Duration;
 use std::collections::BTreeMap;
@@ -141,6 +142,9 @@ pub struct ExpectedRecovery {
     pub full_restart: Option<bool>,
     /// Partition reports that came after `previous_worker_timeout` and were released.
     pub late_reports: Option<u64>,
+    /// How many of the re-run subtasks run again for each reason (the summary's
+    /// `rerun_reasons`; a reason not named counts none).
+    pub rerun_reasons: Option<BTreeMap<RerunReason, u64>>,
 }
 
 #[derive(Deserialize)]
@@ -329,6 +333,7 @@ pub(super) struct RawExpectedRecovery {
     rerun: Option<Vec<String>>,
     full_restart: Option<bool>,
     late_reports: Option<u64>,
+    rerun_reasons: Option<BTreeMap<String, u64>>,
 }
 
 fn yes() -> bool {
@@ -595,11 +600,35 @@ pub(super) fn check_expected_recoveries(
                     Ok::<_, Problem>(checked)
                 })
                 .transpose()?;
+            let rerun_reasons = r
+                .rerun_reasons
+                .map(|counts| {
+                    counts
+                        .into_iter()
+                        .map(|(name, n)| {
+                            let why = RerunReason::ALL
+                                .into_iter()
+                                .find(|why| why.name() == name)
+                                .ok_or_else(|| {
+                                    problem(
+                                        format!("expect.recoveries[{i}].rerun_reasons.{name}"),
+                                        format!(
+                                            "unknown reason; expected one of {}",
+                                            RerunReason::ALL.map(RerunReason::name).join(", ")
+                                        ),
+                                    )
+                                })?;
+                            Ok::<_, Problem>((why, n))
+                        })
+                        .collect::<Result<BTreeMap<_, _>, _>>()
+                })
+                .transpose()?;
             Ok(ExpectedRecovery {
                 recovered: r.recovered,
                 rerun,
                 full_restart: r.full_restart,
                 late_reports: r.late_reports,
+                rerun_reasons,
             })
         })
         .collect()
