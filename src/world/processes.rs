@@ -3,15 +3,15 @@
 //! what follows is no actor's decision but the cluster's: the others learn of the loss only
 //! when their heartbeats time out, and the deployment starts a replacement.
 
-use super::Event;
+use super::{Act, Event};
 use crate::taskmanager::Lost;
-use sim::{Duration, Scheduler};
+use sim::Duration;
 
 /// TaskManager process `lost` died: the JobMaster alive now (its incarnation, if one is)
 /// notices at its heartbeat timeout (P1.8, P2.3), and a replacement process starts
 /// `restart_after` later.
-pub(crate) fn task_manager_lost(
-    sched: &mut Scheduler<'_, Event>,
+pub(super) fn task_manager_lost(
+    world: &mut impl Act,
     lost: Lost,
     jobmaster: Option<u32>,
     heartbeat: Duration,
@@ -22,7 +22,7 @@ pub(crate) fn task_manager_lost(
         process,
     } = lost;
     if let Some(incarnation) = jobmaster {
-        sched.after(
+        world.after(
             heartbeat,
             Event::TaskManagerTimeout {
                 task_manager,
@@ -31,18 +31,18 @@ pub(crate) fn task_manager_lost(
             },
         );
     }
-    sched.after(restart_after, Event::TaskManagerRestart { task_manager });
+    world.after(restart_after, Event::TaskManagerRestart { task_manager });
 }
 
 /// JobMaster `incarnation` crashed: the TaskManagers notice at their heartbeat timeout (what
 /// they then do differs by mode and failover), and a new JobMaster is elected
 /// `restart_after` later (HA).
-pub(crate) fn jobmaster_lost(
-    sched: &mut Scheduler<'_, Event>,
+pub(super) fn jobmaster_lost(
+    world: &mut impl Act,
     incarnation: u32,
     heartbeat: Duration,
     restart_after: Duration,
 ) {
-    sched.after(heartbeat, Event::JobMasterTimeout { incarnation });
-    sched.after(restart_after, Event::JobMasterElected);
+    world.after(heartbeat, Event::JobMasterTimeout { incarnation });
+    world.after(restart_after, Event::JobMasterElected);
 }

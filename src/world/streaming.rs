@@ -1,7 +1,9 @@
 //! The streaming half of the world (pipelined regions, channels, checkpoints): its actors and
 //! the dispatch of kernel events among them.
 
-use super::faults::{fire, release_channel};
+mod faults;
+
+use super::faults::fire;
 use super::{Config, Ctx, Event, Io, Membership, TaskCtx};
 use crate::checkpoint::stats::CheckpointStats;
 use crate::checkpoint::storage::{CheckpointStorage, ExternalSystem};
@@ -19,6 +21,7 @@ use crate::scenario::{
 use crate::task::Task;
 use crate::taskmanager::{outbox, TaskManagers};
 use crate::trace::{Address, Retain, Trace, TraceEvent};
+use faults::{release_channel, FaultCtx};
 use sim::{Actor, Duration, Instant, RandomStreams, Scheduler};
 
 /// Channels above which the run loop hints the next event (see [`Streaming::prefetch_ahead`]):
@@ -413,7 +416,8 @@ impl Streaming {
                 // A fault due after `heal_at` never fires: the healed phase has begun.
                 if let Some(fault) = ctx.io.faults.fire(index, now) {
                     let kind = fault.kind.clone();
-                    fire(&mut ctx, jobmaster, index, kind);
+                    let ctx = &mut ctx;
+                    fire(&mut FaultCtx { ctx, jobmaster }, index, kind);
                 }
             }
             Event::ReleaseChannel { index } => release_channel(&mut ctx, index),

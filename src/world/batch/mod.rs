@@ -40,7 +40,9 @@ use crate::status::{ExecutionState, JobStatus};
 use crate::taskmanager::batch::{Blocking, Descriptor, Partition};
 use crate::taskmanager::TaskManager;
 use crate::trace::{Address, Call, FlushReason, Retain, Rpc, Trace, TraceEvent};
+use crate::world::faults::fire;
 use crate::world::{Act, Event};
+use faults::FaultCtx;
 use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
 
 /// How the batch world reads an RPC (`trace::Rpc`, the one vocabulary of both kinds of job).
@@ -416,7 +418,7 @@ impl Batch {
             Event::Fault { index } => {
                 if let Some(fault) = self.cluster.faults.fire(index, now) {
                     let kind = fault.kind.clone();
-                    self.fire(sched, index, kind);
+                    fire(&mut FaultCtx { batch: self, sched }, index, kind);
                 }
             }
             Event::JobMasterTimeout { incarnation } => {

@@ -1,7 +1,8 @@
 //! Processes: the first JobMaster and the election of a new one. What the new JobMaster then
 //! does (P2.3: reconciliation, recovery or a restart) is its own decision
 //! (`crate::jobmaster::batch`, `take_over`), and so is what it does about a lost TaskManager
-//! (`lose_task_manager`); a JobManager's crash is routed by `faults.rs` to the JobMaster
+//! (`lose_task_manager`); a JobManager's crash is routed by the one `fire` of both modes
+//! (`crate::world::faults`), through this half's `faults.rs`, to the JobMaster
 //! (`JobMaster::crash`).
 
 use crate::jobmaster::JobMaster;
