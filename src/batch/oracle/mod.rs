@@ -607,6 +607,12 @@ impl BatchOracles {
             } => {
                 let ended = (outcome, reported, missing);
                 let known = self.reconcile.known();
+                let failing = outcome == crate::trace::ReconcileOutcome::Failing;
+                let reported_partitions = if failing {
+                    self.reconcile.reported_partitions()
+                } else {
+                    Vec::new()
+                };
                 if let Some(message) =
                     self.reconcile
                         .ended(graph, &self.batch, &self.remote, ended, now)
@@ -657,6 +663,22 @@ impl BatchOracles {
                 }
                 for (s, attempt, tm) in std::mem::take(&mut self.reconcile.unadopted) {
                     self.unadopted.push((s, attempt, tm, now, index, false));
+                }
+                // P3.2 with P2.4: a window that ends FAILING recovers from the durable job
+                // events on a fresh graph, which uses a reported partition only if the log
+                // names exactly that attempt in exactly that place; every other one is
+                // released (and all of them if the log cannot be replayed).
+                if failing {
+                    let durable = &self.log[..self.durable.min(self.log.len())];
+                    let replayed = Self::replay(graph, durable).finished;
+                    for (s, attempt, location) in reported_partitions {
+                        if let Location::TaskManager { task_manager, .. } = location {
+                            if replayed.get(&s) != Some(&(attempt, location)) {
+                                self.unadopted
+                                    .push((s, attempt, task_manager, now, index, false));
+                            }
+                        }
+                    }
                 }
                 if outcome != crate::trace::ReconcileOutcome::Failing && self.window.is_some() {
                     self.window = None;

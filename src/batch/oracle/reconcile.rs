@@ -224,6 +224,22 @@ impl Ledger {
         self.window.as_ref().map(|w| w.known.clone())
     }
 
+    /// The partitions reported in the open window: (subtask, attempt, where).
+    pub(super) fn reported_partitions(&self) -> Vec<(SubtaskId, u32, Location)> {
+        let Some(w) = &self.window else {
+            return Vec::new();
+        };
+        w.partitions
+            .iter()
+            .enumerate()
+            .flat_map(|(s, reported)| {
+                reported
+                    .iter()
+                    .map(move |&(attempt, location)| (SubtaskId(s as u32), attempt, location))
+            })
+            .collect()
+    }
+
     /// What the JobMaster holds for `s` (attempt, state), from its `execution_state` events.
     pub(super) fn holds(&self, s: SubtaskId) -> Option<(u32, ExecutionState)> {
         self.view[s.index()]
