@@ -690,3 +690,62 @@ fn a_running_window_logs_the_reset_of_every_durable_finish_it_did_not_keep() {
     assert_eq!(ended(Some(false)), [Invariant::MinimalRerun]);
     assert_eq!(ended(None), [Invariant::MinimalRerun]);
 }
+
+/// P3.2 with P2.4: a window that ends FAILING recovers from the durable job events on a fresh
+/// graph, which uses a reported partition only if the log names that attempt in that place;
+/// any other reported partition must be released (unless its TaskManager died).
+#[test]
+fn a_failing_window_releases_every_report_the_log_does_not_name() {
+    let unreleased = |tm: u32, attempt: u32, released: bool| {
+        let mut run = Feed::new("internal");
+        run.durable_finish(Location::TaskManager {
+            task_manager: 0,
+            process: 0,
+        });
+        run.open();
+        let what = Received::Partition {
+            subtask: SRC,
+            attempt,
+        };
+        let at = (run.now, run.index);
+        run.oracles
+            .received(&run.graph, (tm, 0), Received::Register, at);
+        run.oracles.received(&run.graph, (tm, 0), what, at);
+        // Neither TaskManager finished its report: the window ends FAILING at its timeout.
+        run.now = run.now.saturating_add(Duration::from_millis(60));
+        run.event(TraceEvent::ReconcileEnded {
+            outcome: ReconcileOutcome::Failing,
+            reported: 0,
+            missing: 2,
+        });
+        if released {
+            run.event(TraceEvent::ReleaseRequested {
+                task_manager: tm,
+                subtask: SRC,
+                attempt,
+            });
+        }
+        let current = Current {
+            attempts: vec![None; 2],
+            processes: vec![Some(0); 2],
+        };
+        let at = (run.now, run.index);
+        run.oracles
+            .finish(&run.graph, JobStatus::Running, &[], at, &current)
+            .into_iter()
+            .filter(|v| v.message.contains("never released"))
+            .count()
+    };
+    assert_eq!(unreleased(0, 0, false), 0, "the logged partition is kept");
+    assert_eq!(
+        unreleased(0, 1, false),
+        1,
+        "another attempt in the logged place"
+    );
+    assert_eq!(
+        unreleased(1, 0, false),
+        1,
+        "the logged attempt in another place"
+    );
+    assert_eq!(unreleased(0, 1, true), 0, "released");
+}
