@@ -442,15 +442,12 @@ fn shrink_violations(
             }),
     );
     // The lowest seed of each budget a run ended on with no violation.
-    let mut budgets: BTreeMap<&str, (u64, StopReason)> = BTreeMap::new();
-    for (r, stop) in campaign.budgets() {
-        budgets.entry(stop_id(stop)).or_insert((r.seed, stop));
-    }
+    let budgets = first_of_each_budget(campaign.budgets().map(|(r, stop)| (r.seed, stop)));
     targets.extend(
         budgets
-            .values()
+            .into_iter()
             .take(args.shrink)
-            .map(|&(seed, stop)| (seed, Target::Budget { stop })),
+            .map(|(seed, stop)| (seed, Target::Budget { stop })),
     );
     let shrunk = parallel_map(
         &targets,
@@ -481,6 +478,16 @@ fn shrink_violations(
         )?;
     }
     Ok(())
+}
+
+/// The first run (in the order given) of each budget runs ended on, in the budgets' id order:
+/// the ones a campaign shrinks.
+fn first_of_each_budget<T>(runs: impl Iterator<Item = (T, StopReason)>) -> Vec<(T, StopReason)> {
+    let mut first: BTreeMap<&str, (T, StopReason)> = BTreeMap::new();
+    for (run, stop) in runs {
+        first.entry(stop_id(stop)).or_insert((run, stop));
+    }
+    first.into_values().collect()
 }
 
 /// PCT's guarantee for this campaign: each run finds a bug of depth at most `depth` with
@@ -945,19 +952,16 @@ fn cmd_fuzz_guided(args: &FuzzArgs, options: &CampaignOptions) -> io::Result<Exi
         .collect();
     // And the first input of each budget a run ended on with no violation, as a random
     // campaign does.
-    let mut budgets: BTreeMap<&str, (&GuidedRun, StopReason)> = BTreeMap::new();
-    for run in campaign
-        .runs
-        .iter()
-        .filter(|r| r.result.outcome == Outcome::Budget && r.document.is_some())
-    {
-        if let Some(stop) = run.result.stop {
-            budgets.entry(stop_id(stop)).or_insert((run, stop));
-        }
-    }
+    let budgets = first_of_each_budget(
+        campaign
+            .runs
+            .iter()
+            .filter(|r| r.result.outcome == Outcome::Budget && r.document.is_some())
+            .filter_map(|run| run.result.stop.map(|stop| (run, stop))),
+    );
     failing.extend(
         budgets
-            .into_values()
+            .into_iter()
             .take(args.shrink)
             .map(|(run, stop)| (run, Target::Budget { stop })),
     );
