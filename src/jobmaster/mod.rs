@@ -5,12 +5,14 @@
 //! batch scheduler.
 //!
 //! Each mode's state and handlers live in that mode's module: `regions` (streaming: pipelined
-//! regions, the checkpoint coordinator, failover from checkpoints, P1; its reconciliation, P3)
-//! and `batch` (the adaptive batch scheduler, the job event log, FLIP-383 recovery and
-//! speculation, P2; its reconciliation, P3). A mode's handlers are methods of [`With`], the
-//! JobMaster seen with its scheduler known: they reach the shared part and that mode's state
-//! at once, and act through their mode's context (`world::Ctx`, `world::batch::Ctx`). The
-//! reconcile window (P3) is the shared part's too: one window, whatever the mode.
+//! regions, the checkpoint coordinator, failover from checkpoints, P1; what its reconciliation
+//! takes from the reports, P3) and `batch` (the adaptive batch scheduler, the job event log,
+//! FLIP-383 recovery and speculation, P2; what its reconciliation takes from the reports, P3).
+//! A mode's handlers are methods of [`With`], the JobMaster seen with its scheduler known: they
+//! reach the shared part and that mode's state at once, and act through their mode's context
+//! (`world::Ctx`, `world::batch::Ctx`). The reconcile window (P3) is the shared part's too,
+//! one whatever the mode, and so is the flow of reconciliation around it (`reconcile`), over
+//! the hooks each scheduler implements (`reconcile::Reconciles`).
 
 pub mod batch;
 pub(crate) mod leader;
@@ -38,6 +40,9 @@ pub struct JobMaster {
     /// (who is expected, who reported in full, its statistics entry). What the reports said
     /// is the scheduler's, each mode taking its own from them.
     window: Option<Window>,
+    /// P3: the statistics entry of the window this JobMaster opened, if it did, kept after it
+    /// closed: a report that comes late is counted there.
+    reconciled: Option<usize>,
     /// The injected bug of the run, if any: which rule this JobMaster breaks on purpose.
     bug: Option<Bug>,
     /// What differs by mode.
@@ -132,6 +137,7 @@ const ONE_MODE: &str = "a world holds JobMasters of its own mode only: a streami
 pub struct With<'a, S> {
     pub(crate) leader: &'a mut Leader,
     pub(crate) window: &'a mut Option<Window>,
+    pub(crate) reconciled: &'a mut Option<usize>,
     pub(crate) bug: Option<Bug>,
     pub(crate) scheduler: &'a mut S,
 }
@@ -177,6 +183,7 @@ impl JobMaster {
         With {
             leader: &mut self.leader,
             window: &mut self.window,
+            reconciled: &mut self.reconciled,
             bug: self.bug,
             scheduler: S::of_mut(&mut self.scheduler).expect(ONE_MODE),
         }

@@ -489,7 +489,7 @@ impl Streaming {
                     *jobmaster = Some(jm);
                     return;
                 }
-                jm.regions().reconcile(&mut ctx);
+                jm.regions().open_window(&mut ctx);
                 *jobmaster = Some(jm);
                 // P3.2: every TaskManager alive reports to the new leader, then sends again
                 // what it kept (P3.3).

@@ -27,7 +27,7 @@ impl With<'_, AdaptiveBatch> {
         let incarnation = self.leader.incarnation;
         self.set_job_status(ctx, JobStatus::Created);
         if ctx.cluster.reconcile.is_some() {
-            self.start_reconcile(ctx);
+            self.open_window(ctx);
             return;
         }
         let r = ctx.cluster.recoveries.len() - 1;

@@ -11,8 +11,8 @@
 //! concern, each a part of `impl With<'_, AdaptiveBatch>`: `scheduler` (the adaptive batch
 //! scheduler, failover, resets and releases), `job_events` (the job event log's write
 //! buffer), `job_recovery` (FLIP-383 recovery on a new JobMaster, P2.4), `speculation` (P2.8)
-//! and `reconcile` (P3 for batch jobs, the JobMaster's side, beside the window both modes
-//! share, `super::reconcile::window`; the TaskManager's side is
+//! and `reconcile` (P3 for batch jobs, the JobMaster's side: this mode's hooks of the flow
+//! both modes share, `super::reconcile`; the TaskManager's side is
 //! `crate::taskmanager::reconcile`). The streaming mode is `super::regions`.
 
 mod job_events;
@@ -162,13 +162,7 @@ impl With<'_, AdaptiveBatch> {
                 self.scheduler.slots_used[tm as usize] = 0;
                 // P3.2: a TaskManager that registers in the window reports next (same link):
                 // the window waits for the whole report.
-                let open = self
-                    .window
-                    .as_mut()
-                    .zip(self.scheduler.reconciling.as_mut());
-                if let Some((window, rec)) = open {
-                    rec.expect(window, tm, process);
-                }
+                self.expect_report(tm, process);
                 // F2.4 step 1: every TaskManager that registers is asked for the partitions
                 // it kept; outside recovery they are all answered by a release. Under
                 // reconciliation it reports them unasked, with its executions (P3.2).
@@ -185,7 +179,7 @@ impl With<'_, AdaptiveBatch> {
                 }
             }
             Call::ReportExecution { state, parallelism } => {
-                self.on_report_execution(ctx, tm, (subtask, attempt), state, parallelism)
+                self.on_report_execution(ctx, tm, (subtask, attempt), (state, parallelism))
             }
             Call::ReportSplit(split) => self.on_report_split(ctx, subtask, attempt, split),
             Call::ReportInput {
@@ -471,6 +465,7 @@ impl JobMaster {
         JobMaster {
             leader: Leader::new(incarnation, vec![None; tms]),
             window: None,
+            reconciled: None,
             bug: cluster.bug,
             scheduler: Scheduler::AdaptiveBatch(AdaptiveBatch::new(cluster, tms, now)),
         }
@@ -543,7 +538,7 @@ impl With<'_, AdaptiveBatch> {
         // P2.3, P3.2: inside a reconcile window, what the lost process reported is gone: a
         // window that ends FAILING goes on to P2.4 with what live TaskManagers reported, and
         // one that would adopt a finish whose partition was on the lost process cannot (it ends
-        // FAILING). Dropped before the loss can close the window (`forget_task_manager`), or
+        // FAILING). Dropped before the loss can close the window (`give_up_on`), or
         // the recovery that follows keeps finishes whose partitions died here.
         if let Some(rec) = self.scheduler.reconciling.as_mut() {
             if self.bug != Some(Bug::KeepLostPartitionsInRecovery) {
@@ -552,7 +547,7 @@ impl With<'_, AdaptiveBatch> {
                 }
             }
         }
-        self.forget_task_manager(ctx, tm, process);
+        self.give_up_on(ctx, tm, process);
         if self.scheduler.recovering.is_some() {
             // P2.3, P2.4 step 2: what survives is what live TaskManagers hold, so a recovering
             // JobMaster stops tracking the partitions the lost one reported (Flink's

@@ -1,17 +1,26 @@
-//! Reconciliation of a batch job with TaskManager reports (P3 in batch, FLINK-5703).
+//! Reconciliation of a batch job with TaskManager reports (P3 in batch, FLINK-5703): what the
+//! adaptive batch scheduler takes from the reports, the hooks ([`Reconciles`]) of the one flow
+//! of both modes (`jobmaster::reconcile`: the window, P3.3's refusal, the end of the window).
 //!
 //! Under `jobmaster.failover: reconcile` the TaskManagers keep running a batch job's tasks
 //! through the JobManager's absence (P3.1) and keep their RPCs (P3.3). The new JobManager puts
 //! the job and every execution it knows of in RECONCILING, takes each TaskManager's report
-//! (executions with state and parallelism, a source's splits, partitions), rebuilds its view
-//! and applies the states (P3.2), and at the end of the window goes RUNNING, FINISHED or
-//! FAILING (P3.4). FAILING is followed by normal failover, which for a batch job is FLIP-383
-//! job recovery (P2.4) from the job events and the partitions reported.
+//! (executions with state and parallelism, a source's splits, the inputs read, partitions),
+//! rebuilds its view and applies the states (P3.2), and at the end of the window goes RUNNING,
+//! FINISHED or FAILING (P3.4). FAILING is followed by normal failover, which for a batch job is
+//! FLIP-383 job recovery (P2.4) from the job events and the partitions reported.
+//!
+//! Splits, inputs and partitions are reported by batch TaskManagers only (a streaming JobMaster
+//! rebuilds its enumerators from its checkpoint and knows its channels from the graph), so
+//! what they do to the view is this mode's own handlers (`on_report_split`, `on_report_input`,
+//! `reconcile_partition`), which the shared flow never calls.
 
 use super::*;
 use crate::batch::recovery;
+use crate::checkpoint::stats::ReconcileRecord;
 use crate::jobmaster::reconcile::window::{Judged, Window};
-use crate::trace::{Call, ReconcileOutcome, Rpc};
+use crate::jobmaster::reconcile::{GivenUp, Reconciles};
+use crate::trace::{Call, Rpc};
 
 #[cfg(test)]
 mod tests;
@@ -37,48 +46,167 @@ pub(crate) struct Reconciling {
     pub(crate) conflict: bool,
 }
 
-impl Reconciling {
-    /// TaskManager `tm` registered as `process`: the window waits for its report. What an
-    /// earlier process of it reported is void: that process is gone, with its tasks.
-    pub(crate) fn expect(&mut self, window: &mut Window, tm: u32, process: u32) {
-        if window.expected(tm) != Some(process) {
-            self.forget(window, tm);
-        }
-        // A registration (again, after a reconnection) is followed by a whole new report.
-        window.expect(tm, process);
+impl Reconciles for AdaptiveBatch {
+    type Reports = Reconciling;
+
+    const GIVEN_UP: GivenUp = GivenUp::NotAwaited;
+
+    fn reports(&mut self) -> &mut Option<Reconciling> {
+        &mut self.reconciling
     }
 
-    /// TaskManager `tm` is gone: the executions it reported are void, and the window no
-    /// longer waits for it (P3.4). Its reported partitions stay known, as in P2.4: a consumer
-    /// that then misses one fails over (`PartitionNotFound`).
-    pub(crate) fn forget(&mut self, window: &mut Window, tm: u32) {
-        window.forget(tm);
+    /// The executions `tm` reported, with their splits and inputs. Its reported partitions
+    /// stay known, as in P2.4: a consumer that then misses one fails over
+    /// (`PartitionNotFound`); those of a lost process are dropped at its loss
+    /// (`lose_task_manager`).
+    fn void(&mut self, tm: u32) {
+        let rec = self.reconciling.as_mut().expect("open with the window");
+        for ((report, splits), inputs) in rec
+            .reports
+            .iter_mut()
+            .zip(&mut rec.splits)
+            .zip(&mut rec.inputs)
         {
-            for ((report, splits), inputs) in self
-                .reports
-                .iter_mut()
-                .zip(&mut self.splits)
-                .zip(&mut self.inputs)
-            {
-                if report.is_some_and(|(_, _, t)| t == tm) {
-                    *report = None;
-                    splits.clear();
-                    inputs.clear();
-                }
+            if report.is_some_and(|(_, _, t)| t == tm) {
+                *report = None;
+                splits.clear();
+                inputs.clear();
             }
         }
+    }
+
+    fn statistics<'c>(ctx: &'c mut Ctx<'_, '_>) -> &'c mut Vec<ReconcileRecord> {
+        &mut ctx.cluster.reconciliations
+    }
+
+    fn process(ctx: &Ctx<'_, '_>, tm: u32) -> u32 {
+        ctx.tms[tm as usize].process
+    }
+
+    fn timeout(_: &With<'_, Self>, ctx: &Ctx<'_, '_>) -> Duration {
+        let (timeout, _) = ctx.cluster.reconcile.expect("reconciling");
+        timeout
+    }
+
+    /// P3.1: the job and every execution the JobMaster knows of (the vertices the job events
+    /// initialized) are RECONCILING; every process the job used that nobody declared lost is
+    /// expected (HA's record).
+    fn enter(jm: &mut With<'_, Self>, ctx: &mut Ctx<'_, '_>) -> (Vec<Option<u32>>, Reconciling) {
+        jm.set_job_status(ctx, JobStatus::Reconciling);
+        let replayed = jm.replay_log(ctx);
+        for v in 0..ctx.cluster.graph.vertices.len() {
+            if let Some(p) = replayed.parallelism[v] {
+                jm.reconcile_vertex(ctx, VertexId(v as u32), p);
+            }
+        }
+        let n = ctx.cluster.graph.subtasks.len();
+        let reports = Reconciling {
+            reports: vec![None; n],
+            splits: vec![Vec::new(); n],
+            inputs: vec![Vec::new(); n],
+            partitions: vec![Vec::new(); n],
+            replayed,
+            conflict: false,
+        };
+        (ctx.cluster.expected_task_managers.clone(), reports)
+    }
+
+    /// Every TaskManager learns of the new leader and registers with it; under reconciliation
+    /// it reports what it hosts right after (`TaskManager::register`).
+    fn ask_reports(jm: &mut With<'_, Self>, ctx: &mut Ctx<'_, '_>) {
+        for tm in 0..ctx.tms.len() as u32 {
+            ctx.register(tm, jm.leader.incarnation);
+        }
+    }
+
+    /// Two reports of one subtask that differ contradict each other; a vertex the job events
+    /// did not show is known from its executions' deployment descriptors (P3.2: rebuilt
+    /// first).
+    fn take_execution(
+        jm: &mut With<'_, Self>,
+        ctx: &mut Ctx<'_, '_>,
+        tm: u32,
+        (subtask, attempt): (SubtaskId, u32),
+        (state, parallelism): (ExecutionState, u32),
+    ) {
+        let rec = jm
+            .scheduler
+            .reconciling
+            .as_mut()
+            .expect("open with the window");
+        if rec.reports[subtask.index()].is_some_and(|(a, _, t)| a != attempt || t != tm) {
+            rec.conflict = true;
+        }
+        rec.reports[subtask.index()] = Some((attempt, state, tm));
+        rec.splits[subtask.index()].clear();
+        rec.inputs[subtask.index()].clear();
+        let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
+        jm.reconcile_vertex(ctx, vertex, parallelism);
+    }
+
+    /// The JobMaster went on without this execution. A running one is cancelled (it may be
+    /// running again elsewhere); the partition, if any, is answered by a release
+    /// (`on_report`, P2.4).
+    fn late_execution(
+        jm: &mut With<'_, Self>,
+        ctx: &mut Ctx<'_, '_>,
+        tm: u32,
+        (subtask, attempt): (SubtaskId, u32),
+        state: ExecutionState,
+    ) {
+        let current = jm.scheduler.exec[subtask.index()];
+        let superseded = current.attempt != attempt || current.placed != Some(tm);
+        if superseded && !state.is_terminal() {
+            jm.send_to_task_manager(ctx, tm, Rpc::new(subtask, attempt, Call::CancelTask));
+        }
+    }
+
+    /// What this TaskManager runs is known now (what an earlier JobMaster left there and this
+    /// one does not keep, it cancelled on the report): its free slots can be used.
+    fn report_complete(jm: &mut With<'_, Self>, _: &mut Ctx<'_, '_>, tm: u32, process: u32) {
+        if jm.leader.task_managers[tm as usize] == Some(process) {
+            jm.scheduler.accounted[tm as usize] = true;
+        }
+    }
+
+    /// Its free slots may take what waits to be deployed.
+    fn late_report_done(jm: &mut With<'_, Self>, ctx: &mut Ctx<'_, '_>, _: u32) {
+        jm.schedule(ctx);
+    }
+
+    fn judge(
+        jm: &mut With<'_, Self>,
+        ctx: &mut Ctx<'_, '_>,
+        _: &Window,
+        reports: &Reconciling,
+    ) -> Judged {
+        jm.judge_reports(ctx, reports)
+    }
+
+    fn running(jm: &mut With<'_, Self>, ctx: &mut Ctx<'_, '_>, reports: Reconciling) {
+        jm.resume_after_reconcile(ctx, reports);
+    }
+
+    fn finished(jm: &mut With<'_, Self>, ctx: &mut Ctx<'_, '_>) {
+        jm.finish_job(ctx);
+    }
+
+    fn failing(
+        jm: &mut With<'_, Self>,
+        ctx: &mut Ctx<'_, '_>,
+        window: &Window,
+        reports: Reconciling,
+    ) {
+        jm.fail_after_reconcile(ctx, window, reports);
     }
 }
 
 impl With<'_, AdaptiveBatch> {
-    /// P3.3: the reconciling JobMaster refuses a task's RPC (`Leader::refuses`; reports and
-    /// registrations are taken).
-    pub(crate) fn refuses(&self, msg: Rpc) -> bool {
-        self.leader.refuses(!msg.is_task_rpc())
-    }
-
-    /// P3.3: the reconciling JobMaster refuses a task's RPC; its TaskManager keeps it for a
-    /// retry. False: the bug `drop-refused-rpc` drops it instead.
+    /// P3.3: the reconciling JobMaster refuses a task's RPC (`With::refuses`, the rule of both
+    /// modes); its TaskManager keeps it for a retry. False: the bug `drop-refused-rpc` drops it
+    /// instead. Batch only: the batch trace tells a refusal as the JobMaster's
+    /// (`batch_rpc_refused`, which the batch oracles read), the streaming one as the
+    /// TaskManager's keeping it (`TaskManager::keep`), and the pinned hashes fix both.
     pub(crate) fn refuse(
         &mut self,
         ctx: &mut Ctx<'_, '_>,
@@ -100,44 +228,6 @@ impl With<'_, AdaptiveBatch> {
         self.bug != Some(Bug::DropRefusedRpc)
     }
 
-    // ---- JobMaster side ------------------------------------------------------------------
-
-    /// P3.1: the new JobMaster opens the window: the job and every execution it knows of
-    /// (the vertices the job events initialized) are RECONCILING.
-    pub(crate) fn start_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let now = ctx.now();
-        let (timeout, _) = ctx.cluster.reconcile.expect("reconciling");
-        self.set_job_status(ctx, JobStatus::Reconciling);
-        let replayed = self.replay_log(ctx);
-        for v in 0..ctx.cluster.graph.vertices.len() {
-            if let Some(p) = replayed.parallelism[v] {
-                self.reconcile_vertex(ctx, VertexId(v as u32), p);
-            }
-        }
-        let n = ctx.cluster.graph.subtasks.len();
-        let tms = ctx.tms.len();
-        *self.window = Some(Window::open(
-            now,
-            ctx.cluster.expected_task_managers.clone(),
-            &mut ctx.cluster.reconciliations,
-        ));
-        self.scheduler.reconciling = Some(Reconciling {
-            reports: vec![None; n],
-            splits: vec![Vec::new(); n],
-            inputs: vec![Vec::new(); n],
-            partitions: vec![Vec::new(); n],
-            replayed,
-            conflict: false,
-        });
-        let incarnation = self.leader.incarnation;
-        ctx.sched
-            .after(timeout, Event::ReconcileTimeout { incarnation });
-        for tm in 0..tms as u32 {
-            ctx.register(tm, self.leader.incarnation);
-        }
-        self.maybe_end_reconcile(ctx);
-    }
-
     /// A vertex becomes known to the reconciling JobMaster: its executions are RECONCILING.
     fn reconcile_vertex(&mut self, ctx: &mut Ctx<'_, '_>, v: VertexId, parallelism: u32) {
         if self.scheduler.parallelism[v.index()].is_some() {
@@ -148,46 +238,6 @@ impl With<'_, AdaptiveBatch> {
         for s in (first..first + parallelism).map(SubtaskId) {
             self.exec_state(ctx, s, ExecutionState::Reconciling);
         }
-    }
-
-    pub(crate) fn on_report_execution(
-        &mut self,
-        ctx: &mut Ctx<'_, '_>,
-        tm: u32,
-        (subtask, attempt): (SubtaskId, u32),
-        state: ExecutionState,
-        parallelism: u32,
-    ) {
-        let open = self
-            .window
-            .as_ref()
-            .zip(self.scheduler.reconciling.as_mut());
-        let Some((window, rec)) = open else {
-            // After the window: the JobMaster went on without this execution. A running one
-            // is cancelled (it may be running again elsewhere); the partition, if any, is
-            // answered by a release (`on_report`).
-            if let Some(r) = ctx.cluster.reconciliations.last_mut() {
-                r.late_reports += 1;
-            }
-            let current = self.scheduler.exec[subtask.index()];
-            let superseded = current.attempt != attempt || current.placed != Some(tm);
-            if superseded && !state.is_terminal() {
-                self.send_to_task_manager(ctx, tm, Rpc::new(subtask, attempt, Call::CancelTask));
-            }
-            return;
-        };
-        if rec.reports[subtask.index()].is_some_and(|(a, _, t)| a != attempt || t != tm) {
-            rec.conflict = true;
-        }
-        rec.reports[subtask.index()] = Some((attempt, state, tm));
-        rec.splits[subtask.index()].clear();
-        rec.inputs[subtask.index()].clear();
-        let record = window.record;
-        ctx.cluster.reconciliations[record].reports += 1;
-        // P3.2: rebuild first: a vertex the job events did not show is known from its
-        // executions' deployment descriptors.
-        let vertex = ctx.cluster.graph.subtasks[subtask.index()].vertex;
-        self.reconcile_vertex(ctx, vertex, parallelism);
     }
 
     pub(crate) fn on_report_split(
@@ -241,55 +291,12 @@ impl With<'_, AdaptiveBatch> {
         rec.partitions[subtask.index()].push((attempt, location, bytes));
     }
 
-    /// The reconciling JobMaster noticed that TaskManager process `process` is gone.
-    pub(crate) fn forget_task_manager(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32, process: u32) {
-        let open = self
-            .window
-            .as_mut()
-            .zip(self.scheduler.reconciling.as_mut());
-        let Some((window, rec)) = open else {
-            return;
-        };
-        if window.expected(tm) == Some(process) {
-            rec.forget(window, tm);
-        }
-        self.maybe_end_reconcile(ctx);
-    }
-
-    pub(crate) fn on_report_done(&mut self, ctx: &mut Ctx<'_, '_>, tm: u32) {
-        let process = ctx.tms[tm as usize].process;
-        // What this TaskManager runs is known now (what an earlier JobMaster left there and
-        // this one does not keep, it cancelled on the report): its free slots can be used.
-        if self.leader.task_managers[tm as usize] == Some(process) {
-            self.scheduler.accounted[tm as usize] = true;
-        }
-        match self.window.as_mut() {
-            Some(window) => {
-                if window.report_done(tm, process) {
-                    self.end_reconcile(ctx);
-                }
-            }
-            None => self.schedule(ctx),
-        }
-    }
-
-    fn maybe_end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let complete = self.window.as_ref().is_some_and(Window::complete);
-        if complete {
-            self.end_reconcile(ctx);
-        }
-    }
-
-    /// P3.4: the window closes. Apply the reported states (P3.2), then RUNNING, FINISHED, or
-    /// FAILING followed by batch recovery (P2.4).
-    pub(crate) fn end_reconcile(&mut self, ctx: &mut Ctx<'_, '_>) {
-        let now = ctx.now();
-        let window = self.window.take().expect("the window is open");
-        let rec = self
-            .scheduler
-            .reconciling
-            .take()
-            .expect("open with the window");
+    /// P3.2, P3.4: the window closes: rebuild each reported execution (attempt, placement)
+    /// before applying its state, and judge what the reports say of the job: contradicting
+    /// reports, inputs read from replaced attempts, unknown producers of known vertices,
+    /// unreported executions others read from and finished producers without a partition all
+    /// make it FAILING; an execution nobody reported or read from runs again.
+    fn judge_reports(&mut self, ctx: &mut Ctx<'_, '_>, rec: &Reconciling) -> Judged {
         // A reported execution that read another attempt of a producer than the one reported
         // belongs to a graph an earlier JobMaster replaced: no consistent view exists.
         let stale_inputs =
@@ -383,59 +390,55 @@ impl With<'_, AdaptiveBatch> {
                 }
             }
         }
-        let judged = Judged {
+        Judged {
             failing,
             all_finished,
             missing_counts: true,
             reported: rec.reports.iter().flatten().count() as u32,
             running,
             finished,
-        };
-        let (outcome, event) = window.end(now, &judged, &mut ctx.cluster.reconciliations);
-        ctx.record(event);
-        match outcome {
-            ReconcileOutcome::Running => {
-                self.set_job_status(ctx, JobStatus::Running);
-                // P2.2: vertices known only from the reports are logged as initialized, so
-                // a later recovery knows their parallelism.
-                // In topological order, as a JobMaster initializes them.
-                for vertex in ctx.cluster.graph.topological_order.clone() {
-                    let v = vertex.index();
-                    let decided = self.scheduler.parallelism[v];
-                    if let (Some(parallelism), None) = (decided, rec.replayed.parallelism[v]) {
-                        self.log(
-                            ctx,
-                            JobEvent::VertexInitialized {
-                                vertex,
-                                parallelism,
-                            },
-                        );
-                    }
-                }
-                // The log must not keep claiming finishes this reconciliation did not keep
-                // (an execution forgotten and run again, or another attempt adopted): a later
-                // recovery would trust them.
-                let stale: Vec<SubtaskId> = recovery::logged_finished(
-                    ctx.cluster.store.durable(),
-                    ctx.cluster.graph.subtasks.len(),
-                )
-                .into_iter()
-                .filter(|s| {
-                    let e = self.scheduler.exec[s.index()];
-                    let logged = rec.replayed.finished[s.index()].map(|(a, _, _)| a);
-                    e.state != ExecutionState::Finished || logged != Some(e.attempt)
-                })
-                .collect();
-                if !stale.is_empty() {
-                    self.log(ctx, JobEvent::Reset { subtasks: stale });
-                }
-                self.rebuild_enumerators(ctx, &rec);
-                self.release_unknown_partitions(ctx, &rec);
-                self.schedule(ctx);
-            }
-            ReconcileOutcome::Finished => self.finish_job(ctx),
-            ReconcileOutcome::Failing => self.fail_after_reconcile(ctx, &window, rec),
         }
+    }
+
+    /// P3.4 RUNNING: the job event log learns what the reports taught (P2.2), the enumerators
+    /// and the partition tracker are rebuilt from them, and scheduling goes on.
+    fn resume_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, rec: Reconciling) {
+        // P2.2: vertices known only from the reports are logged as initialized, so
+        // a later recovery knows their parallelism.
+        // In topological order, as a JobMaster initializes them.
+        for vertex in ctx.cluster.graph.topological_order.clone() {
+            let v = vertex.index();
+            let decided = self.scheduler.parallelism[v];
+            if let (Some(parallelism), None) = (decided, rec.replayed.parallelism[v]) {
+                self.log(
+                    ctx,
+                    JobEvent::VertexInitialized {
+                        vertex,
+                        parallelism,
+                    },
+                );
+            }
+        }
+        // The log must not keep claiming finishes this reconciliation did not keep
+        // (an execution forgotten and run again, or another attempt adopted): a later
+        // recovery would trust them.
+        let stale: Vec<SubtaskId> = recovery::logged_finished(
+            ctx.cluster.store.durable(),
+            ctx.cluster.graph.subtasks.len(),
+        )
+        .into_iter()
+        .filter(|s| {
+            let e = self.scheduler.exec[s.index()];
+            let logged = rec.replayed.finished[s.index()].map(|(a, _, _)| a);
+            e.state != ExecutionState::Finished || logged != Some(e.attempt)
+        })
+        .collect();
+        if !stale.is_empty() {
+            self.log(ctx, JobEvent::Reset { subtasks: stale });
+        }
+        self.rebuild_enumerators(ctx, &rec);
+        self.release_unknown_partitions(ctx, &rec);
+        self.schedule(ctx);
     }
 
     /// The enumerators are rebuilt from the splits the readers reported (P3.2): what no
@@ -469,10 +472,6 @@ impl With<'_, AdaptiveBatch> {
         }
     }
 
-    /// P3.4 FAILING, then normal failover: every execution is cancelled and the job recovers
-    /// as a batch job does after a JobManager crash (P2.4), from the job events and the
-    /// partitions the TaskManagers reported; a TaskManager that missed the window may still
-    /// report until `previous_worker_timeout` (counted from the election).
     fn fail_after_reconcile(&mut self, ctx: &mut Ctx<'_, '_>, window: &Window, rec: Reconciling) {
         let now = ctx.now();
         self.set_job_status(ctx, JobStatus::Failing);

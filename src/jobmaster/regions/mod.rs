@@ -82,9 +82,6 @@ pub struct PipelinedRegions {
     /// P3: what the TaskManagers reported; `Some` exactly while the JobMaster's reconcile
     /// window (`JobMaster::window`) is open.
     reports: Option<reconcile::Reports>,
-    /// The window's entry in the reconciliation statistics, kept after it closed to count late
-    /// reports.
-    reconcile_record: Option<usize>,
     /// F1.13: the split enumerators of sources that read splits; `None` without any.
     splits: Option<splits::SplitCoordinators>,
 }
@@ -122,12 +119,12 @@ impl JobMaster {
             restart: None,
             deployed_on: vec![None; graph.subtasks.len()],
             reports: None,
-            reconcile_record: None,
             splits: splits::SplitCoordinators::new(graph),
         };
         JobMaster {
             leader: Leader::new(incarnation, task_managers),
             window: None,
+            reconciled: None,
             bug,
             scheduler: Scheduler::PipelinedRegions(scheduler),
         }
@@ -189,9 +186,12 @@ impl With<'_, PipelinedRegions> {
             &self.scheduler.placement[..],
         );
         match (rpc.call, &mut self.scheduler.checkpoints) {
-            (Call::ReportExecution { state, .. }, _) => {
-                self.on_report(ctx, task_manager, rpc, state)
-            }
+            (Call::ReportExecution { state, parallelism }, _) => self.on_report_execution(
+                ctx,
+                task_manager,
+                (rpc.subtask, rpc.attempt),
+                (state, parallelism),
+            ),
             (Call::ReportDone, _) => self.on_report_done(ctx, task_manager),
             (Call::RequestSplit, _) => {
                 let coordinators = self
@@ -379,7 +379,7 @@ impl With<'_, PipelinedRegions> {
     pub fn on_task_manager_lost(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32, dead: u32) {
         self.leader.lose(task_manager, dead);
         ctx.record(TraceEvent::TaskManagerTimedOut { task_manager });
-        if self.lost_while_reconciling(task_manager) {
+        if self.give_up_on(ctx, task_manager, dead) {
             return; // P3.4: it missed the window; the end of the window acts on it
         }
         let lost: Vec<SubtaskId> = (0..self.scheduler.executions.len())

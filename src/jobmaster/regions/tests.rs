@@ -148,15 +148,8 @@ fn a_late_report_about_a_settled_execution_changes_nothing() {
                 regions.scheduler.placement[s.index()],
                 regions.scheduler.executions[s.index()].attempt,
             );
-            let stale = Rpc::new(
-                s,
-                attempt + 1,
-                Call::ReportExecution {
-                    state: ExecutionState::Running,
-                    parallelism: 1,
-                },
-            );
-            regions.on_report(ctx, tm, stale, ExecutionState::Running);
+            let stale = (s, attempt + 1);
+            regions.on_report_execution(ctx, tm, stale, (ExecutionState::Running, 1));
             let e = regions.scheduler.executions[s.index()];
             assert_eq!(
                 (e.attempt, e.state),

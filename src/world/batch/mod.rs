@@ -385,9 +385,7 @@ impl Batch {
             }
             Event::ReconcileTimeout { incarnation } => {
                 if let Some((mut jm, mut ctx)) = self.jobmaster(sched, Some(incarnation)) {
-                    if jm.window.is_some() {
-                        jm.end_reconcile(&mut ctx);
-                    }
+                    jm.on_reconcile_timeout(&mut ctx);
                 }
             }
             Event::RetryParked {

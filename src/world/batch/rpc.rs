@@ -144,7 +144,7 @@ impl Batch {
         let holding = self.tms[tm as usize].outbox.is_holding()
             && self.cluster.bug != Some(Bug::OvertakeKeptRpcs);
         if let Some((mut jm, mut ctx)) = self.jobmaster(sched, None).filter(|_| reachable) {
-            let refused = jm.refuses(msg);
+            let refused = jm.refuses(msg.call);
             if !refused && !holding {
                 return jm.receive(&mut ctx, tm, msg);
             }

@@ -13,7 +13,7 @@ use super::*;
 use crate::net::LinkId;
 use crate::oracle::invariant::Invariant;
 use crate::taskmanager::batch::{Partition, Task};
-use crate::trace::{Address, Call, Retain, Rpc};
+use crate::trace::{Address, Call, ReconcileOutcome, Retain, Rpc};
 use crate::world::batch::{Batch, Cluster};
 use sim::{Budget, Model, Scheduler, Simulation};
 
