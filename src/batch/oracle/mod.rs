@@ -81,6 +81,10 @@ pub struct BatchOracles {
     /// A `job_events_write_failure` fault hit the JobMaster now leading (F2.3): it may log
     /// nothing more.
     writes_failed: bool,
+    /// What the trace must say the last JobManager crash (P2.2) and the last failed write
+    /// (F2.3) lost: the events this ledger counted in the write buffer at that moment.
+    buffer_lost_at_crash: Option<usize>,
+    buffer_lost_at_write: Option<usize>,
     /// A `job_events_read_failure` fault made the durable log unreadable (F2.4 step 5): the
     /// next recovery must restart the job in full.
     unreadable: bool,
@@ -167,6 +171,8 @@ impl BatchOracles {
             job_terminal: false,
             reconcile_mode: jobmaster.failover == crate::scenario::Failover::Reconcile,
             writes_failed: false,
+            buffer_lost_at_crash: None,
+            buffer_lost_at_write: None,
             unreadable: false,
             fired: Vec::new(),
             max_attempts: jobmaster.restart_strategy.max_attempts,
@@ -201,8 +207,41 @@ impl BatchOracles {
         self.log.push(event.clone());
     }
 
-    /// The subtasks the durable log says finished, with the attempt (its latest finish, not
-    /// reset since).
+    /// How many events this ledger counts in the JobMaster's write buffer.
+    fn buffered(&self) -> usize {
+        self.log.len() - self.durable.min(self.log.len())
+    }
+
+    /// P2.2, F2.3: a figure the trace gives of the job event log (`what` happened to `told`
+    /// events) agrees with this ledger's own count, `expected`; `None` where the trace should
+    /// have said nothing. A wrong count misleads whoever reads the trace about what a later
+    /// recovery can find.
+    fn check_log_figure(
+        &mut self,
+        (now, index): (Instant, u64),
+        what: &str,
+        told: u32,
+        expected: Option<usize>,
+    ) {
+        if expected == Some(told as usize) {
+            return;
+        }
+        let counted = match expected {
+            Some(n) => format!("{n}"),
+            None => "none".to_owned(),
+        };
+        self.violate(
+            Invariant::MinimalRerun,
+            now,
+            index,
+            vec!["JobMaster".into()],
+            format!(
+                "the trace says {told} job event(s) were {what}, where the oracle's own ledger \
+                 of the write buffer counts {counted} (P2.2, F2.3)"
+            ),
+        );
+    }
+
     /// P2.2: must the JobMaster log the resets it makes now? Not when its store failed to
     /// write (F2.3: it logs nothing more), nor, in Flink's order, the resets a recovery makes
     /// while the job is RECONCILING (`in_recovery`; nothing is logged then either).
@@ -441,7 +480,7 @@ impl BatchOracles {
                 self.job_terminal = to.is_terminal();
                 // P2.2, P2.7: the last vertex's finish flushed the log, so a crash before the
                 // job's result is durable finds the job finished.
-                let buffered = self.log.len() - self.durable.min(self.log.len());
+                let buffered = self.buffered();
                 if to == JobStatus::Finished && buffered > 0 {
                     self.violate(
                         Invariant::MinimalRerun,
@@ -529,6 +568,7 @@ impl BatchOracles {
             }
             TraceEvent::JobMasterLost { .. } => {
                 // P2.2: the write buffer dies with the JobManager, whatever it believes.
+                self.buffer_lost_at_crash = Some(self.buffered());
                 self.log.truncate(self.durable);
                 self.window = None;
                 self.after_window = false;
@@ -546,6 +586,9 @@ impl BatchOracles {
                 match fault {
                     // F2.3: the failed write loses the buffer; nothing more is logged.
                     FaultEvent::JobEventsWriteFailure => {
+                        if !self.writes_failed {
+                            self.buffer_lost_at_write = Some(self.buffered());
+                        }
                         self.log.truncate(self.durable);
                         self.writes_failed = true;
                     }
@@ -698,7 +741,25 @@ impl BatchOracles {
     ) {
         match event {
             TraceEvent::JobEventsFlushed { events, .. } => {
+                // P2.2: a flush writes the whole buffer, so it says how much that was.
+                let buffered = self.buffered();
+                self.check_log_figure(
+                    (now, index),
+                    "flushed",
+                    events,
+                    (buffered > 0).then_some(buffered),
+                );
                 self.durable = (self.durable + events as usize).min(self.log.len());
+            }
+            TraceEvent::JobEventsLost { events } => {
+                // P2.2: recorded only when a crash lost something, and then exactly that.
+                let lost = self.buffer_lost_at_crash.take().filter(|&n| n > 0);
+                self.check_log_figure((now, index), "lost at the crash", events, lost);
+            }
+            TraceEvent::JobEventsWriteFailed { events } => {
+                // F2.3: the failed write loses the whole buffer.
+                let lost = self.buffer_lost_at_write.take();
+                self.check_log_figure((now, index), "lost to the failed write", events, lost);
             }
             TraceEvent::Deployed {
                 subtask,

@@ -749,3 +749,118 @@ fn a_failing_window_releases_every_report_the_log_does_not_name() {
     );
     assert_eq!(unreleased(0, 1, true), 0, "released");
 }
+
+/// P2.2, F2.3: the trace's figures of the job event log (flushed, lost at a crash, lost to a
+/// failed write) must be the oracle's own count of the write buffer; a crash or a flush with
+/// nothing buffered says nothing.
+#[test]
+fn the_job_event_log_figures_are_the_ledgers_own_count() {
+    let initialized = |run: &mut Feed, vertex: u32| {
+        run.oracles.logged(
+            &run.graph,
+            &JobEvent::VertexInitialized {
+                vertex: VertexId(vertex),
+                parallelism: 1,
+            },
+        );
+    };
+    type Script = fn(&mut Feed, &dyn Fn(&mut Feed, u32));
+    let cases: [(&str, Script, bool); 8] = [
+        (
+            "a flush of the whole buffer",
+            |run, init| {
+                init(run, 0);
+                init(run, 1);
+                run.event(TraceEvent::JobEventsFlushed {
+                    events: 2,
+                    reason: FlushReason::Interval,
+                });
+            },
+            true,
+        ),
+        (
+            "a flush of part of it",
+            |run, init| {
+                init(run, 0);
+                init(run, 1);
+                run.event(TraceEvent::JobEventsFlushed {
+                    events: 1,
+                    reason: FlushReason::Interval,
+                });
+            },
+            false,
+        ),
+        (
+            "a flush of nothing",
+            |run, _| {
+                run.event(TraceEvent::JobEventsFlushed {
+                    events: 0,
+                    reason: FlushReason::Interval,
+                });
+            },
+            false,
+        ),
+        (
+            "a crash losing two, told",
+            |run, init| {
+                init(run, 0);
+                init(run, 1);
+                run.event(TraceEvent::JobMasterLost { incarnation: 0 });
+                run.event(TraceEvent::JobEventsLost { events: 2 });
+            },
+            true,
+        ),
+        (
+            "a crash losing two, told one",
+            |run, init| {
+                init(run, 0);
+                init(run, 1);
+                run.event(TraceEvent::JobMasterLost { incarnation: 0 });
+                run.event(TraceEvent::JobEventsLost { events: 1 });
+            },
+            false,
+        ),
+        (
+            "a crash losing nothing, told it lost none",
+            |run, _| {
+                run.event(TraceEvent::JobMasterLost { incarnation: 0 });
+                run.event(TraceEvent::JobEventsLost { events: 0 });
+            },
+            false,
+        ),
+        (
+            "a failed write losing one, told",
+            |run, init| {
+                init(run, 0);
+                run.event(TraceEvent::FaultFired {
+                    index: 0,
+                    fault: FaultEvent::JobEventsWriteFailure,
+                });
+                run.event(TraceEvent::JobEventsWriteFailed { events: 1 });
+            },
+            true,
+        ),
+        (
+            "a failed write losing one, told none",
+            |run, init| {
+                init(run, 0);
+                run.event(TraceEvent::FaultFired {
+                    index: 0,
+                    fault: FaultEvent::JobEventsWriteFailure,
+                });
+                run.event(TraceEvent::JobEventsWriteFailed { events: 0 });
+            },
+            false,
+        ),
+    ];
+    for (what, script, clean) in cases {
+        let mut run = Feed::new("internal");
+        script(&mut run, &initialized);
+        let want = if clean {
+            vec![]
+        } else {
+            vec![Invariant::MinimalRerun]
+        };
+        assert_eq!(run.violations(), want, "{what}");
+    }
+}
