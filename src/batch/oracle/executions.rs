@@ -3,9 +3,13 @@
 //!
 //! `legal-transition` (F2.6): an execution vertex has one current execution. A JobMaster ends
 //! an attempt it deployed (FINISHED, FAILED or CANCELED in its view) before another attempt of
-//! the same subtask appears, and it never deploys one attempt number twice for one subtask.
-//! Both are per JobMaster: a new leader starts from the job events and the reports, and adopts
-//! the attempts it finds there (adopting deploys nothing). P2.8: a speculative attempt (its
+//! the same subtask appears. The first is per JobMaster: a new leader starts from the job
+//! events and the reports, and adopts the attempts it finds there (adopting deploys nothing).
+//! And every deployment of a subtask, by whichever JobMaster, carries a higher attempt number
+//! than any deployed before it: an attempt number names the attempt's partition, so a number
+//! used again could make a consumer read an older attempt's partition as the new one's (the
+//! numbers outlive a JobMaster, as the partitions do; F2.4 step 5, a failed replay, moves them
+//! on too). P2.8: a speculative attempt (its
 //! `deployed` event says so, before the JobMaster shows it) may run beside the original one,
 //! one at a time.
 //!
@@ -33,8 +37,8 @@ pub(super) struct Executions {
     view: Vec<BTreeMap<u32, ExecutionState>>,
     /// P2.8: the attempts deployed as speculative ones.
     speculative: BTreeSet<(SubtaskId, u32)>,
-    /// Per subtask: every attempt the current JobMaster has deployed.
-    deployed: Vec<BTreeSet<u32>>,
+    /// Per subtask: the highest attempt number any JobMaster deployed.
+    highest: Vec<Option<u32>>,
     /// Where each deployed attempt went.
     placed: BTreeMap<(SubtaskId, u32), u32>,
     /// Per TaskManager: the attempts it runs (deploying, initializing or running there).
@@ -71,7 +75,7 @@ impl Executions {
             slots,
             view: vec![BTreeMap::new(); n],
             speculative: BTreeSet::new(),
-            deployed: vec![BTreeSet::new(); n],
+            highest: vec![None; n],
             placed: BTreeMap::new(),
             live: vec![BTreeSet::new(); task_managers],
             must_fail: Vec::new(),
@@ -134,7 +138,6 @@ impl Executions {
     /// A new JobMaster: it has shown nothing yet.
     pub(super) fn leader_changed(&mut self) {
         self.view.iter_mut().for_each(BTreeMap::clear);
-        self.deployed.iter_mut().for_each(BTreeSet::clear);
     }
 
     /// The JobMaster shows attempt `attempt` of `s` going to `to`.
@@ -148,11 +151,15 @@ impl Executions {
         let i = s.index();
         let name = graph.subtask_name(s);
         let deploys = (from, to) == (ExecutionState::Created, ExecutionState::Deploying);
-        if deploys && !self.deployed[i].insert(attempt) {
-            return Some(format!(
-                "the JobMaster deploys attempt {attempt} of {name} a second time (F2.6: every \
-                 new execution of a vertex gets a new attempt number)"
-            ));
+        if deploys {
+            if let Some(highest) = self.highest[i].filter(|&h| attempt <= h) {
+                return Some(format!(
+                    "the JobMaster deploys attempt {attempt} of {name}, although attempt \
+                     {highest} was deployed before (F2.6: every new execution of a vertex gets a \
+                     new attempt number, above every earlier one, whichever JobMaster made it)"
+                ));
+            }
+            self.highest[i] = Some(attempt);
         }
         let appears = !self.view[i].contains_key(&attempt);
         let others: Vec<(u32, ExecutionState)> = self.view[i]

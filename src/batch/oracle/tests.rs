@@ -864,3 +864,30 @@ fn the_job_event_log_figures_are_the_ledgers_own_count() {
         assert_eq!(run.violations(), want, "{what}");
     }
 }
+
+/// F2.6: a deployment carries an attempt number above every earlier deployed one of its
+/// subtask, across JobMasters too (attempt numbers name partitions).
+#[test]
+fn a_new_jobmaster_never_deploys_an_attempt_number_used_before() {
+    for (second, clean) in [(3, true), (2, false), (1, false)] {
+        let mut run = Feed::new("internal");
+        let deploy = |run: &mut Feed, attempt| {
+            run.event(TraceEvent::ExecutionState {
+                subtask: SRC,
+                attempt,
+                from: ExecutionState::Created,
+                to: ExecutionState::Deploying,
+            });
+        };
+        deploy(&mut run, 2);
+        run.event(TraceEvent::JobMasterLost { incarnation: 0 });
+        run.event(TraceEvent::JobMasterElected { incarnation: 1 });
+        deploy(&mut run, second);
+        let want = if clean {
+            vec![]
+        } else {
+            vec![Invariant::LegalTransition]
+        };
+        assert_eq!(run.violations(), want, "attempt {second} after attempt 2");
+    }
+}
