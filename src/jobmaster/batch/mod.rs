@@ -23,7 +23,7 @@ pub(crate) mod speculation;
 
 use super::leader::Leader;
 use super::{JobMaster, Scheduler, With};
-use crate::batch::data::{self, Fragment};
+use crate::batch::data;
 use crate::batch::events::{JobEvent, Location, Replayed, Snapshot};
 use crate::batch::oracle::Received;
 use crate::bug::Bug;
@@ -420,27 +420,23 @@ impl With<'_, AdaptiveBatch> {
         self.schedule(ctx);
     }
 
+    /// The bytes in the partition `attempt` of `subtask` wrote, which a consumer vertex of
+    /// `"auto"` parallelism is sized by (P2.1); a sink writes no partition, so its are 0 (its
+    /// staged output is no input of anything).
     pub(crate) fn partition_bytes(
         &self,
         ctx: &Ctx<'_, '_>,
         subtask: SubtaskId,
         attempt: u32,
     ) -> u64 {
-        let records = |f: &[Fragment]| data::total_records(f);
-        let held = ctx
+        let records = ctx
             .cluster
             .remote
             .iter()
             .chain(ctx.tms.iter().flat_map(|t| t.mode.partitions.iter()))
             .find(|p| p.producer == subtask && p.attempt == attempt)
-            .map(|p| records(&p.fragments));
-        let staged = ctx
-            .cluster
-            .staged
-            .iter()
-            .find(|(s, a, _)| *s == subtask && *a == attempt)
-            .map(|(_, _, f)| records(f));
-        held.or(staged).unwrap_or(0) * ctx.cluster.batch.record_bytes
+            .map_or(0, |p| data::total_records(&p.fragments));
+        records * ctx.cluster.batch.record_bytes
     }
 
     pub(crate) fn vertex_finished(&self, ctx: &Ctx<'_, '_>, vertex: VertexId) -> bool {
