@@ -165,21 +165,16 @@ impl<S> With<'_, S> {
     }
 
     /// P3.2: TaskManager `tm` registered as `process` inside the window: the window waits for
-    /// its whole report (again, after a reconnection), and what an earlier process of it
-    /// reported is void, that process being gone with its tasks. Asked by a batch JobMaster,
-    /// whose TaskManagers register by RPC and report on each registration; a streaming
-    /// TaskManager reports once, at the election, so its window expects the processes of that
-    /// instant and a replacement that registers later is another TaskManager to it (P3.1).
-    pub(crate) fn expect_report(&mut self, tm: u32, process: u32)
-    where
-        S: Reconciles,
-    {
-        let replaced = self
-            .window
-            .as_mut()
-            .is_some_and(|window| window.expect(tm, process));
-        if replaced {
-            self.scheduler.void(tm);
+    /// its whole report (again, after a reconnection). What an earlier process of it reported
+    /// is void already: a JobMaster gives up on the old process (`give_up_on`) before it takes
+    /// a new one's registration, and a process it expected from HA but never heard from
+    /// reported nothing. Asked by a batch JobMaster, whose TaskManagers register by RPC and
+    /// report on each registration; a streaming TaskManager reports once, at the election, so
+    /// its window expects the processes of that instant and a replacement that registers later
+    /// is another TaskManager to it (P3.1).
+    pub(crate) fn expect_report(&mut self, tm: u32, process: u32) {
+        if let Some(window) = self.window.as_mut() {
+            window.expect(tm, process);
         }
     }
 

@@ -80,13 +80,10 @@ impl Window {
     }
 
     /// TaskManager `tm` registered as `process`: the window waits for its whole report (again,
-    /// after a reconnection). True if that is another process than the one it waited for:
-    /// what the earlier one reported is void.
-    pub(crate) fn expect(&mut self, tm: u32, process: u32) -> bool {
-        let replaced = self.expected[tm as usize] != Some(process);
+    /// after a reconnection).
+    pub(crate) fn expect(&mut self, tm: u32, process: u32) {
         self.expected[tm as usize] = Some(process);
         self.done[tm as usize] = false;
-        replaced
     }
 
     /// TaskManager `tm` is gone and the window no longer waits for it (batch jobs, P3.4).
@@ -186,9 +183,11 @@ mod tests {
         assert_eq!(w.missing(), 1);
         assert!(w.report_done(2, 3));
         // A registration again (after a reconnection) waits for a whole new report.
-        assert!(!w.expect(0, 0));
+        w.expect(0, 0);
         assert!(!w.complete());
-        assert!(w.expect(0, 1), "a new process replaces the one expected");
+        w.expect(0, 1);
+        assert!(!w.report_done(0, 0), "a new process replaces the one expected");
+        assert!(w.report_done(0, 1));
         w.forget(0);
         assert!(w.complete());
         w.lose(2);
