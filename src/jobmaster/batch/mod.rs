@@ -543,7 +543,7 @@ impl With<'_, AdaptiveBatch> {
                 }
             }
         }
-        self.give_up_on(ctx, tm, process);
+        self.give_up_on(ctx, tm);
         if self.scheduler.recovering.is_some() {
             // P2.3, P2.4 step 2: what survives is what live TaskManagers hold, so a recovering
             // JobMaster stops tracking the partitions the lost one reported (Flink's

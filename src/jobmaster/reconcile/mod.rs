@@ -33,9 +33,12 @@ pub(crate) enum GivenUp {
     /// `reconcile_timeout` closes the window, and the TaskManager counts as missing (FAILING,
     /// a full restart).
     Missed,
-    /// Batch: the window no longer waits for the process it expected, if that is the one
-    /// lost, and its executions count as unreported: P3.4's batch rules (run again, or FAILING
-    /// if consumers read them) decide, and the window may close at once.
+    /// Batch: the window no longer waits for the TaskManager, and its executions count as
+    /// unreported: P3.4's batch rules (run again, or FAILING if consumers read them) decide,
+    /// and the window may close at once. The process given up is always the one the window
+    /// waits for: a JobMaster gives up only on a process registered with it (`Leader::lose`),
+    /// and a registration inside the window is what the window expects (`expect_report`,
+    /// after giving up on the process it replaces).
     NotAwaited,
 }
 
@@ -217,30 +220,21 @@ impl<S> With<'_, S> {
         }
     }
 
-    /// P3.4: the JobMaster gives up on TaskManager `tm`'s process `process` (its heartbeat
-    /// timed out): what it reported is void, and the window treats it as the mode says
-    /// (`Reconciles::GIVEN_UP`). False if no window is open.
-    pub(crate) fn give_up_on(&mut self, ctx: &mut S::Ctx<'_, '_>, tm: u32, process: u32) -> bool
+    /// P3.4: the JobMaster gives up on TaskManager `tm`'s process (its heartbeat timed out, or
+    /// a new process registered): what it reported is void, and the window treats it as the
+    /// mode says (`Reconciles::GIVEN_UP`). False if no window is open.
+    pub(crate) fn give_up_on(&mut self, ctx: &mut S::Ctx<'_, '_>, tm: u32) -> bool
     where
         S: Reconciles,
     {
         let Some(window) = self.window.as_mut() else {
             return false;
         };
-        let void = match S::GIVEN_UP {
-            GivenUp::Missed => {
-                window.lose(tm);
-                true
-            }
-            GivenUp::NotAwaited if window.expected(tm) == Some(process) => {
-                window.forget(tm);
-                true
-            }
-            GivenUp::NotAwaited => false,
-        };
-        if void {
-            self.scheduler.void(tm);
+        match S::GIVEN_UP {
+            GivenUp::Missed => window.lose(tm),
+            GivenUp::NotAwaited => window.forget(tm),
         }
+        self.scheduler.void(tm);
         self.end_if_complete(ctx);
         true
     }

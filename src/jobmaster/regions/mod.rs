@@ -379,7 +379,7 @@ impl With<'_, PipelinedRegions> {
     pub fn on_task_manager_lost(&mut self, ctx: &mut Ctx<'_, '_>, task_manager: u32, dead: u32) {
         self.leader.lose(task_manager, dead);
         ctx.record(TraceEvent::TaskManagerTimedOut { task_manager });
-        if self.give_up_on(ctx, task_manager, dead) {
+        if self.give_up_on(ctx, task_manager) {
             return; // P3.4: it missed the window; the end of the window acts on it
         }
         let lost: Vec<SubtaskId> = (0..self.scheduler.executions.len())
