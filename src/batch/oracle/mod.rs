@@ -650,12 +650,9 @@ impl BatchOracles {
             } => {
                 let ended = (outcome, reported, missing);
                 let known = self.reconcile.known();
-                let failing = outcome == crate::trace::ReconcileOutcome::Failing;
-                let reported_partitions = if failing {
-                    self.reconcile.reported_partitions()
-                } else {
-                    Vec::new()
-                };
+                // Taken before `ended` closes the ledger's window.
+                let reported_partitions = (outcome == crate::trace::ReconcileOutcome::Failing)
+                    .then(|| self.reconcile.reported_partitions());
                 if let Some(message) =
                     self.reconcile
                         .ended(graph, &self.batch, &self.remote, ended, now)
@@ -711,7 +708,7 @@ impl BatchOracles {
                 // events on a fresh graph, which uses a reported partition only if the log
                 // names exactly that attempt in exactly that place; every other one is
                 // released (and all of them if the log cannot be replayed).
-                if failing {
+                if let Some(reported_partitions) = reported_partitions {
                     let durable = &self.log[..self.durable.min(self.log.len())];
                     let replayed = Self::replay(graph, durable).finished;
                     for (s, attempt, location) in reported_partitions {

@@ -755,107 +755,62 @@ fn a_failing_window_releases_every_report_the_log_does_not_name() {
 /// nothing buffered says nothing.
 #[test]
 fn the_job_event_log_figures_are_the_ledgers_own_count() {
-    let initialized = |run: &mut Feed, vertex: u32| {
-        run.oracles.logged(
-            &run.graph,
-            &JobEvent::VertexInitialized {
-                vertex: VertexId(vertex),
-                parallelism: 1,
-            },
-        );
+    let flushed = |events| TraceEvent::JobEventsFlushed {
+        events,
+        reason: FlushReason::Interval,
     };
-    type Script = fn(&mut Feed, &dyn Fn(&mut Feed, u32));
-    let cases: [(&str, Script, bool); 8] = [
-        (
-            "a flush of the whole buffer",
-            |run, init| {
-                init(run, 0);
-                init(run, 1);
-                run.event(TraceEvent::JobEventsFlushed {
-                    events: 2,
-                    reason: FlushReason::Interval,
-                });
-            },
-            true,
-        ),
-        (
-            "a flush of part of it",
-            |run, init| {
-                init(run, 0);
-                init(run, 1);
-                run.event(TraceEvent::JobEventsFlushed {
-                    events: 1,
-                    reason: FlushReason::Interval,
-                });
-            },
-            false,
-        ),
-        (
-            "a flush of nothing",
-            |run, _| {
-                run.event(TraceEvent::JobEventsFlushed {
-                    events: 0,
-                    reason: FlushReason::Interval,
-                });
-            },
-            false,
-        ),
-        (
-            "a crash losing two, told",
-            |run, init| {
-                init(run, 0);
-                init(run, 1);
-                run.event(TraceEvent::JobMasterLost { incarnation: 0 });
-                run.event(TraceEvent::JobEventsLost { events: 2 });
-            },
-            true,
-        ),
+    let crash = || TraceEvent::JobMasterLost { incarnation: 0 };
+    let write_failure = || TraceEvent::FaultFired {
+        index: 0,
+        fault: FaultEvent::JobEventsWriteFailure,
+    };
+    let lost = |events| TraceEvent::JobEventsLost { events };
+    let write_failed = |events| TraceEvent::JobEventsWriteFailed { events };
+    // (what, events buffered first, then the trace, clean)
+    let cases = [
+        ("a flush of the whole buffer", 2, vec![flushed(2)], true),
+        ("a flush of part of it", 2, vec![flushed(1)], false),
+        ("a flush of nothing", 0, vec![flushed(0)], false),
+        ("a crash losing two, told", 2, vec![crash(), lost(2)], true),
         (
             "a crash losing two, told one",
-            |run, init| {
-                init(run, 0);
-                init(run, 1);
-                run.event(TraceEvent::JobMasterLost { incarnation: 0 });
-                run.event(TraceEvent::JobEventsLost { events: 1 });
-            },
+            2,
+            vec![crash(), lost(1)],
             false,
         ),
         (
             "a crash losing nothing, told it lost none",
-            |run, _| {
-                run.event(TraceEvent::JobMasterLost { incarnation: 0 });
-                run.event(TraceEvent::JobEventsLost { events: 0 });
-            },
+            0,
+            vec![crash(), lost(0)],
             false,
         ),
         (
             "a failed write losing one, told",
-            |run, init| {
-                init(run, 0);
-                run.event(TraceEvent::FaultFired {
-                    index: 0,
-                    fault: FaultEvent::JobEventsWriteFailure,
-                });
-                run.event(TraceEvent::JobEventsWriteFailed { events: 1 });
-            },
+            1,
+            vec![write_failure(), write_failed(1)],
             true,
         ),
         (
             "a failed write losing one, told none",
-            |run, init| {
-                init(run, 0);
-                run.event(TraceEvent::FaultFired {
-                    index: 0,
-                    fault: FaultEvent::JobEventsWriteFailure,
-                });
-                run.event(TraceEvent::JobEventsWriteFailed { events: 0 });
-            },
+            1,
+            vec![write_failure(), write_failed(0)],
             false,
         ),
     ];
-    for (what, script, clean) in cases {
+    for (what, buffered, trace, clean) in cases {
         let mut run = Feed::new("internal");
-        script(&mut run, &initialized);
+        for vertex in 0..buffered {
+            run.oracles.logged(
+                &run.graph,
+                &JobEvent::VertexInitialized {
+                    vertex: VertexId(vertex),
+                    parallelism: 1,
+                },
+            );
+        }
+        for event in trace {
+            run.event(event);
+        }
         let want = if clean {
             vec![]
         } else {
