@@ -456,7 +456,24 @@ impl BatchOracles {
                 self.violate(Invariant::FailoverScope, now, index, actors, message);
             }
         }
-        self.retention.observe(now, event);
+        if let Some(r) = self.retention.observe(now, event) {
+            let deadline = match r.deadline {
+                Some(d) => format!("its registration timeout runs out at {d}"),
+                None => "no registration timeout is configured".into(),
+            };
+            let message = format!(
+                "TaskManager {} releases the partition of {} (attempt {}) while it has had no \
+                 leader since {}, at neither instant that releases one: the loss itself (F2.1) \
+                 or the registration timeout counted from it (F2.5; {deadline}). A leaderless \
+                 TaskManager takes no JobMaster's RPC",
+                r.tm,
+                graph.subtask_name(r.subtask),
+                r.attempt,
+                r.since
+            );
+            let actors = vec![format!("TaskManager{}", r.tm)];
+            self.violate(Invariant::MinimalRerun, now, index, actors, message);
+        }
         if let Some(message) = self.leadership.observe(now, event) {
             let actors = vec!["TaskManager".into()];
             self.violate(Invariant::FailoverScope, now, index, actors, message);

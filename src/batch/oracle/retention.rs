@@ -8,11 +8,29 @@
 //! a leader (`leader_lost`, `leader_found`). The cleanup instant is computed here from the
 //! scenario's timeout, not read from the model's timer, so a timer armed late, with the wrong
 //! duration or not at all is caught as well as a cleanup that was skipped.
+//!
+//! The same ledger judges the other side: a TaskManager without a leader takes no JobMaster's
+//! RPC (it fences them all, F2.5), so it releases a partition only when it loses its leader
+//! (F2.1, when it keeps none) or when its registration timeout runs out, counted from its
+//! latest loss. A release at any other instant, such as a timer armed by an earlier loss
+//! acting after a later one, is a partition lost that the job still needed.
 
 use crate::graph::SubtaskId;
 use crate::trace::TraceEvent;
 use sim::{Duration, Instant};
 use std::collections::BTreeMap;
+
+/// A partition a leaderless TaskManager released at an instant no rule explains.
+#[derive(Debug, PartialEq)]
+pub(super) struct Unexplained {
+    pub subtask: SubtaskId,
+    pub attempt: u32,
+    pub tm: u32,
+    /// Since when it has had no leader.
+    pub since: Instant,
+    /// When its registration timeout runs out, if one is configured.
+    pub deadline: Option<Instant>,
+}
 
 pub(super) struct Retention {
     /// `batch.registration_timeout`; `None`: partitions wait for a new JobManager forever.
@@ -38,8 +56,28 @@ impl Retention {
         }
     }
 
-    pub(super) fn observe(&mut self, now: Instant, event: &TraceEvent) {
+    /// Takes `event` at `now` into the ledger; a release it cannot explain, if `event` is one.
+    pub(super) fn observe(&mut self, now: Instant, event: &TraceEvent) -> Option<Unexplained> {
         match *event {
+            TraceEvent::PartitionReleased {
+                subtask,
+                attempt,
+                remote: false,
+            } => {
+                let &(tm, _) = self.written.get(&(subtask, attempt))?;
+                let since = self.leaderless_since[tm as usize]?;
+                let deadline = self.timeout.map(|t| since + t);
+                // F2.1: dropped with the leader; F2.5: at the registration timeout.
+                if now != since && deadline != Some(now) {
+                    return Some(Unexplained {
+                        subtask,
+                        attempt,
+                        tm,
+                        since,
+                        deadline,
+                    });
+                }
+            }
             TraceEvent::Deployed {
                 subtask,
                 attempt,
@@ -76,6 +114,7 @@ impl Retention {
             }
             _ => {}
         }
+        None
     }
 
     /// If TaskManager `tm`'s registration timeout ran out before `now`, it cleaned up then.
@@ -161,6 +200,50 @@ mod tests {
             None,
             "a tie is the model's"
         );
+    }
+
+    fn released(r: &mut Retention, ms: u64) -> Option<Unexplained> {
+        let release = TraceEvent::PartitionReleased {
+            subtask: SubtaskId(0),
+            attempt: 0,
+            remote: false,
+        };
+        r.observe(at(ms), &release)
+    }
+
+    #[test]
+    fn a_leaderless_taskmanager_releases_only_at_the_loss_or_its_deadline() {
+        assert_eq!(released(&mut holding(Some(40)), 10), None, "at the loss");
+        assert_eq!(
+            released(&mut holding(Some(40)), 50),
+            None,
+            "at the deadline"
+        );
+        assert_eq!(
+            released(&mut holding(None), 10),
+            None,
+            "no timeout: at the loss"
+        );
+        let early = released(&mut holding(Some(40)), 30).expect("before the deadline");
+        assert_eq!(
+            (early.tm, early.since, early.deadline),
+            (0, at(10), Some(at(50)))
+        );
+        assert!(released(&mut holding(Some(40)), 51).is_some(), "after it");
+        assert!(
+            released(&mut holding(None), 30).is_some(),
+            "no timeout ever runs out"
+        );
+        // A second loss re-arms the timer: the first one's deadline explains nothing.
+        let mut r = holding(Some(40));
+        r.observe(at(20), &TraceEvent::LeaderFound { task_manager: 0 });
+        r.observe(at(30), &TraceEvent::LeaderLost { task_manager: 0 });
+        assert!(released(&mut r, 50).is_some(), "the first loss's deadline");
+        assert_eq!(released(&mut r, 70), None, "the second loss's deadline");
+        // With a leader, a release is the JobMaster's to order (checked elsewhere).
+        let mut r = holding(Some(40));
+        r.observe(at(20), &TraceEvent::LeaderFound { task_manager: 0 });
+        assert_eq!(released(&mut r, 25), None);
     }
 
     #[test]

@@ -131,24 +131,38 @@ impl Ledger {
     }
 
     /// What `event` says of a TaskManager's reach to the JobMaster; what is wrong with a
-    /// reconnection, if anything: only a live process that was cut off reconnects (P1.8), and
-    /// a JobMaster that takes anything else for a reconnection drops a healthy TaskManager's
-    /// registration and fails its tasks.
+    /// reconnection or a cut, if anything. Only a live process that was cut off reconnects
+    /// (P1.8): a JobMaster that takes anything else for a reconnection drops a healthy
+    /// TaskManager's registration and fails its tasks. Only a live, connected process is cut
+    /// off: a cut of a dead or already cut-off TaskManager changes nothing, and a model that
+    /// took it for one would arm heartbeat timeouts and a reconnection the link never earned.
     pub(super) fn observe(&mut self, event: &TraceEvent) -> Option<String> {
-        if let TraceEvent::TaskManagerReconnected { task_manager } = *event {
+        if let TraceEvent::TaskManagerReconnected { task_manager }
+        | TraceEvent::TaskManagerDisconnected { task_manager } = *event
+        {
+            let reconnected = matches!(event, TraceEvent::TaskManagerReconnected { .. });
             let Reach {
                 alive, connected, ..
             } = self.reach[task_manager as usize];
-            let why = match (alive, connected) {
-                (false, _) => Some("it is dead"),
-                (true, true) => Some("its process was never cut off"),
-                (true, false) => None,
+            let why = match (alive, connected, reconnected) {
+                (false, ..) => Some("it is dead"),
+                (true, true, true) => Some("its process was never cut off"),
+                (true, false, false) => Some("it already was"),
+                (true, false, true) | (true, true, false) => None,
             };
             if let Some(why) = why {
-                self.reach[task_manager as usize].connected = alive;
+                self.reach[task_manager as usize].connected = alive && reconnected;
+                let (what, rule) = if reconnected {
+                    (
+                        "reconnected to",
+                        "only a live process that was cut off reconnects",
+                    )
+                } else {
+                    ("cut off from", "only a live, connected process is cut off")
+                };
                 return Some(format!(
-                    "TaskManager{task_manager} is reconnected to the JobMaster although {why}: \
-                     only a live process that was cut off reconnects (P1.8)"
+                    "TaskManager{task_manager} is {what} the JobMaster although {why}: {rule} \
+                     (P1.8)"
                 ));
             }
         }
@@ -367,5 +381,26 @@ mod tests {
             l.observe(&reconnect).is_some(),
             "a new process is connected"
         );
+    }
+
+    #[test]
+    fn only_a_connected_live_process_is_cut_off() {
+        let mut l = Ledger::new(2);
+        let cut = TraceEvent::TaskManagerDisconnected { task_manager: 0 };
+        assert_eq!(l.observe(&cut), None, "alive and connected");
+        let found = l.observe(&cut).expect("cut off twice");
+        assert!(found.contains("already was"), "{found}");
+        assert_eq!(
+            l.observe(&TraceEvent::TaskManagerDisconnected { task_manager: 1 }),
+            None,
+            "another TaskManager's link is its own"
+        );
+        l.observe(&TraceEvent::TaskManagerReconnected { task_manager: 0 });
+        assert_eq!(l.observe(&cut), None, "reconnected, then cut off again");
+        l.observe(&TraceEvent::TaskManagerLost { task_manager: 0 });
+        let found = l.observe(&cut).expect("dead");
+        assert!(found.contains("is dead"), "{found}");
+        l.observe(&TraceEvent::TaskManagerStarted { task_manager: 0 });
+        assert_eq!(l.observe(&cut), None, "a new process is connected");
     }
 }
