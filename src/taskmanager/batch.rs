@@ -11,6 +11,7 @@
 
 use crate::batch::data::{self, Fragment};
 use crate::batch::events::Location;
+use crate::batch::oracle::TaskRpc;
 use crate::bug::Bug;
 use crate::graph::{SubtaskId, VertexId};
 use crate::scenario::ShuffleKind;
@@ -241,7 +242,7 @@ impl TaskManager<Blocking> {
     /// A message to the JobMaster: under reconciliation a task's RPC waits behind those no
     /// JobMaster took yet (P3.3); without a leader other messages are not sent.
     pub(crate) fn send_to_jobmaster(&mut self, ctx: &mut TmCtx<'_, '_>, msg: Rpc) {
-        if let Some(rpc) = msg.task_rpc() {
+        if let Some(rpc) = TaskRpc::of(msg) {
             ctx.rpc_sent(self.index, self.process, rpc);
         }
         if ctx.reconcile().is_some() && msg.is_task_rpc() {

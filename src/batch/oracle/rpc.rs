@@ -18,7 +18,8 @@
 //! TaskManager's own flags.
 
 use crate::graph::{ExecutionGraph, SubtaskId};
-use crate::trace::TraceEvent;
+use crate::status::ExecutionState;
+use crate::trace::{self, Rpc, TraceEvent};
 use sim::Instant;
 
 /// Which task RPC.
@@ -39,6 +40,28 @@ pub struct TaskRpc {
 }
 
 impl TaskRpc {
+    /// The ledger's own reading of a message a TaskManager hands to its link: which task RPC
+    /// it is, if any. Written here rather than asked of the model, so that a model that no
+    /// longer counts, say, a FAILED update as a task's RPC (and so neither keeps nor orders
+    /// it) still has it ranked and owed here.
+    pub fn of(msg: Rpc) -> Option<TaskRpc> {
+        let call = match msg.call {
+            trace::Call::UpdateTaskExecutionState { state, .. } => match state {
+                ExecutionState::Running => Call::Running,
+                ExecutionState::Finished => Call::Finished,
+                ExecutionState::Failed => Call::Failed,
+                _ => return None,
+            },
+            trace::Call::RequestSplit => Call::RequestSplit,
+            _ => return None,
+        };
+        Some(TaskRpc {
+            call,
+            subtask: msg.subtask,
+            attempt: msg.attempt,
+        })
+    }
+
     fn describe(self, graph: &ExecutionGraph) -> String {
         let call = match self.call {
             Call::Running => "RUNNING",

@@ -25,7 +25,7 @@ use super::leader::Leader;
 use super::{JobMaster, Scheduler, With};
 use crate::batch::data;
 use crate::batch::events::{JobEvent, Location, Replayed, Snapshot};
-use crate::batch::oracle::Received;
+use crate::batch::oracle::{Received, TaskRpc};
 use crate::bug::Bug;
 use crate::coordinator::Enumerator;
 use crate::graph::{SubtaskId, VertexId};
@@ -132,7 +132,7 @@ impl With<'_, AdaptiveBatch> {
                 .oracles
                 .received(&ctx.cluster.graph, (tm, process), what, (now, index));
         }
-        if let Some(rpc) = msg.task_rpc() {
+        if let Some(rpc) = TaskRpc::of(msg) {
             ctx.cluster
                 .oracles
                 .rpc_applied(&ctx.cluster.graph, (tm, process), rpc, (now, index));

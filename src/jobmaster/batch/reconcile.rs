@@ -16,6 +16,7 @@
 //! `reconcile_partition`), which the shared flow never calls.
 
 use super::*;
+use crate::batch::oracle::TaskRpc;
 use crate::batch::recovery;
 use crate::checkpoint::stats::ReconcileRecord;
 use crate::jobmaster::reconcile::window::{Judged, Window};
@@ -214,17 +215,17 @@ impl With<'_, AdaptiveBatch> {
         msg: Rpc,
     ) -> bool {
         let now = ctx.now();
-        let rpc = msg.task_rpc().expect("only task RPCs are kept");
-        let (subtask, attempt) = (rpc.subtask, rpc.attempt);
         ctx.record(TraceEvent::TaskRpcRefused {
             task_manager: tm,
-            subtask,
-            attempt,
+            subtask: msg.subtask,
+            attempt: msg.attempt,
         });
         let index = ctx.cluster.trace.len().saturating_sub(1);
-        ctx.cluster
-            .oracles
-            .rpc_refused(&ctx.cluster.graph, (tm, process), rpc, (now, index));
+        if let Some(rpc) = TaskRpc::of(msg) {
+            ctx.cluster
+                .oracles
+                .rpc_refused(&ctx.cluster.graph, (tm, process), rpc, (now, index));
+        }
         self.bug != Some(Bug::DropRefusedRpc)
     }
 

@@ -28,7 +28,7 @@ pub use tm_ctx::{Peers, TmCtx};
 
 use crate::batch::data::Fragment;
 use crate::batch::events::JobEventStore;
-use crate::batch::oracle::{BatchOracles, Call as TaskCall, Received, TaskRpc};
+use crate::batch::oracle::{BatchOracles, Received};
 use crate::bug::Bug;
 use crate::faults::FaultPlan;
 use crate::graph::{ExecutionGraph, SubtaskId};
@@ -47,27 +47,18 @@ use sim::{Duration, Instant, RandomStreams, Scheduler, Stream};
 
 /// How the batch world reads an RPC (`trace::Rpc`, the one vocabulary of both kinds of job).
 impl Rpc {
-    /// A task's RPC to the JobMaster: refused while it reconciles and retried (P3.3).
-    pub(crate) fn task_rpc(self) -> Option<TaskRpc> {
-        let call = match self.call {
-            Call::UpdateTaskExecutionState { state, .. } => match state {
-                ExecutionState::Running => TaskCall::Running,
-                ExecutionState::Finished => TaskCall::Finished,
-                ExecutionState::Failed => TaskCall::Failed,
-                _ => return None,
-            },
-            Call::RequestSplit => TaskCall::RequestSplit,
-            _ => return None,
-        };
-        Some(TaskRpc {
-            call,
-            subtask: self.subtask,
-            attempt: self.attempt,
-        })
-    }
-
+    /// A task's RPC to the JobMaster (its RUNNING, FINISHED or FAILED, or a source's split
+    /// request): refused while the JobMaster reconciles, and retried (P3.3). The oracles tell
+    /// task RPCs apart on their own (`TaskRpc::of`).
     pub(crate) fn is_task_rpc(self) -> bool {
-        self.task_rpc().is_some()
+        match self.call {
+            Call::UpdateTaskExecutionState { state, .. } => matches!(
+                state,
+                ExecutionState::Running | ExecutionState::Finished | ExecutionState::Failed
+            ),
+            Call::RequestSplit => true,
+            _ => false,
+        }
     }
 
     /// What `reconcile-outcome` learns when the JobMaster takes this message (a registration

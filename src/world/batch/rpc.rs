@@ -3,6 +3,7 @@
 //! fencing). What a TaskManager keeps for a retry (P3.3) it decides itself
 //! (`crate::taskmanager::batch`, `crate::taskmanager::reconcile`).
 
+use crate::batch::oracle::TaskRpc;
 use crate::bug::Bug;
 use crate::net::{Envelope, LinkId};
 use crate::taskmanager::batch::Blocking;
@@ -27,7 +28,7 @@ impl Cluster {
         let link = LinkId::between(from, to);
         // A cut link loses everything sent over it.
         if !tm.connected {
-            if let (Address::TaskManager(_), Some(rpc)) = (from, msg.task_rpc()) {
+            if let (Address::TaskManager(_), Some(rpc)) = (from, TaskRpc::of(msg)) {
                 self.oracles.rpc_lost(tm.index, tm.process, rpc);
             }
             return false;
