@@ -105,6 +105,9 @@ pub struct BatchOracles {
     finished_attempt: BTreeMap<SubtaskId, u32>,
     /// `minimal-rerun`: which partitions a TaskManager released at its registration timeout.
     retention: retention::Retention,
+    /// P2.7: when the job's result is due in HA storage: `batch.job_result_delay` after the
+    /// FINISHED of the JobMaster leading now (none once it crashed).
+    result_due: Option<Instant>,
     /// `failover-scope`: when a cut-off TaskManager must lose its leader (F2.5).
     leadership: leadership::Leadership,
     /// `speculation`'s ledger (P2.8).
@@ -159,6 +162,7 @@ impl BatchOracles {
             remote: BTreeSet::new(),
             window: None,
             after_window: false,
+            result_due: None,
             late: Vec::new(),
             unadopted: Vec::new(),
             lost_task_managers: BTreeSet::new(),
@@ -512,6 +516,9 @@ impl BatchOracles {
                         ),
                     );
                 }
+                if to == JobStatus::Finished {
+                    self.result_due = Some(now + self.batch.job_result_delay);
+                }
                 if !transitions::job(from, to) {
                     self.violate(
                         Invariant::LegalTransition,
@@ -589,9 +596,31 @@ impl BatchOracles {
                 self.log.truncate(self.durable);
                 self.window = None;
                 self.after_window = false;
+                self.result_due = None;
                 self.reconcile.leader_changed();
                 self.executions.leader_changed();
                 self.unlogged_resets.clear();
+            }
+            TraceEvent::JobResultWritten => {
+                // P2.7: the write of the JobMaster that finished the job, and of no other.
+                if self.result_due != Some(now) {
+                    let why = match self.result_due {
+                        Some(due) => format!("the job's FINISHED makes it due at {due}"),
+                        None => "no JobMaster leading now finished the job".to_owned(),
+                    };
+                    self.violate(
+                        Invariant::MinimalRerun,
+                        now,
+                        index,
+                        vec!["JobMaster".into()],
+                        format!(
+                            "the job's result is written to HA storage at {now}, but {why} \
+                             (P2.7: it is written batch.job_result_delay after the FINISHED of \
+                             the JobMaster still leading; a crash in between leaves the job \
+                             running for the next one)"
+                        ),
+                    );
+                }
             }
             TraceEvent::JobMasterElected { .. } => {
                 self.reconcile.leader_changed();

@@ -846,3 +846,32 @@ fn a_new_jobmaster_never_deploys_an_attempt_number_used_before() {
         assert_eq!(run.violations(), want, "attempt {second} after attempt 2");
     }
 }
+
+/// P2.7: the job's result is written `batch.job_result_delay` (1 ms here, one event of the
+/// feed) after the FINISHED of the JobMaster still leading, and by no JobMaster that crashed.
+#[test]
+fn the_jobs_result_is_written_only_by_the_jobmaster_that_finished_it_and_on_time() {
+    let written = |between: Option<TraceEvent>| {
+        let mut run = Feed::new("internal");
+        run.event(TraceEvent::JobStatus {
+            from: JobStatus::Running,
+            to: JobStatus::Finished,
+        });
+        if let Some(e) = between {
+            run.event(e);
+        }
+        run.event(TraceEvent::JobResultWritten);
+        let mut found = run.finish();
+        found.retain(|&i| i == Invariant::MinimalRerun);
+        found
+    };
+    assert_eq!(written(None), []);
+    let late = TraceEvent::TaskManagerDisconnected { task_manager: 1 };
+    assert_eq!(written(Some(late)), [Invariant::MinimalRerun], "1 ms late");
+    let crashed = TraceEvent::JobMasterLost { incarnation: 0 };
+    assert_eq!(
+        written(Some(crashed)),
+        [Invariant::MinimalRerun],
+        "its JobMaster crashed"
+    );
+}
