@@ -35,7 +35,7 @@ use crate::oracle::Violation;
 use crate::scenario::JobMasterConfig;
 use crate::scenario::{Batch, Fault};
 use crate::status::{ExecutionState, JobStatus};
-use crate::trace::{FaultEvent, TraceEvent};
+use crate::trace::{FaultEvent, Rpc, TraceEvent};
 use sim::Instant;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -331,15 +331,23 @@ impl BatchOracles {
         self.rpcs.lost(tm, process, rpc);
     }
 
-    /// P3.3: a reconciling JobMaster refused a task RPC.
+    /// P3.3: a reconciling JobMaster refused `msg`, which must be a task's RPC (the ledger's
+    /// own reading, `TaskRpc::of`): anything else it must take or drop.
     pub fn rpc_refused(
         &mut self,
         graph: &ExecutionGraph,
         (tm, process): (u32, u32),
-        rpc: TaskRpc,
+        msg: Rpc,
         (now, index): (Instant, u64),
     ) {
-        let found = self.rpcs.refused(graph, (tm, process), rpc, (now, index));
+        let found = match TaskRpc::of(msg) {
+            Some(rpc) => self.rpcs.refused(graph, (tm, process), rpc, (now, index)),
+            None => Some(format!(
+                "the reconciling JobMaster refused {:?} from TaskManager{tm}, which is no \
+                 task's RPC: only a task's RPCs wait while it reconciles (P3.3)",
+                msg.call
+            )),
+        };
         self.rpc_order(tm, (now, index), found);
     }
 

@@ -301,7 +301,7 @@ fn a_refused_rpc_never_applied_is_lost_unless_moot() {
         };
         run.oracles.rpc_sent(1, 0, rpc);
         run.oracles
-            .rpc_refused(&run.graph, (1, 0), rpc, (now, index));
+            .rpc_refused(&run.graph, (1, 0), on_the_wire(rpc), (now, index));
         run.finish_with(&Current {
             attempts,
             processes,
@@ -491,7 +491,10 @@ fn rpc_steps(steps: &[Step]) -> Vec<Invariant> {
         match step {
             Step::Sent(tm, p, rpc) => run.oracles.rpc_sent(tm, p, rpc),
             Step::Lost(tm, p, rpc) => run.oracles.rpc_lost(tm, p, rpc),
-            Step::Refused(tm, p, rpc) => run.oracles.rpc_refused(&run.graph, (tm, p), rpc, at),
+            Step::Refused(tm, p, rpc) => {
+                let msg = on_the_wire(rpc);
+                run.oracles.rpc_refused(&run.graph, (tm, p), msg, at)
+            }
             Step::Taken(tm, p, rpc) => run.oracles.rpc_applied(&run.graph, (tm, p), rpc, at),
             Step::JobManagerLost(incarnation) => {
                 run.event(TraceEvent::JobMasterLost { incarnation })
@@ -645,7 +648,7 @@ fn a_kept_rpc_lost_when_sent_again_is_still_owed() {
     let running = rpc(Call::Running);
     run.oracles.rpc_sent(1, 0, running);
     run.oracles
-        .rpc_refused(&run.graph, (1, 0), running, (now, index));
+        .rpc_refused(&run.graph, (1, 0), on_the_wire(running), (now, index));
     run.oracles.rpc_lost(1, 0, running);
     let found = run.finish_with(&Current {
         attempts: vec![Some((0, ExecutionState::Running)), None],
@@ -874,4 +877,41 @@ fn the_jobs_result_is_written_only_by_the_jobmaster_that_finished_it_and_on_time
         [Invariant::MinimalRerun],
         "its JobMaster crashed"
     );
+}
+
+/// The message a TaskManager hands to its link for task RPC `rpc`.
+fn on_the_wire(rpc: TaskRpc) -> crate::trace::Rpc {
+    use crate::trace::Call as Wire;
+    let call = match rpc.call {
+        Call::Running => Wire::update(ExecutionState::Running),
+        Call::Finished => Wire::update(ExecutionState::Finished),
+        Call::Failed => Wire::update(ExecutionState::Failed),
+        Call::RequestSplit => Wire::RequestSplit,
+    };
+    crate::trace::Rpc::new(rpc.subtask, rpc.attempt, call)
+}
+
+/// P3.3: a reconciling JobMaster refuses only a task's RPCs, as the ledger reads them; the
+/// message for each task RPC reads back as that RPC.
+#[test]
+fn only_a_tasks_rpc_is_refused() {
+    for call in [
+        Call::Running,
+        Call::Finished,
+        Call::Failed,
+        Call::RequestSplit,
+    ] {
+        let rpc = TaskRpc {
+            call,
+            subtask: SRC,
+            attempt: 0,
+        };
+        assert_eq!(TaskRpc::of(on_the_wire(rpc)), Some(rpc));
+    }
+    let mut run = Feed::new("internal");
+    let at = (run.now, run.index);
+    let canceled =
+        crate::trace::Rpc::new(SRC, 0, crate::trace::Call::update(ExecutionState::Canceled));
+    run.oracles.rpc_refused(&run.graph, (1, 0), canceled, at);
+    assert_eq!(run.violations(), [Invariant::RpcOrder]);
 }

@@ -16,7 +16,6 @@
 //! `reconcile_partition`), which the shared flow never calls.
 
 use super::*;
-use crate::batch::oracle::TaskRpc;
 use crate::batch::recovery;
 use crate::checkpoint::stats::ReconcileRecord;
 use crate::jobmaster::reconcile::window::{Judged, Window};
@@ -221,11 +220,9 @@ impl With<'_, AdaptiveBatch> {
             attempt: msg.attempt,
         });
         let index = ctx.cluster.trace.len().saturating_sub(1);
-        if let Some(rpc) = TaskRpc::of(msg) {
-            ctx.cluster
-                .oracles
-                .rpc_refused(&ctx.cluster.graph, (tm, process), rpc, (now, index));
-        }
+        ctx.cluster
+            .oracles
+            .rpc_refused(&ctx.cluster.graph, (tm, process), msg, (now, index));
         self.bug != Some(Bug::DropRefusedRpc)
     }
 
