@@ -71,3 +71,39 @@ fn a_hold_released_by_a_predicate_gives_the_same_story_under_every_seed() {
     }
     assert!(hashes.len() > 30, "the seeds did change the timings");
 }
+
+/// The P3.3 figures and a recovery's interrupted tasks are checked, not only read: a scenario
+/// whose expectation differs from the run by one fails with a message naming the figure.
+#[test]
+fn kept_rpcs_and_interrupted_tasks_are_judged() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let load = |name: &str| {
+        scenario::load(&root.join(format!("scenarios/{name}.json")))
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let options = RunOptions {
+        seed: None,
+        retain: Retain::Nothing,
+    };
+    let mut kept = load("batch-reconcile-window-loses-taskmanager-partitions");
+    let report = run(&kept, &options);
+    assert!(check_expectations(&kept.expect, &report).is_empty());
+    kept.expect.rpcs_kept = Some(8);
+    kept.expect.rpcs_resent = Some(7);
+    assert_eq!(
+        check_expectations(&kept.expect, &report),
+        [
+            "expected 8 kept RPCs, got 7",
+            "expected 7 resent RPCs, got 6"
+        ]
+    );
+    let mut crashes = load("batch-second-crash-after-discarded-finish");
+    let report = run(&crashes, &options);
+    assert!(check_expectations(&crashes.expect, &report).is_empty());
+    let recoveries = crashes.expect.recoveries.as_mut().expect("pinned");
+    recoveries[1].interrupted = Some(3);
+    assert_eq!(
+        check_expectations(&crashes.expect, &report),
+        ["recovery 1: expected 3 tasks interrupted by the lost leader, got 2"]
+    );
+}

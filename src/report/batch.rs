@@ -287,6 +287,14 @@ pub fn check_batch(expect: &Expect, report: &RunReport, failures: &mut Vec<Strin
                 ));
             }
         }
+        if let Some(n) = w.interrupted {
+            if n != u64::from(g.interrupted) {
+                failures.push(format!(
+                    "recovery {i}: expected {n} tasks interrupted by the lost leader, got {}",
+                    g.interrupted
+                ));
+            }
+        }
         if let Some(want) = &w.rerun_reasons {
             // Both in the reasons' declared order (`RerunReason::ALL`, the map's order).
             let got = reasons(g);

@@ -115,6 +115,14 @@ fn check_checkpoints(expect: &Expect, report: &RunReport, failures: &mut Vec<Str
             ));
         }
     }
+    // P3.3: what TaskManagers kept while no JobMaster was reachable, and sent again.
+    count("kept RPCs", expect.rpcs_kept, report.rpcs_kept, failures);
+    count(
+        "resent RPCs",
+        expect.rpcs_resent,
+        report.rpcs_resent,
+        failures,
+    );
     if let Some(want) = &expect.restores {
         check_restores(want, report, failures);
     }

@@ -145,6 +145,9 @@ pub struct ExpectedRecovery {
     /// How many of the re-run subtasks run again for each reason (the summary's
     /// `rerun_reasons`; a reason not named counts none).
     pub rerun_reasons: Option<BTreeMap<RerunReason, u64>>,
+    /// Tasks that failed with their TaskManager's leader (F2.5) after this recovery's crash,
+    /// before the next one.
+    pub interrupted: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -334,6 +337,7 @@ pub(super) struct RawExpectedRecovery {
     full_restart: Option<bool>,
     late_reports: Option<u64>,
     rerun_reasons: Option<BTreeMap<String, u64>>,
+    interrupted: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -629,6 +633,7 @@ pub(super) fn check_expected_recoveries(
                 full_restart: r.full_restart,
                 late_reports: r.late_reports,
                 rerun_reasons,
+                interrupted: r.interrupted,
             })
         })
         .collect()

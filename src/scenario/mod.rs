@@ -244,6 +244,7 @@
 //! | `committed_records` | records committed by all two-phase-commit sinks together; needs such a sink | not checked |
 //! | `failovers` | count of failovers (restarts of a region or of the whole job) during the whole run; in a batch job the JobMaster's failovers (not its JobManager recoveries) | not checked |
 //! | `reconciliations` | the outcome of each reconciliation in order (`"RUNNING"`, `"FINISHED"`, `"FAILING"`); needs `jobmaster.failover: "reconcile"` | not checked |
+//! | `rpcs_kept`, `rpcs_resent` | RPCs TaskManagers kept while no JobMaster was reachable, and kept RPCs they sent again after registering (P3.3), during the whole run; need `jobmaster.failover: "reconcile"` | not checked |
 //! | `restores` | streaming: one object per failover that restored, in order, each checked only in the fields it gives: `checkpoint` (restored from; 0 for none), `scope` (`"region"` or `"full"`), `restarted` and `finished` (subtask names, compared as sets; `finished`: redeployed finished on restore, F1.6), `records_replayed` (records the restarted sources emit again) | not checked |
 //!
 //! `expect.checkpoints[]` (subtasks are written `vertex[i]`, `i` 0-based and below the

@@ -569,6 +569,8 @@ pub(super) struct RawExpect {
     pub committed_records: Option<u64>,
     pub failovers: Option<u64>,
     pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
+    pub rpcs_kept: Option<u64>,
+    pub rpcs_resent: Option<u64>,
     /// Streaming (P1.8): one entry per failover that restored, in order.
     #[serde(default, deserialize_with = "nullable_objects")]
     pub restores: Option<Vec<RawExpectedRestore>>,

@@ -187,6 +187,8 @@ fn full_example_reads_into_the_expected_values() {
             committed_records: None,
             failovers: None,
             reconciliations: None,
+            rpcs_kept: None,
+            rpcs_resent: None,
             restores: None,
             recoveries: None,
             parallelism: None,
@@ -2097,8 +2099,13 @@ fn reconciliation_reads_its_windows_and_expectations() {
     let s = ok(&with(
         r#""jobmaster": {"failover": "reconcile", "reconcile_timeout": "20ms",
                          "terminal_state_retention": "0"},
-           "expect": {"reconciliations": ["RUNNING", "FAILING"]}"#,
+           "expect": {"reconciliations": ["RUNNING", "FAILING"], "rpcs_kept": 3,
+                      "rpcs_resent": 2}"#,
     ));
+    assert_eq!(
+        (s.expect.rpcs_kept, s.expect.rpcs_resent),
+        (Some(3), Some(2))
+    );
     assert_eq!(s.jobmaster.failover, Failover::Reconcile);
     assert_eq!(s.jobmaster.reconcile_timeout, Duration::from_millis(20));
     assert_eq!(s.jobmaster.terminal_state_retention, Duration::ZERO);
@@ -2112,6 +2119,13 @@ fn reconciliation_reads_its_windows_and_expectations() {
         "expect.reconciliations",
         "the JobMaster never reconciles",
     );
+    for field in ["rpcs_kept", "rpcs_resent"] {
+        reject(
+            &with(&format!(r#""expect": {{"{field}": 0}}"#)),
+            &format!("expect.{field}"),
+            "the JobMaster never reconciles",
+        );
+    }
     reject(
         &with(r#""jobmaster": {"failover": "reconcile"}, "expect": {"reconciliations": ["DONE"]}"#),
         "expect.reconciliations[0]",

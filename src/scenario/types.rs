@@ -663,6 +663,10 @@ pub struct Expect {
     pub failovers: Option<u64>,
     /// The outcome of every reconciliation (P3.4), in order.
     pub reconciliations: Option<Vec<crate::trace::ReconcileOutcome>>,
+    /// P3.3: RPCs TaskManagers kept while they could not reach a JobMaster, during the whole run.
+    pub rpcs_kept: Option<u64>,
+    /// P3.3: kept RPCs TaskManagers sent again once they registered, during the whole run.
+    pub rpcs_resent: Option<u64>,
     /// Streaming (P1.8): what each failover's restore did, in order.
     pub restores: Option<Vec<ExpectedRestore>>,
     /// Batch (P2.4): what each JobManager recovery showed, in order.

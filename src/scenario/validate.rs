@@ -167,12 +167,19 @@ pub(super) fn validate(raw: RawScenario, document: serde_json::Value) -> Result<
         }
     };
     super::splits::check_split_features(&job, &jobmaster, &faults, restore_from.is_some())?;
-    if expect.reconciliations.is_some() && jobmaster.failover != Failover::Reconcile {
-        return Err(problem(
-            "expect.reconciliations",
-            "the JobMaster never reconciles: set `jobmaster.failover` to \"reconcile\" (P3), or \
-             drop this expectation",
-        ));
+    let needs_reconcile = [
+        ("reconciliations", expect.reconciliations.is_some()),
+        ("rpcs_kept", expect.rpcs_kept.is_some()),
+        ("rpcs_resent", expect.rpcs_resent.is_some()),
+    ];
+    for (field, present) in needs_reconcile {
+        if present && jobmaster.failover != Failover::Reconcile {
+            return Err(problem(
+                format!("expect.{field}"),
+                "the JobMaster never reconciles: set `jobmaster.failover` to \"reconcile\" \
+                 (P3), or drop this expectation",
+            ));
+        }
     }
     Ok(Scenario {
         name: raw.name,
@@ -974,6 +981,8 @@ fn check_expect(
         committed_records: raw.committed_records,
         failovers: raw.failovers,
         reconciliations: raw.reconciliations,
+        rpcs_kept: raw.rpcs_kept,
+        rpcs_resent: raw.rpcs_resent,
         restores,
         recoveries,
         parallelism: raw.parallelism,

@@ -106,8 +106,10 @@ impl Targets for FaultCtx<'_, '_> {
     }
 
     /// The TaskManager keeps its partitions across the cut (P2.4's late TaskManager). Both
-    /// sides miss heartbeats; a disconnection shorter than the timeout is noticed when the
-    /// connection is re-established (`Reconnect`).
+    /// sides miss heartbeats (F2.5); a disconnection no longer than the timeout is noticed
+    /// when the connection is re-established (`Reconnect`). One exactly as long ends in the
+    /// instant the timeout would run out: both sides notice the loss in that instant either
+    /// way, and this model lets the reconnection tell them.
     fn disconnect_task_manager(&mut self, task_manager: u32, duration: Duration) {
         let now = self.sched.now();
         let cluster = &mut self.batch.cluster;
