@@ -231,3 +231,65 @@ impl ExternalSystem {
         self.committed.insert((subtask, checkpoint))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(attempt: u32) -> SubtaskSnapshot {
+        SubtaskSnapshot {
+            attempt,
+            finished: false,
+            state: Vec::new(),
+            input_state: Vec::new(),
+            output_state: Vec::new(),
+        }
+    }
+
+    fn completed(id: u64) -> CompletedCheckpoint {
+        CompletedCheckpoint {
+            id,
+            completed_at: Instant::ZERO,
+            finished: Vec::new(),
+        }
+    }
+
+    /// An aborted checkpoint leaves nothing behind, neither its subtasks' snapshots nor its
+    /// enumerators' (so a later restore, or `newest_written`, never sees it); another
+    /// checkpoint's stay.
+    #[test]
+    fn an_aborted_checkpoint_is_discarded_alone() {
+        let mut storage = CheckpointStorage::default();
+        for checkpoint in [1, 2] {
+            storage.write_snapshot(checkpoint, SubtaskId(0), snapshot(0));
+            storage.write_coordinator(checkpoint, 0, vec![checkpoint as u32]);
+        }
+        storage.discard(2);
+        assert!(storage.snapshot(2, SubtaskId(0)).is_none());
+        assert!(storage.coordinator(2, 0).is_none());
+        assert_eq!(storage.newest_written(), Some(1));
+        assert_eq!(storage.snapshot(1, SubtaskId(0)), Some(&snapshot(0)));
+        assert_eq!(storage.coordinator(1, 0), Some(&[1][..]));
+    }
+
+    /// `--save-checkpoint`: only the checkpoint asked for is copied, with its own snapshots,
+    /// once it completes; it is handed out once.
+    #[test]
+    fn only_the_checkpoint_asked_for_is_kept() {
+        let mut storage = CheckpointStorage::default();
+        storage.keep(2);
+        storage.write_snapshot(1, SubtaskId(0), snapshot(1));
+        storage.complete(completed(1));
+        assert!(
+            storage.take_kept().is_none(),
+            "checkpoint 1 was not asked for"
+        );
+        storage.write_snapshot(2, SubtaskId(0), snapshot(2));
+        storage.write_snapshot(3, SubtaskId(0), snapshot(3));
+        storage.complete(completed(2));
+        let kept = storage.take_kept().expect("checkpoint 2 completed");
+        assert_eq!(kept.checkpoint, completed(2));
+        assert_eq!(kept.snapshots, vec![(SubtaskId(0), snapshot(2))]);
+        assert!(storage.take_kept().is_none(), "handed out once");
+    }
+}
