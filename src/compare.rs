@@ -332,6 +332,7 @@ pub fn measure(
             let options = RunOptions {
                 seed: Some(seed),
                 retain: Retain::Protocol,
+                eager_sources: false,
             };
             crate::fuzz::isolate::isolated(|| run(&variants[v].scenario, &options))
                 .map(|report| {
@@ -505,6 +506,7 @@ pub fn diff(variants: &[Variant], seed: u64, context: usize) -> Result<String, S
     let options = RunOptions {
         seed: Some(seed),
         retain: Retain::Protocol,
+        eager_sources: false,
     };
     let runs = [a, b].map(|v| {
         crate::fuzz::isolate::isolated(|| run(&v.scenario, &options))

@@ -65,6 +65,10 @@ enum Command {
         /// `restore_from` can start a job from (F1.6).
         #[arg(long, num_args = 2, value_names = ["N", "FILE"])]
         save_checkpoint: Option<Vec<String>>,
+        /// Give every source step a kernel event of its own, as if sources were never
+        /// written lazily (F1.14 step 11 off): slower, and the trace hash must not change.
+        #[arg(long)]
+        eager_sources: bool,
     },
     /// List the injectable bugs, the rule each breaks and the oracle that catches it.
     Bugs,
@@ -188,6 +192,7 @@ fn main() -> ExitCode {
             bug,
             compare_baseline,
             save_checkpoint,
+            eager_sources,
         } => cmd_run(
             &scenario,
             RunArgs {
@@ -200,6 +205,7 @@ fn main() -> ExitCode {
                 bug,
                 compare_baseline,
                 save_checkpoint: save_checkpoint.as_deref(),
+                eager_sources,
             },
         ),
         Command::Validate { files } => cmd_validate(&files),
@@ -298,6 +304,7 @@ struct RunArgs<'a> {
     compare_baseline: bool,
     /// `--save-checkpoint N FILE`, as given.
     save_checkpoint: Option<&'a [String]>,
+    eager_sources: bool,
 }
 
 fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
@@ -311,6 +318,7 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         bug,
         compare_baseline,
         save_checkpoint,
+        eager_sources,
     } = args;
     let save = match save_checkpoint {
         None => None,
@@ -380,8 +388,23 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         ),
         None => format!("flinksim run {} --seed {seed_used}", path.display()),
     };
+    let reproduce = if eager_sources {
+        format!("{reproduce} --eager-sources")
+    } else {
+        reproduce
+    };
     let keep = save.map(|(n, _)| n);
-    let report = match isolated(|| run_keeping(&scenario, &RunOptions { seed, retain }, keep)) {
+    let report = match isolated(|| {
+        run_keeping(
+            &scenario,
+            &RunOptions {
+                seed,
+                retain,
+                eager_sources,
+            },
+            keep,
+        )
+    }) {
         Ok(report) => report,
         Err(panic) => return Ok(model_panicked(&mut out, &panic, &reproduce)),
     };
@@ -420,6 +443,7 @@ fn cmd_run(path: &Path, args: RunArgs<'_>) -> io::Result<ExitCode> {
         let options = RunOptions {
             seed,
             retain: Retain::Nothing,
+            eager_sources: false,
         };
         match isolated(|| run(&off, &options)) {
             Ok(base) => Some(base),

@@ -22,6 +22,7 @@ fn go(scenario: &Scenario) -> RunReport {
         &RunOptions {
             seed: None,
             retain: Retain::Everything,
+            eager_sources: false,
         },
     )
 }
@@ -141,7 +142,7 @@ proptest! {
     ) {
         let doc = batch_gen::document("batch-property", seed, &spec, shuffled);
         let s = scenario::parse(&doc.to_string(), "property.json").unwrap_or_else(|e| panic!("{e}\n{doc}"));
-        let report = run(&s, &RunOptions { seed: None, retain: Retain::Nothing });
+        let report = run(&s, &RunOptions { seed: None, retain: Retain::Nothing, eager_sources: false });
         prop_assert!(report.violations.is_empty(), "{:?}\n{}", report.violations, doc);
         prop_assert_eq!(report.status, flinksim::status::JobStatus::Finished, "{:?}", report.diagnosis);
         prop_assert_eq!(report.sink_records(), spec.expected_sink_records());

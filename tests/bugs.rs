@@ -92,6 +92,7 @@ fn violated(scenario: &Scenario) -> Vec<Invariant> {
         &RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         },
     );
     report.violations.iter().map(|v| v.invariant).collect()

@@ -17,6 +17,7 @@ fn run_with(scenario: &Scenario, seed: u64, retain: Retain) -> RunReport {
         &RunOptions {
             seed: Some(seed),
             retain,
+            eager_sources: false,
         },
     )
 }

@@ -67,6 +67,7 @@ fn exhaustive_finds_the_planted_ordering_bug_and_its_counterexample_replays() {
     let options = RunOptions {
         seed: None,
         retain: Retain::Nothing,
+        eager_sources: false,
     };
     let report = run(&parsed, &options);
     assert_eq!(judge(&parsed, &report).violated, [Invariant::ConsistentCut]);
@@ -88,6 +89,7 @@ fn random_seeds_miss_the_planted_ordering_bug_within_10000_seeds() {
             let options = RunOptions {
                 seed: Some(seed),
                 retain: Retain::Nothing,
+                eager_sources: false,
             };
             let report = run(&scenario, &options);
             let verdict = judge(&scenario, &report);
@@ -176,6 +178,7 @@ fn a_pct_campaign_is_deterministic_and_its_runs_replay() {
             &RunOptions {
                 seed: None,
                 retain: Retain::Nothing,
+                eager_sources: false,
             },
         );
         assert_eq!(report.trace_hash, r.trace_hash, "seed {}", r.seed);

@@ -419,6 +419,37 @@ fn replay_reads_format_2_traces_and_refuses_unknown_formats() {
     }
 }
 
+/// `run --eager-sources` wakes a lazily paced source at every step (F1.14 step 11 off): the
+/// same trace hash, in more kernel events.
+#[test]
+fn eager_sources_give_the_same_trace_in_more_events() {
+    let summary = |eager: bool| {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("summary.json");
+        let mut args = vec![
+            "run".to_owned(),
+            scenario_path("buffers-aligned-large"),
+            "--quiet".to_owned(),
+            "--summary".to_owned(),
+            path.display().to_string(),
+        ];
+        if eager {
+            args.push("--eager-sources".to_owned());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = flinksim(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+        let text = std::fs::read_to_string(&path).expect("the summary");
+        serde_json::from_str::<Value>(&text).expect("JSON")
+    };
+    let (lazy, eager) = (summary(false), summary(true));
+    assert_eq!(lazy["trace_hash"], eager["trace_hash"]);
+    assert!(
+        lazy["events"].as_u64() < eager["events"].as_u64(),
+        "{lazy} {eager}"
+    );
+}
+
 #[test]
 fn check_determinism_compares_separate_processes() {
     let output = flinksim(&[
@@ -849,6 +880,7 @@ fn a_failover_run_goes_through_fault_and_checkpoint_states() {
         &flinksim::run::RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         },
     );
     let states: Vec<u32> = report.states.states().collect();

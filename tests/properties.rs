@@ -87,7 +87,7 @@ proptest! {
     fn every_valid_job_finishes_with_each_record_sunk_exactly_once(doc in job()) {
         let text = doc.to_string();
         let scenario = scenario::parse(&text, "generated").unwrap_or_else(|e| panic!("{e}\n{text}"));
-        let options = RunOptions { seed: None, retain: Retain::Nothing };
+        let options = RunOptions { seed: None, retain: Retain::Nothing, eager_sources: false };
         let report = run(&scenario, &options);
         prop_assert_eq!(report.status, JobStatus::Finished, "{}\n{:?}", text, report.diagnosis);
         prop_assert!(report.violations.is_empty(), "{:?}\n{}", report.violations, text);

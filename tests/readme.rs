@@ -113,6 +113,7 @@ fn every_recorded_event_type_is_documented() {
         let options = RunOptions {
             seed: None,
             retain: Retain::Everything,
+            eager_sources: false,
         };
         for (_, _, event) in run(&scenario, &options).trace.kept() {
             recorded.insert(event.kind());

@@ -16,6 +16,7 @@ fn load_and_run(name: &str) -> RunReport {
         &RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         },
     )
 }
@@ -253,6 +254,7 @@ fn batch_recovery_records_match_the_trace() {
             &RunOptions {
                 seed: None,
                 retain: Retain::Protocol,
+                eager_sources: false,
             },
         );
         let instants = |wanted: fn(&TraceEvent) -> bool| -> Vec<_> {

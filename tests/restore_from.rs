@@ -19,6 +19,7 @@ fn options() -> RunOptions {
     RunOptions {
         seed: None,
         retain: Retain::Nothing,
+        eager_sources: false,
     }
 }
 

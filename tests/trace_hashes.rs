@@ -35,6 +35,7 @@ fn ledger() -> String {
             &RunOptions {
                 seed: None,
                 retain: Retain::Nothing,
+                eager_sources: false,
             },
         );
         let name = file.strip_prefix(root()).expect("under the root").display();
@@ -96,6 +97,7 @@ fn a_run_whose_queue_turns_radix_keeps_its_hash() {
         &RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         },
     );
     assert_eq!(report.trace_hash, 0xf710_a871_404b_49b6);

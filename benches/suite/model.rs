@@ -55,6 +55,7 @@ pub fn run_quiet(scenario: &Scenario) -> RunReport {
         &RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         },
     )
 }

@@ -66,6 +66,7 @@ mod tests {
         let options = RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         };
         let short = run(&scenario(r#""max_time": "1us""#, ""), &options);
         assert_eq!(short.stop, StopReason::TimeBudget);

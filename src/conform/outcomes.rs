@@ -26,6 +26,7 @@ pub fn run_twin(scenario: &Scenario, seeds: std::ops::Range<u64>) -> Vec<TwinRun
                 &RunOptions {
                     seed: Some(seed),
                     retain: Retain::Protocol,
+                    eager_sources: false,
                 },
             );
             let wall_ns = started.elapsed().as_nanos();

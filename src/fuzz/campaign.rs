@@ -373,6 +373,7 @@ fn run_judged(
                     &crate::run::RunOptions {
                         seed: None,
                         retain: Retain::Nothing,
+                        eager_sources: false,
                     },
                 ),
                 Some(depth) => run_pct(&scenario, seed, depth).0,
@@ -430,6 +431,7 @@ pub fn run_pct(scenario: &Scenario, seed: u64, depth: u32) -> (RunReport, PctRun
     let options = RunOptions {
         seed: None,
         retain: Retain::Nothing,
+        eager_sources: false,
     };
     let mut plain = scenario.clone();
     plain.tie_break = TieBreak::Insertion;

@@ -353,6 +353,7 @@ impl VariantSearch {
         let options = RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         };
         for _ in 0..ROUND {
             if self.runs == self.bounds.max_runs || !in_time() {

@@ -135,7 +135,14 @@ pub fn run_document(
     retain: Retain,
 ) -> Result<(Scenario, RunReport), ScenarioError> {
     let scenario = scenario::parse(&document.to_string(), "generated")?;
-    let report = run(&scenario, &RunOptions { seed: None, retain });
+    let report = run(
+        &scenario,
+        &RunOptions {
+            seed: None,
+            retain,
+            eager_sources: false,
+        },
+    );
     Ok((scenario, report))
 }
 

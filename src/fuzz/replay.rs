@@ -125,6 +125,7 @@ pub fn replay(path: &Path) -> io::Result<Replay> {
     let options = RunOptions {
         seed: Some(seed),
         retain: Retain::Everything,
+        eager_sources: false,
     };
     let report = match super::isolate::isolated(|| run(&scenario, &options)) {
         Ok(report) => report,

@@ -89,6 +89,7 @@ fn explained_run(args: &ExplainArgs) -> Result<(Scenario, PathBuf, RunReport), S
             &RunOptions {
                 seed: Some(recorded.seed),
                 retain,
+                eager_sources: false,
             },
         );
         return match recorded.trace_hash() {
@@ -114,6 +115,7 @@ fn explained_run(args: &ExplainArgs) -> Result<(Scenario, PathBuf, RunReport), S
         &RunOptions {
             seed: args.seed,
             retain,
+            eager_sources: false,
         },
     );
     Ok((scenario, path.clone(), report))

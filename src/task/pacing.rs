@@ -125,9 +125,11 @@ impl Task {
     /// one: the last of them may be seen). A record can fill a buffer only once every output
     /// channel's free room is used up by records before it, and the step after the last
     /// record ends the source's input; anything else going on (not processing, outputs
-    /// queued, blocked) makes the next step one to run on time.
+    /// queued, blocked) makes the next step one to run on time, and so does a run that checks
+    /// all this (`Config::lazy_sources` off: a wake-up for every step).
     fn unseen_steps(&self, ctx: &TaskCtx<'_, '_>) -> u64 {
-        if self.phase != Phase::Processing
+        if !ctx.config.lazy_sources
+            || self.phase != Phase::Processing
             || !self.pending_out.is_empty()
             || self.blocked_on.is_some()
         {

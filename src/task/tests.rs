@@ -15,6 +15,7 @@ fn run_file(name: &str) -> RunReport {
         &RunOptions {
             seed: None,
             retain: Retain::Everything,
+            eager_sources: false,
         },
     )
 }

@@ -66,6 +66,10 @@ pub struct Config {
     /// `cluster.task_initialization`: how long a task restores before it is RUNNING;
     /// `None`: at once.
     pub initialization: Option<DurationRange>,
+    /// F1.14 step 11: a lone source at a fixed pace wakes only for the steps something could
+    /// see (`src/task/pacing.rs`); off under `RunOptions::eager_sources` (a wake-up for every
+    /// step), to check that no one can tell.
+    pub lazy_sources: bool,
 }
 
 /// The JobMaster's process: whether one is alive, and which incarnation was elected last. A

@@ -79,6 +79,7 @@ impl Streaming {
             max_attempts: scenario.jobmaster.restart_strategy.max_attempts,
             tolerable_failures: checkpointing.and_then(|c| c.tolerable_failures),
             initialization: Some(cluster.task_initialization).filter(|d| d.max > Duration::ZERO),
+            lazy_sources: true,
             cancel_markers: checkpointing.is_some_and(|c| c.cancel_markers),
             stop_with_savepoint: scenario
                 .faults

@@ -124,6 +124,7 @@ pub fn run_doc(text: &str) -> RunReport {
         &RunOptions {
             seed: None,
             retain: Retain::Nothing,
+            eager_sources: false,
         },
     )
 }
