@@ -97,10 +97,8 @@ impl BarrierHandler {
         // A channel that ended before is done already: delivering it again counts nothing.
         self.delivered.clone_from(&self.ended);
         let ended = self.ended.count();
-        if ended > 0 {
-            // Blocked from the start, without a delivery the task would note.
-            self.holding.extend(self.ended.iter().map(|i| i as u32));
-        }
+        // Blocked from the start, without a delivery the task would note.
+        self.holding.extend(self.ended.iter().map(|i| i as u32));
         self.alignment = Some(Alignment {
             checkpoint,
             started: now,

@@ -488,10 +488,9 @@ impl Task {
     /// barrier handler at once.
     fn on_eop_enqueued(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32) {
         self.barriers.note_eop_enqueued(slot);
-        // P1.4 unaligned: the buffers before EndOfPartition are the channel's state.
-        if self.unaligned.as_ref().is_some_and(|u| u.is_spilling(slot)) {
-            self.finalize_spill(ctx, slot, true);
-        }
+        // P1.4 unaligned: the buffers before EndOfPartition are the channel's state (none
+        // unless the slot is spilling: `finalize_spill` leaves the others alone).
+        self.finalize_spill(ctx, slot, true);
         let Some(alignment) = self.barriers.alignment() else {
             return;
         };

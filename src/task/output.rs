@@ -126,9 +126,6 @@ impl Task {
         if ctx.io.data.current_full(channel) || ctx.io.data.sends_every_record() {
             ctx.send_buffer(channel); // without credit it waits (full: the next write blocks)
         }
-        if !self.flusher_armed && ctx.io.data.unsent(channel) > 0 {
-            self.arm_output_flush(ctx);
-        }
         true
     }
 
@@ -238,8 +235,9 @@ impl Task {
 
     /// F1.14: the next firing of the output flusher, one buffer timeout from now, unless one
     /// is due already (none with a zero timeout, which sends after every record, or without
-    /// outputs). A finished task's flusher stops once nothing is left in a current buffer;
-    /// writing into one arms it again.
+    /// outputs). It is armed when the task is RUNNING and again at every firing, so a task
+    /// never writes a record while it is not armed: a finished task's flusher stops once
+    /// nothing is left in a current buffer, and a finished task writes nothing.
     pub(super) fn arm_output_flush(&mut self, ctx: &mut TaskCtx<'_, '_>) {
         let Some(settings) = ctx.io.data.buffer_settings() else {
             return;

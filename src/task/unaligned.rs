@@ -72,10 +72,6 @@ impl UnalignedCheckpoint {
         consumed - self.consumed_at_spill[slot as usize]
     }
 
-    pub fn is_spilling(&self, slot: u32) -> bool {
-        self.spill[slot as usize].is_some()
-    }
-
     /// A record was taken from `slot` after the snapshot: if the channel is still spilling,
     /// the record is in flight across the cut.
     pub fn taken(&mut self, slot: u32, record: Record) {
@@ -138,5 +134,39 @@ impl UnalignedCheckpoint {
             }
         }
         done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_inputs() -> UnalignedCheckpoint {
+        UnalignedCheckpoint::new(1, Vec::new(), false, Vec::new(), 2)
+    }
+
+    /// F1.14 step 6: the buffers of a channel's state are those its consumer finished since
+    /// the slot began spilling, not since the channel opened.
+    #[test]
+    fn buffers_count_from_the_start_of_the_spill() {
+        let mut u = two_inputs();
+        u.spill(1, Vec::new(), 0);
+        u.note_consumed(1, 5);
+        assert_eq!(u.consumed_since_spill(1, 5), 0);
+        assert_eq!(u.consumed_since_spill(1, 8), 3);
+        assert_eq!(u.consumed_since_spill(0, 4), 4, "slot 0 never spilled");
+    }
+
+    /// A slot that spilled nothing leaves no channel state: a snapshot without channel state
+    /// is one `--save-checkpoint` may write (F1.6).
+    #[test]
+    fn a_slot_that_spilled_nothing_leaves_no_channel_state() {
+        let mut u = two_inputs();
+        u.spill(0, Vec::new(), 0);
+        assert!(!u.complete());
+        assert_eq!(u.finalize(0, Vec::new(), false), Some(0));
+        assert!(u.input_state.is_empty());
+        assert!(u.complete());
+        assert_eq!(u.finalize(0, Vec::new(), false), None, "no longer spilling");
     }
 }
