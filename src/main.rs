@@ -65,8 +65,9 @@ enum Command {
         /// `restore_from` can start a job from (F1.6).
         #[arg(long, num_args = 2, value_names = ["N", "FILE"])]
         save_checkpoint: Option<Vec<String>>,
-        /// Give every source step a kernel event of its own, as if sources were never
-        /// written lazily (F1.14 step 11 off): slower, and the trace hash must not change.
+        /// Wake a lazily paced source at every step, not only for the steps something could
+        /// see (F1.14 step 11's saving off): slower, and under `tie_break: insertion` the
+        /// same trace unless a seen step ties with another actor's event (README).
         #[arg(long)]
         eager_sources: bool,
     },

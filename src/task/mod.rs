@@ -488,8 +488,8 @@ impl Task {
     /// barrier handler at once.
     fn on_eop_enqueued(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32) {
         self.barriers.note_eop_enqueued(slot);
-        // P1.4 unaligned: the buffers before EndOfPartition are the channel's state (none
-        // unless the slot is spilling: `finalize_spill` leaves the others alone).
+        // P1.4 unaligned: the buffers before EndOfPartition are the channel's state (only a
+        // spilling slot's: `finalize_spill` leaves the others alone).
         self.finalize_spill(ctx, slot, true);
         let Some(alignment) = self.barriers.alignment() else {
             return;
@@ -848,6 +848,11 @@ impl Task {
     /// `slot` delivered its unaligned barrier (or EndOfPartition): record its channel state.
     /// `buffered`: the records still queued on the channel precede the barrier.
     fn finalize_spill(&mut self, ctx: &mut TaskCtx<'_, '_>, slot: u32, buffered: bool) {
+        // Only a spilling slot has state to record: the queued records are gathered for it
+        // alone (every EndOfPartition enqueued comes here, aligned checkpoints' too).
+        let Some(u) = self.unaligned.as_mut().filter(|u| u.is_spilling(slot)) else {
+            return;
+        };
         let channel = ctx.graph.subtasks[self.id.index()].inputs[slot as usize];
         let queued = if buffered {
             ctx.io.data.buffered_records(channel)
@@ -855,9 +860,6 @@ impl Task {
             Vec::new()
         };
         let drop_state = ctx.config.bug == Some(Bug::UnalignedDropChannelState);
-        let Some(u) = &mut self.unaligned else {
-            return;
-        };
         let checkpoint = u.checkpoint;
         // F1.14 step 6: the buffers holding the state: those finished while spilling, and
         // those still queued (a partly taken one counts whole).

@@ -67,6 +67,11 @@ impl UnalignedCheckpoint {
         self.consumed_at_spill[slot as usize] = consumed;
     }
 
+    /// Whether `slot` still spills: its barrier (or EndOfPartition) has not come yet.
+    pub fn is_spilling(&self, slot: u32) -> bool {
+        self.spill[slot as usize].is_some()
+    }
+
     /// F1.14: the buffers `slot`'s channel finished since it began spilling.
     pub fn consumed_since_spill(&self, slot: u32, consumed: u64) -> u64 {
         consumed - self.consumed_at_spill[slot as usize]
