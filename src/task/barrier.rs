@@ -139,6 +139,12 @@ impl BarrierHandler {
     // made their callers larger.
     #[inline(never)]
     pub fn note_holding(&mut self, slot: u32) {
+        // Outside an alignment no slot is blocked: a note then would outlive it and unblock a
+        // slot at the end of a later alignment that never blocked it.
+        debug_assert!(
+            self.alignment.is_some(),
+            "slot {slot} noted outside an alignment"
+        );
         self.holding.push(slot);
     }
 

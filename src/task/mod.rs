@@ -258,10 +258,6 @@ impl Task {
         self.id
     }
 
-    pub fn task_manager(&self) -> u32 {
-        self.task_manager
-    }
-
     /// Input slot `slot` delivered EndOfPartition: nothing more comes on that channel.
     pub fn input_ended(&self, slot: u32) -> bool {
         self.barriers.is_ended(slot)
@@ -791,9 +787,9 @@ impl Task {
             });
             // F1.14 step 6: in buffers, the partly filled current one and full ones after it.
             let buffers = if ctx.io.data.uses_buffers() {
-                let unsent = ctx.io.data.unsent(*channel) as u64;
-                let later = records.len() as u64 - unsent;
-                u64::from(unsent > 0) + later.div_ceil(u64::from(ctx.io.data.records_per_buffer()))
+                let unsent = u64::from(ctx.io.data.unsent(*channel));
+                let per_buffer = ctx.io.data.records_per_buffer();
+                unaligned::output_state_buffers(records.len() as u64, unsent, per_buffer)
             } else {
                 0
             };

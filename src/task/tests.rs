@@ -258,6 +258,13 @@ fn story(report: &RunReport, task: &str, n: u64) -> Vec<String> {
             {
                 Some(format!("push {element:?} {}", name(channel)))
             }
+            // P1.4: an unaligned barrier is acted on as it arrives, never taken.
+            TraceEvent::Arrive {
+                channel,
+                element: Element::PriorityBarrier(c),
+            } if is(report.graph.channels[channel.index()].to) && c == n => {
+                Some(format!("arrive PriorityBarrier({c}) {}", name(channel)))
+            }
             TraceEvent::Snapshot {
                 subtask,
                 checkpoint,
@@ -285,6 +292,26 @@ fn a_barrier_after_its_abort_notice_sends_a_cancel_marker_on() {
             "push CancelMarker(9) v0[0]->v2[0]",
             "push CancelMarker(9) v0[0]->v3[0]",
             "push CancelMarker(9) v0[0]->v3[1]"
+        ]
+    );
+}
+
+/// F1.10 step 2 with unaligned barriers: an unaligned barrier of a checkpoint the task was told
+/// is aborted sends a marker on, as an aligned one does. In
+/// `cancel-marker-abort-overtakes-unaligned-barrier` the notice that 1 is aborted reaches v0[0]
+/// 3 ms before unaligned barrier 1, which comes on a slow channel from the source.
+#[test]
+fn an_unaligned_barrier_after_its_abort_notice_sends_a_cancel_marker_on() {
+    let file = "cancel-marker-abort-overtakes-unaligned-barrier.json";
+    learns_of_and_snapshots_each_checkpoint_once(file);
+    assert_eq!(
+        story(&run_file(file), "v0[0]", 1),
+        [
+            "notice",
+            "arrive PriorityBarrier(1) src0[0]->v0[0]",
+            "push CancelMarker(1) v0[0]->sink0[0]",
+            "push CancelMarker(1) v0[0]->sink0[1]",
+            "push CancelMarker(1) v0[0]->sink0[2]"
         ]
     );
 }
@@ -424,5 +451,31 @@ fn a_consumer_takes_a_buffer_in_one_step_and_is_busy_for_all_of_it() {
             t1 - t0 >= sim::Duration::from_micros(200 * n),
             "the next take at {t1} comes after {n} records of 200us from {t0}"
         );
+    }
+}
+
+/// F1.14 step 6: the summary's count of the buffers that hold channel state. In
+/// `buffers-draining-task-holds-end-of-partition` a buffer holds one record, so each
+/// checkpoint's state takes as many buffers as records, on either side. In
+/// `buffers-unaligned-small` (4 records a buffer) and `-large` (32) checkpoint 1 persists 40
+/// and 272 input records in 10 buffers, and 5 and 33 output records in 2: at least the full
+/// buffers the records need, and partly taken or partly filled ones counted whole.
+#[test]
+fn channel_state_counts_the_buffers_that_hold_it() {
+    let report = run_file("buffers-draining-task-holds-end-of-partition.json");
+    let with_state = report.checkpoints.iter();
+    assert!(with_state.filter(|c| c.input_state_records > 0).count() >= 8);
+    for c in &report.checkpoints {
+        assert_eq!(c.input_state_buffers, c.input_state_records, "{}", c.id);
+        assert_eq!(c.output_state_buffers, c.output_state_records, "{}", c.id);
+    }
+    for (file, records, buffers) in [
+        ("buffers-unaligned-small.json", (40, 5), (10, 2)),
+        ("buffers-unaligned-large.json", (272, 33), (10, 2)),
+    ] {
+        let report = run_file(file);
+        let c = &report.checkpoints[0];
+        assert_eq!((c.input_state_records, c.output_state_records), records);
+        assert_eq!((c.input_state_buffers, c.output_state_buffers), buffers);
     }
 }

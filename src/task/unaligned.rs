@@ -142,9 +142,35 @@ impl UnalignedCheckpoint {
     }
 }
 
+/// F1.14 step 6: the buffers that hold an output channel's state of `records` records, of
+/// which `unsent` are in the partly filled current buffer: that buffer, and the rest in full
+/// buffers (the last one possibly partly filled).
+pub fn output_state_buffers(records: u64, unsent: u64, per_buffer: u32) -> u64 {
+    u64::from(unsent > 0) + (records - unsent).div_ceil(u64::from(per_buffer))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// F1.14 step 6: the current buffer counts once if it holds a record, the others by
+    /// how many full buffers they take.
+    #[test]
+    fn output_state_counts_the_current_buffer_and_full_ones() {
+        assert_eq!(output_state_buffers(0, 0, 4), 0);
+        assert_eq!(output_state_buffers(3, 3, 4), 1, "the current buffer alone");
+        assert_eq!(
+            output_state_buffers(4, 0, 4),
+            1,
+            "one full buffer, none current"
+        );
+        assert_eq!(output_state_buffers(7, 3, 4), 2);
+        assert_eq!(
+            output_state_buffers(8, 3, 4),
+            3,
+            "a partly filled last buffer"
+        );
+    }
 
     fn two_inputs() -> UnalignedCheckpoint {
         UnalignedCheckpoint::new(1, Vec::new(), false, Vec::new(), 2)
