@@ -603,10 +603,12 @@ impl Task {
     /// wait behind the barrier, the end of the alignment must unblock the slot: the barrier
     /// handler notes it (`BarrierHandler::note_holding`).
     fn deliver(&mut self, ctx: &TaskCtx<'_, '_>, slot: u32, channel: ChannelId) -> bool {
+        // Delivered first: a delivery outside an alignment is the broken invariant to report.
+        let aligned = self.barriers.deliver(slot);
         if ctx.io.data.buffered(channel) > 0 {
             self.barriers.note_holding(slot);
         }
-        self.barriers.deliver(slot)
+        aligned
     }
 
     /// The channel input `slot` reads.
