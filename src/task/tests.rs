@@ -463,9 +463,10 @@ fn a_consumer_takes_a_buffer_in_one_step_and_is_busy_for_all_of_it() {
 #[test]
 fn channel_state_counts_the_buffers_that_hold_it() {
     let report = run_file("buffers-draining-task-holds-end-of-partition.json");
-    let with_state = report.checkpoints.iter();
-    assert!(with_state.filter(|c| c.input_state_records > 0).count() >= 8);
-    for c in &report.checkpoints {
+    let checkpoints = &report.checkpoints;
+    let with_state = checkpoints.iter().filter(|c| c.input_state_records > 0);
+    assert!(with_state.count() >= 8);
+    for c in checkpoints {
         assert_eq!(c.input_state_buffers, c.input_state_records, "{}", c.id);
         assert_eq!(c.output_state_buffers, c.output_state_records, "{}", c.id);
     }
